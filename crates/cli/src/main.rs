@@ -1,0 +1,3 @@
+//! The `topospread` command.
+
+fn main() {}
