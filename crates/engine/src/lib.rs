@@ -3,3 +3,6 @@
 //! The engine is pure: it takes Kubernetes objects (k8s-openapi types or YAML text), turns
 //! them into compact internal types, and runs the scheduling framework over a snapshot.
 //! It does no I/O; the `topospread` CLI and the live scheduler are thin shells over it.
+
+pub mod config;
+pub mod scenario;

@@ -1,0 +1,8 @@
+//! Scheduler configuration types (`kubescheduler.config.k8s.io/v1`), as written by users.
+//!
+//! These are the v1 wire shapes: they keep what the user wrote (including values the
+//! validation will reject), so that validation can name the field and the bad value.
+
+mod args;
+
+pub use args::{DefaultingType, PodTopologySpreadArgs};
