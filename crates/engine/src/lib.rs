@@ -6,3 +6,6 @@
 
 pub mod config;
 pub mod scenario;
+pub mod api;
+pub mod snapshot;
+pub mod framework;

@@ -1,0 +1,25 @@
+//! The engine's compact internal types: interned labels, compiled selectors, taints.
+//!
+//! Kubernetes objects are parsed into these once, at the edge, so the scheduling hot
+//! path compares integers rather than hashing strings.
+
+mod interner;
+mod labels;
+pub mod names;
+mod node_affinity;
+mod selector;
+mod taints;
+
+pub use interner::{Sym, Symbols};
+pub use labels::Labels;
+pub use node_affinity::{
+    FieldRequirement, NodeSelectorMatcher, NodeSelectorTermMatcher, RequiredNodeAffinity,
+};
+pub(crate) use selector::intern_set;
+pub use selector::{Op, Requirement, Selector, SelectorError};
+pub use taints::{Taint, TaintEffect, Toleration, TolerationOp, find_untolerated_taint};
+mod objects;
+mod spread;
+
+pub use objects::{ControllerKind, ControllerRef, Node, Pod, Workloads};
+pub use spread::{NodeInclusionPolicy, SpreadConstraintSpec, WhenUnsatisfiable};

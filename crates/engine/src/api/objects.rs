@@ -1,0 +1,77 @@
+use super::{Labels, RequiredNodeAffinity, Selector, SpreadConstraintSpec, Sym, Taint, Toleration};
+
+/// The kind of a pod's controller, as the default-spreading selector needs it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ControllerKind {
+    /// `v1` ReplicationController.
+    ReplicationController,
+    /// `apps/v1` ReplicaSet.
+    ReplicaSet,
+    /// `apps/v1` StatefulSet.
+    StatefulSet,
+    /// Any other controller (Job, DaemonSet, a CRD...).
+    Other,
+}
+
+/// A pod's controlling owner reference.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ControllerRef {
+    /// The controller's kind (by exact apiVersion and kind, as upstream compares GVKs).
+    pub kind: ControllerKind,
+    /// The controller's name, in the pod's namespace.
+    pub name: Box<str>,
+}
+
+/// A pod, in the compact form the scheduler works on.
+#[derive(Clone, Debug)]
+pub struct Pod {
+    /// `metadata.name`.
+    pub name: Box<str>,
+    /// `metadata.namespace` (`default` when left out).
+    pub namespace: Sym,
+    /// `metadata.labels`.
+    pub labels: Labels,
+    /// `spec.nodeName`, as written.
+    pub node_name: Option<Box<str>>,
+    /// `metadata.deletionTimestamp` is set: the pod is terminating and not counted.
+    pub terminating: bool,
+    /// `spec.priority` (0 when left out).
+    pub priority: i32,
+    /// `spec.schedulerName` (`default-scheduler` when left out).
+    pub scheduler_name: Box<str>,
+    /// The controlling owner, if any.
+    pub controller: Option<ControllerRef>,
+    /// `spec.nodeSelector` and required node affinity.
+    pub required_node_affinity: RequiredNodeAffinity,
+    /// `spec.tolerations`.
+    pub tolerations: Vec<Toleration>,
+    /// `spec.topologySpreadConstraints`.
+    pub spread_constraints: Vec<SpreadConstraintSpec>,
+}
+
+/// A node, in the compact form the scheduler works on.
+#[derive(Clone, Debug)]
+pub struct Node {
+    /// `metadata.name`.
+    pub name: Box<str>,
+    /// `metadata.labels`.
+    pub labels: Labels,
+    /// `spec.taints`.
+    pub taints: Vec<Taint>,
+    /// `spec.unschedulable`.
+    pub unschedulable: bool,
+}
+
+/// The selector-bearing objects that default spreading derives a pod's selector from.
+#[derive(Clone, Debug, Default)]
+pub struct Workloads {
+    /// Services: namespace and `spec.selector` (a map; `None` selects nothing).
+    pub services: Vec<(Sym, Box<str>, Option<Labels>)>,
+    /// ReplicationControllers: namespace, name, `spec.selector` (a map).
+    pub replication_controllers: Vec<(Sym, Box<str>, Option<Labels>)>,
+    /// ReplicaSets: namespace, name, compiled `spec.selector` (`None` if it does not parse).
+    pub replica_sets: Vec<(Sym, Box<str>, Option<Selector>)>,
+    /// StatefulSets: namespace, name, compiled `spec.selector` (`None` if it does not parse).
+    pub stateful_sets: Vec<(Sym, Box<str>, Option<Selector>)>,
+}
+

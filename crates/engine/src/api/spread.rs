@@ -1,0 +1,79 @@
+use super::{Selector, Sym};
+
+/// `whenUnsatisfiable`: what to do when a constraint cannot be met.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum WhenUnsatisfiable {
+    /// A hard constraint: Filter rejects nodes that would break it.
+    DoNotSchedule,
+    /// A soft constraint: Score prefers nodes that keep the skew low.
+    ScheduleAnyway,
+    /// A value the API does not know; the scheduler never acts on it.
+    Other(Box<str>),
+}
+
+impl WhenUnsatisfiable {
+    /// Parses the field as written.
+    pub fn parse(s: &str) -> Self {
+        match s {
+            "DoNotSchedule" => Self::DoNotSchedule,
+            "ScheduleAnyway" => Self::ScheduleAnyway,
+            other => Self::Other(other.into()),
+        }
+    }
+
+    /// The API name.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::DoNotSchedule => "DoNotSchedule",
+            Self::ScheduleAnyway => "ScheduleAnyway",
+            Self::Other(s) => s,
+        }
+    }
+}
+
+/// `nodeAffinityPolicy` / `nodeTaintsPolicy`: whether a node property limits the domains counted.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum NodeInclusionPolicy {
+    /// Only nodes that satisfy the pod's affinity (or tolerate its taints) count.
+    Honor,
+    /// Every node counts.
+    Ignore,
+}
+
+impl NodeInclusionPolicy {
+    /// Parses the field as written; as upstream compares against `Honor`, anything else ignores.
+    pub fn parse(s: &str) -> Self {
+        if s == "Honor" { Self::Honor } else { Self::Ignore }
+    }
+
+    /// The API name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Honor => "Honor",
+            Self::Ignore => "Ignore",
+        }
+    }
+}
+
+/// A `topologySpreadConstraint` as the pod (or the plugin's defaults) wrote it, with the
+/// selector compiled and strings interned. The plugin derives its working constraints
+/// (gates applied, matchLabelKeys merged, defaults filled) from this.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SpreadConstraintSpec {
+    /// `maxSkew`.
+    pub max_skew: i32,
+    /// `topologyKey`.
+    pub topology_key: Sym,
+    /// `whenUnsatisfiable`.
+    pub when_unsatisfiable: WhenUnsatisfiable,
+    /// `labelSelector`, compiled (`Nothing` when absent).
+    pub selector: Selector,
+    /// `minDomains`, if set.
+    pub min_domains: Option<i32>,
+    /// `nodeAffinityPolicy`, if set.
+    pub node_affinity_policy: Option<NodeInclusionPolicy>,
+    /// `nodeTaintsPolicy`, if set.
+    pub node_taints_policy: Option<NodeInclusionPolicy>,
+    /// `matchLabelKeys`.
+    pub match_label_keys: Vec<Sym>,
+}

@@ -1,0 +1,12 @@
+//! The scheduling framework: extension points, verdicts and per-cycle state, as
+//! kube-scheduler's `framework` package defines them.
+
+mod cycle_state;
+mod plugin;
+mod status;
+
+pub use cycle_state::{CycleState, StateData};
+pub use plugin::{
+    FilterPlugin, MAX_NODE_SCORE, NodeScore, Plugin, PreFilterPlugin, PreScorePlugin, ScorePlugin,
+};
+pub use status::{Code, Status};

@@ -1,0 +1,322 @@
+//! The cluster as the scheduler sees it: nodes, the pods bound to them, and the objects
+//! default spreading reads, with indices kept current as pods are bound and removed.
+
+mod counts;
+mod topology;
+
+use crate::api::{Node, Pod, Selector, Sym, Symbols, Workloads};
+use counts::MatchCounts;
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+pub use topology::{KeyDomains, NO_DOMAIN, TopologyIndex};
+
+/// A node's index in the snapshot.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId(pub u32);
+
+impl NodeId {
+    /// The index as `usize`.
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// A pod's index in the snapshot.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PodId(pub u32);
+
+impl PodId {
+    /// The index as `usize`.
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// A node and the pods bound to it.
+#[derive(Clone, Debug)]
+pub struct NodeInfo {
+    /// This node's index.
+    pub id: NodeId,
+    /// The node.
+    pub node: Node,
+    pods: Vec<PodId>,
+}
+
+impl NodeInfo {
+    /// The pods bound to this node.
+    pub fn pods(&self) -> &[PodId] {
+        &self.pods
+    }
+}
+
+/// Errors building a snapshot; each names the object.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum SnapshotError {
+    /// Two nodes share a name.
+    #[error("node {name:?}: metadata.name: Duplicate value: a node with this name already exists")]
+    DuplicateNode {
+        /// The node name.
+        name: String,
+    },
+    /// Two pods share a namespace and name.
+    #[error("pod {namespace}/{name}: metadata.name: Duplicate value: a pod with this name already exists in the namespace")]
+    DuplicatePod {
+        /// The namespace.
+        namespace: String,
+        /// The pod name.
+        name: String,
+    },
+    /// A pod is bound to a node the snapshot does not have.
+    #[error("pod {namespace}/{name}: spec.nodeName: Not found: {node:?} (no such node in the snapshot)")]
+    UnknownNode {
+        /// The namespace.
+        namespace: String,
+        /// The pod name.
+        name: String,
+        /// The missing node.
+        node: String,
+    },
+}
+
+#[derive(Clone, Debug)]
+struct PodEntry {
+    pod: Pod,
+    node: Option<NodeId>,
+}
+
+/// The cluster state: nodes, pods, and the indices the plugins read.
+#[derive(Debug, Default)]
+pub struct Snapshot {
+    symbols: Symbols,
+    nodes: Vec<NodeInfo>,
+    node_ids: HashMap<Box<str>, NodeId>,
+    pods: Vec<Option<PodEntry>>,
+    pod_ids: HashMap<(Sym, Box<str>), PodId>,
+    workloads: Workloads,
+    topology: TopologyIndex,
+    counts: Mutex<MatchCounts>,
+    incremental: bool,
+}
+
+impl Clone for Snapshot {
+    fn clone(&self) -> Self {
+        Self {
+            symbols: self.symbols.clone(),
+            nodes: self.nodes.clone(),
+            node_ids: self.node_ids.clone(),
+            pods: self.pods.clone(),
+            pod_ids: self.pod_ids.clone(),
+            workloads: self.workloads.clone(),
+            topology: self.topology.clone(),
+            counts: Mutex::new(self.lock_counts().clone()),
+            incremental: self.incremental,
+        }
+    }
+}
+
+impl Snapshot {
+    /// An empty snapshot with incremental counting on.
+    pub fn new() -> Self {
+        Self {
+            incremental: true,
+            ..Self::default()
+        }
+    }
+
+    /// Turns incremental counting on or off. Off, every count is rebuilt from the pods on
+    /// each request: slow, but the reference the incremental path is tested against.
+    pub fn set_incremental(&mut self, on: bool) {
+        self.incremental = on;
+        *self.counts.get_mut().unwrap_or_else(|e| e.into_inner()) = MatchCounts::default();
+    }
+
+    fn lock_counts(&self) -> std::sync::MutexGuard<'_, MatchCounts> {
+        self.counts.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The string table.
+    pub fn symbols(&self) -> &Symbols {
+        &self.symbols
+    }
+
+    /// The string table, for interning objects about to be added.
+    pub fn symbols_mut(&mut self) -> &mut Symbols {
+        &mut self.symbols
+    }
+
+    /// Adds a node.
+    pub fn add_node(&mut self, node: Node) -> Result<NodeId, SnapshotError> {
+        if self.node_ids.contains_key(&node.name) {
+            return Err(SnapshotError::DuplicateNode {
+                name: node.name.to_string(),
+            });
+        }
+        let id = NodeId(u32::try_from(self.nodes.len()).unwrap_or(u32::MAX));
+        self.topology.add_node(id.index(), &node.labels);
+        self.node_ids.insert(node.name.clone(), id);
+        self.nodes.push(NodeInfo {
+            id,
+            node,
+            pods: Vec::new(),
+        });
+        self.counts
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .add_node(self.nodes.len());
+        Ok(id)
+    }
+
+    /// Adds a pod; one with `spec.nodeName` is bound to that node at once.
+    pub fn add_pod(&mut self, pod: Pod) -> Result<PodId, SnapshotError> {
+        let key = (pod.namespace, pod.name.clone());
+        if self.pod_ids.contains_key(&key) {
+            return Err(SnapshotError::DuplicatePod {
+                namespace: self.symbols.resolve(pod.namespace).to_string(),
+                name: pod.name.to_string(),
+            });
+        }
+        let node = match &pod.node_name {
+            None => None,
+            Some(n) => Some(self.node_id(n).ok_or_else(|| SnapshotError::UnknownNode {
+                namespace: self.symbols.resolve(pod.namespace).to_string(),
+                name: pod.name.to_string(),
+                node: n.to_string(),
+            })?),
+        };
+        let id = PodId(u32::try_from(self.pods.len()).unwrap_or(u32::MAX));
+        self.pods.push(Some(PodEntry { pod, node: None }));
+        self.pod_ids.insert(key, id);
+        if let Some(node) = node {
+            self.bind(id, node);
+        }
+        Ok(id)
+    }
+
+    /// Binds a stored pod to a node, updating the node's pods and every count.
+    pub fn bind(&mut self, id: PodId, node: NodeId) {
+        let Some(Some(entry)) = self.pods.get_mut(id.index()) else {
+            return;
+        };
+        if entry.node.is_some() {
+            return;
+        }
+        entry.node = Some(node);
+        entry.pod.node_name = Some(self.nodes[node.index()].node.name.clone());
+        self.nodes[node.index()].pods.push(id);
+        let counts = self.counts.get_mut().unwrap_or_else(|e| e.into_inner());
+        counts.apply(&entry.pod, node.index(), 1, &self.symbols);
+    }
+
+    /// Removes a pod (bound or not), returning it.
+    pub fn remove_pod(&mut self, id: PodId) -> Option<Pod> {
+        let entry = self.pods.get_mut(id.index())?.take()?;
+        self.pod_ids.remove(&(entry.pod.namespace, entry.pod.name.clone()));
+        if let Some(node) = entry.node {
+            let pods = &mut self.nodes[node.index()].pods;
+            if let Some(pos) = pods.iter().position(|p| *p == id) {
+                pods.swap_remove(pos);
+            }
+            let counts = self.counts.get_mut().unwrap_or_else(|e| e.into_inner());
+            counts.apply(&entry.pod, node.index(), -1, &self.symbols);
+        }
+        Some(entry.pod)
+    }
+
+    /// Every node, indexed by [`NodeId`].
+    pub fn nodes(&self) -> &[NodeInfo] {
+        &self.nodes
+    }
+
+    /// One node.
+    pub fn node(&self, id: NodeId) -> &NodeInfo {
+        &self.nodes[id.index()]
+    }
+
+    /// The node with this name.
+    pub fn node_id(&self, name: &str) -> Option<NodeId> {
+        self.node_ids.get(name).copied()
+    }
+
+    /// A stored pod.
+    pub fn pod(&self, id: PodId) -> Option<&Pod> {
+        self.pods.get(id.index())?.as_ref().map(|e| &e.pod)
+    }
+
+    /// The node a stored pod is bound to.
+    pub fn pod_node(&self, id: PodId) -> Option<NodeId> {
+        self.pods.get(id.index())?.as_ref()?.node
+    }
+
+    /// The pod with this namespace and name.
+    pub fn pod_id(&self, namespace: &str, name: &str) -> Option<PodId> {
+        let ns = self.symbols.get(namespace)?;
+        self.pod_ids.get(&(ns, Box::from(name))).copied()
+    }
+
+    /// Every stored pod with its id, in insertion order.
+    pub fn pods(&self) -> impl Iterator<Item = (PodId, &Pod)> {
+        self.pods.iter().enumerate().filter_map(|(i, e)| {
+            e.as_ref()
+                .map(|e| (PodId(u32::try_from(i).unwrap_or(u32::MAX)), &e.pod))
+        })
+    }
+
+    /// The objects default spreading derives selectors from.
+    pub fn workloads(&self) -> &Workloads {
+        &self.workloads
+    }
+
+    /// Replaces the workload objects.
+    pub fn workloads_mut(&mut self) -> &mut Workloads {
+        &mut self.workloads
+    }
+
+    /// The domains of a topology key, if any node carries it.
+    #[inline]
+    pub fn domains(&self, key: Sym) -> Option<&KeyDomains> {
+        self.topology.key(key)
+    }
+
+    /// Counts the pods on one node that `selector` matches in `namespace`, skipping
+    /// terminating pods (`countPodsMatchSelector` upstream).
+    pub fn count_on_node(&self, node: NodeId, namespace: Sym, selector: &Selector) -> u32 {
+        let count = self.nodes[node.index()]
+            .pods
+            .iter()
+            .filter_map(|p| self.pod(*p))
+            .filter(|p| counts::counts_for(p, namespace, selector, &self.symbols))
+            .count();
+        u32::try_from(count).unwrap_or(u32::MAX)
+    }
+
+    /// Calls `f` with the per-node counts of pods `selector` matches in `namespace`.
+    /// Incremental, these are kept current across binds; otherwise rebuilt now.
+    pub fn with_match_counts<R>(
+        &self,
+        namespace: Sym,
+        selector: &Selector,
+        f: impl FnOnce(&[u32]) -> R,
+    ) -> R {
+        let bound = self.nodes.iter().flat_map(|n| {
+            n.pods
+                .iter()
+                .filter_map(|p| self.pod(*p))
+                .map(move |p| (n.id.index(), p))
+        });
+        if self.incremental {
+            let mut counts = self.lock_counts();
+            f(counts.get_or_build(namespace, selector, self.nodes.len(), bound, &self.symbols))
+        } else {
+            let mut scratch = MatchCounts::default();
+            f(scratch.get_or_build(namespace, selector, self.nodes.len(), bound, &self.symbols))
+        }
+    }
+
+    /// How many topology groups are tracked (for diagnostics and benchmarks).
+    pub fn tracked_groups(&self) -> usize {
+        self.lock_counts().len()
+    }
+}
