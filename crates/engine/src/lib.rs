@@ -4,8 +4,11 @@
 //! them into compact internal types, and runs the scheduling framework over a snapshot.
 //! It does no I/O; the `topospread` CLI and the live scheduler are thin shells over it.
 
-pub mod config;
-pub mod scenario;
 pub mod api;
-pub mod snapshot;
+pub mod config;
+pub mod features;
 pub mod framework;
+pub mod load;
+pub mod plugins;
+pub mod scenario;
+pub mod snapshot;

@@ -113,10 +113,14 @@ fn node_requirement(
                     values.len()
                 ));
             };
-            let n: i64 = v
-                .parse()
-                .map_err(|_| format!("for 'Gt', 'Lt' operators, the value must be an integer, got {v:?}"))?;
-            if expr.operator == "Gt" { Op::Gt(n) } else { Op::Lt(n) }
+            let n: i64 = v.parse().map_err(|_| {
+                format!("for 'Gt', 'Lt' operators, the value must be an integer, got {v:?}")
+            })?;
+            if expr.operator == "Gt" {
+                Op::Gt(n)
+            } else {
+                Op::Lt(n)
+            }
         }
         op => return Err(format!("{op:?} is not a valid node selector operator")),
     };

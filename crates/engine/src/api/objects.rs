@@ -74,4 +74,3 @@ pub struct Workloads {
     /// StatefulSets: namespace, name, compiled `spec.selector` (`None` if it does not parse).
     pub stateful_sets: Vec<(Sym, Box<str>, Option<Selector>)>,
 }
-

@@ -43,7 +43,11 @@ pub enum NodeInclusionPolicy {
 impl NodeInclusionPolicy {
     /// Parses the field as written; as upstream compares against `Honor`, anything else ignores.
     pub fn parse(s: &str) -> Self {
-        if s == "Honor" { Self::Honor } else { Self::Ignore }
+        if s == "Honor" {
+            Self::Honor
+        } else {
+            Self::Ignore
+        }
     }
 
     /// The API name.

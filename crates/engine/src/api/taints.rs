@@ -98,7 +98,8 @@ impl Toleration {
             TolerationOp::Equal => self.value == taint.value,
             TolerationOp::Exists => true,
             TolerationOp::Lt | TolerationOp::Gt if comparison_ops => {
-                let (Ok(ours), Ok(theirs)) = (self.value.parse::<i64>(), taint.value.parse::<i64>())
+                let (Ok(ours), Ok(theirs)) =
+                    (self.value.parse::<i64>(), taint.value.parse::<i64>())
                 else {
                     return false;
                 };
@@ -121,10 +122,11 @@ pub fn find_untolerated_taint<'t>(
     comparison_ops: bool,
     filter: impl Fn(&Taint) -> bool,
 ) -> Option<&'t Taint> {
-    taints
-        .iter()
-        .filter(|t| filter(t))
-        .find(|t| !tolerations.iter().any(|tol| tol.tolerates(t, comparison_ops)))
+    taints.iter().filter(|t| filter(t)).find(|t| {
+        !tolerations
+            .iter()
+            .any(|tol| tol.tolerates(t, comparison_ops))
+    })
 }
 
 #[cfg(test)]
@@ -155,7 +157,13 @@ mod tests {
         assert!(!tol("foo", TolerationOp::Equal, "baz", None).tolerates(&t, false));
         assert!(tol("", TolerationOp::Exists, "", None).tolerates(&t, false));
         assert!(
-            !tol("foo", TolerationOp::Exists, "", Some(TaintEffect::NoExecute)).tolerates(&t, false)
+            !tol(
+                "foo",
+                TolerationOp::Exists,
+                "",
+                Some(TaintEffect::NoExecute)
+            )
+            .tolerates(&t, false)
         );
     }
 

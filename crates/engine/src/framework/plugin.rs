@@ -81,7 +81,12 @@ pub trait ScorePlugin: Plugin {
     ) -> Result<i64, Status>;
 
     /// Rescales all raw scores of this plugin in place (`NormalizeScore`).
-    fn normalize_score(&self, _state: &CycleState, _pod: &Pod, _scores: &mut [NodeScore]) -> Status {
+    fn normalize_score(
+        &self,
+        _state: &CycleState,
+        _pod: &Pod,
+        _scores: &mut [NodeScore],
+    ) -> Status {
         Status::success()
     }
 }

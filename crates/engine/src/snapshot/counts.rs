@@ -1,5 +1,6 @@
 use crate::api::{Pod, Selector, Sym, Symbols};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Per-node counts of the pods one (namespace, selector) pair matches: a "topology
 /// group". Kept current on every bind and removal, so the spreading plugins read counts
@@ -8,7 +9,7 @@ use std::collections::HashMap;
 struct Group {
     namespace: Sym,
     selector: Selector,
-    per_node: Vec<u32>,
+    per_node: Arc<Vec<u32>>,
 }
 
 /// All topology groups seen so far.
@@ -20,7 +21,12 @@ pub(crate) struct MatchCounts {
 
 /// Whether `pod` counts for a group: not terminating, same namespace, selected.
 #[inline]
-pub(crate) fn counts_for(pod: &Pod, namespace: Sym, selector: &Selector, symbols: &Symbols) -> bool {
+pub(crate) fn counts_for(
+    pod: &Pod,
+    namespace: Sym,
+    selector: &Selector,
+    symbols: &Symbols,
+) -> bool {
     !pod.terminating && pod.namespace == namespace && selector.matches(&pod.labels, symbols)
 }
 
@@ -33,7 +39,7 @@ impl MatchCounts {
         nodes: usize,
         bound: impl Iterator<Item = (usize, &'a Pod)>,
         symbols: &Symbols,
-    ) -> &[u32] {
+    ) -> Arc<Vec<u32>> {
         let key = (namespace, selector.clone());
         let idx = match self.index.get(&key) {
             Some(&i) => i,
@@ -47,23 +53,24 @@ impl MatchCounts {
                 self.groups.push(Group {
                     namespace,
                     selector: selector.clone(),
-                    per_node,
+                    per_node: Arc::new(per_node),
                 });
                 self.index.insert(key, self.groups.len() - 1);
                 self.groups.len() - 1
             }
         };
-        &self.groups[idx].per_node
+        Arc::clone(&self.groups[idx].per_node)
     }
 
     /// Applies a pod bound to (`delta` = 1) or removed from (`delta` = -1) `node`.
     pub(crate) fn apply(&mut self, pod: &Pod, node: usize, delta: i32, symbols: &Symbols) {
         for g in &mut self.groups {
             if counts_for(pod, g.namespace, &g.selector, symbols) {
-                if g.per_node.len() <= node {
-                    g.per_node.resize(node + 1, 0);
+                let per_node = Arc::make_mut(&mut g.per_node);
+                if per_node.len() <= node {
+                    per_node.resize(node + 1, 0);
                 }
-                let c = &mut g.per_node[node];
+                let c = &mut per_node[node];
                 *c = c.saturating_add_signed(delta);
             }
         }
@@ -72,7 +79,7 @@ impl MatchCounts {
     /// Grows every group for a newly added node.
     pub(crate) fn add_node(&mut self, nodes: usize) {
         for g in &mut self.groups {
-            g.per_node.resize(nodes, 0);
+            Arc::make_mut(&mut g.per_node).resize(nodes, 0);
         }
     }
 

@@ -7,7 +7,7 @@ mod topology;
 use crate::api::{Node, Pod, Selector, Sym, Symbols, Workloads};
 use counts::MatchCounts;
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 pub use topology::{KeyDomains, NO_DOMAIN, TopologyIndex};
 
@@ -62,7 +62,9 @@ pub enum SnapshotError {
         name: String,
     },
     /// Two pods share a namespace and name.
-    #[error("pod {namespace}/{name}: metadata.name: Duplicate value: a pod with this name already exists in the namespace")]
+    #[error(
+        "pod {namespace}/{name}: metadata.name: Duplicate value: a pod with this name already exists in the namespace"
+    )]
     DuplicatePod {
         /// The namespace.
         namespace: String,
@@ -70,7 +72,9 @@ pub enum SnapshotError {
         name: String,
     },
     /// A pod is bound to a node the snapshot does not have.
-    #[error("pod {namespace}/{name}: spec.nodeName: Not found: {node:?} (no such node in the snapshot)")]
+    #[error(
+        "pod {namespace}/{name}: spec.nodeName: Not found: {node:?} (no such node in the snapshot)"
+    )]
     UnknownNode {
         /// The namespace.
         namespace: String,
@@ -213,7 +217,8 @@ impl Snapshot {
     /// Removes a pod (bound or not), returning it.
     pub fn remove_pod(&mut self, id: PodId) -> Option<Pod> {
         let entry = self.pods.get_mut(id.index())?.take()?;
-        self.pod_ids.remove(&(entry.pod.namespace, entry.pod.name.clone()));
+        self.pod_ids
+            .remove(&(entry.pod.namespace, entry.pod.name.clone()));
         if let Some(node) = entry.node {
             let pods = &mut self.nodes[node.index()].pods;
             if let Some(pos) = pods.iter().position(|p| *p == id) {
@@ -292,14 +297,9 @@ impl Snapshot {
         u32::try_from(count).unwrap_or(u32::MAX)
     }
 
-    /// Calls `f` with the per-node counts of pods `selector` matches in `namespace`.
+    /// The per-node counts of pods `selector` matches in `namespace`, indexed by node.
     /// Incremental, these are kept current across binds; otherwise rebuilt now.
-    pub fn with_match_counts<R>(
-        &self,
-        namespace: Sym,
-        selector: &Selector,
-        f: impl FnOnce(&[u32]) -> R,
-    ) -> R {
+    pub fn match_counts(&self, namespace: Sym, selector: &Selector) -> Arc<Vec<u32>> {
         let bound = self.nodes.iter().flat_map(|n| {
             n.pods
                 .iter()
@@ -307,11 +307,21 @@ impl Snapshot {
                 .map(move |p| (n.id.index(), p))
         });
         if self.incremental {
-            let mut counts = self.lock_counts();
-            f(counts.get_or_build(namespace, selector, self.nodes.len(), bound, &self.symbols))
+            self.lock_counts().get_or_build(
+                namespace,
+                selector,
+                self.nodes.len(),
+                bound,
+                &self.symbols,
+            )
         } else {
-            let mut scratch = MatchCounts::default();
-            f(scratch.get_or_build(namespace, selector, self.nodes.len(), bound, &self.symbols))
+            MatchCounts::default().get_or_build(
+                namespace,
+                selector,
+                self.nodes.len(),
+                bound,
+                &self.symbols,
+            )
         }
     }
 

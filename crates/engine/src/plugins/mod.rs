@@ -1,0 +1,3 @@
+//! The scheduling plugins, one module each, as kube-scheduler's default profile has them.
+
+pub mod podtopologyspread;

@@ -1,0 +1,190 @@
+//! Constraint parsing shared by Filter and Score: the pod's own constraints (or the
+//! defaults, with a selector derived from the pod's Services and controller), with
+//! gates applied once so the per-node loops never branch on them.
+
+use super::PodTopologySpread;
+use crate::api::{
+    ControllerKind, Labels, NodeInclusionPolicy, Pod, Requirement, Selector, SpreadConstraintSpec,
+    Sym, Symbols, WhenUnsatisfiable, find_untolerated_taint,
+};
+use crate::snapshot::{NodeInfo, Snapshot};
+
+/// A constraint as the plugin works with it (`topologySpreadConstraint` upstream).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Constraint {
+    pub(crate) max_skew: i32,
+    pub(crate) topology_key: Sym,
+    pub(crate) selector: Selector,
+    pub(crate) min_domains: i32,
+    pub(crate) node_affinity_policy: NodeInclusionPolicy,
+    pub(crate) node_taints_policy: NodeInclusionPolicy,
+}
+
+impl PodTopologySpread {
+    /// The pod's constraints with the given action (`getConstraints` for DoNotSchedule,
+    /// `initPreScoreState` for ScheduleAnyway): its own, else the defaults.
+    pub(crate) fn constraints_for(
+        &self,
+        pod: &Pod,
+        action: &WhenUnsatisfiable,
+        snapshot: &Snapshot,
+    ) -> Vec<Constraint> {
+        if !pod.spread_constraints.is_empty() {
+            return self.filter_constraints(&pod.spread_constraints, &pod.labels, action);
+        }
+        let mut constraints =
+            self.filter_constraints(&self.default_constraints, &pod.labels, action);
+        if constraints.is_empty() {
+            return constraints;
+        }
+        let selector = default_selector(pod, snapshot);
+        if selector.is_empty() {
+            return Vec::new();
+        }
+        for c in &mut constraints {
+            c.selector = selector.clone();
+        }
+        constraints
+    }
+
+    /// `filterTopologySpreadConstraints`: keeps the constraints with `action`, merging
+    /// matchLabelKeys and applying policies as the gates say.
+    fn filter_constraints(
+        &self,
+        specs: &[SpreadConstraintSpec],
+        pod_labels: &Labels,
+        action: &WhenUnsatisfiable,
+    ) -> Vec<Constraint> {
+        specs
+            .iter()
+            .filter(|c| &c.when_unsatisfiable == action)
+            .map(|c| {
+                let mut selector = c.selector.clone();
+                if self.features.match_label_keys && !c.match_label_keys.is_empty() {
+                    let set = Labels::from_pairs(
+                        c.match_label_keys
+                            .iter()
+                            .filter_map(|k| pod_labels.get(*k).map(|v| (*k, v))),
+                    );
+                    if !set.is_empty() {
+                        selector = merge_set_with_selector(&set, &selector);
+                    }
+                }
+                let mut constraint = Constraint {
+                    max_skew: c.max_skew,
+                    topology_key: c.topology_key,
+                    selector,
+                    min_domains: 1,
+                    node_affinity_policy: NodeInclusionPolicy::Honor,
+                    node_taints_policy: NodeInclusionPolicy::Ignore,
+                };
+                if self.features.min_domains
+                    && let Some(m) = c.min_domains
+                {
+                    constraint.min_domains = m;
+                }
+                if self.features.node_inclusion_policy {
+                    if let Some(p) = c.node_affinity_policy {
+                        constraint.node_affinity_policy = p;
+                    }
+                    if let Some(p) = c.node_taints_policy {
+                        constraint.node_taints_policy = p;
+                    }
+                }
+                constraint
+            })
+            .collect()
+    }
+
+    /// Whether `node` counts for `c` under its node inclusion policies
+    /// (`matchNodeInclusionPolicies`).
+    pub(crate) fn node_included(
+        &self,
+        c: &Constraint,
+        pod: &Pod,
+        node: &NodeInfo,
+        symbols: &Symbols,
+    ) -> bool {
+        if c.node_affinity_policy == NodeInclusionPolicy::Honor
+            && !pod
+                .required_node_affinity
+                .matches(&node.node.labels, &node.node.name, symbols)
+        {
+            return false;
+        }
+        if c.node_taints_policy == NodeInclusionPolicy::Honor
+            && find_untolerated_taint(
+                &node.node.taints,
+                &pod.tolerations,
+                self.features.taint_toleration_comparison_operators,
+                |t| t.effect.blocks_scheduling(),
+            )
+            .is_some()
+        {
+            return false;
+        }
+        true
+    }
+}
+
+/// Whether the node carries every constraint's topology key (`nodeLabelsMatchSpreadConstraints`).
+#[inline]
+pub(crate) fn node_has_all_keys(labels: &Labels, constraints: &[Constraint]) -> bool {
+    constraints.iter().all(|c| labels.has(c.topology_key))
+}
+
+/// `mergeLabelSetWithSelector`: the set's `key=value` requirements plus the selector's
+/// own. A `Nothing` selector contributes no requirements (so the set alone remains).
+fn merge_set_with_selector(set: &Labels, selector: &Selector) -> Selector {
+    let merged = Selector::from_set(set);
+    match selector.requirements() {
+        Some(reqs) => merged.with(reqs),
+        None => merged,
+    }
+}
+
+/// `helper.DefaultSelector`: the labels of the Services selecting the pod, plus its
+/// ReplicationController's selector, or its ReplicaSet's / StatefulSet's requirements.
+pub(crate) fn default_selector(pod: &Pod, snapshot: &Snapshot) -> Selector {
+    let symbols = snapshot.symbols();
+    let workloads = snapshot.workloads();
+    let mut set: Vec<(Sym, Sym)> = Vec::new();
+    for (ns, _, selector) in &workloads.services {
+        let Some(selector) = selector else { continue };
+        if *ns == pod.namespace && Selector::from_set(selector).matches(&pod.labels, symbols) {
+            set.extend(selector.iter());
+        }
+    }
+    let mut result = Selector::from_set(&Labels::from_pairs(set.iter().copied()));
+    let Some(owner) = &pod.controller else {
+        return result;
+    };
+    let same = |ns: &Sym, name: &str| *ns == pod.namespace && name == &*owner.name;
+    match owner.kind {
+        ControllerKind::ReplicationController => {
+            if let Some((_, _, sel)) = workloads
+                .replication_controllers
+                .iter()
+                .find(|(ns, name, _)| same(ns, name))
+            {
+                set.extend(sel.iter().flat_map(|s| s.iter()));
+                result = Selector::from_set(&Labels::from_pairs(set.iter().copied()));
+            }
+        }
+        ControllerKind::ReplicaSet | ControllerKind::StatefulSet => {
+            let list = if owner.kind == ControllerKind::ReplicaSet {
+                &workloads.replica_sets
+            } else {
+                &workloads.stateful_sets
+            };
+            if let Some((_, _, Some(sel))) = list.iter().find(|(ns, name, _)| same(ns, name))
+                && let Some(reqs) = sel.requirements()
+            {
+                let reqs: Vec<Requirement> = reqs.to_vec();
+                result = result.with(&reqs);
+            }
+        }
+        ControllerKind::Other => {}
+    }
+    result
+}

@@ -1,0 +1,118 @@
+//! PodTopologySpread: spreads pods over topology domains by `topologySpreadConstraints`
+//! (Filter for `DoNotSchedule`, Score for `ScheduleAnyway`), with cluster-wide default
+//! constraints for pods that define none.
+
+mod common;
+mod filtering;
+mod scoring;
+
+pub use filtering::{
+    ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH, PreFilterState,
+};
+pub use scoring::PreScoreState;
+
+use crate::api::{NodeInclusionPolicy, Selector, SpreadConstraintSpec, Symbols, WhenUnsatisfiable};
+use crate::config::{DefaultingType, PodTopologySpreadArgs};
+use crate::features::Features;
+use crate::framework::Plugin;
+
+/// The plugin's registry name.
+pub const NAME: &str = "PodTopologySpread";
+
+/// `kubernetes.io/hostname`: per-node counts for this key are read at Score time.
+pub const LABEL_HOSTNAME: &str = "kubernetes.io/hostname";
+/// `topology.kubernetes.io/zone`.
+pub const LABEL_TOPOLOGY_ZONE: &str = "topology.kubernetes.io/zone";
+
+/// Why the plugin could not be built from its args.
+#[derive(Debug, thiserror::Error)]
+pub enum NewError {
+    /// `defaultingType` is neither System nor List.
+    #[error(
+        "PodTopologySpreadArgs: defaultingType: Unsupported value: {0:?}: supported values: \"System\", \"List\""
+    )]
+    DefaultingType(String),
+}
+
+/// The PodTopologySpread plugin.
+#[derive(Clone, Debug)]
+pub struct PodTopologySpread {
+    default_constraints: Vec<SpreadConstraintSpec>,
+    system_defaulted: bool,
+    features: Features,
+}
+
+impl Plugin for PodTopologySpread {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+}
+
+impl PodTopologySpread {
+    /// Builds the plugin from its args; `symbols` interns the default constraints' keys.
+    pub fn new(
+        args: &PodTopologySpreadArgs,
+        features: Features,
+        symbols: &mut Symbols,
+    ) -> Result<Self, NewError> {
+        let defaulting = args.defaulting().ok_or_else(|| {
+            NewError::DefaultingType(args.defaulting_type.clone().unwrap_or_default())
+        })?;
+        let (default_constraints, system_defaulted) = match defaulting {
+            DefaultingType::System => (
+                vec![
+                    system_default(symbols, LABEL_HOSTNAME, 3),
+                    system_default(symbols, LABEL_TOPOLOGY_ZONE, 5),
+                ],
+                true,
+            ),
+            DefaultingType::List => (
+                args.default_constraints
+                    .iter()
+                    .map(|c| SpreadConstraintSpec {
+                        max_skew: c.max_skew,
+                        topology_key: symbols.intern(&c.topology_key),
+                        when_unsatisfiable: WhenUnsatisfiable::parse(&c.when_unsatisfiable),
+                        selector: Selector::Nothing,
+                        min_domains: c.min_domains,
+                        node_affinity_policy: c
+                            .node_affinity_policy
+                            .as_deref()
+                            .map(NodeInclusionPolicy::parse),
+                        node_taints_policy: c
+                            .node_taints_policy
+                            .as_deref()
+                            .map(NodeInclusionPolicy::parse),
+                        match_label_keys: c
+                            .match_label_keys
+                            .iter()
+                            .flatten()
+                            .map(|k| symbols.intern(k))
+                            .collect(),
+                    })
+                    .collect(),
+                false,
+            ),
+        };
+        symbols.intern(LABEL_HOSTNAME);
+        symbols.intern("");
+        Ok(Self {
+            default_constraints,
+            system_defaulted,
+            features,
+        })
+    }
+}
+
+fn system_default(symbols: &mut Symbols, key: &str, max_skew: i32) -> SpreadConstraintSpec {
+    SpreadConstraintSpec {
+        max_skew,
+        topology_key: symbols.intern(key),
+        when_unsatisfiable: WhenUnsatisfiable::ScheduleAnyway,
+        selector: Selector::Nothing,
+        min_domains: None,
+        node_affinity_policy: None,
+        node_taints_policy: None,
+        match_label_keys: Vec::new(),
+    }
+}

@@ -1,0 +1,235 @@
+//! PreScore, Score and NormalizeScore: soft (`ScheduleAnyway`) constraints.
+
+use super::PodTopologySpread;
+use super::common::{Constraint, node_has_all_keys};
+use crate::api::{Pod, WhenUnsatisfiable};
+use crate::framework::{
+    CycleState, MAX_NODE_SCORE, NodeScore, PreScorePlugin, ScorePlugin, Status,
+};
+use crate::snapshot::{NO_DOMAIN, NodeId, NodeInfo, Snapshot};
+use std::sync::Arc;
+
+/// One soft constraint's working data for Score.
+#[derive(Clone, Debug)]
+pub(crate) struct ScoreConstraint {
+    pub(crate) constraint: Constraint,
+    /// Per-node counts are read at Score time for hostname; domain sums otherwise.
+    is_hostname: bool,
+    /// Count per domain slot; `None` for slots no feasible node is in (upstream: no map entry).
+    domain_counts: Vec<Option<i64>>,
+    /// Slot of nodes without the key (upstream reads the missing label as `""`).
+    empty_slot: usize,
+    /// `log(size + 2)`: smaller topologies weigh more.
+    weight: f64,
+    /// Matching pods per node, for hostname constraints.
+    per_node: Arc<Vec<u32>>,
+}
+
+impl ScoreConstraint {
+    /// The slot of a node: its domain, or the empty-value slot when it lacks the key.
+    fn slot(&self, dom: u32) -> usize {
+        if dom == NO_DOMAIN {
+            self.empty_slot
+        } else {
+            dom as usize
+        }
+    }
+}
+
+/// What PreScore computes for Score (`preScoreState` upstream).
+#[derive(Clone, Debug, Default)]
+pub struct PreScoreState {
+    pub(crate) constraints: Vec<ScoreConstraint>,
+    /// Nodes that miss a required topology key: scored 0.
+    pub(crate) ignored: Vec<bool>,
+}
+
+impl PodTopologySpread {
+    fn pre_score_state(
+        &self,
+        pod: &Pod,
+        feasible: &[NodeId],
+        snapshot: &Snapshot,
+    ) -> Option<PreScoreState> {
+        let constraints = self.constraints_for(pod, &WhenUnsatisfiable::ScheduleAnyway, snapshot);
+        if constraints.is_empty() {
+            return None;
+        }
+        let symbols = snapshot.symbols();
+        // Only pods' own constraints and non-system defaults require every key on a node:
+        // then nodes without a zone label still get hostname spreading.
+        let require_all = !pod.spread_constraints.is_empty() || !self.system_defaulted;
+        let hostname = symbols.get(super::LABEL_HOSTNAME);
+        let empty_value = symbols.get("");
+        let mut ignored = vec![false; snapshot.nodes().len()];
+        let mut score_constraints: Vec<ScoreConstraint> = constraints
+            .into_iter()
+            .map(|c| {
+                let keys = snapshot.domains(c.topology_key);
+                let n = keys.map_or(0, |k| k.len());
+                let empty_slot = empty_value
+                    .and_then(|e| keys.and_then(|k| k.domain_of_value(e)))
+                    .map_or(n, |d| d as usize);
+                ScoreConstraint {
+                    is_hostname: Some(c.topology_key) == hostname,
+                    domain_counts: vec![None; n + 1],
+                    empty_slot,
+                    weight: 0.0,
+                    per_node: Arc::new(Vec::new()),
+                    constraint: c,
+                }
+            })
+            .collect();
+        let plain: Vec<Constraint> = score_constraints
+            .iter()
+            .map(|s| s.constraint.clone())
+            .collect();
+        let mut sizes = vec![0usize; score_constraints.len()];
+        let mut ignored_count = 0;
+        for &id in feasible {
+            let node = snapshot.node(id);
+            if require_all && !node_has_all_keys(&node.node.labels, &plain) {
+                ignored[id.index()] = true;
+                ignored_count += 1;
+                continue;
+            }
+            for (i, sc) in score_constraints.iter_mut().enumerate() {
+                if sc.is_hostname {
+                    continue;
+                }
+                let dom = snapshot
+                    .domains(sc.constraint.topology_key)
+                    .map_or(NO_DOMAIN, |d| d.domain_of(id.index()));
+                let slot = sc.slot(dom);
+                if sc.domain_counts[slot].is_none() {
+                    sc.domain_counts[slot] = Some(0);
+                    sizes[i] += 1;
+                }
+            }
+        }
+        for (i, sc) in score_constraints.iter_mut().enumerate() {
+            let size = if sc.is_hostname {
+                feasible.len() - ignored_count
+            } else {
+                sizes[i]
+            };
+            sc.weight = ((size + 2) as f64).ln();
+            sc.per_node = snapshot.match_counts(pod.namespace, &sc.constraint.selector);
+        }
+        for node in snapshot.nodes() {
+            let labels = &node.node.labels;
+            if !self.features.node_inclusion_policy
+                && !pod
+                    .required_node_affinity
+                    .matches(labels, &node.node.name, symbols)
+            {
+                continue;
+            }
+            if require_all && !node_has_all_keys(labels, &plain) {
+                continue;
+            }
+            let idx = node.id.index();
+            for sc in score_constraints.iter_mut() {
+                if sc.is_hostname {
+                    continue;
+                }
+                if self.features.node_inclusion_policy
+                    && !self.node_included(&sc.constraint, pod, node, symbols)
+                {
+                    continue;
+                }
+                let dom = snapshot
+                    .domains(sc.constraint.topology_key)
+                    .map_or(NO_DOMAIN, |d| d.domain_of(idx));
+                let slot = sc.slot(dom);
+                if let Some(count) = &mut sc.domain_counts[slot] {
+                    *count += i64::from(sc.per_node[idx]);
+                }
+            }
+        }
+        Some(PreScoreState {
+            constraints: score_constraints,
+            ignored,
+        })
+    }
+}
+
+impl PreScorePlugin for PodTopologySpread {
+    fn pre_score(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        feasible: &[NodeId],
+        snapshot: &Snapshot,
+    ) -> Status {
+        if snapshot.nodes().is_empty() {
+            return Status::skip();
+        }
+        match self.pre_score_state(pod, feasible, snapshot) {
+            Some(s) => {
+                state.write(s);
+                Status::success()
+            }
+            None => Status::skip(),
+        }
+    }
+}
+
+impl ScorePlugin for PodTopologySpread {
+    fn score(
+        &self,
+        state: &CycleState,
+        _pod: &Pod,
+        node: &NodeInfo,
+        snapshot: &Snapshot,
+    ) -> Result<i64, Status> {
+        let Some(s) = state.read::<PreScoreState>() else {
+            return Err(Status::error(
+                "reading PreScorePodTopologySpread from cycle state: not found",
+            ));
+        };
+        let idx = node.id.index();
+        if s.ignored.get(idx).copied().unwrap_or(false) {
+            return Ok(0);
+        }
+        let mut score = 0.0;
+        for sc in &s.constraints {
+            let dom = snapshot
+                .domains(sc.constraint.topology_key)
+                .map_or(NO_DOMAIN, |d| d.domain_of(idx));
+            if dom == NO_DOMAIN {
+                continue;
+            }
+            let count = if sc.is_hostname {
+                i64::from(sc.per_node.get(idx).copied().unwrap_or(0))
+            } else {
+                sc.domain_counts[sc.slot(dom)].unwrap_or(0)
+            };
+            score += count as f64 * sc.weight + f64::from(sc.constraint.max_skew - 1);
+        }
+        Ok(score.round() as i64)
+    }
+
+    fn normalize_score(&self, state: &CycleState, _pod: &Pod, scores: &mut [NodeScore]) -> Status {
+        let Some(s) = state.read::<PreScoreState>() else {
+            return Status::success();
+        };
+        let is_ignored = |n: NodeId| s.ignored.get(n.index()).copied().unwrap_or(false);
+        let mut min = i64::MAX;
+        let mut max = 0;
+        for ns in scores.iter().filter(|ns| !is_ignored(ns.node)) {
+            min = min.min(ns.score);
+            max = max.max(ns.score);
+        }
+        for ns in scores.iter_mut() {
+            ns.score = if is_ignored(ns.node) {
+                0
+            } else if max == 0 {
+                MAX_NODE_SCORE
+            } else {
+                MAX_NODE_SCORE * (max + min - ns.score) / max
+            };
+        }
+        Status::success()
+    }
+}
