@@ -6,6 +6,7 @@
 
 pub mod api;
 pub mod config;
+pub mod convert;
 pub mod features;
 pub mod framework;
 pub mod load;

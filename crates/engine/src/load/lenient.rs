@@ -67,6 +67,10 @@ impl<'de> de::Deserializer<'de> for Lenient<'de> {
     ) -> Result<V::Value, Error> {
         match self.0 {
             Value::String(s) => visitor.visit_enum(s.as_str().into_deserializer()),
+            Value::Object(map) if map.len() == 1 => match map.iter().next() {
+                Some((variant, content)) => visitor.visit_enum(Variant { variant, content }),
+                None => Err(de::Error::custom("empty enum map")),
+            },
             other => Err(de::Error::invalid_type(unexpected(other), &"a string")),
         }
     }
@@ -135,5 +139,53 @@ impl<'de> MapAccess<'de> for Entries<'de> {
             Some(v) => seed.deserialize(Lenient(v)),
             None => Err(de::Error::custom("value requested before key")),
         }
+    }
+}
+
+/// An externally tagged enum written as a one-entry map: `{variant: content}`.
+struct Variant<'a> {
+    variant: &'a str,
+    content: &'a Value,
+}
+
+impl<'de> de::EnumAccess<'de> for Variant<'de> {
+    type Error = Error;
+    type Variant = Lenient<'de>;
+
+    fn variant_seed<V: DeserializeSeed<'de>>(
+        self,
+        seed: V,
+    ) -> Result<(V::Value, Lenient<'de>), Error> {
+        let v = seed.deserialize(de::value::BorrowedStrDeserializer::<Error>::new(
+            self.variant,
+        ))?;
+        Ok((v, Lenient(self.content)))
+    }
+}
+
+impl<'de> de::VariantAccess<'de> for Lenient<'de> {
+    type Error = Error;
+
+    fn unit_variant(self) -> Result<(), Error> {
+        match self.0 {
+            Value::Null => Ok(()),
+            other => Err(de::Error::invalid_type(unexpected(other), &"no content")),
+        }
+    }
+
+    fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value, Error> {
+        seed.deserialize(self)
+    }
+
+    fn tuple_variant<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value, Error> {
+        de::Deserializer::deserialize_any(self, visitor)
+    }
+
+    fn struct_variant<V: Visitor<'de>>(
+        self,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        de::Deserializer::deserialize_any(self, visitor)
     }
 }

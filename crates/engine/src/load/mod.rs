@@ -247,7 +247,11 @@ pub fn object_name(kind: &str, value: &Value) -> String {
     }
 }
 
-fn parse_object(value: &Value, source: Source, out: &mut Manifests) -> Result<(), LoadError> {
+pub(crate) fn parse_object(
+    value: &Value,
+    source: Source,
+    out: &mut Manifests,
+) -> Result<(), LoadError> {
     let file = source.file.clone();
     let document = source.document;
     let Some(kind) = value.get("kind").and_then(Value::as_str) else {

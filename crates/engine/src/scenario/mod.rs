@@ -1,4 +1,10 @@
-//! Scenario cases (`tests/conformance/**.yaml`): clusters, a pod or pods, and expectations.
+//! Scenario cases (`tests/conformance/**.yaml`, FORMAT.md): a cluster, a pod or pods,
+//! and expectations. Pure: the caller reads files; [`run_file`] parses and runs one.
+
+mod plugin;
+
+use crate::load::LoadError;
+use serde_json::Value;
 
 /// One expectation of a case that did not hold.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -9,4 +15,152 @@ pub struct Mismatch {
     pub want: String,
     /// What topospread produced, rendered the same way.
     pub got: String,
+}
+
+impl Mismatch {
+    /// A mismatch of `expectation`, rendering both sides with `Display`.
+    pub fn new(
+        expectation: impl Into<String>,
+        want: impl std::fmt::Display,
+        got: impl std::fmt::Display,
+    ) -> Self {
+        Self {
+            expectation: expectation.into(),
+            want: want.to_string(),
+            got: got.to_string(),
+        }
+    }
+}
+
+/// The three kinds of case, told apart by their keys.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum CaseKind {
+    /// `pod:` and `nodes:`: the PodTopologySpread plugin alone.
+    Plugin,
+    /// `schedule:`: the whole default profile.
+    Scheduler,
+    /// `expect.valid`: API validation.
+    Validation,
+}
+
+/// How one case ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every expectation held.
+    Passed,
+    /// Some expectations did not hold.
+    Failed(Vec<Mismatch>),
+    /// Not run, and why.
+    Skipped(String),
+}
+
+/// One case's result.
+#[derive(Clone, Debug)]
+pub struct CaseReport {
+    /// The case's name.
+    pub name: String,
+    /// Its kind.
+    pub kind: CaseKind,
+    /// How it ended.
+    pub outcome: Outcome,
+}
+
+/// A case file that cannot be run: the file, the case and the field are named.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ScenarioError {
+    /// The file is not a case file or not YAML.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// A case is malformed.
+    #[error("{file}: case {case:?}: {field}: {message}")]
+    Case {
+        /// The file.
+        file: String,
+        /// The case name (or its index).
+        case: String,
+        /// The field.
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl ScenarioError {
+    pub(crate) fn case(
+        file: &str,
+        case: &str,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        Self::Case {
+            file: file.to_string(),
+            case: case.to_string(),
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Which kind a case is, from its keys (FORMAT.md).
+fn kind_of(case: &Value) -> Option<CaseKind> {
+    if case.get("schedule").is_some() {
+        Some(CaseKind::Scheduler)
+    } else if case.pointer("/expect/valid").is_some() {
+        Some(CaseKind::Validation)
+    } else if case.get("pod").is_some() && case.get("nodes").is_some() {
+        Some(CaseKind::Plugin)
+    } else {
+        None
+    }
+}
+
+/// Parses a case file and runs every case in it.
+pub fn run_file(text: &str, file: &str) -> Result<Vec<CaseReport>, ScenarioError> {
+    let docs = crate::load::parse_yaml_documents(text, file)?;
+    let [doc] = docs.as_slice() else {
+        return Err(ScenarioError::case(
+            file,
+            "-",
+            "(file)",
+            "a case file is one YAML document with a top-level `cases:` list",
+        ));
+    };
+    let Some(cases) = doc.get("cases").and_then(Value::as_array) else {
+        return Err(ScenarioError::case(
+            file,
+            "-",
+            "cases",
+            "Required value: a case file has a top-level `cases:` list",
+        ));
+    };
+    let mut reports = Vec::with_capacity(cases.len());
+    for (i, case) in cases.iter().enumerate() {
+        let name = case
+            .get("name")
+            .and_then(Value::as_str)
+            .map_or_else(|| format!("#{i}"), str::to_string);
+        let Some(kind) = kind_of(case) else {
+            return Err(ScenarioError::case(
+                file,
+                &name,
+                "(case)",
+                "cannot tell the kind of case: a plugin case has `pod` and `nodes`, a scheduler case `schedule`, a validation case `expect.valid`",
+            ));
+        };
+        let outcome = match kind {
+            CaseKind::Plugin => plugin::run(case, file, &name)?,
+            CaseKind::Scheduler => {
+                Outcome::Skipped("scheduler cases need the default profile (not built yet)".into())
+            }
+            CaseKind::Validation => {
+                Outcome::Skipped("validation cases need the validator (not built yet)".into())
+            }
+        };
+        reports.push(CaseReport {
+            name,
+            kind,
+            outcome,
+        });
+    }
+    Ok(reports)
 }

@@ -1,0 +1,104 @@
+//! `topospread test`: run scenario files and report failing expectations.
+
+use crate::cli::TestArgs;
+use anyhow::{Context, Result};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use topospread::scenario::{self, Outcome};
+
+/// The largest case file read (a guard against reading something that is not one).
+const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Collects *.yaml / *.yml files under `path`, sorted for a stable order.
+fn collect(path: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let meta =
+        std::fs::metadata(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    if meta.is_dir() {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+            .with_context(|| format!("{}: cannot list", path.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        entries.sort();
+        for e in entries {
+            if e.is_dir() || e.extension().is_some_and(|x| x == "yaml" || x == "yml") {
+                collect(&e, out)?;
+            }
+        }
+    } else {
+        out.push(path.to_path_buf());
+    }
+    Ok(())
+}
+
+/// Reads a file with a size limit, so a wrong path does not exhaust memory.
+pub(crate) fn read_limited(path: &Path) -> Result<String> {
+    let len = std::fs::metadata(path)
+        .with_context(|| format!("{}: cannot read", path.display()))?
+        .len();
+    if len > MAX_FILE_BYTES {
+        anyhow::bail!(
+            "{}: file is {len} bytes; the limit is {MAX_FILE_BYTES}",
+            path.display()
+        );
+    }
+    std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read as UTF-8 text", path.display()))
+}
+
+pub(crate) fn run(args: &TestArgs) -> Result<ExitCode> {
+    let mut files = Vec::new();
+    for p in &args.paths {
+        collect(p, &mut files)?;
+    }
+    // Every file is read and parsed before anything is reported, so a broken file
+    // stops the run with exit 2 and no partial verdict.
+    let mut results = Vec::with_capacity(files.len());
+    for f in &files {
+        let text = read_limited(f)?;
+        let name = f.display().to_string();
+        let reports = scenario::run_file(&text, &name)?;
+        results.push((name, reports));
+    }
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let (mut passed, mut failed, mut skipped) = (0usize, 0usize, 0usize);
+    for (file, reports) in &results {
+        for r in reports {
+            match &r.outcome {
+                Outcome::Passed => {
+                    passed += 1;
+                    if args.verbose {
+                        writeln!(out, "ok   {file}: {}", r.name)?;
+                    }
+                }
+                Outcome::Skipped(why) => {
+                    skipped += 1;
+                    if args.verbose {
+                        writeln!(out, "skip {file}: {}: {why}", r.name)?;
+                    }
+                }
+                Outcome::Failed(ms) => {
+                    failed += 1;
+                    for m in ms {
+                        writeln!(
+                            out,
+                            "FAIL {file}: {}: {}: want {}, got {}",
+                            r.name, m.expectation, m.want, m.got
+                        )?;
+                    }
+                }
+            }
+        }
+    }
+    if skipped > 0 {
+        writeln!(out, "{passed} passed, {failed} failed, {skipped} skipped")?;
+    } else {
+        writeln!(out, "{passed} passed, {failed} failed")?;
+    }
+    Ok(if failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

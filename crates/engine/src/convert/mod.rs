@@ -1,0 +1,344 @@
+//! From k8s-openapi objects to the engine's compact types: interning, selector
+//! compilation and defaulting happen here, once. Errors name the object and field.
+
+use crate::api::{
+    ControllerKind, ControllerRef, Labels, Node, NodeInclusionPolicy, NodeSelectorMatcher, Pod,
+    RequiredNodeAffinity, Selector, SpreadConstraintSpec, Symbols, Taint, TaintEffect, Toleration,
+    TolerationOp, WhenUnsatisfiable, Workloads,
+};
+use crate::load::{Loaded, Object};
+use crate::snapshot::{Snapshot, SnapshotError};
+use k8s_openapi::api::core::v1 as core;
+
+/// An object the engine cannot use as written.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("{object}: {field}: {message}")]
+pub struct ConvertError {
+    /// The object, as `kind/name`.
+    pub object: String,
+    /// The field path.
+    pub field: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+fn err(object: &str, field: impl Into<String>, message: impl Into<String>) -> ConvertError {
+    ConvertError {
+        object: object.to_string(),
+        field: field.into(),
+        message: message.into(),
+    }
+}
+
+/// The namespace a namespaced object lands in when its manifest leaves it out.
+pub const DEFAULT_NAMESPACE: &str = "default";
+
+/// Converts a v1 Pod.
+pub fn pod(p: &core::Pod, symbols: &mut Symbols) -> Result<Pod, ConvertError> {
+    let meta = &p.metadata;
+    let name = meta.name.clone().unwrap_or_default();
+    let namespace = meta.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
+    let object = format!("pod/{name}");
+    if name.is_empty() {
+        return Err(err(
+            &object,
+            "metadata.name",
+            "Required value: name is required",
+        ));
+    }
+    let default_spec = core::PodSpec::default();
+    let spec = p.spec.as_ref().unwrap_or(&default_spec);
+    let controller = meta
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|o| o.controller == Some(true))
+        .map(|o| ControllerRef {
+            kind: match (o.api_version.as_str(), o.kind.as_str()) {
+                ("v1", "ReplicationController") => ControllerKind::ReplicationController,
+                ("apps/v1", "ReplicaSet") => ControllerKind::ReplicaSet,
+                ("apps/v1", "StatefulSet") => ControllerKind::StatefulSet,
+                _ => ControllerKind::Other,
+            },
+            name: o.name.as_str().into(),
+        });
+    Ok(Pod {
+        name: name.as_str().into(),
+        namespace: symbols.intern(namespace),
+        labels: Labels::from_map(meta.labels.as_ref(), symbols),
+        node_name: spec
+            .node_name
+            .as_deref()
+            .filter(|n| !n.is_empty())
+            .map(Into::into),
+        terminating: meta.deletion_timestamp.is_some(),
+        priority: spec.priority.unwrap_or(0),
+        scheduler_name: spec
+            .scheduler_name
+            .as_deref()
+            .filter(|s| !s.is_empty())
+            .unwrap_or("default-scheduler")
+            .into(),
+        controller,
+        required_node_affinity: required_node_affinity(spec, symbols),
+        tolerations: tolerations(spec, &object)?,
+        spread_constraints: spec
+            .topology_spread_constraints
+            .iter()
+            .flatten()
+            .enumerate()
+            .map(|(i, c)| {
+                spread_constraint(c, symbols).map_err(|(field, message)| {
+                    err(
+                        &object,
+                        format!("spec.topologySpreadConstraints[{i}].{field}"),
+                        message,
+                    )
+                })
+            })
+            .collect::<Result<_, _>>()?,
+    })
+}
+
+/// `nodeaffinity.GetRequiredNodeAffinity`: nodeSelector and required terms.
+fn required_node_affinity(spec: &core::PodSpec, symbols: &mut Symbols) -> RequiredNodeAffinity {
+    let node_selector = spec
+        .node_selector
+        .as_ref()
+        .filter(|m| !m.is_empty())
+        .map(|m| Selector::from_set(&Labels::from_map(Some(m), symbols)));
+    let terms = spec
+        .affinity
+        .as_ref()
+        .and_then(|a| a.node_affinity.as_ref())
+        .and_then(|na| {
+            na.required_during_scheduling_ignored_during_execution
+                .as_ref()
+        })
+        .map(|ns| NodeSelectorMatcher::parse(ns, symbols));
+    RequiredNodeAffinity {
+        node_selector,
+        terms,
+    }
+}
+
+fn tolerations(spec: &core::PodSpec, object: &str) -> Result<Vec<Toleration>, ConvertError> {
+    spec.tolerations
+        .iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, t)| {
+            let effect = match t.effect.as_deref() {
+                None | Some("") => None,
+                Some(e) => Some(TaintEffect::parse(e).ok_or_else(|| {
+                    err(
+                        object,
+                        format!("spec.tolerations[{i}].effect"),
+                        format!("Unsupported value: {e:?}: supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\""),
+                    )
+                })?),
+            };
+            Ok(Toleration {
+                key: t.key.as_deref().unwrap_or("").into(),
+                op: match t.operator.as_deref() {
+                    None | Some("") | Some("Equal") => TolerationOp::Equal,
+                    Some("Exists") => TolerationOp::Exists,
+                    Some("Lt") => TolerationOp::Lt,
+                    Some("Gt") => TolerationOp::Gt,
+                    Some(_) => TolerationOp::Unknown,
+                },
+                value: t.value.as_deref().unwrap_or("").into(),
+                effect,
+            })
+        })
+        .collect()
+}
+
+/// Converts one constraint; on error, the field (relative to the constraint) and message.
+pub fn spread_constraint(
+    c: &core::TopologySpreadConstraint,
+    symbols: &mut Symbols,
+) -> Result<SpreadConstraintSpec, (String, String)> {
+    let selector = Selector::from_label_selector(c.label_selector.as_ref(), symbols)
+        .map_err(|e| ("labelSelector".to_string(), format!("Invalid value: {e}")))?;
+    Ok(SpreadConstraintSpec {
+        max_skew: c.max_skew,
+        topology_key: symbols.intern(&c.topology_key),
+        when_unsatisfiable: WhenUnsatisfiable::parse(&c.when_unsatisfiable),
+        selector,
+        min_domains: c.min_domains,
+        node_affinity_policy: c
+            .node_affinity_policy
+            .as_deref()
+            .map(NodeInclusionPolicy::parse),
+        node_taints_policy: c
+            .node_taints_policy
+            .as_deref()
+            .map(NodeInclusionPolicy::parse),
+        match_label_keys: c
+            .match_label_keys
+            .iter()
+            .flatten()
+            .map(|k| symbols.intern(k))
+            .collect(),
+    })
+}
+
+/// Converts a v1 Node.
+pub fn node(n: &core::Node, symbols: &mut Symbols) -> Result<Node, ConvertError> {
+    let name = n.metadata.name.clone().unwrap_or_default();
+    let object = format!("node/{name}");
+    if name.is_empty() {
+        return Err(err(
+            &object,
+            "metadata.name",
+            "Required value: name is required",
+        ));
+    }
+    let spec = n.spec.as_ref();
+    let taints = spec
+        .and_then(|s| s.taints.as_ref())
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, t)| {
+            let effect = TaintEffect::parse(&t.effect).ok_or_else(|| {
+                err(
+                    &object,
+                    format!("spec.taints[{i}].effect"),
+                    format!("Unsupported value: {:?}: supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"", t.effect),
+                )
+            })?;
+            Ok(Taint {
+                key: t.key.as_str().into(),
+                value: t.value.as_deref().unwrap_or("").into(),
+                effect,
+            })
+        })
+        .collect::<Result<_, ConvertError>>()?;
+    Ok(Node {
+        name: name.as_str().into(),
+        labels: Labels::from_map(n.metadata.labels.as_ref(), symbols),
+        taints,
+        unschedulable: spec.and_then(|s| s.unschedulable).unwrap_or(false),
+    })
+}
+
+/// Why a snapshot could not be built from manifests.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// An object could not be converted.
+    #[error("{file}: {source}")]
+    Convert {
+        /// The file it came from.
+        file: String,
+        /// What was wrong.
+        #[source]
+        source: ConvertError,
+    },
+    /// The snapshot rejected an object (duplicate, dangling node name).
+    #[error("{file}: {source}")]
+    Snapshot {
+        /// The file it came from.
+        file: String,
+        /// What was wrong.
+        #[source]
+        source: SnapshotError,
+    },
+}
+
+/// Records the selector-bearing objects default spreading reads.
+pub fn add_workload(object: &Object, workloads: &mut Workloads, symbols: &mut Symbols) {
+    let ns_of = |m: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                 symbols: &mut Symbols| {
+        symbols.intern(m.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE))
+    };
+    let name_of = |m: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| -> Box<str> {
+        m.name.as_deref().unwrap_or("").into()
+    };
+    match object {
+        Object::Service(s) => {
+            let sel = s
+                .spec
+                .as_ref()
+                .and_then(|sp| sp.selector.as_ref())
+                .map(|m| Labels::from_map(Some(m), symbols));
+            let ns = ns_of(&s.metadata, symbols);
+            workloads.services.push((ns, name_of(&s.metadata), sel));
+        }
+        Object::ReplicationController(rc) => {
+            let sel = rc
+                .spec
+                .as_ref()
+                .and_then(|sp| sp.selector.as_ref())
+                .map(|m| Labels::from_map(Some(m), symbols));
+            let ns = ns_of(&rc.metadata, symbols);
+            workloads
+                .replication_controllers
+                .push((ns, name_of(&rc.metadata), sel));
+        }
+        Object::ReplicaSet(rs) => {
+            let sel = rs
+                .spec
+                .as_ref()
+                .and_then(|sp| Selector::from_label_selector(Some(&sp.selector), symbols).ok());
+            let ns = ns_of(&rs.metadata, symbols);
+            workloads
+                .replica_sets
+                .push((ns, name_of(&rs.metadata), sel));
+        }
+        Object::StatefulSet(ss) => {
+            let sel = ss
+                .spec
+                .as_ref()
+                .and_then(|sp| Selector::from_label_selector(Some(&sp.selector), symbols).ok());
+            let ns = ns_of(&ss.metadata, symbols);
+            workloads
+                .stateful_sets
+                .push((ns, name_of(&ss.metadata), sel));
+        }
+        _ => {}
+    }
+}
+
+/// Builds a snapshot from loaded manifests: nodes first, then the workload objects, then
+/// pods (a pod with `spec.nodeName` is bound; one without stays pending in the snapshot).
+pub fn build_snapshot<'a>(
+    objects: impl IntoIterator<Item = &'a Loaded> + Clone,
+) -> Result<Snapshot, BuildError> {
+    let mut snapshot = Snapshot::new();
+    for l in objects.clone() {
+        if let Object::Node(n) = &l.object {
+            let node = node(n, snapshot.symbols_mut()).map_err(|source| BuildError::Convert {
+                file: l.source.file.clone(),
+                source,
+            })?;
+            snapshot
+                .add_node(node)
+                .map_err(|source| BuildError::Snapshot {
+                    file: l.source.file.clone(),
+                    source,
+                })?;
+        }
+    }
+    for l in objects.clone() {
+        let mut workloads = std::mem::take(snapshot.workloads_mut());
+        add_workload(&l.object, &mut workloads, snapshot.symbols_mut());
+        *snapshot.workloads_mut() = workloads;
+    }
+    for l in objects {
+        if let Object::Pod(p) = &l.object {
+            let pod = pod(p, snapshot.symbols_mut()).map_err(|source| BuildError::Convert {
+                file: l.source.file.clone(),
+                source,
+            })?;
+            snapshot
+                .add_pod(pod)
+                .map_err(|source| BuildError::Snapshot {
+                    file: l.source.file.clone(),
+                    source,
+                })?;
+        }
+    }
+    Ok(snapshot)
+}
