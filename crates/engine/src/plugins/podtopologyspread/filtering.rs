@@ -143,6 +143,15 @@ impl PreFilterState {
             .collect()
     }
 
+    /// The tracked minimum count over each hard constraint's eligible domains (`None`
+    /// when a constraint has no eligible domain), before minDomains is applied.
+    pub fn minimums(&self) -> Vec<Option<i64>> {
+        self.domains
+            .iter()
+            .map(|d| (d.eligible() > 0).then(|| d.min()))
+            .collect()
+    }
+
     /// The global minimum a constraint's skew is measured against, with minDomains applied.
     pub(crate) fn min_match(&self, i: usize) -> i64 {
         let d = &self.domains[i];
