@@ -6,3 +6,4 @@
 
 pub mod config;
 pub mod scenario;
+pub mod validation;
