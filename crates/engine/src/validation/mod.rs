@@ -2,10 +2,13 @@
 //!
 //! [`FieldError`] prints as kubectl shows API errors. Everything here is pure: no I/O.
 
+mod args;
 mod field;
 mod labels;
 mod names;
+mod pod;
 
+pub use args::validate_pod_topology_spread_args;
 pub use field::{
     ErrorType, FieldError, FieldPath, GoValue, aggregate_message, dedup_by_message, go_quote,
 };
@@ -14,3 +17,7 @@ pub use labels::{
     validate_label_selector_requirement, validate_labels,
 };
 pub use names::{is_dns1123_subdomain, is_qualified_name, is_valid_label_value};
+pub use pod::{
+    PodValidationOptions, validate_match_label_keys_legacy, validate_match_label_keys_merged,
+    validate_topology_spread_constraints,
+};
