@@ -6,6 +6,7 @@ mod args;
 mod field;
 mod labels;
 mod names;
+mod objects;
 mod pod;
 
 pub use args::validate_pod_topology_spread_args;
@@ -17,6 +18,10 @@ pub use labels::{
     validate_label_selector_requirement, validate_labels,
 };
 pub use names::{is_dns1123_subdomain, is_qualified_name, is_valid_label_value};
+pub use objects::{
+    ApiServerFeatures, ObjectError, PodSpecRef, Workload, merge_match_label_keys,
+    template_pods_create, validate_workload_create,
+};
 pub use pod::{
     PodValidationOptions, validate_match_label_keys_legacy, validate_match_label_keys_merged,
     validate_topology_spread_constraints,
