@@ -34,6 +34,7 @@ mod args;
 mod case;
 mod field;
 mod labels;
+pub mod lint;
 mod names;
 mod objects;
 mod pod;
