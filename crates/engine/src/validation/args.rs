@@ -166,4 +166,50 @@ mod tests {
             ]
         );
     }
+
+    /// The messages upstream's TestValidatePodTopologySpreadArgs compares verbatim.
+    #[test]
+    fn messages_match_upstream_test() {
+        let msg = |a: PodTopologySpreadArgs| {
+            crate::validation::aggregate_message(&validate_pod_topology_spread_args(
+                &a,
+                &FieldPath::root(),
+            ))
+        };
+        assert_eq!(
+            msg(args(
+                Some("List"),
+                vec![
+                    tsc(1, "node", DO_NOT_SCHEDULE),
+                    tsc(2, "node", DO_NOT_SCHEDULE)
+                ]
+            ))
+            .as_deref(),
+            Some("defaultConstraints[1]: Duplicate value: \"{node, DoNotSchedule}\"")
+        );
+        assert_eq!(
+            msg(args(Some("List"), vec![tsc(1, "node", "unknown action")])).as_deref(),
+            Some(
+                "defaultConstraints[0].whenUnsatisfiable: Unsupported value: \"unknown action\": supported values: \"DoNotSchedule\", \"ScheduleAnyway\""
+            )
+        );
+        assert_eq!(
+            msg(args(Some("List"), vec![tsc(-1, "node", DO_NOT_SCHEDULE)])).as_deref(),
+            Some("defaultConstraints[0].maxSkew: Invalid value: -1: not in valid range (0, inf)")
+        );
+        let mut with_selector = tsc(1, "key", DO_NOT_SCHEDULE);
+        with_selector.label_selector = Some(Default::default());
+        assert_eq!(
+            msg(args(Some("List"), vec![with_selector])).as_deref(),
+            Some(
+                "defaultConstraints[0].labelSelector: Forbidden: constraint must not define a selector, as they deduced for each pod"
+            )
+        );
+        assert_eq!(
+            msg(args(Some("List"), vec![tsc(1, "", "")])).as_deref(),
+            Some(
+                "[defaultConstraints[0].topologyKey: Required value: can not be empty, defaultConstraints[0].whenUnsatisfiable: Required value: can not be empty]"
+            )
+        );
+    }
 }

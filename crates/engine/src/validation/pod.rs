@@ -445,4 +445,42 @@ mod tests {
             vec![(ErrorType::Invalid, "P.matchLabelKeys[0]".into())]
         );
     }
+
+    /// An API server rejection seen in the wild (a StatefulSet's pod create, recorded in
+    /// an operator-testing report), reproduced byte for byte.
+    #[test]
+    fn reproduces_a_real_api_server_message() {
+        let mut c = tsc(1, "topology.kubernetes.io/zone", "ACTOKEY");
+        c.min_domains = Some(1);
+        c.node_affinity_policy = Some("ACTOKEY".into());
+        c.label_selector = Some(LabelSelector {
+            match_labels: None,
+            match_expressions: Some(
+                ["a", "b", "c"]
+                    .iter()
+                    .map(|k| LabelSelectorRequirement {
+                        key: k.to_string(),
+                        operator: "ACTOKEY".into(),
+                        values: Some(vec!["v".into()]),
+                    })
+                    .collect(),
+            ),
+        });
+        let errs = validate_topology_spread_constraints(
+            &[c],
+            &root(),
+            &PodValidationOptions::create(true, true),
+        );
+        assert_eq!(
+            crate::validation::aggregate_message(&errs).as_deref(),
+            Some(concat!(
+                "[spec.topologySpreadConstraints[0].whenUnsatisfiable: Unsupported value: \"ACTOKEY\": supported values: \"DoNotSchedule\", \"ScheduleAnyway\", ",
+                "spec.topologySpreadConstraints[0].minDomains: Invalid value: 1: can only use minDomains if whenUnsatisfiable=DoNotSchedule, not ACTOKEY, ",
+                "spec.topologySpreadConstraints[0].nodeAffinityPolicy: Unsupported value: \"ACTOKEY\": supported values: \"Honor\", \"Ignore\", ",
+                "spec.topologySpreadConstraints[0].labelSelector.matchExpressions[0].operator: Invalid value: \"ACTOKEY\": not a valid selector operator, ",
+                "spec.topologySpreadConstraints[0].labelSelector.matchExpressions[1].operator: Invalid value: \"ACTOKEY\": not a valid selector operator, ",
+                "spec.topologySpreadConstraints[0].labelSelector.matchExpressions[2].operator: Invalid value: \"ACTOKEY\": not a valid selector operator]"
+            ))
+        );
+    }
 }
