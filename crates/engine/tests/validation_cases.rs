@@ -32,7 +32,7 @@ fn validation_cases() {
             Ok(t) => t,
             Err(e) => panic!("reading {}: {e}", file.display()),
         };
-        let cases: ValidationCaseFile = match serde_saphyr::from_str(&text) {
+        let cases = match ValidationCaseFile::from_yaml(&text) {
             Ok(c) => c,
             Err(e) => panic!("parsing {}: {e}", file.display()),
         };

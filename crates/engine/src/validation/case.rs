@@ -72,6 +72,39 @@ pub struct ExpectedError {
     pub origin: Option<String>,
 }
 
+/// Why a case file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum CaseFileError {
+    /// The text is not YAML, or not shaped like a case file.
+    #[error(transparent)]
+    Yaml(#[from] serde_saphyr::Error),
+    /// Keys that no field reads, anywhere in the file (typos would silently weaken a case).
+    #[error("unknown fields: {}", .paths.join(", "))]
+    UnknownFields {
+        /// Their paths, e.g. `cases.3.pod.spec.topologySpreadConstraints.0.topologykey`.
+        paths: Vec<String>,
+    },
+}
+
+impl ValidationCaseFile {
+    /// Reads a case file, rejecting unknown keys everywhere, also inside the pod and the
+    /// args (k8s-openapi's types skip unknown keys on their own).
+    pub fn from_yaml(text: &str) -> Result<Self, CaseFileError> {
+        let mut unknown = Vec::new();
+        let file: Self = serde_saphyr::with_deserializer_from_str(text, |de| {
+            serde_ignored::deserialize(de, |path| {
+                // serde_ignored writes `?` for each Option on the way; drop them
+                unknown.push(path.to_string().replace(".?", ""))
+            })
+        })?;
+        if unknown.is_empty() {
+            Ok(file)
+        } else {
+            Err(CaseFileError::UnknownFields { paths: unknown })
+        }
+    }
+}
+
 impl ValidationCase {
     /// Runs the validation the case names and returns the errors it produced.
     pub fn validate(&self) -> Vec<FieldError> {
@@ -220,7 +253,7 @@ mod tests {
     use super::*;
 
     fn parse(yaml: &str) -> ValidationCaseFile {
-        match serde_saphyr::from_str(yaml) {
+        match ValidationCaseFile::from_yaml(yaml) {
             Ok(f) => f,
             Err(e) => panic!("{e}"),
         }
@@ -258,10 +291,22 @@ cases:
 
     #[test]
     fn unknown_fields_are_rejected() {
-        let r: Result<ValidationCaseFile, _> = serde_saphyr::from_str(
+        let r = ValidationCaseFile::from_yaml(
             "cases:\n- {name: x, source: y, args: {}, expect: {valid: true}, extra: 1}\n",
         );
         assert!(r.is_err());
+        let r = ValidationCaseFile::from_yaml(
+            "cases:\n- {name: x, source: y, expect: {valid: true},\n   pod: {spec: {topologySpreadConstraints: [{maxSkew: 1, topologykey: z}]}}}\n",
+        );
+        match r {
+            Err(CaseFileError::UnknownFields { paths }) => {
+                assert_eq!(
+                    paths,
+                    ["cases.0.pod.spec.topologySpreadConstraints.0.topologykey"]
+                );
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

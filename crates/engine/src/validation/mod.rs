@@ -40,7 +40,9 @@ mod objects;
 mod pod;
 
 pub use args::validate_pod_topology_spread_args;
-pub use case::{ExpectedError, ValidationCase, ValidationCaseFile, ValidationExpectation};
+pub use case::{
+    CaseFileError, ExpectedError, ValidationCase, ValidationCaseFile, ValidationExpectation,
+};
 pub use field::{
     ErrorType, FieldError, FieldPath, GoValue, aggregate_message, dedup_by_message, go_quote,
 };
