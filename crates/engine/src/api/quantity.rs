@@ -146,6 +146,16 @@ impl Quantity {
         scaled(self.nanos, 1_000_000)
     }
 
+    /// The sum, clamped to the range this type keeps (±10²¹ units).
+    pub fn saturating_add(self, other: Quantity) -> Quantity {
+        Quantity {
+            nanos: self
+                .nanos
+                .saturating_add(other.nanos)
+                .clamp(-MAX_NANOS, MAX_NANOS),
+        }
+    }
+
     /// Whether the quantity is zero.
     pub fn is_zero(&self) -> bool {
         self.nanos == 0
