@@ -1,3 +1,4 @@
 //! The scheduling plugins, one module each, as kube-scheduler's default profile has them.
 
+pub mod noderesources;
 pub mod podtopologyspread;
