@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Container, PodSpec};
+use k8s_openapi::api::core::v1::{Container, ContainerStatus, PodSpec, PodStatus};
 
 use super::{CPU, MEMORY, Resources, Result, is_hugepage_resource_name, parse_list};
 use crate::api::quantity::Quantity;
@@ -19,12 +19,16 @@ pub struct RequestOptions {
     /// `PodLevelResources` (beta, on by default since 1.34): `spec.resources.requests`
     /// for cpu, memory and hugepages replace the containers' sum.
     pub pod_level_resources: bool,
+    /// `InPlacePodVerticalScaling` (on by default since 1.33): a running pod's
+    /// allocated and actuated requests from its status count too.
+    pub in_place_pod_vertical_scaling: bool,
 }
 
 impl Default for RequestOptions {
     fn default() -> Self {
         Self {
             pod_level_resources: true,
+            in_place_pod_vertical_scaling: true,
         }
     }
 }
@@ -86,19 +90,32 @@ impl PodResourceRequests {
     }
 }
 
-/// [`pod_requests_with`] under the default feature gates.
+/// [`pod_requests_with`] under the default feature gates, for a pod as its spec
+/// describes it (no status): the pod being scheduled.
 pub fn pod_requests(spec: &PodSpec) -> Result<PodResourceRequests> {
-    pod_requests_with(spec, RequestOptions::default())
+    pod_requests_with(spec, None, RequestOptions::default())
 }
 
-/// A pod's requests, as upstream's `PodRequests` computes them for a pod that is not
-/// running yet: the sum over containers; each init container's request (plus the
-/// restartable init containers before it) as a floor; restartable (sidecar) init
-/// containers added to the sum; pod-level requests replacing cpu/memory/hugepages when
-/// set; overhead added last. Fails, naming the field, on a quantity that does not
-/// parse or is negative.
-pub fn pod_requests_with(spec: &PodSpec, options: RequestOptions) -> Result<PodResourceRequests> {
-    let parsed = ParsedPod::parse(spec, options)?;
+/// A pod's requests, as upstream's `PodRequests` computes them: the sum over
+/// containers; each init container's request (plus the restartable init containers
+/// before it) as a floor; restartable (sidecar) init containers added to the sum;
+/// pod-level requests replacing cpu/memory/hugepages when set; overhead added last.
+///
+/// Pass the pod's `status` for a pod already on a node: with
+/// `in_place_pod_vertical_scaling`, each container then counts the larger of its spec,
+/// allocated (`status.containerStatuses[].allocatedResources`) and actuated
+/// (`...resources.requests`) requests, as `NodeInfo` does for resized pods (only the
+/// latter two when the resize is `Infeasible`). Pass `None` for the pod being
+/// scheduled: NodeResourcesFit never looks at status.
+///
+/// Fails, naming the field, on a quantity that does not parse or is negative.
+pub fn pod_requests_with(
+    spec: &PodSpec,
+    status: Option<&PodStatus>,
+    options: RequestOptions,
+) -> Result<PodResourceRequests> {
+    let status = status.filter(|_| options.in_place_pod_vertical_scaling);
+    let parsed = ParsedPod::parse(spec, status, options)?;
     let requests = parsed.aggregate(&[]);
 
     let mut requested = Resources::default();
@@ -140,61 +157,134 @@ fn non_zero_of(requests: &BTreeMap<&str, Quantity>) -> NonZeroRequests {
     }
 }
 
-/// A container's requests, parsed.
+type List<'a> = BTreeMap<&'a str, Quantity>;
+
+/// A container's requests, parsed: from its spec, and from its status when the pod
+/// runs and in-place resize applies.
 struct ParsedContainer<'a> {
-    requests: BTreeMap<&'a str, Quantity>,
+    spec: List<'a>,
+    /// `allocatedResources`, when the status lists the container and has them.
+    allocated: Option<List<'a>>,
+    /// `resources.requests`, when the status lists the container and has them.
+    actuated: Option<List<'a>>,
     restartable: bool,
 }
 
-/// Every resource list of a pod spec, parsed once.
+/// Which requests a container contributes (upstream's `containerSpecRequests`,
+/// `containerAllocatedRequests`, `containerActuatedRequests`).
+#[derive(Clone, Copy)]
+enum Source {
+    Spec,
+    Allocated,
+    Actuated,
+}
+
+impl<'a> ParsedContainer<'a> {
+    fn requests(&self, source: Source, infeasible: bool) -> Option<&List<'a>> {
+        let fallback = if infeasible { None } else { Some(&self.spec) };
+        match source {
+            Source::Spec => Some(&self.spec),
+            Source::Allocated => self.allocated.as_ref().or(fallback),
+            Source::Actuated => self
+                .actuated
+                .as_ref()
+                .or(self.allocated.as_ref())
+                .or(fallback),
+        }
+    }
+}
+
+/// Every resource list of a pod, parsed once.
 struct ParsedPod<'a> {
-    containers: Vec<BTreeMap<&'a str, Quantity>>,
+    containers: Vec<ParsedContainer<'a>>,
     init_containers: Vec<ParsedContainer<'a>>,
+    /// Whether the status was given (and in-place resize applies).
+    use_status: bool,
+    /// The pod's `PodResizePending` condition says `Infeasible`.
+    infeasible: bool,
     /// Pod-level requests when `PodLevelResources` applies and they name a supported
     /// resource; only the supported entries.
-    pod_level: Option<BTreeMap<&'a str, Quantity>>,
-    overhead: BTreeMap<&'a str, Quantity>,
+    pod_level: Option<List<'a>>,
+    overhead: List<'a>,
 }
 
 impl<'a> ParsedPod<'a> {
-    fn parse(spec: &'a PodSpec, options: RequestOptions) -> Result<Self> {
-        let container_requests = |c: &'a Container, field: &str, i: usize| {
-            parse_list(
-                c.resources.as_ref().and_then(|r| r.requests.as_ref()),
-                &|| format!("spec.{field}[{i}].resources.requests"),
-            )
+    fn parse(
+        spec: &'a PodSpec,
+        status: Option<&'a PodStatus>,
+        options: RequestOptions,
+    ) -> Result<Self> {
+        let find_status = |name: &str| -> Option<(usize, &'a ContainerStatus, &'static str)> {
+            let status = status?;
+            let find = |list: &'a Option<Vec<ContainerStatus>>, field: &'static str| {
+                list.iter()
+                    .flatten()
+                    .enumerate()
+                    .find(|(_, cs)| cs.name == name)
+                    .map(|(i, cs)| (i, cs, field))
+            };
+            find(&status.container_statuses, "containerStatuses")
+                .or_else(|| find(&status.init_container_statuses, "initContainerStatuses"))
         };
+        let parse_container =
+            |c: &'a Container, field: &str, i: usize| -> Result<ParsedContainer<'a>> {
+                let spec = parse_list(
+                    c.resources.as_ref().and_then(|r| r.requests.as_ref()),
+                    &|| format!("spec.{field}[{i}].resources.requests"),
+                )?;
+                let (mut allocated, mut actuated) = (None, None);
+                if let Some((j, cs, status_field)) = find_status(&c.name) {
+                    if let Some(list) = cs.allocated_resources.as_ref() {
+                        allocated = Some(parse_list(Some(list), &|| {
+                            format!("status.{status_field}[{j}].allocatedResources")
+                        })?);
+                    }
+                    if let Some(list) = cs.resources.as_ref().and_then(|r| r.requests.as_ref()) {
+                        actuated = Some(parse_list(Some(list), &|| {
+                            format!("status.{status_field}[{j}].resources.requests")
+                        })?);
+                    }
+                }
+                Ok(ParsedContainer {
+                    spec,
+                    allocated,
+                    actuated,
+                    restartable: c.restart_policy.as_deref() == Some("Always"),
+                })
+            };
         let containers = spec
             .containers
             .iter()
             .enumerate()
-            .map(|(i, c)| container_requests(c, "containers", i))
+            .map(|(i, c)| parse_container(c, "containers", i))
             .collect::<Result<Vec<_>>>()?;
         let init_containers = spec
             .init_containers
             .iter()
             .flatten()
             .enumerate()
-            .map(|(i, c)| {
-                Ok(ParsedContainer {
-                    requests: container_requests(c, "initContainers", i)?,
-                    restartable: c.restart_policy.as_deref() == Some("Always"),
-                })
-            })
+            .map(|(i, c)| parse_container(c, "initContainers", i))
             .collect::<Result<Vec<_>>>()?;
         let pod_level_list = parse_list(
             spec.resources.as_ref().and_then(|r| r.requests.as_ref()),
             &|| "spec.resources.requests".to_owned(),
         )?;
-        let supported: BTreeMap<&str, Quantity> = pod_level_list
+        let supported: List<'a> = pod_level_list
             .into_iter()
             .filter(|(name, _)| is_supported_pod_level_resource(name))
             .collect();
         let pod_level = (options.pod_level_resources && !supported.is_empty()).then_some(supported);
         let overhead = parse_list(spec.overhead.as_ref(), &|| "spec.overhead".to_owned())?;
+        // IsPodResizeInfeasible: the first PodResizePending condition decides.
+        let infeasible = status
+            .and_then(|s| s.conditions.as_ref())
+            .and_then(|conditions| conditions.iter().find(|c| c.type_ == "PodResizePending"))
+            .is_some_and(|c| c.reason.as_deref() == Some("Infeasible"));
         Ok(Self {
             containers,
             init_containers,
+            use_status: status.is_some(),
+            infeasible,
             pod_level,
             overhead,
         })
@@ -202,24 +292,53 @@ impl<'a> ParsedPod<'a> {
 
     /// `PodRequests` with `defaults` filled in for containers that omit them
     /// (`NonMissingContainerRequests`).
-    fn aggregate(&self, defaults: &[(&'a str, Quantity)]) -> BTreeMap<&'a str, Quantity> {
-        let with_defaults = |requests: &BTreeMap<&'a str, Quantity>| {
-            let mut filled = requests.clone();
+    fn aggregate(&self, defaults: &[(&'a str, Quantity)]) -> List<'a> {
+        let mut result = if self.use_status {
+            let spec = self.aggregate_containers(Source::Spec, defaults);
+            let allocated = self.aggregate_containers(Source::Allocated, defaults);
+            let actuated = self.aggregate_containers(Source::Actuated, defaults);
+            let mut result = actuated;
+            max_into(&mut result, &allocated);
+            if !self.infeasible {
+                max_into(&mut result, &spec);
+            }
+            result
+        } else {
+            self.aggregate_containers(Source::Spec, defaults)
+        };
+        if let Some(pod_level) = &self.pod_level {
+            for (name, quantity) in pod_level {
+                result.insert(name, *quantity);
+            }
+        }
+        add_into(&mut result, &self.overhead);
+        result
+    }
+
+    /// `aggregateContainerResourcesByFn`: containers summed, init containers as a
+    /// floor, sidecars in both.
+    fn aggregate_containers(&self, source: Source, defaults: &[(&'a str, Quantity)]) -> List<'a> {
+        let empty = List::new();
+        let with_defaults = |container: &ParsedContainer<'a>| {
+            let mut filled = container
+                .requests(source, self.infeasible)
+                .unwrap_or(&empty)
+                .clone();
             for (name, quantity) in defaults {
                 filled.entry(name).or_insert(*quantity);
             }
             filled
         };
-        let mut result = BTreeMap::new();
+        let mut result = List::new();
         for container in &self.containers {
             add_into(&mut result, &with_defaults(container));
         }
         // While init container i runs, the restartable init containers before it run
         // too (KEP-753).
-        let mut restartable = BTreeMap::new();
-        let mut init_floor = BTreeMap::new();
+        let mut restartable = List::new();
+        let mut init_floor = List::new();
         for init in &self.init_containers {
-            let requests = with_defaults(&init.requests);
+            let requests = with_defaults(init);
             let in_use = if init.restartable {
                 add_into(&mut result, &requests);
                 add_into(&mut restartable, &requests);
@@ -232,12 +351,6 @@ impl<'a> ParsedPod<'a> {
             max_into(&mut init_floor, &in_use);
         }
         max_into(&mut result, &init_floor);
-        if let Some(pod_level) = &self.pod_level {
-            for (name, quantity) in pod_level {
-                result.insert(name, *quantity);
-            }
-        }
-        add_into(&mut result, &self.overhead);
         result
     }
 }

@@ -202,12 +202,11 @@ fn pod_level_requests_replace_cpu_memory_and_hugepages() {
     );
 
     // With the feature gate off the pod level is ignored.
-    let off = pod_requests_with(
-        &spec(value),
-        RequestOptions {
-            pod_level_resources: false,
-        },
-    );
+    let options = RequestOptions {
+        pod_level_resources: false,
+        ..RequestOptions::default()
+    };
+    let off = pod_requests_with(&spec(value), None, options);
     assert_eq!(off.map(|r| r.requested.milli_cpu), Ok(200));
 }
 
@@ -384,4 +383,87 @@ fn resource_name_classes() {
         assert_eq!(is_extended_resource_name(name), extended, "{name} extended");
         assert_eq!(is_scalar_resource_name(name), scalar, "{name} scalar");
     }
+}
+
+fn status(value: serde_json::Value) -> k8s_openapi::api::core::v1::PodStatus {
+    match serde_json::from_value(value) {
+        Ok(s) => s,
+        Err(e) => panic!("bad test pod status: {e}"),
+    }
+}
+
+fn bound(spec_value: serde_json::Value, status_value: serde_json::Value) -> PodResourceRequests {
+    match pod_requests_with(
+        &spec(spec_value),
+        Some(&status(status_value)),
+        RequestOptions::default(),
+    ) {
+        Ok(r) => r,
+        Err(e) => panic!("pod_requests_with: {e}"),
+    }
+}
+
+#[test]
+fn resized_pods_count_the_larger_of_spec_allocated_and_actuated() {
+    // TestPodResourceRequests' in-place resize cases: spec 2 cpu, allocated 4 → 4;
+    // spec 4, allocated 2 → 4 (the larger); actuated 3 with nothing allocated → 3.
+    let one = |cpu: &str| json!({"containers": [container("c", json!({"cpu": cpu}))]});
+    let st = |allocated: Option<&str>, actuated: Option<&str>| {
+        let mut cs =
+            json!({"name": "c", "image": "i", "imageID": "", "ready": true, "restartCount": 0});
+        if let Some(a) = allocated {
+            cs["allocatedResources"] = json!({"cpu": a});
+        }
+        if let Some(a) = actuated {
+            cs["resources"] = json!({"requests": {"cpu": a}});
+        }
+        json!({"containerStatuses": [cs]})
+    };
+    assert_eq!(
+        bound(one("2"), st(Some("4"), None)).requested.milli_cpu,
+        4000
+    );
+    assert_eq!(
+        bound(one("4"), st(Some("2"), None)).requested.milli_cpu,
+        4000
+    );
+    assert_eq!(
+        bound(one("1"), st(None, Some("3"))).requested.milli_cpu,
+        3000
+    );
+    // Infeasible resize: the spec no longer counts.
+    let mut infeasible = st(Some("2"), None);
+    infeasible["conditions"] =
+        json!([{"type": "PodResizePending", "status": "True", "reason": "Infeasible"}]);
+    assert_eq!(bound(one("4"), infeasible).requested.milli_cpu, 2000);
+    // Deferred resize: it does.
+    let mut deferred = st(Some("2"), None);
+    deferred["conditions"] =
+        json!([{"type": "PodResizePending", "status": "True", "reason": "Deferred"}]);
+    assert_eq!(bound(one("4"), deferred).requested.milli_cpu, 4000);
+    // Status ignored when the gate is off, and for the pod being scheduled.
+    let off = RequestOptions {
+        in_place_pod_vertical_scaling: false,
+        ..RequestOptions::default()
+    };
+    let r = pod_requests_with(&spec(one("2")), Some(&status(st(Some("4"), None))), off);
+    assert_eq!(r.map(|r| r.requested.milli_cpu), Ok(2000));
+    // Non-zero defaults apply per source: an allocation without memory still gets 200Mi.
+    let r = bound(one("2"), st(Some("4"), None));
+    assert_eq!(
+        r.non_zero,
+        NonZeroRequests {
+            milli_cpu: 4000,
+            memory: 200 * 1024 * 1024
+        }
+    );
+    // Bad status quantities name the status field.
+    let err = pod_requests_with(
+        &spec(one("1")),
+        Some(&status(st(Some("x"), None))),
+        RequestOptions::default(),
+    );
+    assert!(
+        matches!(err, Err(ResourceError::Quantity { ref path, .. }) if path == "status.containerStatuses[0].allocatedResources[cpu]")
+    );
 }
