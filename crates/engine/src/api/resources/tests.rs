@@ -467,3 +467,40 @@ fn resized_pods_count_the_larger_of_spec_allocated_and_actuated() {
         matches!(err, Err(ResourceError::Quantity { ref path, .. }) if path == "status.containerStatuses[0].allocatedResources[cpu]")
     );
 }
+
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #[test]
+        fn pod_requests_never_panic(cpu in "\\PC{0,12}", memory in "[-+0-9.eEinumkKMGTP]{0,12}") {
+            let _ = pod_requests(&spec(json!({
+                "containers": [container("c", json!({"cpu": cpu, "memory": memory}))],
+                "overhead": {"cpu": memory},
+            })));
+        }
+
+        /// Without sidecars: max(Σ containers, max init) + overhead, per resource.
+        #[test]
+        fn matches_the_simple_formula_without_sidecars(
+            containers in prop::collection::vec(0i64..10_000, 0..4),
+            inits in prop::collection::vec(0i64..10_000, 0..3),
+            overhead in 0i64..1_000,
+        ) {
+            let cpu = |m: &i64| container("c", json!({"cpu": format!("{m}m")}));
+            let r = requests(json!({
+                "containers": containers.iter().map(cpu).collect::<Vec<_>>(),
+                "initContainers": inits.iter().map(cpu).collect::<Vec<_>>(),
+                "overhead": {"cpu": format!("{overhead}m")},
+            }));
+            let sum: i64 = containers.iter().sum();
+            let floor = inits.iter().copied().max().unwrap_or(0);
+            prop_assert_eq!(r.requested.milli_cpu, sum.max(floor) + overhead);
+            // Non-zero cpu only differs by the defaults for missing requests, and
+            // every container here sets cpu.
+            prop_assert_eq!(r.non_zero.milli_cpu, r.requested.milli_cpu);
+        }
+    }
+}
