@@ -14,4 +14,6 @@ pub mod requested_to_capacity_ratio;
 pub mod resource_allocation;
 
 #[cfg(test)]
+mod proptests;
+#[cfg(test)]
 mod tests;
