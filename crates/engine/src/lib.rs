@@ -17,11 +17,13 @@
 //! ```
 
 pub mod api;
+pub mod builders;
 pub mod config;
 pub mod convert;
 pub mod features;
 pub mod framework;
 pub mod load;
+pub mod perf;
 pub mod plugins;
 pub mod scenario;
 pub mod snapshot;
