@@ -19,6 +19,8 @@ pub(crate) use selector::intern_set;
 pub use selector::{Op, Requirement, Selector, SelectorError};
 pub use taints::{Taint, TaintEffect, Toleration, TolerationOp, find_untolerated_taint};
 mod objects;
+pub mod quantity;
+pub mod resources;
 mod spread;
 
 pub use objects::{ControllerKind, ControllerRef, Node, Pod, Workloads};
