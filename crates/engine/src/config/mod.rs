@@ -4,5 +4,10 @@
 //! validation will reject), so that validation can name the field and the bad value.
 
 mod args;
+mod plugin_args;
 
 pub use args::{DefaultingType, PodTopologySpreadArgs};
+pub use plugin_args::{
+    InterPodAffinityArgs, NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs,
+    RequestedToCapacityRatioArg, ResourceSpecArg, ScoringStrategyArg, UtilizationShapePointArg,
+};

@@ -7,6 +7,7 @@ mod status;
 
 pub use cycle_state::{CycleState, StateData};
 pub use plugin::{
-    FilterPlugin, MAX_NODE_SCORE, NodeScore, Plugin, PreFilterPlugin, PreScorePlugin, ScorePlugin,
+    FilterPlugin, MAX_NODE_SCORE, NodeScore, Plugin, PreFilterPlugin, PreFilterResult,
+    PreScorePlugin, QueueSortPlugin, QueuedPod, ScorePlugin,
 };
 pub use status::{Code, Status};
