@@ -12,4 +12,5 @@ pub mod framework;
 pub mod load;
 pub mod plugins;
 pub mod scenario;
+pub mod scheduler;
 pub mod snapshot;

@@ -5,9 +5,14 @@
 
 mod args;
 mod plugin_args;
+mod scheduler;
 
 pub use args::{DefaultingType, PodTopologySpreadArgs};
 pub use plugin_args::{
     InterPodAffinityArgs, NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs,
     RequestedToCapacityRatioArg, ResourceSpecArg, ScoringStrategyArg, UtilizationShapePointArg,
+};
+pub use scheduler::{
+    DEFAULT_SCHEDULER_NAME, ParseError, PluginConfig, PluginRef, PluginSet, Plugins, ProfileConfig,
+    SchedulerConfig,
 };

@@ -3,6 +3,8 @@
 
 mod cycle_state;
 mod plugin;
+mod profile;
+mod runtime;
 mod status;
 
 pub use cycle_state::{CycleState, StateData};
@@ -10,4 +12,6 @@ pub use plugin::{
     FilterPlugin, MAX_NODE_SCORE, NodeScore, Plugin, PreFilterPlugin, PreFilterResult,
     PreScorePlugin, QueueSortPlugin, QueuedPod, ScorePlugin,
 };
+pub use profile::{ConfigError, Profile};
+pub use runtime::{NodePluginScores, PluginScore};
 pub use status::{Code, Status};
