@@ -44,7 +44,21 @@ struct Expect {
     #[serde(default)]
     spread: Vec<SpreadCheck>,
     #[serde(default)]
-    preempted: Option<Value>,
+    preempted: Option<Preempted>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Preempted {
+    Exactly(Vec<String>),
+    Some(PreemptedCount),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PreemptedCount {
+    count: usize,
+    from: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -139,11 +153,6 @@ fn check_spread(
 pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, ScenarioError> {
     let what = format!("case {name:?}");
     let case: SchedulerCase = load::typed(value, file, &what)?;
-    if case.expect.preempted.is_some() {
-        return Ok(Outcome::Skipped(
-            "expects preemption: DefaultPreemption (PostFilter) is not implemented".into(),
-        ));
-    }
     let bad = |field: &str, e: &dyn std::fmt::Display| {
         ScenarioError::case(file, name, field, e.to_string())
     };
@@ -192,6 +201,7 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
     let mut mismatches = Vec::new();
     let mut placements: BTreeMap<String, Placement> = BTreeMap::new();
     let mut scheduled: Vec<PodId> = Vec::new();
+    let mut preempted: Vec<String> = Vec::new();
     for (i, p) in case.schedule.iter().enumerate() {
         let field = format!("schedule[{i}]");
         let p: core::Pod = load::typed(p, file, &format!("{what} {field}"))?;
@@ -206,7 +216,17 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
         let pod_name = pod.name.to_string();
         let id = snapshot.add_pod(pod.clone()).map_err(|e| bad(&field, &e))?;
         scheduled.push(id);
-        let placement = match scheduler.schedule_one(&snapshot, &pod) {
+        let mut result = scheduler.schedule_one(&snapshot, &pod);
+        if let Some(p) = scheduler.take_preemption() {
+            // The victims are deleted; the pod's next cycle tries its nominated node first.
+            for v in &p.victims {
+                if let Some(victim) = snapshot.remove_pod(*v) {
+                    preempted.push(victim.name.to_string());
+                }
+            }
+            result = scheduler.schedule_nominated(&snapshot, &pod, p.node);
+        }
+        let placement = match result {
             ScheduleResult::Scheduled { node, .. } => {
                 snapshot.bind(id, node);
                 Ok(snapshot.node(node).node.name.to_string())
@@ -259,9 +279,83 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
             mismatches.push(Mismatch::new(format!("placements[{pod}]"), want, got));
         }
     }
+    match &case.expect.preempted {
+        None => {}
+        Some(Preempted::Exactly(want)) => {
+            let (mut w, mut g) = (want.clone(), preempted.clone());
+            w.sort();
+            g.sort();
+            if w != g {
+                mismatches.push(Mismatch::new(
+                    "preempted",
+                    format!("[{}]", w.join(", ")),
+                    format!("[{}]", g.join(", ")),
+                ));
+            }
+        }
+        Some(Preempted::Some(PreemptedCount { count, from }))
+            if preempted.len() != *count || preempted.iter().any(|p| !from.contains(p)) =>
+        {
+            mismatches.push(Mismatch::new(
+                "preempted",
+                format!("{count} of [{}]", from.join(", ")),
+                format!("[{}]", preempted.join(", ")),
+            ));
+        }
+        Some(Preempted::Some(_)) => {}
+    }
     Ok(if mismatches.is_empty() {
         Outcome::Passed
     } else {
         Outcome::Failed(mismatches)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::{Outcome, run_file};
+
+    const CASE: &str = r#"
+cases:
+- name: preemption frees one node
+  nodes:
+  - metadata: {name: n1}
+    status: {allocatable: {cpu: '2', memory: 4Gi, pods: '10'}}
+  - metadata: {name: n2}
+    status: {allocatable: {cpu: '2', memory: 4Gi, pods: '10'}}
+  pods:
+  - metadata: {name: low-1}
+    spec: {nodeName: n1, priority: 1, containers: [{name: c, resources: {requests: {cpu: '2'}}}]}
+  - metadata: {name: mid-2}
+    spec: {nodeName: n2, priority: 5, containers: [{name: c, resources: {requests: {cpu: '2'}}}]}
+  schedule:
+  - metadata: {name: high}
+    spec: {priority: 10, containers: [{name: c, resources: {requests: {cpu: '1'}}}]}
+  expect:
+    placements: {high: [n1]}
+    preempted: [low-1]
+- name: count form
+  nodes:
+  - metadata: {name: n1}
+    status: {allocatable: {cpu: '2', memory: 4Gi, pods: '10'}}
+  pods:
+  - metadata: {name: low-1}
+    spec: {nodeName: n1, priority: 1, containers: [{name: c, resources: {requests: {cpu: '1'}}}]}
+  - metadata: {name: low-2}
+    spec: {nodeName: n1, priority: 1, containers: [{name: c, resources: {requests: {cpu: '1'}}}]}
+  schedule:
+  - metadata: {name: high}
+    spec: {priority: 10, containers: [{name: c, resources: {requests: {cpu: '1'}}}]}
+  expect:
+    placements: {high: [n1]}
+    preempted: {count: 1, from: [low-1, low-2]}
+"#;
+
+    #[test]
+    fn preemption_cases_run() {
+        let reports = run_file(CASE, "inline.yaml").unwrap_or_else(|e| panic!("{e}"));
+        for r in reports {
+            assert_eq!(r.outcome, Outcome::Passed, "{}", r.name);
+        }
+    }
 }

@@ -71,7 +71,11 @@ fn unschedulable_message_counts_reasons() {
             message,
             node_statuses,
         } => {
-            assert_eq!(message, "0/3 nodes are available: 3 Insufficient cpu.");
+            assert_eq!(
+                message,
+                // 8 cpu exceeds every node's allocatable: unresolvable, so preemption cannot help.
+                "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.."
+            );
             assert_eq!(node_statuses.len(), 3);
         }
         other => panic!("{other:?}"),
@@ -159,7 +163,7 @@ fn host_ports_conflict_and_message() {
     match sched.schedule_one(&s, &p) {
         ScheduleResult::Unschedulable { message, .. } => assert_eq!(
             message,
-            "0/2 nodes are available: 2 node(s) didn't have free ports for the requested pod ports."
+            "0/2 nodes are available: 2 node(s) didn't have free ports for the requested pod ports. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.."
         ),
         other => panic!("{other:?}"),
     }
@@ -234,7 +238,63 @@ fn mixed_rejections_are_counted_per_reason() {
     match sched.schedule_one(&s, &p) {
         ScheduleResult::Unschedulable { message, .. } => assert_eq!(
             message,
-            "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {k: v}, 1 node(s) were unschedulable."
+            "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {k: v}, 1 node(s) were unschedulable. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.."
+        ),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn preemption_evicts_the_fewest_lowest_priority_pods() {
+    let mut s = snapshot(2);
+    for (name, node, cpu, prio) in [
+        ("low-a", "n0", "2", 1),
+        ("low-b", "n0", "2", 1),
+        ("mid", "n1", "3", 5),
+        ("low-c", "n1", "1", 1),
+    ] {
+        add_bound(
+            &mut s,
+            json!({"metadata": {"name": name}, "spec": {"nodeName": node, "priority": prio,
+                "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}}),
+        );
+    }
+    let mut sched = scheduler(&mut s);
+    let p = pod(
+        &mut s,
+        json!({"metadata": {"name": "high"}, "spec": {"priority": 10,
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": "2"}}}]}}),
+    );
+    assert!(matches!(
+        sched.schedule_one(&s, &p),
+        ScheduleResult::Unschedulable { .. }
+    ));
+    let Some(pre) = sched.take_preemption() else {
+        panic!("no preemption")
+    };
+    // n1 would need the priority-5 pod evicted; n0 only one priority-1 pod.
+    assert_eq!(pre.node, NodeId(0));
+    assert_eq!(pre.victims.len(), 1);
+    for v in &pre.victims {
+        s.remove_pod(*v);
+    }
+    assert!(matches!(
+        sched.schedule_nominated(&s, &p, pre.node),
+        ScheduleResult::Scheduled {
+            node: NodeId(0),
+            ..
+        }
+    ));
+
+    let never = pod(
+        &mut s,
+        json!({"metadata": {"name": "never"}, "spec": {"priority": 10, "preemptionPolicy": "Never",
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": "4"}}}]}}),
+    );
+    match sched.schedule_one(&s, &never) {
+        ScheduleResult::Unschedulable { message, .. } => assert!(
+            message.ends_with(" preemption: not eligible due to preemptionPolicy=Never.."),
+            "{message}"
         ),
         other => panic!("{other:?}"),
     }
