@@ -26,5 +26,6 @@ pub mod load;
 pub mod perf;
 pub mod plugins;
 pub mod scenario;
+pub mod scheduler;
 pub mod snapshot;
 pub mod validation;

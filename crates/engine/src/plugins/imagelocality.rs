@@ -117,6 +117,44 @@ where
     calculate_priority(sum, images.len())
 }
 
+/// The plugin's registry name.
+pub const NAME: &str = "ImageLocality";
+
+/// The ImageLocality plugin (Score only).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ImageLocality;
+
+impl crate::framework::Plugin for ImageLocality {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+}
+
+impl crate::framework::ScorePlugin for ImageLocality {
+    fn score(
+        &self,
+        _: &crate::framework::CycleState,
+        pod: &crate::api::Pod,
+        node: &crate::snapshot::NodeInfo,
+        snapshot: &crate::snapshot::Snapshot,
+    ) -> Result<i64, crate::framework::Status> {
+        let images: Vec<&str> = pod.images.iter().map(|i| &**i).collect();
+        let on_node = |name: &str| {
+            node.node
+                .images
+                .iter()
+                .any(|i| i.names.iter().any(|n| &**n == name))
+                .then(|| snapshot.image_state(name))
+                .flatten()
+        };
+        Ok(image_locality_score(
+            &images,
+            on_node,
+            snapshot.nodes().len(),
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;

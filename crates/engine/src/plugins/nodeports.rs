@@ -95,6 +95,51 @@ pub fn fits_ports(wanted: &[HostPort], used: &HostPortInfo) -> bool {
     !wanted.iter().any(|port| used.check_conflict(port))
 }
 
+/// The plugin's registry name.
+pub const NAME: &str = "NodePorts";
+
+/// The NodePorts plugin: PreFilter skips pods without host ports; Filter rejects nodes
+/// where one of them is taken.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NodePorts;
+
+impl crate::framework::Plugin for NodePorts {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+}
+
+impl crate::framework::PreFilterPlugin for NodePorts {
+    fn pre_filter(
+        &self,
+        _: &mut crate::framework::CycleState,
+        pod: &crate::api::Pod,
+        _: &crate::snapshot::Snapshot,
+    ) -> crate::framework::Status {
+        if pod.host_ports.is_empty() {
+            crate::framework::Status::skip()
+        } else {
+            crate::framework::Status::success()
+        }
+    }
+}
+
+impl crate::framework::FilterPlugin for NodePorts {
+    fn filter(
+        &self,
+        _: &crate::framework::CycleState,
+        pod: &crate::api::Pod,
+        node: &crate::snapshot::NodeInfo,
+        _: &crate::snapshot::Snapshot,
+    ) -> crate::framework::Status {
+        if fits_ports(&pod.host_ports, node.used_ports()) {
+            crate::framework::Status::success()
+        } else {
+            crate::framework::Status::new(crate::framework::Code::Unschedulable, ERR_REASON)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

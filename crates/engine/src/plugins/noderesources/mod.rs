@@ -10,8 +10,14 @@ pub mod balanced_allocation;
 pub mod fit;
 pub mod least_allocated;
 pub mod most_allocated;
+mod plugin;
 pub mod requested_to_capacity_ratio;
 pub mod resource_allocation;
+
+pub use plugin::{
+    ArgsError, BALANCED_ALLOCATION_NAME, BalancedAllocation, BalancedPreScoreState, FIT_NAME, Fit,
+    FitPreScoreState,
+};
 
 #[cfg(test)]
 mod proptests;
