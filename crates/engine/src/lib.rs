@@ -13,3 +13,4 @@ pub mod load;
 pub mod plugins;
 pub mod scenario;
 pub mod snapshot;
+pub mod workloads;
