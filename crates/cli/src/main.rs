@@ -9,6 +9,9 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let result = match cli.command {
+        cli::Command::Show(args) => cmd::show::run(&args),
+        cli::Command::Simulate(args) => cmd::simulate::run(&args),
+        cli::Command::Explain(args) => cmd::explain::run(&args),
         cli::Command::Test(args) => cmd::test::run(&args),
     };
     match result {

@@ -11,6 +11,7 @@ pub mod features;
 pub mod framework;
 pub mod load;
 pub mod plugins;
+pub mod render;
 pub mod scenario;
 pub mod snapshot;
 pub mod workloads;
