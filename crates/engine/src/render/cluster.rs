@@ -235,8 +235,14 @@ pub fn render_cluster(snapshot: &Snapshot, opts: &ShowOptions) -> String {
         .iter()
         .map(|n| ((0..keys.len()).map(|i| value_of(n.id, i)).collect(), n.id))
         .collect();
+    // Domains by value, nodes without a key after those with it, then nodes by name.
+    let order = |vs: &[String]| -> Vec<(bool, String)> {
+        vs.iter()
+            .map(|v| (v.starts_with("(no "), v.clone()))
+            .collect()
+    };
     nodes.sort_by(|a, b| {
-        a.0.cmp(&b.0).then_with(|| {
+        order(&a.0).cmp(&order(&b.0)).then_with(|| {
             snapshot
                 .node(a.1)
                 .node

@@ -112,7 +112,16 @@ pub fn render_explanation(v: &ExplainView) -> String {
             Some(f) => format!("rejected by {}", f.plugin),
         };
         let _ = writeln!(out, "  {:<name_w$}  {verdict}", n.node);
-        for f in &n.filters {
+        let passed: Vec<&str> = n
+            .filters
+            .iter()
+            .filter(|f| f.code == "Success")
+            .map(|f| f.plugin.as_str())
+            .collect();
+        if !passed.is_empty() {
+            let _ = writeln!(out, "  {:<name_w$}    passed: {}", "", passed.join(", "));
+        }
+        for f in n.filters.iter().filter(|f| f.code != "Success") {
             let why = if f.reasons.is_empty() {
                 String::new()
             } else {
