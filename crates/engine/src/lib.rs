@@ -13,5 +13,6 @@ pub mod load;
 pub mod plugins;
 pub mod render;
 pub mod scenario;
+pub mod scheduler;
 pub mod snapshot;
 pub mod workloads;

@@ -13,13 +13,18 @@ mod taints;
 pub use interner::{Sym, Symbols};
 pub use labels::Labels;
 pub use node_affinity::{
-    FieldRequirement, NodeSelectorMatcher, NodeSelectorTermMatcher, RequiredNodeAffinity,
+    FieldRequirement, NodeSelectorMatcher, NodeSelectorTermMatcher, PreferredNodeAffinity,
+    RequiredNodeAffinity, required_node_names,
 };
 pub(crate) use selector::intern_set;
 pub use selector::{Op, Requirement, Selector, SelectorError};
 pub use taints::{Taint, TaintEffect, Toleration, TolerationOp, find_untolerated_taint};
 mod objects;
+mod pod_affinity;
+pub mod quantity;
+pub mod resources;
 mod spread;
 
-pub use objects::{ControllerKind, ControllerRef, Node, Pod, Workloads};
+pub use objects::{ControllerKind, ControllerRef, Node, NodeImage, Pod, Workloads};
+pub use pod_affinity::{AffinityTerm, PodAffinity, WeightedAffinityTerm};
 pub use spread::{NodeInclusionPolicy, SpreadConstraintSpec, WhenUnsatisfiable};

@@ -1,5 +1,8 @@
 use super::{Labels, Op, Requirement, Selector, Symbols, intern_set};
-use k8s_openapi::api::core::v1::{NodeSelector, NodeSelectorRequirement, NodeSelectorTerm};
+use k8s_openapi::api::core::v1::{
+    NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, PreferredSchedulingTerm,
+};
+use std::collections::BTreeSet;
 
 /// A requirement on a node field; only `metadata.name` exists (`matchFields`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -39,7 +42,7 @@ pub enum NodeSelectorTermMatcher {
 }
 
 impl NodeSelectorTermMatcher {
-    fn parse(term: &NodeSelectorTerm, symbols: &mut Symbols) -> Self {
+    pub(crate) fn parse(term: &NodeSelectorTerm, symbols: &mut Symbols) -> Self {
         let mut reqs = Vec::new();
         for expr in term.match_expressions.iter().flatten() {
             match node_requirement(expr, symbols) {
@@ -187,4 +190,79 @@ impl RequiredNodeAffinity {
             None => true,
         }
     }
+}
+
+/// A pod's preferred node affinity terms (`nodeaffinity.PreferredSchedulingTerms`):
+/// terms with weight 0 or no requirements are left out.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct PreferredNodeAffinity {
+    /// The weighted terms.
+    pub terms: Vec<(i64, NodeSelectorTermMatcher)>,
+    /// The parse errors, joined, if any term does not parse (upstream fails PreScore).
+    pub error: Option<String>,
+}
+
+impl PreferredNodeAffinity {
+    /// Compiles `preferredDuringSchedulingIgnoredDuringExecution`.
+    pub fn parse(terms: &[PreferredSchedulingTerm], symbols: &mut Symbols) -> Self {
+        let mut out = Self::default();
+        let mut errors = Vec::new();
+        for (i, t) in terms.iter().enumerate() {
+            let p = &t.preference;
+            let empty = p.match_expressions.as_ref().is_none_or(Vec::is_empty)
+                && p.match_fields.as_ref().is_none_or(Vec::is_empty);
+            if t.weight == 0 || empty {
+                continue;
+            }
+            match NodeSelectorTermMatcher::parse(p, symbols) {
+                NodeSelectorTermMatcher::Invalid(e) => {
+                    errors.push(format!("[{i}].preference: {e}"))
+                }
+                term => out.terms.push((i64::from(t.weight), term)),
+            }
+        }
+        if !errors.is_empty() {
+            out.error = Some(errors.join(", "));
+        }
+        out
+    }
+
+    /// The sum of the weights of the terms the node matches.
+    pub fn score(&self, labels: &Labels, name: &str, symbols: &Symbols) -> i64 {
+        self.terms
+            .iter()
+            .filter(|(_, t)| t.matches(labels, name, symbols))
+            .map(|(w, _)| *w)
+            .sum()
+    }
+}
+
+/// The node names required node affinity pins the pod to through `matchFields`
+/// `metadata.name In`, as NodeAffinity's PreFilter computes its `PreFilterResult`:
+/// `None` when some term does not restrict names (terms are ORed), otherwise the union
+/// over terms of the intersection within each term (empty: the terms conflict).
+pub fn required_node_names(ns: &NodeSelector) -> Option<BTreeSet<Box<str>>> {
+    if ns.node_selector_terms.is_empty() {
+        return None;
+    }
+    let mut union = BTreeSet::new();
+    for term in &ns.node_selector_terms {
+        let mut names: Option<BTreeSet<Box<str>>> = None;
+        for r in term.match_fields.iter().flatten() {
+            if r.key == "metadata.name" && r.operator == "In" {
+                let set: BTreeSet<Box<str>> = r
+                    .values
+                    .iter()
+                    .flatten()
+                    .map(|v| v.as_str().into())
+                    .collect();
+                names = Some(match names {
+                    None => set,
+                    Some(prev) => prev.intersection(&set).cloned().collect(),
+                });
+            }
+        }
+        union.extend(names?);
+    }
+    Some(union)
 }

@@ -1,4 +1,9 @@
-use super::{Labels, RequiredNodeAffinity, Selector, SpreadConstraintSpec, Sym, Taint, Toleration};
+use super::resources::{HostPort, PodResourceRequests, Resources};
+use super::{
+    Labels, PodAffinity, PreferredNodeAffinity, RequiredNodeAffinity, Selector,
+    SpreadConstraintSpec, Sym, Taint, Toleration,
+};
+use std::collections::BTreeSet;
 
 /// The kind of a pod's controller, as the default-spreading selector needs it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -47,6 +52,19 @@ pub struct Pod {
     pub tolerations: Vec<Toleration>,
     /// `spec.topologySpreadConstraints`.
     pub spread_constraints: Vec<SpreadConstraintSpec>,
+    /// Node names required node affinity pins the pod to (`matchFields` on
+    /// `metadata.name`), for NodeAffinity's `PreFilterResult`; `None` = unrestricted.
+    pub required_node_names: Option<BTreeSet<Box<str>>>,
+    /// `preferredDuringSchedulingIgnoredDuringExecution` of node affinity, when set.
+    pub preferred_node_affinity: Option<PreferredNodeAffinity>,
+    /// Inter-pod affinity and anti-affinity.
+    pub affinity: PodAffinity,
+    /// Resource requests (`PodRequests`, non-zero requests).
+    pub requests: PodResourceRequests,
+    /// Host ports the containers bind.
+    pub host_ports: Vec<HostPort>,
+    /// Container images, init containers first, as written.
+    pub images: Vec<Box<str>>,
 }
 
 /// A node, in the compact form the scheduler works on.
@@ -60,6 +78,19 @@ pub struct Node {
     pub taints: Vec<Taint>,
     /// `spec.unschedulable`.
     pub unschedulable: bool,
+    /// `status.allocatable`.
+    pub allocatable: Resources,
+    /// `status.images`: each image's names and size in bytes.
+    pub images: Vec<NodeImage>,
+}
+
+/// One entry of a node's `status.images`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeImage {
+    /// `names`.
+    pub names: Vec<Box<str>>,
+    /// `sizeBytes`.
+    pub size: i64,
 }
 
 /// The selector-bearing objects that default spreading derives a pod's selector from.

@@ -4,5 +4,15 @@
 //! validation will reject), so that validation can name the field and the bad value.
 
 mod args;
+mod plugin_args;
+mod scheduler;
 
 pub use args::{DefaultingType, PodTopologySpreadArgs};
+pub use plugin_args::{
+    InterPodAffinityArgs, NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs,
+    RequestedToCapacityRatioArg, ResourceSpecArg, ScoringStrategyArg, UtilizationShapePointArg,
+};
+pub use scheduler::{
+    DEFAULT_SCHEDULER_NAME, ParseError, PluginConfig, PluginRef, PluginSet, Plugins, ProfileConfig,
+    SchedulerConfig,
+};

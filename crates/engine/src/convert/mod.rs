@@ -1,10 +1,12 @@
 //! From k8s-openapi objects to the engine's compact types: interning, selector
 //! compilation and defaulting happen here, once. Errors name the object and field.
 
+use crate::api::resources::{host_ports, node_allocatable, pod_requests_with};
 use crate::api::{
-    ControllerKind, ControllerRef, Labels, Node, NodeInclusionPolicy, NodeSelectorMatcher, Pod,
-    RequiredNodeAffinity, Selector, SpreadConstraintSpec, Symbols, Taint, TaintEffect, Toleration,
-    TolerationOp, WhenUnsatisfiable, Workloads,
+    ControllerKind, ControllerRef, Labels, Node, NodeImage, NodeInclusionPolicy,
+    NodeSelectorMatcher, Pod, PodAffinity, PreferredNodeAffinity, RequiredNodeAffinity, Selector,
+    SpreadConstraintSpec, Symbols, Taint, TaintEffect, Toleration, TolerationOp, WhenUnsatisfiable,
+    Workloads, required_node_names,
 };
 use crate::load::{Loaded, Object};
 use crate::snapshot::{Snapshot, SnapshotError};
@@ -28,6 +30,18 @@ fn err(object: &str, field: impl Into<String>, message: impl Into<String>) -> Co
         field: field.into(),
         message: message.into(),
     }
+}
+
+/// A resource quantity error, with its field path moved into the error's field.
+fn resource_err(object: &str, e: &crate::api::resources::ResourceError) -> ConvertError {
+    use crate::api::resources::ResourceError;
+    let (ResourceError::Quantity { path, .. } | ResourceError::Negative { path, .. }) = e;
+    let text = e.to_string();
+    let message = text
+        .strip_prefix(path.as_str())
+        .and_then(|m| m.strip_prefix(": "))
+        .unwrap_or(&text);
+    err(object, path.clone(), message)
 }
 
 /// The namespace a namespaced object lands in when its manifest leaves it out.
@@ -62,10 +76,40 @@ pub fn pod(p: &core::Pod, symbols: &mut Symbols) -> Result<Pod, ConvertError> {
             },
             name: o.name.as_str().into(),
         });
+    let namespace = symbols.intern(namespace);
+    let labels = Labels::from_map(meta.labels.as_ref(), symbols);
+    let node_affinity = spec
+        .affinity
+        .as_ref()
+        .and_then(|a| a.node_affinity.as_ref());
+    let requests = pod_requests_with(spec, p.status.as_ref(), Default::default())
+        .map_err(|e| resource_err(&object, &e))?;
     Ok(Pod {
         name: name.as_str().into(),
-        namespace: symbols.intern(namespace),
-        labels: Labels::from_map(meta.labels.as_ref(), symbols),
+        namespace,
+        required_node_names: node_affinity
+            .and_then(|na| {
+                na.required_during_scheduling_ignored_during_execution
+                    .as_ref()
+            })
+            .and_then(required_node_names),
+        preferred_node_affinity: node_affinity
+            .and_then(|na| {
+                na.preferred_during_scheduling_ignored_during_execution
+                    .as_ref()
+            })
+            .map(|terms| PreferredNodeAffinity::parse(terms, symbols)),
+        affinity: PodAffinity::parse(spec.affinity.as_ref(), namespace, &labels, symbols),
+        requests,
+        host_ports: host_ports(spec),
+        images: spec
+            .init_containers
+            .iter()
+            .flatten()
+            .chain(&spec.containers)
+            .map(|c| c.image.as_deref().unwrap_or("").into())
+            .collect(),
+        labels,
         node_name: spec
             .node_name
             .as_deref()
@@ -216,11 +260,32 @@ pub fn node(n: &core::Node, symbols: &mut Symbols) -> Result<Node, ConvertError>
             })
         })
         .collect::<Result<_, ConvertError>>()?;
+    let status = n.status.as_ref();
+    let allocatable = match status {
+        Some(st) => node_allocatable(st).map_err(|e| resource_err(&object, &e))?,
+        None => Default::default(),
+    };
+    let images = status
+        .and_then(|st| st.images.as_ref())
+        .into_iter()
+        .flatten()
+        .map(|i| NodeImage {
+            names: i
+                .names
+                .iter()
+                .flatten()
+                .map(|n| n.as_str().into())
+                .collect(),
+            size: i.size_bytes.unwrap_or(0),
+        })
+        .collect();
     Ok(Node {
         name: name.as_str().into(),
         labels: Labels::from_map(n.metadata.labels.as_ref(), symbols),
         taints,
         unschedulable: spec.and_then(|s| s.unschedulable).unwrap_or(false),
+        allocatable,
+        images,
     })
 }
 

@@ -3,10 +3,15 @@
 
 mod cycle_state;
 mod plugin;
+mod profile;
+mod runtime;
 mod status;
 
 pub use cycle_state::{CycleState, StateData};
 pub use plugin::{
-    FilterPlugin, MAX_NODE_SCORE, NodeScore, Plugin, PreFilterPlugin, PreScorePlugin, ScorePlugin,
+    FilterPlugin, MAX_NODE_SCORE, NodeScore, Plugin, PreFilterPlugin, PreFilterResult,
+    PreScorePlugin, QueueSortPlugin, QueuedPod, ScorePlugin,
 };
+pub use profile::{ConfigError, Profile};
+pub use runtime::{NodePluginScores, PluginScore};
 pub use status::{Code, Status};

@@ -1,6 +1,42 @@
 use super::{CycleState, Status};
 use crate::api::Pod;
 use crate::snapshot::{NodeId, NodeInfo, Snapshot};
+use std::collections::BTreeSet;
+
+/// The nodes PreFilter plugins allow (`PreFilterResult`): a plugin that returns none
+/// allows every node; results of several plugins intersect.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PreFilterResult {
+    /// The allowed node names (possibly naming nodes the snapshot does not have).
+    pub node_names: BTreeSet<Box<str>>,
+}
+
+impl PreFilterResult {
+    /// Intersects two results, where `None` means all nodes (`PreFilterResult.Merge`).
+    pub fn merge(a: Option<Self>, b: Option<Self>) -> Option<Self> {
+        match (a, b) {
+            (None, x) | (x, None) => x,
+            (Some(a), Some(b)) => Some(Self {
+                node_names: a.node_names.intersection(&b.node_names).cloned().collect(),
+            }),
+        }
+    }
+}
+
+/// A pod waiting in the scheduling queue, as QueueSort compares it.
+#[derive(Copy, Clone, Debug)]
+pub struct QueuedPod<'a> {
+    /// The pod.
+    pub pod: &'a Pod,
+    /// When it was added to the queue (a monotonic sequence number).
+    pub arrival: u64,
+}
+
+/// QueueSort: orders the pods waiting to be scheduled.
+pub trait QueueSortPlugin: Plugin {
+    /// Whether `a` is scheduled before `b`.
+    fn less(&self, a: QueuedPod<'_>, b: QueuedPod<'_>) -> bool;
+}
 
 /// The highest score a Score plugin gives after normalization (`framework.MaxNodeScore`).
 pub const MAX_NODE_SCORE: i64 = 100;
@@ -24,6 +60,17 @@ pub trait Plugin: Send + Sync {
 pub trait PreFilterPlugin: Plugin {
     /// Runs once per scheduling cycle. `Skip` switches this plugin's Filter off.
     fn pre_filter(&self, state: &mut CycleState, pod: &Pod, snapshot: &Snapshot) -> Status;
+
+    /// [`Self::pre_filter`] with the nodes the plugin restricts the pod to, if any
+    /// (`PreFilterResult`). Plugins that never restrict nodes keep the default.
+    fn pre_filter_with_result(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        snapshot: &Snapshot,
+    ) -> (Status, Option<PreFilterResult>) {
+        (self.pre_filter(state, pod, snapshot), None)
+    }
 
     /// Updates the PreFilter state as if `added` were bound to `node` (preemption path).
     fn add_pod(

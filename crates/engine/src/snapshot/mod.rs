@@ -2,13 +2,16 @@
 //! default spreading reads, with indices kept current as pods are bound and removed.
 
 mod counts;
+mod node_info;
 mod topology;
 
-use crate::api::{Node, Pod, Selector, Sym, Symbols, Workloads};
+use crate::api::{Labels, Node, Pod, Selector, Sym, Symbols, Workloads};
+use crate::plugins::imagelocality::ImageStateSummary;
 use counts::MatchCounts;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+pub use node_info::NodeInfo;
 pub use topology::{KeyDomains, NO_DOMAIN, TopologyIndex};
 
 /// A node's index in the snapshot.
@@ -32,23 +35,6 @@ impl PodId {
     #[inline]
     pub fn index(self) -> usize {
         self.0 as usize
-    }
-}
-
-/// A node and the pods bound to it.
-#[derive(Clone, Debug)]
-pub struct NodeInfo {
-    /// This node's index.
-    pub id: NodeId,
-    /// The node.
-    pub node: Node,
-    pods: Vec<PodId>,
-}
-
-impl NodeInfo {
-    /// The pods bound to this node.
-    pub fn pods(&self) -> &[PodId] {
-        &self.pods
     }
 }
 
@@ -103,6 +89,8 @@ pub struct Snapshot {
     topology: TopologyIndex,
     counts: Mutex<MatchCounts>,
     incremental: bool,
+    image_states: HashMap<Box<str>, ImageStateSummary>,
+    namespaces: HashMap<Sym, Labels>,
 }
 
 impl Clone for Snapshot {
@@ -117,6 +105,8 @@ impl Clone for Snapshot {
             topology: self.topology.clone(),
             counts: Mutex::new(self.lock_counts().clone()),
             incremental: self.incremental,
+            image_states: self.image_states.clone(),
+            namespaces: self.namespaces.clone(),
         }
     }
 }
@@ -161,11 +151,21 @@ impl Snapshot {
         let id = NodeId(u32::try_from(self.nodes.len()).unwrap_or(u32::MAX));
         self.topology.add_node(id.index(), &node.labels);
         self.node_ids.insert(node.name.clone(), id);
-        self.nodes.push(NodeInfo {
-            id,
-            node,
-            pods: Vec::new(),
-        });
+        let mut seen = std::collections::HashSet::new();
+        for image in &node.images {
+            for name in &image.names {
+                if seen.insert(name.clone()) {
+                    self.image_states
+                        .entry(name.clone())
+                        .or_insert(ImageStateSummary {
+                            size: image.size,
+                            num_nodes: 0,
+                        })
+                        .num_nodes += 1;
+                }
+            }
+        }
+        self.nodes.push(NodeInfo::new(id, node));
         self.counts
             .get_mut()
             .unwrap_or_else(|e| e.into_inner())
@@ -191,6 +191,7 @@ impl Snapshot {
             })?),
         };
         let id = PodId(u32::try_from(self.pods.len()).unwrap_or(u32::MAX));
+        self.ensure_namespace(pod.namespace);
         self.pods.push(Some(PodEntry { pod, node: None }));
         self.pod_ids.insert(key, id);
         if let Some(node) = node {
@@ -209,7 +210,7 @@ impl Snapshot {
         }
         entry.node = Some(node);
         entry.pod.node_name = Some(self.nodes[node.index()].node.name.clone());
-        self.nodes[node.index()].pods.push(id);
+        self.nodes[node.index()].add_pod(id, &entry.pod);
         let counts = self.counts.get_mut().unwrap_or_else(|e| e.into_inner());
         counts.apply(&entry.pod, node.index(), 1, &self.symbols);
     }
@@ -220,10 +221,7 @@ impl Snapshot {
         self.pod_ids
             .remove(&(entry.pod.namespace, entry.pod.name.clone()));
         if let Some(node) = entry.node {
-            let pods = &mut self.nodes[node.index()].pods;
-            if let Some(pos) = pods.iter().position(|p| *p == id) {
-                pods.swap_remove(pos);
-            }
+            self.nodes[node.index()].remove_pod(id, &entry.pod);
             let counts = self.counts.get_mut().unwrap_or_else(|e| e.into_inner());
             counts.apply(&entry.pod, node.index(), -1, &self.symbols);
         }
@@ -289,7 +287,7 @@ impl Snapshot {
     /// terminating pods (`countPodsMatchSelector` upstream).
     pub fn count_on_node(&self, node: NodeId, namespace: Sym, selector: &Selector) -> u32 {
         let count = self.nodes[node.index()]
-            .pods
+            .pods()
             .iter()
             .filter_map(|p| self.pod(*p))
             .filter(|p| counts::counts_for(p, namespace, selector, &self.symbols))
@@ -301,7 +299,7 @@ impl Snapshot {
     /// Incremental, these are kept current across binds; otherwise rebuilt now.
     pub fn match_counts(&self, namespace: Sym, selector: &Selector) -> Arc<Vec<u32>> {
         let bound = self.nodes.iter().flat_map(|n| {
-            n.pods
+            n.pods()
                 .iter()
                 .filter_map(|p| self.pod(*p))
                 .map(move |p| (n.id.index(), p))
@@ -328,5 +326,35 @@ impl Snapshot {
     /// How many topology groups are tracked (for diagnostics and benchmarks).
     pub fn tracked_groups(&self) -> usize {
         self.lock_counts().len()
+    }
+
+    /// The cluster's image states by image name (`ImageStateSummary`): the size the first
+    /// node reported and how many nodes hold it.
+    pub fn image_state(&self, name: &str) -> Option<ImageStateSummary> {
+        self.image_states.get(name).copied()
+    }
+
+    /// A namespace's labels; every namespace a pod lives in exists, labelled
+    /// `kubernetes.io/metadata.name` as the API server labels namespaces.
+    pub fn namespace_labels(&self, namespace: Sym) -> Option<&Labels> {
+        self.namespaces.get(&namespace)
+    }
+
+    /// Every known namespace and its labels.
+    pub fn namespaces(&self) -> impl Iterator<Item = (Sym, &Labels)> {
+        self.namespaces.iter().map(|(k, v)| (*k, v))
+    }
+
+    /// Records a namespace with its labels (`kubernetes.io/metadata.name` is added).
+    pub fn set_namespace(&mut self, namespace: Sym, labels: &Labels) {
+        let key = self.symbols.intern("kubernetes.io/metadata.name");
+        let labels = Labels::from_pairs(labels.iter().chain([(key, namespace)]));
+        self.namespaces.insert(namespace, labels);
+    }
+
+    fn ensure_namespace(&mut self, namespace: Sym) {
+        if !self.namespaces.contains_key(&namespace) {
+            self.set_namespace(namespace, &Labels::default());
+        }
     }
 }

@@ -1,0 +1,140 @@
+use super::*;
+use crate::config::{PluginConfig, SchedulerConfig};
+
+fn build(config: &ProfileConfig) -> Result<Profile, ConfigError> {
+    Profile::build(config, 0, Features::default(), &mut Symbols::default())
+}
+
+fn names(p: &Profile, point: Point) -> Vec<(&str, i64)> {
+    p.enabled(point)
+        .iter()
+        .map(|(n, w)| (n.as_str(), *w))
+        .collect()
+}
+
+#[test]
+fn default_profile_has_upstream_points_and_weights() {
+    let p = match build(&ProfileConfig::default()) {
+        Ok(p) => p,
+        Err(e) => panic!("{e}"),
+    };
+    assert_eq!(
+        names(&p, Point::Score),
+        vec![
+            ("TaintToleration", 3),
+            ("NodeAffinity", 2),
+            ("NodeResourcesFit", 1),
+            ("VolumeBinding", 1),
+            ("VolumeZone", 1),
+            ("PodTopologySpread", 2),
+            ("InterPodAffinity", 2),
+            ("NodeResourcesBalancedAllocation", 1),
+            ("ImageLocality", 1),
+        ]
+    );
+    assert_eq!(
+        names(&p, Point::Filter)
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect::<Vec<_>>(),
+        vec![
+            "NodeUnschedulable",
+            "NodeName",
+            "TaintToleration",
+            "NodeAffinity",
+            "NodePorts",
+            "NodeResourcesFit",
+            "VolumeRestrictions",
+            "NodeVolumeLimits",
+            "VolumeBinding",
+            "VolumeZone",
+            "PodTopologySpread",
+            "InterPodAffinity",
+            "DynamicResources",
+        ]
+    );
+    assert_eq!(p.filter.len(), 8);
+    assert_eq!(p.score.len(), 7);
+}
+
+#[test]
+fn disabling_star_keeps_only_the_explicit_plugins() {
+    let v = serde_json::json!({
+        "plugins": {
+            "preScore": {"enabled": [{"name": "PodTopologySpread"}], "disabled": [{"name": "*"}]},
+            "score": {"enabled": [{"name": "PodTopologySpread", "weight": 1}], "disabled": [{"name": "*"}]}
+        }
+    });
+    let cfg = match SchedulerConfig::profile_from_value(&v) {
+        Ok(c) => c,
+        Err(e) => panic!("{e}"),
+    };
+    let p = match build(&cfg) {
+        Ok(p) => p,
+        Err(e) => panic!("{e}"),
+    };
+    assert_eq!(names(&p, Point::Score), vec![("PodTopologySpread", 1)]);
+    assert_eq!(names(&p, Point::PreScore), vec![("PodTopologySpread", 0)]);
+    assert_eq!(p.filter.len(), 8);
+}
+
+#[test]
+fn reconfigured_weight_overrides_the_default_in_place() {
+    let v = serde_json::json!({
+        "plugins": {"score": {"enabled": [{"name": "ImageLocality", "weight": 5}]}}
+    });
+    let cfg = match SchedulerConfig::profile_from_value(&v) {
+        Ok(c) => c,
+        Err(e) => panic!("{e}"),
+    };
+    let p = match build(&cfg) {
+        Ok(p) => p,
+        Err(e) => panic!("{e}"),
+    };
+    assert_eq!(names(&p, Point::Score)[0], ("ImageLocality", 5));
+}
+
+#[test]
+fn errors_name_the_field() {
+    let v = serde_json::json!({"plugins": {"filter": {"enabled": [{"name": "Nope"}]}}});
+    let cfg = match SchedulerConfig::profile_from_value(&v) {
+        Ok(c) => c,
+        Err(e) => panic!("{e}"),
+    };
+    let err = build(&cfg).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(
+        err.starts_with("profiles[0].plugins.filter.enabled[0].name"),
+        "{err}"
+    );
+
+    let v = serde_json::json!({"plugins": {"score": {"enabled": [{"name": "NodeName"}]}}});
+    let cfg = SchedulerConfig::profile_from_value(&v).unwrap_or_default();
+    assert!(matches!(build(&cfg), Err(ConfigError::NotExtending { .. })));
+
+    let mut cfg = ProfileConfig::default();
+    cfg.plugin_config.push(PluginConfig {
+        name: "PodTopologySpread".into(),
+        args: None,
+    });
+    assert!(matches!(
+        build(&cfg),
+        Err(ConfigError::RepeatedPluginConfig { .. })
+    ));
+
+    let cfg = ProfileConfig {
+        plugin_config: vec![PluginConfig {
+            name: "PodTopologySpread".into(),
+            args: Some(serde_json::json!({"defaultingType": "Sometimes"})),
+        }],
+        ..ProfileConfig::default()
+    };
+    let err = build(&cfg).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(err.starts_with("profiles[0].pluginConfig[0].args"), "{err}");
+
+    let v = serde_json::json!({"plugins": {"filter": {"enabled": [{"name": "NodeName", "wieght": 1}]}}});
+    let err = SchedulerConfig::profile_from_value(&v)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(err.starts_with("plugins.filter.enabled[0]"), "{err}");
+}

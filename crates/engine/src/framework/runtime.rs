@@ -1,0 +1,232 @@
+//! Running a profile's plugins at each extension point, as upstream's framework runtime
+//! does: Skip at PreFilter switches Filter off (and at PreScore, Score); PreFilter
+//! results intersect; scores are normalized, range-checked, weighted and summed.
+
+use super::{Code, CycleState, MAX_NODE_SCORE, NodeScore, PreFilterResult, Profile, Status};
+use crate::api::Pod;
+use crate::snapshot::{NodeId, NodeInfo, Snapshot};
+use std::collections::BTreeSet;
+
+/// One plugin's score for a node: raw, after NormalizeScore, and weighted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PluginScore {
+    /// The plugin.
+    pub plugin: &'static str,
+    /// What Score returned.
+    pub raw: i64,
+    /// After NormalizeScore.
+    pub normalized: i64,
+    /// `normalized × weight`.
+    pub weighted: i64,
+}
+
+/// Every plugin's score for one node and their sum (`NodePluginScores`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodePluginScores {
+    /// The node.
+    pub node: NodeId,
+    /// Per plugin, in the profile's order.
+    pub scores: Vec<PluginScore>,
+    /// The sum of the weighted scores.
+    pub total: i64,
+}
+
+/// What PreFilter produced for the cycle.
+#[derive(Debug)]
+pub(crate) struct PreFilterOutcome {
+    /// Success, or the rejection / error that ends the cycle.
+    pub(crate) status: Status,
+    /// The nodes the plugins allow, `None` = all.
+    pub(crate) result: Option<PreFilterResult>,
+    /// The plugins that restricted nodes (for the absent nodes' message).
+    pub(crate) plugins_with_nodes: BTreeSet<&'static str>,
+    /// Every plugin's own status, for explanations.
+    pub(crate) verdicts: Vec<(&'static str, Status)>,
+}
+
+impl Profile {
+    /// Runs every PreFilter plugin (`RunPreFilterPlugins`).
+    pub(crate) fn run_pre_filter(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        snapshot: &Snapshot,
+    ) -> PreFilterOutcome {
+        let mut out = PreFilterOutcome {
+            status: Status::success(),
+            result: None,
+            plugins_with_nodes: BTreeSet::new(),
+            verdicts: Vec::new(),
+        };
+        for pl in &self.pre_filter {
+            let name = pl.name();
+            let (s, r) = pl.pre_filter_with_result(state, pod, snapshot);
+            out.verdicts.push((name, s.clone()));
+            if s.is_skip() {
+                state.skip_filter_plugin(name);
+                continue;
+            }
+            match s.code() {
+                Code::Success => {}
+                Code::UnschedulableAndUnresolvable => {
+                    out.status = s.with_plugin(name);
+                    out.plugins_with_nodes.clear();
+                    return out;
+                }
+                Code::Unschedulable => {
+                    out.status = s.with_plugin(name);
+                    continue;
+                }
+                _ => {
+                    out.status = Status::error(format!("running PreFilter plugin {name:?}: {s}"))
+                        .with_plugin(name);
+                    out.plugins_with_nodes.clear();
+                    return out;
+                }
+            }
+            if r.is_some() {
+                out.plugins_with_nodes.insert(name);
+            }
+            out.result = PreFilterResult::merge(out.result.take(), r);
+            if out.result.as_ref().is_some_and(|r| r.node_names.is_empty()) {
+                let list: Vec<&str> = out.plugins_with_nodes.iter().copied().collect();
+                let msg = match list.as_slice() {
+                    [one] => format!("node(s) didn't satisfy plugin {one}"),
+                    _ => format!(
+                        "node(s) didn't satisfy plugin(s) [{}] simultaneously",
+                        list.join(" ")
+                    ),
+                };
+                out.status = Status::new(Code::UnschedulableAndUnresolvable, msg);
+                return out;
+            }
+        }
+        out
+    }
+
+    /// Runs the Filter plugins on one node, stopping at the first rejection
+    /// (`RunFilterPlugins`).
+    pub(crate) fn run_filter(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        node: &NodeInfo,
+        snapshot: &Snapshot,
+    ) -> Status {
+        for pl in &self.filter {
+            let name = pl.name();
+            if state.is_filter_skipped(name) {
+                continue;
+            }
+            let s = pl.filter(state, pod, node, snapshot);
+            if !s.is_success() {
+                let s = if s.is_rejected() {
+                    s
+                } else {
+                    Status::error(format!("running {name:?} filter plugin: {s}"))
+                };
+                return s.with_plugin(name);
+            }
+        }
+        Status::success()
+    }
+
+    /// Every Filter plugin's verdict on one node (Skip for those PreFilter switched off).
+    pub(crate) fn run_filter_all(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        node: &NodeInfo,
+        snapshot: &Snapshot,
+    ) -> Vec<(&'static str, Status)> {
+        self.filter
+            .iter()
+            .map(|pl| {
+                let name = pl.name();
+                if state.is_filter_skipped(name) {
+                    (name, Status::skip())
+                } else {
+                    (name, pl.filter(state, pod, node, snapshot))
+                }
+            })
+            .collect()
+    }
+
+    /// Runs every PreScore plugin (`RunPreScorePlugins`); the first failure is an error.
+    pub(crate) fn run_pre_score(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        nodes: &[NodeId],
+        snapshot: &Snapshot,
+        verdicts: &mut Vec<(&'static str, Status)>,
+    ) -> Status {
+        for pl in &self.pre_score {
+            let name = pl.name();
+            let s = pl.pre_score(state, pod, nodes, snapshot);
+            verdicts.push((name, s.clone()));
+            if s.is_skip() {
+                state.skip_score_plugin(name);
+                continue;
+            }
+            if !s.is_success() {
+                return Status::error(format!("running PreScore plugin {name:?}: {s}"))
+                    .with_plugin(name);
+            }
+        }
+        Status::success()
+    }
+
+    /// Runs Score, NormalizeScore and the weights for every node (`RunScorePlugins`).
+    pub(crate) fn run_score(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        nodes: &[NodeId],
+        snapshot: &Snapshot,
+    ) -> Result<Vec<NodePluginScores>, Status> {
+        let mut out: Vec<NodePluginScores> = nodes
+            .iter()
+            .map(|&node| NodePluginScores {
+                node,
+                scores: Vec::new(),
+                total: 0,
+            })
+            .collect();
+        for (pl, weight) in &self.score {
+            let name = pl.name();
+            if state.is_score_skipped(name) {
+                continue;
+            }
+            let mut scores = Vec::with_capacity(nodes.len());
+            for &node in nodes {
+                let score = pl
+                    .score(state, pod, snapshot.node(node), snapshot)
+                    .map_err(|s| Status::error(format!("plugin {name:?} failed with: {s}")))?;
+                scores.push(NodeScore { node, score });
+            }
+            let raw: Vec<i64> = scores.iter().map(|s| s.score).collect();
+            let s = pl.normalize_score(state, pod, &mut scores);
+            if !s.is_success() {
+                return Err(Status::error(format!("plugin {name:?} failed with: {s}")));
+            }
+            for ((entry, score), raw) in out.iter_mut().zip(&scores).zip(raw) {
+                if !(0..=MAX_NODE_SCORE).contains(&score.score) {
+                    return Err(Status::error(format!(
+                        "plugin {name:?} returns an invalid score {}, it should in the range of [0, {MAX_NODE_SCORE}] after normalizing",
+                        score.score
+                    )));
+                }
+                let weighted = score.score * weight;
+                entry.scores.push(PluginScore {
+                    plugin: name,
+                    raw,
+                    normalized: score.score,
+                    weighted,
+                });
+                entry.total += weighted;
+            }
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,31 @@
+//! NodeName: a pod that names a node (`spec.nodeName`) fits only that node.
+
+use crate::api::Pod;
+use crate::framework::{Code, CycleState, FilterPlugin, Plugin, Status};
+use crate::snapshot::{NodeInfo, Snapshot};
+
+/// The plugin's registry name.
+pub const NAME: &str = "NodeName";
+/// Filter's reason (`ErrReason`).
+pub const ERR_REASON: &str = "node(s) didn't match the requested node name";
+
+/// The NodeName plugin.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NodeName;
+
+impl Plugin for NodeName {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+}
+
+impl FilterPlugin for NodeName {
+    fn filter(&self, _: &CycleState, pod: &Pod, node: &NodeInfo, _: &Snapshot) -> Status {
+        match &pod.node_name {
+            Some(name) if *name != node.node.name => {
+                Status::new(Code::UnschedulableAndUnresolvable, ERR_REASON)
+            }
+            _ => Status::success(),
+        }
+    }
+}

@@ -1,0 +1,35 @@
+//! NodeResourcesBalancedAllocation: favour nodes whose resources would be used in
+//! similar proportions once the pod lands.
+
+use super::resource_allocation::MAX_NODE_SCORE;
+
+/// The node's score: `(1 − σ) · 100`, truncated, where σ is the standard deviation of
+/// the fractions `requested / allocatable` (each capped at 1) over the resources the
+/// node has. With two resources σ is `|f₀ − f₁| / 2`; with one or none it is 0.
+///
+/// Inputs come from [`score_inputs`](super::resource_allocation::score_inputs) with
+/// `use_requested = true` (BalancedAllocation counts real requests, not the non-zero
+/// defaults). Weights play no part.
+pub fn balanced_allocation_score(requested: &[i64], allocatable: &[i64]) -> i64 {
+    let mut fractions = Vec::with_capacity(requested.len());
+    let mut total = 0.0_f64;
+    for (&req, &alloc) in requested.iter().zip(allocatable) {
+        if alloc == 0 {
+            continue;
+        }
+        let fraction = (req as f64 / alloc as f64).min(1.0);
+        total += fraction;
+        fractions.push(fraction);
+    }
+    let std = match fractions.as_slice() {
+        [a, b] => ((a - b) / 2.0).abs(),
+        f if f.len() > 2 => {
+            let n = f.len() as f64;
+            let mean = total / n;
+            let sum: f64 = f.iter().map(|x| (x - mean) * (x - mean)).sum();
+            (sum / n).sqrt()
+        }
+        _ => 0.0,
+    };
+    ((1.0 - std) * MAX_NODE_SCORE as f64) as i64
+}

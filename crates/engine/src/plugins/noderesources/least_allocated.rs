@@ -1,0 +1,28 @@
+//! NodeResourcesFit's `LeastAllocated` strategy (the default): favour nodes with
+//! more room left.
+
+use super::resource_allocation::{MAX_NODE_SCORE, ResourceSpec, weighted_mean};
+
+/// One resource's score: `(capacity − requested) · 100 / capacity`, integer division;
+/// 0 when the capacity is 0 or already exceeded.
+pub fn least_requested_score(requested: i64, capacity: i64) -> i64 {
+    if capacity == 0 || requested > capacity {
+        return 0;
+    }
+    capacity
+        .wrapping_sub(requested)
+        .wrapping_mul(MAX_NODE_SCORE)
+        .wrapping_div(capacity)
+}
+
+/// The node's score: the weighted mean (integer division) of
+/// [`least_requested_score`] over the resources it has. Inputs come from
+/// [`score_inputs`](super::resource_allocation::score_inputs) with
+/// `use_requested = false`.
+pub fn least_allocated_score(
+    requested: &[i64],
+    allocatable: &[i64],
+    resources: &[ResourceSpec],
+) -> i64 {
+    weighted_mean(requested, allocatable, resources, least_requested_score)
+}

@@ -1,0 +1,245 @@
+//! The NodeResourcesFit and NodeResourcesBalancedAllocation plugins: thin wrappers that
+//! read the node's incrementally kept sums and call this module's arithmetic.
+
+use super::balanced_allocation::balanced_allocation_score;
+use super::fit::{IgnoredResources, insufficient_resources, is_unresolvable};
+use super::least_allocated::least_allocated_score;
+use super::most_allocated::most_allocated_score;
+use super::requested_to_capacity_ratio::{
+    UtilizationShapePoint, requested_to_capacity_ratio_score,
+};
+use super::resource_allocation::{
+    NodeResources, ResourceSpec, default_resources, is_best_effort, pod_request_list, score_inputs,
+};
+use crate::api::Pod;
+use crate::config::{NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs, ResourceSpecArg};
+use crate::framework::{
+    Code, CycleState, FilterPlugin, Plugin, PreFilterPlugin, PreScorePlugin, ScorePlugin, Status,
+};
+use crate::snapshot::{NodeId, NodeInfo, Snapshot};
+
+/// NodeResourcesFit's registry name.
+pub const FIT_NAME: &str = "NodeResourcesFit";
+/// NodeResourcesBalancedAllocation's registry name.
+pub const BALANCED_ALLOCATION_NAME: &str = "NodeResourcesBalancedAllocation";
+
+/// Why a plugin could not be built from its args.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ArgsError {
+    /// `scoringStrategy.type` is not a known strategy.
+    #[error(
+        "scoringStrategy.type: Unsupported value: {0:?}: supported values: \"LeastAllocated\", \"MostAllocated\", \"RequestedToCapacityRatio\""
+    )]
+    Strategy(String),
+    /// A resource weight is outside 1..=100.
+    #[error(
+        "resources[{index}].weight: Invalid value: {weight}: resource weight of {name} should be in range [1, 100]"
+    )]
+    Weight {
+        /// Index in the list.
+        index: usize,
+        /// Resource name.
+        name: String,
+        /// The weight.
+        weight: i64,
+    },
+}
+
+fn resources(list: Option<&[ResourceSpecArg]>) -> Result<Vec<ResourceSpec>, ArgsError> {
+    let Some(list) = list else {
+        return Ok(default_resources());
+    };
+    list.iter()
+        .enumerate()
+        .map(|(index, r)| {
+            let weight = r.weight.unwrap_or(1);
+            if !(1..=100).contains(&weight) {
+                return Err(ArgsError::Weight {
+                    index,
+                    name: r.name.clone(),
+                    weight,
+                });
+            }
+            Ok(ResourceSpec::new(&r.name, weight))
+        })
+        .collect()
+}
+
+fn node_resources(node: &NodeInfo) -> NodeResources<'_> {
+    NodeResources {
+        allocatable: &node.node.allocatable,
+        requested: node.requested(),
+        non_zero_requested: node.non_zero_requested(),
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Strategy {
+    LeastAllocated,
+    MostAllocated,
+    RequestedToCapacityRatio(Vec<UtilizationShapePoint>),
+}
+
+/// NodeResourcesFit: Filter on requests against allocatable; Score by the configured
+/// strategy (LeastAllocated by default).
+#[derive(Clone, Debug)]
+pub struct Fit {
+    ignored: IgnoredResources,
+    strategy: Strategy,
+    resources: Vec<ResourceSpec>,
+}
+
+impl Fit {
+    /// Builds the plugin from its args.
+    pub fn new(args: &NodeResourcesFitArgs) -> Result<Self, ArgsError> {
+        let s = args.scoring_strategy.clone().unwrap_or_default();
+        let strategy = match s.kind.as_deref() {
+            None | Some("") | Some("LeastAllocated") => Strategy::LeastAllocated,
+            Some("MostAllocated") => Strategy::MostAllocated,
+            Some("RequestedToCapacityRatio") => Strategy::RequestedToCapacityRatio(
+                s.requested_to_capacity_ratio
+                    .iter()
+                    .flat_map(|r| &r.shape)
+                    .map(|p| UtilizationShapePoint {
+                        utilization: p.utilization,
+                        score: p.score,
+                    })
+                    .collect(),
+            ),
+            Some(other) => return Err(ArgsError::Strategy(other.to_string())),
+        };
+        Ok(Self {
+            ignored: IgnoredResources::new(&args.ignored_resources, &args.ignored_resource_groups),
+            strategy,
+            resources: resources(s.resources.as_deref())?,
+        })
+    }
+}
+
+impl Plugin for Fit {
+    fn name(&self) -> &'static str {
+        FIT_NAME
+    }
+}
+
+impl PreFilterPlugin for Fit {
+    fn pre_filter(&self, _: &mut CycleState, _: &Pod, _: &Snapshot) -> Status {
+        // The pod's requests were computed once, when it was converted.
+        Status::success()
+    }
+}
+
+impl FilterPlugin for Fit {
+    fn filter(&self, _: &CycleState, pod: &Pod, node: &NodeInfo, _: &Snapshot) -> Status {
+        let short = insufficient_resources(
+            &pod.requests.requested,
+            &node.node.allocatable,
+            node.requested(),
+            node.pods().len(),
+            &self.ignored,
+        );
+        let Some(first) = short.first() else {
+            return Status::success();
+        };
+        let code = if is_unresolvable(&short) {
+            Code::UnschedulableAndUnresolvable
+        } else {
+            Code::Unschedulable
+        };
+        short[1..]
+            .iter()
+            .fold(Status::new(code, first.reason.to_string()), |s, r| {
+                s.with_reason(r.reason.to_string())
+            })
+    }
+}
+
+/// NodeResourcesFit's PreScore state: the pod's request per scored resource.
+#[derive(Clone, Debug)]
+pub struct FitPreScoreState(Vec<i64>);
+
+impl PreScorePlugin for Fit {
+    fn pre_score(&self, state: &mut CycleState, pod: &Pod, _: &[NodeId], _: &Snapshot) -> Status {
+        state.write(FitPreScoreState(pod_request_list(
+            &pod.requests,
+            &self.resources,
+            false,
+        )));
+        Status::success()
+    }
+}
+
+impl ScorePlugin for Fit {
+    fn score(
+        &self,
+        state: &CycleState,
+        _: &Pod,
+        node: &NodeInfo,
+        _: &Snapshot,
+    ) -> Result<i64, Status> {
+        let s = state
+            .read::<FitPreScoreState>()
+            .ok_or_else(|| Status::error("NodeResourcesFit: PreScore state not found"))?;
+        let (req, alloc) = score_inputs(&node_resources(node), &self.resources, &s.0, false);
+        Ok(match &self.strategy {
+            Strategy::LeastAllocated => least_allocated_score(&req, &alloc, &self.resources),
+            Strategy::MostAllocated => most_allocated_score(&req, &alloc, &self.resources),
+            Strategy::RequestedToCapacityRatio(shape) => {
+                requested_to_capacity_ratio_score(&req, &alloc, &self.resources, shape)
+            }
+        })
+    }
+}
+
+/// NodeResourcesBalancedAllocation: prefers nodes whose resources stay in balance.
+#[derive(Clone, Debug)]
+pub struct BalancedAllocation {
+    resources: Vec<ResourceSpec>,
+}
+
+impl BalancedAllocation {
+    /// Builds the plugin from its args.
+    pub fn new(args: &NodeResourcesBalancedAllocationArgs) -> Result<Self, ArgsError> {
+        Ok(Self {
+            resources: resources(args.resources.as_deref())?,
+        })
+    }
+}
+
+/// BalancedAllocation's PreScore state: the pod's request per resource.
+#[derive(Clone, Debug)]
+pub struct BalancedPreScoreState(Vec<i64>);
+
+impl Plugin for BalancedAllocation {
+    fn name(&self) -> &'static str {
+        BALANCED_ALLOCATION_NAME
+    }
+}
+
+impl PreScorePlugin for BalancedAllocation {
+    fn pre_score(&self, state: &mut CycleState, pod: &Pod, _: &[NodeId], _: &Snapshot) -> Status {
+        let requests = pod_request_list(&pod.requests, &self.resources, true);
+        if is_best_effort(&requests) {
+            // Upstream skips best-effort pods so they do not pile onto one node.
+            return Status::skip();
+        }
+        state.write(BalancedPreScoreState(requests));
+        Status::success()
+    }
+}
+
+impl ScorePlugin for BalancedAllocation {
+    fn score(
+        &self,
+        state: &CycleState,
+        _: &Pod,
+        node: &NodeInfo,
+        _: &Snapshot,
+    ) -> Result<i64, Status> {
+        let s = state.read::<BalancedPreScoreState>().ok_or_else(|| {
+            Status::error("NodeResourcesBalancedAllocation: PreScore state not found")
+        })?;
+        let (req, alloc) = score_inputs(&node_resources(node), &self.resources, &s.0, true);
+        Ok(balanced_allocation_score(&req, &alloc))
+    }
+}

@@ -1,0 +1,155 @@
+//! What the resource-allocation scorers share (upstream's `resource_allocation.go`):
+//! which resources they look at, with what weight, and how a node's requested and
+//! allocatable amounts are read for each.
+
+use crate::api::resources::{
+    CPU, EPHEMERAL_STORAGE, MEMORY, NonZeroRequests, PodResourceRequests, Resources,
+    is_scalar_resource_name,
+};
+
+/// The highest score a plugin gives a node.
+pub const MAX_NODE_SCORE: i64 = 100;
+/// The lowest score a plugin gives a node.
+pub const MIN_NODE_SCORE: i64 = 0;
+
+/// A resource a scorer looks at and its weight (`config.ResourceSpec`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ResourceSpec {
+    /// Resource name.
+    pub name: Box<str>,
+    /// Weight, 1..=100 once validated.
+    pub weight: i64,
+}
+
+impl ResourceSpec {
+    /// A resource and its weight.
+    pub fn new(name: &str, weight: i64) -> Self {
+        Self {
+            name: name.into(),
+            weight,
+        }
+    }
+}
+
+/// The resources both NodeResourcesFit's scoring strategy and
+/// NodeResourcesBalancedAllocation default to: cpu and memory, weight 1 each.
+pub fn default_resources() -> Vec<ResourceSpec> {
+    vec![ResourceSpec::new(CPU, 1), ResourceSpec::new(MEMORY, 1)]
+}
+
+/// What a node has and what its pods request, as `NodeInfo` keeps them.
+#[derive(Debug, Clone, Copy)]
+pub struct NodeResources<'a> {
+    /// `NodeInfo.Allocatable`.
+    pub allocatable: &'a Resources,
+    /// `NodeInfo.Requested`: the sum of the node's pods' requests.
+    pub requested: &'a Resources,
+    /// `NodeInfo.NonZeroRequested`: the sum of their non-zero cpu/memory requests.
+    pub non_zero_requested: NonZeroRequests,
+}
+
+/// The incoming pod's request for each of `resources`, in order
+/// (`calculatePodResourceRequestList`). `use_requested` is true for
+/// BalancedAllocation and false for NodeResourcesFit's strategies.
+pub fn pod_request_list(
+    pod: &PodResourceRequests,
+    resources: &[ResourceSpec],
+    use_requested: bool,
+) -> Vec<i64> {
+    resources
+        .iter()
+        .map(|r| pod.score_request(&r.name, use_requested))
+        .collect()
+}
+
+/// Whether every entry of a request list is zero. BalancedAllocation skips such
+/// (best-effort) pods at PreScore, so it scores no node for them.
+pub fn is_best_effort(pod_requests: &[i64]) -> bool {
+    pod_requests.iter().all(|&r| r == 0)
+}
+
+/// `(allocatable, requested including the pod)` for one resource on one node
+/// (`calculateResourceAllocatableRequest`): cpu and memory come from
+/// `NonZeroRequested` unless `use_requested`; a scalar resource the pod does not
+/// request, or one the node does not list, gives `(0, 0)` so it is left out.
+pub fn allocatable_and_requested(
+    node: &NodeResources<'_>,
+    resource: &str,
+    pod_request: i64,
+    use_requested: bool,
+) -> (i64, i64) {
+    if pod_request == 0 && is_scalar_resource_name(resource) {
+        return (0, 0);
+    }
+    let (cpu, memory) = if use_requested {
+        (node.requested.milli_cpu, node.requested.memory)
+    } else {
+        (
+            node.non_zero_requested.milli_cpu,
+            node.non_zero_requested.memory,
+        )
+    };
+    match resource {
+        CPU => (node.allocatable.milli_cpu, cpu.wrapping_add(pod_request)),
+        MEMORY => (node.allocatable.memory, memory.wrapping_add(pod_request)),
+        EPHEMERAL_STORAGE => (
+            node.allocatable.ephemeral_storage,
+            node.requested.ephemeral_storage.wrapping_add(pod_request),
+        ),
+        _ => match node.allocatable.scalar_entry(resource) {
+            Some(allocatable) => (
+                allocatable,
+                node.requested.scalar(resource).wrapping_add(pod_request),
+            ),
+            None => (0, 0),
+        },
+    }
+}
+
+/// The `(requested, allocatable)` vectors a scorer takes, one entry per resource in
+/// `resources`; entries whose allocatable is 0 are left at `(0, 0)` (upstream's
+/// `resourceAllocationScorer.score`). `pod_requests` comes from [`pod_request_list`].
+pub fn score_inputs(
+    node: &NodeResources<'_>,
+    resources: &[ResourceSpec],
+    pod_requests: &[i64],
+    use_requested: bool,
+) -> (Vec<i64>, Vec<i64>) {
+    let mut requested = vec![0; resources.len()];
+    let mut allocatable = vec![0; resources.len()];
+    for (i, (resource, &pod_request)) in resources.iter().zip(pod_requests).enumerate() {
+        let (alloc, req) =
+            allocatable_and_requested(node, &resource.name, pod_request, use_requested);
+        if alloc == 0 {
+            continue;
+        }
+        if let (Some(a), Some(r)) = (allocatable.get_mut(i), requested.get_mut(i)) {
+            *a = alloc;
+            *r = req;
+        }
+    }
+    (requested, allocatable)
+}
+
+/// The weighted mean of per-resource scores over the resources the node has
+/// (allocatable ≠ 0), with integer division as upstream: `Σ score·w / Σ w`, or 0.
+pub(crate) fn weighted_mean(
+    requested: &[i64],
+    allocatable: &[i64],
+    resources: &[ResourceSpec],
+    per_resource: impl Fn(i64, i64) -> i64,
+) -> i64 {
+    let mut node_score: i64 = 0;
+    let mut weight_sum: i64 = 0;
+    for ((&req, &alloc), spec) in requested.iter().zip(allocatable).zip(resources) {
+        if alloc == 0 {
+            continue;
+        }
+        node_score = node_score.wrapping_add(per_resource(req, alloc).wrapping_mul(spec.weight));
+        weight_sum = weight_sum.wrapping_add(spec.weight);
+    }
+    if weight_sum == 0 {
+        return 0;
+    }
+    node_score.wrapping_div(weight_sum)
+}

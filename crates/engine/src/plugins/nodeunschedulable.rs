@@ -1,0 +1,55 @@
+//! NodeUnschedulable: keeps pods off cordoned nodes (`spec.unschedulable`) unless they
+//! tolerate the `node.kubernetes.io/unschedulable:NoSchedule` taint.
+
+use crate::api::{Pod, Taint, TaintEffect};
+use crate::features::Features;
+use crate::framework::{Code, CycleState, FilterPlugin, Plugin, Status};
+use crate::snapshot::{NodeInfo, Snapshot};
+
+/// The plugin's registry name.
+pub const NAME: &str = "NodeUnschedulable";
+/// Filter's reason (`ErrReasonUnschedulable`).
+pub const ERR_REASON_UNSCHEDULABLE: &str = "node(s) were unschedulable";
+/// The taint a cordoned node is treated as carrying.
+pub const TAINT_NODE_UNSCHEDULABLE: &str = "node.kubernetes.io/unschedulable";
+
+/// The NodeUnschedulable plugin.
+#[derive(Clone, Debug)]
+pub struct NodeUnschedulable {
+    taint: Taint,
+    comparison_ops: bool,
+}
+
+impl NodeUnschedulable {
+    /// Builds the plugin; the Gt/Lt toleration gate is resolved here.
+    pub fn new(features: Features) -> Self {
+        Self {
+            taint: Taint {
+                key: TAINT_NODE_UNSCHEDULABLE.into(),
+                value: "".into(),
+                effect: TaintEffect::NoSchedule,
+            },
+            comparison_ops: features.taint_toleration_comparison_operators,
+        }
+    }
+}
+
+impl Plugin for NodeUnschedulable {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+}
+
+impl FilterPlugin for NodeUnschedulable {
+    fn filter(&self, _: &CycleState, pod: &Pod, node: &NodeInfo, _: &Snapshot) -> Status {
+        if node.node.unschedulable
+            && !pod
+                .tolerations
+                .iter()
+                .any(|t| t.tolerates(&self.taint, self.comparison_ops))
+        {
+            return Status::new(Code::UnschedulableAndUnresolvable, ERR_REASON_UNSCHEDULABLE);
+        }
+        Status::success()
+    }
+}

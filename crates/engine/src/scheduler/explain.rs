@@ -1,0 +1,70 @@
+//! A cycle with everything recorded, for people: `topospread explain`.
+
+use super::{Cycle, ScheduleResult};
+use crate::api::Pod;
+use crate::framework::{NodePluginScores, Profile, Status};
+use crate::plugins::podtopologyspread::PreFilterState;
+use crate::snapshot::{NodeId, Snapshot};
+use std::collections::BTreeMap;
+
+/// Every Filter plugin's verdict on one node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeFilterVerdicts {
+    /// The node.
+    pub node: NodeId,
+    /// Whether the cycle itself ran Filter on this node (it stops once enough
+    /// feasible nodes are found, and skips nodes a PreFilterResult excludes).
+    pub evaluated: bool,
+    /// Per Filter plugin in profile order (Skip where PreFilter switched it off).
+    pub verdicts: Vec<(&'static str, Status)>,
+}
+
+/// One scheduling cycle, recorded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Explanation {
+    /// Each PreFilter plugin's status.
+    pub pre_filter: Vec<(&'static str, Status)>,
+    /// Each node's Filter verdicts (empty when PreFilter rejected the pod).
+    pub filter: Vec<NodeFilterVerdicts>,
+    /// Each PreScore plugin's status (empty when scoring did not run: one feasible
+    /// node or none).
+    pub pre_score: Vec<(&'static str, Status)>,
+    /// Each feasible node's scores per plugin (empty when scoring did not run).
+    pub scores: Vec<NodePluginScores>,
+    /// PodTopologySpread's matching-pod counts per domain, per hard constraint.
+    pub domain_counts: Vec<BTreeMap<String, i64>>,
+    /// The chosen node or the failure.
+    pub result: ScheduleResult,
+}
+
+impl Explanation {
+    pub(super) fn from_cycle(profile: &Profile, snapshot: &Snapshot, pod: &Pod, c: Cycle) -> Self {
+        let rejected_at_pre_filter = c.diagnosis.pre_filter_msg.is_some();
+        let filter = if rejected_at_pre_filter {
+            Vec::new()
+        } else {
+            snapshot
+                .nodes()
+                .iter()
+                .map(|n| NodeFilterVerdicts {
+                    node: n.id,
+                    evaluated: c.feasible.contains(&n.id)
+                        || c.statuses.iter().any(|(id, _)| *id == n.id),
+                    verdicts: profile.run_filter_all(&c.state, pod, n, snapshot),
+                })
+                .collect()
+        };
+        Self {
+            pre_filter: c.pre_filter,
+            filter,
+            pre_score: c.pre_score,
+            scores: c.scores,
+            domain_counts: c
+                .state
+                .read::<PreFilterState>()
+                .map(|s| s.domain_counts(snapshot))
+                .unwrap_or_default(),
+            result: c.result,
+        }
+    }
+}

@@ -1,0 +1,352 @@
+//! One scheduling cycle over a snapshot, as kube-scheduler's `schedule_one.go` runs it:
+//! PreFilter, Filter from a rotating start node until enough feasible nodes are found
+//! (the adaptive `percentageOfNodesToScore`), PreScore, Score, and a seeded random
+//! choice among the nodes with the top score.
+
+mod explain;
+mod fit_error;
+mod rng;
+
+pub use explain::{Explanation, NodeFilterVerdicts};
+
+use crate::api::Pod;
+use crate::config::SchedulerConfig;
+use crate::features::Features;
+use crate::framework::{ConfigError, CycleState, NodePluginScores, Profile, QueuedPod, Status};
+use crate::snapshot::{NodeId, Snapshot};
+use fit_error::{Diagnosis, fit_error_message};
+use rng::Rng;
+
+/// Below this many nodes, every node is evaluated (`minFeasibleNodesToFind`).
+pub const MIN_FEASIBLE_NODES_TO_FIND: usize = 100;
+/// The adaptive percentage never drops below this (`minFeasibleNodesPercentageToFind`).
+pub const MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: i64 = 5;
+
+/// The outcome of one scheduling cycle.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ScheduleResult {
+    /// The pod fits `node`.
+    Scheduled {
+        /// The chosen node.
+        node: NodeId,
+        /// Nodes Filter ran on (feasible plus rejected).
+        evaluated_nodes: usize,
+        /// Nodes that passed Filter.
+        feasible_nodes: usize,
+    },
+    /// No node fits: upstream's `FitError` message and every node's status.
+    Unschedulable {
+        /// `0/N nodes are available: ...`.
+        message: String,
+        /// Each node's status: its Filter rejection, or the PreFilter verdict that
+        /// applied to it.
+        node_statuses: Vec<(NodeId, Status)>,
+    },
+    /// A plugin failed (an internal error, not a verdict).
+    Error(Status),
+}
+
+/// The scheduler: one profile, the rotating start index and the tie-break generator.
+pub struct Scheduler {
+    profile: Profile,
+    percentage_of_nodes_to_score: i32,
+    next_start_node_index: usize,
+    rng: Rng,
+}
+
+impl std::fmt::Debug for Scheduler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scheduler")
+            .field("profile", &self.profile)
+            .field("next_start_node_index", &self.next_start_node_index)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the cycle found, before the result is shaped.
+struct Cycle {
+    state: CycleState,
+    pre_filter: Vec<(&'static str, Status)>,
+    feasible: Vec<NodeId>,
+    statuses: Vec<(NodeId, Status)>,
+    diagnosis: Diagnosis,
+    pre_score: Vec<(&'static str, Status)>,
+    scores: Vec<NodePluginScores>,
+    result: ScheduleResult,
+}
+
+impl Scheduler {
+    /// Builds the scheduler from the first profile of `config`. `snapshot` lends its
+    /// string table to intern the plugins' configured keys.
+    pub fn new(
+        config: &SchedulerConfig,
+        features: Features,
+        snapshot: &mut Snapshot,
+    ) -> Result<Self, ConfigError> {
+        if let Some(p) = config.percentage_of_nodes_to_score
+            && !(0..=100).contains(&p)
+        {
+            return Err(ConfigError::Percentage {
+                field: "percentageOfNodesToScore".into(),
+                value: p,
+            });
+        }
+        if !config.extenders.is_empty() {
+            return Err(ConfigError::Unsupported {
+                field: "extenders".into(),
+                message: "scheduler extenders are not supported".into(),
+            });
+        }
+        let first = config.profiles.first().ok_or(ConfigError::NoProfile)?;
+        let profile = Profile::build(first, 0, features, snapshot.symbols_mut())?;
+        Ok(Self {
+            profile,
+            percentage_of_nodes_to_score: config.percentage_of_nodes_to_score.unwrap_or(0),
+            next_start_node_index: 0,
+            rng: Rng::new(0),
+        })
+    }
+
+    /// Reseeds the generator that breaks ties among equally scored nodes.
+    pub fn set_seed(&mut self, seed: u64) {
+        self.rng = Rng::new(seed);
+    }
+
+    /// The profile in use.
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    /// Queue order (QueueSort): whether `a` (queued at `arrival_a`) goes before `b`.
+    pub fn queue_less(&self, a: &Pod, arrival_a: u64, b: &Pod, arrival_b: u64) -> bool {
+        self.profile.queue_sort.less(
+            QueuedPod {
+                pod: a,
+                arrival: arrival_a,
+            },
+            QueuedPod {
+                pod: b,
+                arrival: arrival_b,
+            },
+        )
+    }
+
+    /// How many feasible nodes to look for among `num_all_nodes`
+    /// (`numFeasibleNodesToFind`).
+    pub fn num_feasible_nodes_to_find(&self, num_all_nodes: usize) -> usize {
+        if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND {
+            return num_all_nodes;
+        }
+        let mut percentage = i64::from(
+            self.profile
+                .percentage_of_nodes_to_score()
+                .unwrap_or(self.percentage_of_nodes_to_score),
+        );
+        let all = i64::try_from(num_all_nodes).unwrap_or(i64::MAX);
+        if percentage == 0 {
+            percentage = (50 - all / 125).max(MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND);
+        }
+        let n = usize::try_from(all * percentage / 100).unwrap_or(0);
+        n.max(MIN_FEASIBLE_NODES_TO_FIND)
+    }
+
+    /// One cycle for `pod` (not yet bound); does not mutate the snapshot.
+    pub fn schedule_one(&mut self, snapshot: &Snapshot, pod: &Pod) -> ScheduleResult {
+        self.cycle(snapshot, pod).result
+    }
+
+    /// Same cycle, recording every node's verdict per filter plugin, every score per
+    /// plugin (raw, normalized, weighted), PodTopologySpread's domain counts, and the
+    /// chosen node or the failure message.
+    pub fn explain(&mut self, snapshot: &Snapshot, pod: &Pod) -> Explanation {
+        let c = self.cycle(snapshot, pod);
+        Explanation::from_cycle(&self.profile, snapshot, pod, c)
+    }
+
+    fn cycle(&mut self, snapshot: &Snapshot, pod: &Pod) -> Cycle {
+        let mut c = Cycle {
+            state: CycleState::new(),
+            pre_filter: Vec::new(),
+            feasible: Vec::new(),
+            statuses: Vec::new(),
+            diagnosis: Diagnosis::default(),
+            pre_score: Vec::new(),
+            scores: Vec::new(),
+            result: ScheduleResult::Error(Status::error("no nodes available to schedule pods")),
+        };
+        let all = snapshot.nodes().len();
+        if all == 0 {
+            return c;
+        }
+        let pre = self.profile.run_pre_filter(&mut c.state, pod, snapshot);
+        c.pre_filter = pre.verdicts;
+        if !pre.status.is_success() {
+            if !pre.status.is_rejected() {
+                c.result = ScheduleResult::Error(pre.status);
+                return c;
+            }
+            c.diagnosis.pre_filter_msg = Some(pre.status.reasons().join(", "));
+            c.result = ScheduleResult::Unschedulable {
+                message: fit_error_message(all, &c.diagnosis),
+                node_statuses: snapshot
+                    .nodes()
+                    .iter()
+                    .map(|n| (n.id, pre.status.clone()))
+                    .collect(),
+            };
+            c.diagnosis.absent = Some(pre.status);
+            return c;
+        }
+        let nodes: Vec<NodeId> = match &pre.result {
+            None => snapshot.nodes().iter().map(|n| n.id).collect(),
+            Some(r) => {
+                let names: Vec<&str> = pre.plugins_with_nodes.iter().copied().collect();
+                c.diagnosis.absent = Some(Status::new(
+                    crate::framework::Code::UnschedulableAndUnresolvable,
+                    format!("node(s) didn't satisfy plugin(s) [{}]", names.join(" ")),
+                ));
+                let mut ids: Vec<NodeId> = r
+                    .node_names
+                    .iter()
+                    .filter_map(|n| snapshot.node_id(n))
+                    .collect();
+                ids.sort_unstable();
+                ids
+            }
+        };
+        if let Err(e) = self.find_feasible(snapshot, pod, &nodes, &mut c) {
+            c.result = ScheduleResult::Error(e);
+            return c;
+        }
+        c.result = self.choose(snapshot, pod, &mut c, all);
+        c
+    }
+
+    fn find_feasible(
+        &mut self,
+        snapshot: &Snapshot,
+        pod: &Pod,
+        nodes: &[NodeId],
+        c: &mut Cycle,
+    ) -> Result<(), Status> {
+        let n = nodes.len();
+        let to_find = self.num_feasible_nodes_to_find(n);
+        let mut result = Ok(());
+        if self.profile.filter.is_empty() {
+            c.feasible = (0..to_find)
+                .map(|i| nodes[(self.next_start_node_index + i) % n])
+                .collect();
+        } else {
+            for i in 0..n {
+                let id = nodes[(self.next_start_node_index + i) % n];
+                let s = self
+                    .profile
+                    .run_filter(&c.state, pod, snapshot.node(id), snapshot);
+                if s.is_success() {
+                    c.feasible.push(id);
+                    if c.feasible.len() >= to_find {
+                        break;
+                    }
+                } else if s.is_rejected() {
+                    c.statuses.push((id, s));
+                } else {
+                    result = Err(s);
+                    break;
+                }
+            }
+        }
+        let processed = c.feasible.len() + c.statuses.len();
+        let all = snapshot.nodes().len();
+        self.next_start_node_index = (self.next_start_node_index + processed) % all;
+        c.diagnosis.explicit = c.statuses.iter().map(|(_, s)| s.clone()).collect();
+        result
+    }
+
+    fn choose(
+        &mut self,
+        snapshot: &Snapshot,
+        pod: &Pod,
+        c: &mut Cycle,
+        all: usize,
+    ) -> ScheduleResult {
+        let evaluated = c.feasible.len() + c.statuses.len();
+        match c.feasible.as_slice() {
+            [] => {
+                let absent = c.diagnosis.absent.clone();
+                let node_statuses = snapshot
+                    .nodes()
+                    .iter()
+                    .map(|n| {
+                        let s = c
+                            .statuses
+                            .iter()
+                            .find(|(id, _)| *id == n.id)
+                            .map(|(_, s)| s.clone())
+                            .or_else(|| absent.clone())
+                            .unwrap_or_else(|| {
+                                Status::code_only(
+                                    crate::framework::Code::UnschedulableAndUnresolvable,
+                                )
+                            });
+                        (n.id, s)
+                    })
+                    .collect();
+                ScheduleResult::Unschedulable {
+                    message: fit_error_message(all, &c.diagnosis),
+                    node_statuses,
+                }
+            }
+            [only] => ScheduleResult::Scheduled {
+                node: *only,
+                evaluated_nodes: 1 + c.statuses.len(),
+                feasible_nodes: 1,
+            },
+            feasible => {
+                let feasible = feasible.to_vec();
+                let totals = if self.profile.score.is_empty() {
+                    feasible.iter().map(|&n| (n, 1)).collect::<Vec<_>>()
+                } else {
+                    let s = self.profile.run_pre_score(
+                        &mut c.state,
+                        pod,
+                        &feasible,
+                        snapshot,
+                        &mut c.pre_score,
+                    );
+                    if !s.is_success() {
+                        return ScheduleResult::Error(s);
+                    }
+                    match self.profile.run_score(&c.state, pod, &feasible, snapshot) {
+                        Ok(scores) => c.scores = scores,
+                        Err(s) => return ScheduleResult::Error(s),
+                    }
+                    c.scores.iter().map(|s| (s.node, s.total)).collect()
+                };
+                ScheduleResult::Scheduled {
+                    node: self.select_host(&totals),
+                    evaluated_nodes: evaluated,
+                    feasible_nodes: feasible.len(),
+                }
+            }
+        }
+    }
+
+    /// `selectHost`: a uniform choice (reservoir sampling) among the top-scored nodes.
+    fn select_host(&mut self, totals: &[(NodeId, i64)]) -> NodeId {
+        let top = totals.iter().map(|t| t.1).max().unwrap_or(0);
+        let mut chosen = None;
+        let mut count = 0;
+        for &(node, total) in totals {
+            if total == top {
+                count += 1;
+                if chosen.is_none() || self.rng.below(count) == 0 {
+                    chosen = Some(node);
+                }
+            }
+        }
+        chosen.unwrap_or(NodeId(0))
+    }
+}
+
+#[cfg(test)]
+mod tests;
