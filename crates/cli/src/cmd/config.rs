@@ -1,45 +1,20 @@
-//! `--config`: a KubeSchedulerConfiguration, checked for plugin names the scheduler
-//! knows, with the PodTopologySpread args taken out.
+//! `--config`: a KubeSchedulerConfiguration file, parsed into the engine's
+//! `SchedulerConfig` (the scheduler checks plugin names and args when it is built).
 
 use super::input::read_limited;
-use anyhow::{Context, Result, bail};
-use serde_json::Value;
+use anyhow::{Result, bail};
 use std::path::Path;
-use topospread::config::PodTopologySpreadArgs;
+use topospread::config::SchedulerConfig;
 use topospread::features::Features;
-use topospread::load::{Object, parse_manifests, typed};
-
-/// The in-tree plugins of kube-scheduler's registry (and `*`, which disables all).
-const KNOWN_PLUGINS: &[&str] = &[
-    "*",
-    "PrioritySort",
-    "DefaultBinder",
-    "DefaultPreemption",
-    "NodeUnschedulable",
-    "NodeName",
-    "TaintToleration",
-    "NodeAffinity",
-    "NodePorts",
-    "NodeResourcesFit",
-    "NodeResourcesBalancedAllocation",
-    "VolumeRestrictions",
-    "NodeVolumeLimits",
-    "VolumeBinding",
-    "VolumeZone",
-    "PodTopologySpread",
-    "InterPodAffinity",
-    "ImageLocality",
-    "SchedulingGates",
-    "DynamicResources",
-];
+use topospread::load::{Object, parse_manifests};
 
 /// What the runtime is built from.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(crate) struct SchedulerSetup {
-    /// Where it came from, for messages.
+    /// Where it came from, for messages (`file: kubeschedulerconfiguration`).
     pub(crate) origin: String,
-    /// The PodTopologySpread args of the (first) profile.
-    pub(crate) pts_args: PodTopologySpreadArgs,
+    /// The configuration.
+    pub(crate) config: SchedulerConfig,
     /// Feature gates.
     pub(crate) features: Features,
 }
@@ -49,7 +24,8 @@ pub(crate) fn load(path: Option<&Path>) -> Result<SchedulerSetup> {
     let Some(path) = path else {
         return Ok(SchedulerSetup {
             origin: "default profile".into(),
-            ..Default::default()
+            config: SchedulerConfig::default(),
+            features: Features::default(),
         });
     };
     let file = path.display().to_string();
@@ -59,62 +35,17 @@ pub(crate) fn load(path: Option<&Path>) -> Result<SchedulerSetup> {
         Object::SchedulerConfiguration(v) => Some(v),
         _ => None,
     });
-    let Some(config) = configs.next() else {
+    let Some(value) = configs.next() else {
         bail!(
             "{file}: no KubeSchedulerConfiguration (apiVersion kubescheduler.config.k8s.io/v1) in the file"
         );
     };
-    let object = "kubeschedulerconfiguration";
-    let profiles = config.get("profiles").and_then(Value::as_array);
-    for (i, p) in profiles.into_iter().flatten().enumerate() {
-        let exts = p.get("plugins").and_then(Value::as_object);
-        for (ext, set) in exts.into_iter().flatten() {
-            for list in ["enabled", "disabled"] {
-                let items = set.get(list).and_then(Value::as_array);
-                for (j, plugin) in items.into_iter().flatten().enumerate() {
-                    check_name(
-                        plugin,
-                        &file,
-                        object,
-                        &format!("profiles[{i}].plugins.{ext}.{list}[{j}].name"),
-                    )?;
-                }
-            }
-        }
-        let pcs = p.get("pluginConfig").and_then(Value::as_array);
-        for (j, pc) in pcs.into_iter().flatten().enumerate() {
-            check_name(
-                pc,
-                &file,
-                object,
-                &format!("profiles[{i}].pluginConfig[{j}].name"),
-            )?;
-        }
-    }
-    let args = profiles
-        .and_then(|ps| ps.first())
-        .and_then(|p| p.get("pluginConfig"))
-        .and_then(Value::as_array)
-        .and_then(|pcs| {
-            pcs.iter()
-                .find(|pc| pc.get("name").and_then(Value::as_str) == Some("PodTopologySpread"))
-        })
-        .and_then(|pc| pc.get("args"));
-    let pts_args = match args {
-        Some(a) => typed(a, &file, object).context("PodTopologySpread args")?,
-        None => PodTopologySpreadArgs::default(),
-    };
+    let origin = format!("{file}: kubeschedulerconfiguration");
+    let config =
+        SchedulerConfig::from_value(value).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
     Ok(SchedulerSetup {
-        origin: file,
-        pts_args,
+        origin,
+        config,
         features: Features::default(),
     })
-}
-
-fn check_name(item: &Value, file: &str, object: &str, field: &str) -> Result<()> {
-    let name = item.get("name").and_then(Value::as_str).unwrap_or("");
-    if !KNOWN_PLUGINS.contains(&name) {
-        bail!("{file}: {object}: {field}: Invalid value: {name:?}: not a kube-scheduler plugin");
-    }
-    Ok(())
 }

@@ -16,15 +16,17 @@ pub struct FilterVerdict {
     pub reasons: Vec<String>,
 }
 
-/// One Score plugin's score for one node (after normalization).
+/// One Score plugin's score for one node.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct PluginScore {
     /// The plugin.
     pub plugin: String,
-    /// The normalized score (0..=100).
-    pub score: i64,
-    /// The plugin's weight in the profile.
-    pub weight: i64,
+    /// What Score returned.
+    pub raw: i64,
+    /// After NormalizeScore (0..=100).
+    pub normalized: i64,
+    /// `normalized × weight`.
+    pub weighted: i64,
 }
 
 /// Everything about one node.
@@ -121,7 +123,25 @@ pub fn render_explanation(v: &ExplainView) -> String {
         if !passed.is_empty() {
             let _ = writeln!(out, "  {:<name_w$}    passed: {}", "", passed.join(", "));
         }
-        for f in n.filters.iter().filter(|f| f.code != "Success") {
+        let skipped: Vec<&str> = n
+            .filters
+            .iter()
+            .filter(|f| f.code == "Skip")
+            .map(|f| f.plugin.as_str())
+            .collect();
+        if !skipped.is_empty() {
+            let _ = writeln!(
+                out,
+                "  {:<name_w$}    skipped (nothing to check): {}",
+                "",
+                skipped.join(", ")
+            );
+        }
+        for f in n
+            .filters
+            .iter()
+            .filter(|f| f.code != "Success" && f.code != "Skip")
+        {
             let why = if f.reasons.is_empty() {
                 String::new()
             } else {
@@ -132,20 +152,21 @@ pub fn render_explanation(v: &ExplainView) -> String {
     }
     let scored: Vec<&NodeExplanation> = v.nodes.iter().filter(|n| n.total.is_some()).collect();
     if !scored.is_empty() {
-        let _ = writeln!(out, "\nScore (normalized score × weight)");
+        let _ = writeln!(out, "\nScore (raw, after NormalizeScore, × weight)");
+        let plugin_w = scored
+            .iter()
+            .flat_map(|n| n.scores.iter().map(|s| s.plugin.len()))
+            .max()
+            .unwrap_or(0);
         for n in scored {
-            let parts: Vec<String> = n
-                .scores
-                .iter()
-                .map(|s| format!("{} {}×{}", s.plugin, s.score, s.weight))
-                .collect();
-            let _ = writeln!(
-                out,
-                "  {:<name_w$}  total {:>4}  {}",
-                n.node,
-                n.total.unwrap_or(0),
-                parts.join(", ")
-            );
+            let _ = writeln!(out, "  {:<name_w$}  total {}", n.node, n.total.unwrap_or(0));
+            for s in &n.scores {
+                let _ = writeln!(
+                    out,
+                    "  {:<name_w$}    {:<plugin_w$}  raw {:>4}  normalized {:>3}  weighted {:>3}",
+                    "", s.plugin, s.raw, s.normalized, s.weighted
+                );
+            }
         }
     }
     let _ = match &v.outcome {
