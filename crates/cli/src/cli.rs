@@ -27,8 +27,9 @@ pub(crate) enum Command {
 /// `topospread show`.
 #[derive(Debug, Args)]
 pub(crate) struct ShowArgs {
-    /// Manifest files (Nodes, Pods, workloads; multi-document YAML or `kind: List`).
-    #[arg(short = 'f', long = "file", required = true)]
+    /// Manifest files (Nodes, Pods, workloads; multi-document YAML or `kind: List`);
+    /// none: the Kubernetes docs' example.
+    #[arg(short = 'f', long = "file")]
     pub(crate) files: Vec<PathBuf>,
     /// Mark pods matching this label selector (`app=web,tier in (a,b)`); default: the
     /// first topology spread constraint's selector, else every pod.

@@ -198,6 +198,17 @@ fn bad_input_is_one_clear_line_and_exit_2() {
         &[],
         &["field.yaml", "pod/p", "spec.nodeNme", "unknown field"],
     );
+    bad(
+        "quantity.yaml",
+        "apiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {allocatable: {cpu: lots, pods: '10'}}\n",
+        &[],
+        &[
+            "quantity.yaml",
+            "node/node-a",
+            "status.allocatable[cpu]",
+            "\"lots\"",
+        ],
+    );
     let config = temp(
         "config.yaml",
         "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n    filter:\n      enabled: [{name: Bogus}]\n",
@@ -245,6 +256,14 @@ fn huge_files_are_refused() {
         "{}",
         stderr(&o)
     );
+}
+
+#[test]
+fn bad_selector_exits_2() {
+    let o = run(&["show", "-l", "app in web"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stdout(&o).is_empty());
+    assert!(stderr(&o).contains("invalid selector"), "{}", stderr(&o));
 }
 
 #[test]

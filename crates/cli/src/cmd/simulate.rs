@@ -313,7 +313,10 @@ fn table(r: &Report) -> String {
     }
     let pending: Vec<&PodResult> = r.pods.iter().filter(|p| p.node.is_none()).collect();
     if !pending.is_empty() {
-        let _ = writeln!(out, "\nPending");
+        let _ = writeln!(
+            out,
+            "\nPending (topospread explain NAMESPACE/POD shows each node's verdicts)"
+        );
         for p in pending {
             let _ = writeln!(
                 out,
