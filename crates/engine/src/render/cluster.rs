@@ -354,3 +354,31 @@ pub fn render_cluster(snapshot: &Snapshot, opts: &ShowOptions) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pods_are_drawn_one_by_one_then_counted() {
+        assert_eq!(pods_text(0, 0), "");
+        assert_eq!(pods_text(2, 1), "P P o");
+        assert_eq!(pods_text(4, 0), "P P P P");
+        assert_eq!(pods_text(5, 0), "5P");
+        assert_eq!(pods_text(0, 7), "7o");
+        assert_eq!(pods_text(12, 3), "12P 3o");
+    }
+
+    #[test]
+    fn skew_is_max_minus_min() {
+        let c = |v: &[u32]| -> Vec<(String, u32)> {
+            v.iter()
+                .enumerate()
+                .map(|(i, n)| (i.to_string(), *n))
+                .collect()
+        };
+        assert_eq!(skew(&c(&[])), 0);
+        assert_eq!(skew(&c(&[3, 1, 2])), 2);
+        assert_eq!(counts_line("zone", &c(&[2, 1])), "zone: 0=2 1=1, skew 1");
+    }
+}
