@@ -9,6 +9,9 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let result = match cli.command {
+        cli::Command::Show(args) => cmd::show::run(&args),
+        cli::Command::Simulate(args) => cmd::simulate::run(&args),
+        cli::Command::Explain(args) => cmd::explain::run(&args),
         cli::Command::Test(args) => cmd::test::run(&args),
     };
     match result {
@@ -17,7 +20,7 @@ fn main() -> ExitCode {
             if is_broken_pipe(&e) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", chain(&e));
             ExitCode::from(2)
         }
     }
@@ -29,4 +32,21 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
         c.downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     })
+}
+
+/// The error and its causes on one line, skipping a cause the message already quotes
+/// (the engine's errors often print their source themselves).
+fn chain(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
 }
