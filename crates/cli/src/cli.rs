@@ -16,6 +16,9 @@ pub(crate) struct Cli {
 pub(crate) enum Command {
     /// Run scenario files (files or folders of *.yaml) and check their expectations.
     Test(TestArgs),
+    /// Check topologySpreadConstraints and PodTopologySpreadArgs with the API server's and
+    /// kube-scheduler's rules, plus lints (TS001...) for what is accepted but will misbehave.
+    Validate(crate::cmd::validate::ValidateArgs),
 }
 
 /// `topospread test`.

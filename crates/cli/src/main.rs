@@ -10,6 +10,7 @@ fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let result = match cli.command {
         cli::Command::Test(args) => cmd::test::run(&args),
+        cli::Command::Validate(args) => cmd::validate::run(&args),
     };
     match result {
         Ok(code) => code,

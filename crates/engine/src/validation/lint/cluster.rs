@@ -138,16 +138,25 @@ impl ClusterLinter {
                     allowed.len()
                 ),
                 (false, true) => format!(
-                    "{} of the {} nodes{scope} lack the label {key:?} ({}): pods never land on them",
+                    "{} of the {} nodes{scope} {} the label {key:?} ({}): pods never land on {}",
                     missing.len(),
                     allowed.len(),
-                    names(&missing)
+                    if missing.len() == 1 { "lacks" } else { "lack" },
+                    names(&missing),
+                    if missing.len() == 1 { "it" } else { "them" },
                 ),
                 (false, false) => format!(
-                    "{} of the {} nodes{scope} lack the label {key:?} ({}): they always score lowest",
+                    "{} of the {} nodes{scope} {} the label {key:?} ({}): {} always {} lowest",
                     missing.len(),
                     allowed.len(),
-                    names(&missing)
+                    if missing.len() == 1 { "lacks" } else { "lack" },
+                    names(&missing),
+                    if missing.len() == 1 { "it" } else { "they" },
+                    if missing.len() == 1 {
+                        "scores"
+                    } else {
+                        "score"
+                    },
                 ),
             };
             lints.push(Lint::new(
@@ -244,14 +253,20 @@ impl ClusterLinter {
         ))
     }
 
+    /// The nodes PodTopologySpread's Filter passes, among those the pod's nodeSelector and
+    /// required node affinity allow (the NodeAffinity plugin rejects the others anyway).
     fn passing_nodes(&self, state: &CycleState, pod: &Pod) -> Vec<&str> {
+        let symbols = self.snapshot.symbols();
         self.snapshot
             .nodes()
             .iter()
             .filter(|n| {
-                self.plugin
-                    .filter(state, pod, n, &self.snapshot)
-                    .is_success()
+                pod.required_node_affinity
+                    .matches(&n.node.labels, &n.node.name, symbols)
+                    && self
+                        .plugin
+                        .filter(state, pod, n, &self.snapshot)
+                        .is_success()
             })
             .map(|n| &*n.node.name)
             .collect()
