@@ -38,7 +38,7 @@ use topospread::validation::{
     lint_workload, validate_scheduler_configuration, validate_workload_create,
 };
 
-use super::test::read_limited;
+use super::input::read_limited;
 
 /// `topospread validate`. (Defined beside the command, not in `cli.rs`, so that branches
 /// adding other commands merge without touching the same lines.)
