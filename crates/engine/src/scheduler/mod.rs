@@ -346,24 +346,20 @@ impl Scheduler {
         let evaluated = c.feasible.len() + c.statuses.len();
         match c.feasible.as_slice() {
             [] => {
-                let absent = c.diagnosis.absent.clone();
+                let mut by_node: Vec<Option<Status>> = vec![None; all];
+                for (id, s) in &c.statuses {
+                    if let Some(slot) = by_node.get_mut(id.index()) {
+                        *slot = Some(s.clone());
+                    }
+                }
+                let absent = c.diagnosis.absent.clone().unwrap_or_else(|| {
+                    Status::code_only(crate::framework::Code::UnschedulableAndUnresolvable)
+                });
                 let node_statuses = snapshot
                     .nodes()
                     .iter()
-                    .map(|n| {
-                        let s = c
-                            .statuses
-                            .iter()
-                            .find(|(id, _)| *id == n.id)
-                            .map(|(_, s)| s.clone())
-                            .or_else(|| absent.clone())
-                            .unwrap_or_else(|| {
-                                Status::code_only(
-                                    crate::framework::Code::UnschedulableAndUnresolvable,
-                                )
-                            });
-                        (n.id, s)
-                    })
+                    .zip(by_node)
+                    .map(|(n, s)| (n.id, s.unwrap_or_else(|| absent.clone())))
                     .collect();
                 ScheduleResult::Unschedulable {
                     message: fit_error_message(all, &c.diagnosis),
