@@ -84,8 +84,8 @@ struct Cycle {
 }
 
 impl Scheduler {
-    /// Builds the scheduler from the first profile of `config`. `snapshot` lends its
-    /// string table to intern the plugins' configured keys.
+    /// Builds the scheduler from the first profile of `config` (the default profile when
+    /// it has none). `snapshot` lends its string table to intern the plugins' keys.
     pub fn new(
         config: &SchedulerConfig,
         features: Features,
@@ -105,7 +105,9 @@ impl Scheduler {
                 message: "scheduler extenders are not supported".into(),
             });
         }
-        let first = config.profiles.first().ok_or(ConfigError::NoProfile)?;
+        // v1 defaulting gives a configuration without profiles the default one.
+        let default_profile = crate::config::ProfileConfig::default();
+        let first = config.profiles.first().unwrap_or(&default_profile);
         let profile = Profile::build(first, 0, features, snapshot.symbols_mut())?;
         let preemption_enabled = profile
             .enabled(crate::plugins::registry::Point::PostFilter)
