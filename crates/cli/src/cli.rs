@@ -1,6 +1,6 @@
 //! Command-line definitions, kept apart from what the commands do.
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 /// Kubernetes Pod Topology Spread: where pods will land, and why.
@@ -14,8 +14,84 @@ pub(crate) struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
+    /// Draw the cluster as the Kubernetes docs do: domains over nodes over pods.
+    Show(ShowArgs),
+    /// Schedule every pending pod (and the pods workloads would create) and report where they land.
+    Simulate(SimulateArgs),
+    /// Explain one pending pod: every node's verdict per plugin, scores, domain counts.
+    Explain(ExplainArgs),
     /// Run scenario files (files or folders of *.yaml) and check their expectations.
     Test(TestArgs),
+    /// Check topologySpreadConstraints and PodTopologySpreadArgs with the API server's and
+    /// kube-scheduler's rules, plus lints (TS001...) for what is accepted but will misbehave.
+    Validate(crate::cmd::validate::ValidateArgs),
+}
+
+/// `topospread show`.
+#[derive(Debug, Args)]
+pub(crate) struct ShowArgs {
+    /// Manifest files (Nodes, Pods, workloads; multi-document YAML or `kind: List`);
+    /// none: the Kubernetes docs' example.
+    #[arg(short = 'f', long = "file")]
+    pub(crate) files: Vec<PathBuf>,
+    /// Mark pods matching this label selector (`app=web,tier in (a,b)`); default: the
+    /// first topology spread constraint's selector, else every pod.
+    #[arg(short = 'l', long)]
+    pub(crate) selector: Option<String>,
+    /// Topology keys to draw, outermost first (repeat the flag); default: the zone key
+    /// then the hostname key the nodes carry.
+    #[arg(long = "topology-key")]
+    pub(crate) topology_keys: Vec<String>,
+    /// Wrap rows of boxes wider than this many columns.
+    #[arg(long, default_value_t = 100)]
+    pub(crate) width: usize,
+}
+
+/// Output formats of `simulate`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum OutputFormat {
+    /// A placement table and per-workload spread, for people.
+    Table,
+    /// The resulting snapshot (nodes, workloads, pods with spec.nodeName), usable as input.
+    Yaml,
+    /// A machine-readable report.
+    Json,
+}
+
+/// `topospread simulate`.
+#[derive(Debug, Args)]
+pub(crate) struct SimulateArgs {
+    /// Manifest files; none: the Kubernetes docs' example (4 nodes, 2 zones, 6 replicas).
+    #[arg(short = 'f', long = "file")]
+    pub(crate) files: Vec<PathBuf>,
+    /// Seed for generated pod names and for breaking ties between equally scored nodes.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) seed: u64,
+    /// A KubeSchedulerConfiguration file.
+    #[arg(long)]
+    pub(crate) config: Option<PathBuf>,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Table)]
+    pub(crate) output: OutputFormat,
+    /// Also draw the cluster after scheduling (table output).
+    #[arg(long)]
+    pub(crate) show: bool,
+}
+
+/// `topospread explain`.
+#[derive(Debug, Args)]
+pub(crate) struct ExplainArgs {
+    /// Manifest files; none: the Kubernetes docs' example.
+    #[arg(short = 'f', long = "file")]
+    pub(crate) files: Vec<PathBuf>,
+    /// The pending pod, as `name` or `namespace/name` (pods made from workloads count).
+    pub(crate) pod: String,
+    /// Seed for generated pod names and tie-breaking (as in `simulate`).
+    #[arg(long, default_value_t = 0)]
+    pub(crate) seed: u64,
+    /// A KubeSchedulerConfiguration file.
+    #[arg(long)]
+    pub(crate) config: Option<PathBuf>,
 }
 
 /// `topospread test`.

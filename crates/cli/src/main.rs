@@ -9,7 +9,11 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let result = match cli.command {
+        cli::Command::Show(args) => cmd::show::run(&args),
+        cli::Command::Simulate(args) => cmd::simulate::run(&args),
+        cli::Command::Explain(args) => cmd::explain::run(&args),
         cli::Command::Test(args) => cmd::test::run(&args),
+        cli::Command::Validate(args) => cmd::validate::run(&args),
     };
     match result {
         Ok(code) => code,
@@ -17,7 +21,7 @@ fn main() -> ExitCode {
             if is_broken_pipe(&e) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", chain(&e));
             ExitCode::from(2)
         }
     }
@@ -29,4 +33,21 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
         c.downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     })
+}
+
+/// The error and its causes on one line, skipping a cause the message already quotes
+/// (the engine's errors often print their source themselves).
+fn chain(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
 }

@@ -1,14 +1,12 @@
 //! `topospread test`: run scenario files and report failing expectations.
 
+use super::input::read_limited;
 use crate::cli::TestArgs;
 use anyhow::{Context, Result};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use topospread::scenario::{self, Outcome};
-
-/// The largest case file read (a guard against reading something that is not one).
-const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Collects *.yaml / *.yml files under `path`, sorted for a stable order.
 fn collect(path: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
@@ -29,21 +27,6 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
         out.push(path.to_path_buf());
     }
     Ok(())
-}
-
-/// Reads a file with a size limit, so a wrong path does not exhaust memory.
-pub(crate) fn read_limited(path: &Path) -> Result<String> {
-    let len = std::fs::metadata(path)
-        .with_context(|| format!("{}: cannot read", path.display()))?
-        .len();
-    if len > MAX_FILE_BYTES {
-        anyhow::bail!(
-            "{}: file is {len} bytes; the limit is {MAX_FILE_BYTES}",
-            path.display()
-        );
-    }
-    std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read as UTF-8 text", path.display()))
 }
 
 pub(crate) fn run(args: &TestArgs) -> Result<ExitCode> {

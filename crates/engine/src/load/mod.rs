@@ -196,6 +196,8 @@ const SKIPPED_KINDS: &[&str] = &[
 /// (so a hostile file fails with a message, not an exhausted machine).
 pub fn parse_yaml_documents(text: &str, file: &str) -> Result<Vec<Value>, LoadError> {
     let mut options = serde_saphyr::Options::default();
+    // YAML 1.2 booleans (`true`/`false` only): `nodeTaintsPolicy: y` stays the string "y".
+    options.strict_booleans = true;
     if let Some(budget) = options.budget.as_mut() {
         budget.max_events = 50_000_000;
         budget.max_nodes = 20_000_000;
@@ -205,7 +207,12 @@ pub fn parse_yaml_documents(text: &str, file: &str) -> Result<Vec<Value>, LoadEr
     let docs: Vec<Value> =
         serde_saphyr::from_multiple_with_options(text, options).map_err(|e| LoadError::Yaml {
             file: file.to_string(),
-            message: e.to_string(),
+            // The parser adds a source excerpt on later lines; the first says it all.
+            message: {
+                let text = e.to_string();
+                let first = text.lines().next().unwrap_or("");
+                first.strip_prefix("error: ").unwrap_or(first).to_string()
+            },
         })?;
     Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
 }

@@ -1,0 +1,78 @@
+//! `topospread show`: the cluster drawn as the Kubernetes docs draw it.
+
+use super::input;
+use crate::cli::ShowArgs;
+use anyhow::{Result, anyhow};
+use std::io::Write;
+use std::process::ExitCode;
+use topospread::api::Selector;
+use topospread::convert::build_snapshot;
+use topospread::render::{
+    Highlight, ShowOptions, default_topology_keys, parse_selector, render_cluster,
+};
+use topospread::snapshot::Snapshot;
+
+/// The pods to mark: `--selector`, else the first spread constraint's selector, else all.
+pub(crate) fn highlight(snapshot: &mut Snapshot, selector: Option<&str>) -> Result<Highlight> {
+    if let Some(text) = selector {
+        let ls = parse_selector(text)?;
+        let selector = Selector::from_label_selector(Some(&ls), snapshot.symbols_mut())
+            .map_err(|e| anyhow!("--selector {text:?}: {e}"))?;
+        let description = selector.display(snapshot.symbols());
+        return Ok(Highlight {
+            selector,
+            namespace: None,
+            description,
+        });
+    }
+    let symbols = snapshot.symbols();
+    let first = snapshot
+        .pods()
+        .find_map(|(_, p)| p.spread_constraints.first().map(|c| (p, c)));
+    Ok(match first {
+        Some((p, c)) => Highlight {
+            selector: c.selector.clone(),
+            namespace: Some(p.namespace),
+            description: format!(
+                "{} in namespace {} (the selector of {}'s constraint on {})",
+                c.selector.display(symbols),
+                symbols.resolve(p.namespace),
+                p.name,
+                symbols.resolve(c.topology_key)
+            ),
+        },
+        None => Highlight {
+            selector: Selector::everything(),
+            namespace: None,
+            description: "anything (no --selector and no constraint in the files)".into(),
+        },
+    })
+}
+
+/// Draw options for `snapshot`: the given keys, or the default ones.
+pub(crate) fn options(
+    snapshot: &Snapshot,
+    keys: &[String],
+    highlight: Highlight,
+    width: usize,
+) -> ShowOptions {
+    ShowOptions {
+        topology_keys: if keys.is_empty() {
+            default_topology_keys(snapshot)
+        } else {
+            keys.to_vec()
+        },
+        highlight,
+        max_width: width,
+    }
+}
+
+pub(crate) fn run(args: &ShowArgs) -> Result<ExitCode> {
+    let input = input::load(&args.files)?;
+    let mut snapshot = build_snapshot(&input.objects)?;
+    let h = highlight(&mut snapshot, args.selector.as_deref())?;
+    let opts = options(&snapshot, &args.topology_keys, h, args.width);
+    let text = render_cluster(&snapshot, &opts);
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}

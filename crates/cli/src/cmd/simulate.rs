@@ -1,0 +1,403 @@
+//! `topospread simulate`: schedule every pending pod in PrioritySort order, binding as
+//! it goes, and report placements, spread per workload, and why pods stay Pending.
+
+use super::runtime::{Placement, Runtime};
+use super::{config, input, show};
+use crate::cli::{OutputFormat, SimulateArgs};
+use anyhow::Result;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use topospread::load::Object;
+use topospread::render::{Highlight, domain_counts, render_cluster, skew};
+use topospread::snapshot::{NodeId, PodId, Snapshot};
+
+/// Progress is drawn on stderr past this many pods, when stderr is a terminal.
+const PROGRESS_THRESHOLD: usize = 2000;
+
+/// One pod's result.
+#[derive(Serialize)]
+struct PodResult {
+    namespace: String,
+    pod: String,
+    node: Option<String>,
+    zone: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<String>,
+}
+
+/// One constraint of a workload, before and after.
+#[derive(Serialize)]
+struct ConstraintReport {
+    topology_key: String,
+    max_skew: i32,
+    when_unsatisfiable: String,
+    selector: String,
+    before: BTreeMap<String, u32>,
+    after: BTreeMap<String, u32>,
+    skew_before: u32,
+    skew_after: u32,
+}
+
+/// One workload.
+#[derive(Serialize)]
+struct WorkloadReport {
+    kind: String,
+    namespace: String,
+    name: String,
+    pods: usize,
+    scheduled: usize,
+    pending: usize,
+    constraints: Vec<ConstraintReport>,
+}
+
+/// The whole run, as `-o json` prints it.
+#[derive(Serialize)]
+struct Report {
+    seed: u64,
+    scheduled: usize,
+    pending: usize,
+    pods: Vec<PodResult>,
+    workloads: Vec<WorkloadReport>,
+    notes: Vec<String>,
+}
+
+/// The zone a node is in, by the well-known label or the docs' `zone`.
+pub(crate) fn zone_of(snapshot: &Snapshot, node: NodeId) -> Option<String> {
+    let symbols = snapshot.symbols();
+    let labels = &snapshot.node(node).node.labels;
+    ["topology.kubernetes.io/zone", "zone"]
+        .iter()
+        .find_map(|k| symbols.get(k).and_then(|s| labels.get(s)))
+        .map(|v| symbols.resolve(v).to_string())
+}
+
+/// Schedules `queue` in order, binding each placed pod; `progress` draws a bar.
+pub(crate) fn schedule_all(
+    runtime: &mut Runtime,
+    snapshot: &mut Snapshot,
+    queue: &[PodId],
+    progress: bool,
+) -> Vec<(PodId, Placement)> {
+    let bar = progress.then(|| {
+        let b = indicatif::ProgressBar::new(queue.len() as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} pods {per_sec} {eta}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    });
+    let mut out = Vec::with_capacity(queue.len());
+    for &id in queue {
+        let Some(pod) = snapshot.pod(id) else {
+            continue;
+        };
+        let placement = runtime.schedule_one(snapshot, pod);
+        if let Placement::Scheduled(node) = placement {
+            snapshot.bind(id, node);
+        }
+        out.push((id, placement));
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    out
+}
+
+/// Per workload: its constraints (from its first pod) with their highlight.
+fn workload_constraints(
+    snapshot: &Snapshot,
+    namespace: &str,
+    pods: &[String],
+) -> Vec<(topospread::api::SpreadConstraintSpec, Highlight)> {
+    let Some(pod) = pods.iter().find_map(|p| {
+        snapshot
+            .pod_id(namespace, p)
+            .and_then(|id| snapshot.pod(id))
+    }) else {
+        return Vec::new();
+    };
+    let symbols = snapshot.symbols();
+    pod.spread_constraints
+        .iter()
+        .map(|c| {
+            (
+                c.clone(),
+                Highlight {
+                    selector: c.selector.clone(),
+                    namespace: Some(pod.namespace),
+                    description: c.selector.display(symbols),
+                },
+            )
+        })
+        .collect()
+}
+
+pub(crate) fn run(args: &SimulateArgs) -> Result<ExitCode> {
+    let input = input::load(&args.files)?;
+    let setup = config::load(args.config.as_deref())?;
+    let mut world = input::build(&input, args.seed)?;
+    let mut runtime = Runtime::new(&setup, &mut world.snapshot, args.seed)?;
+    let before = world.snapshot.clone();
+    let progress = world.queue.len() > PROGRESS_THRESHOLD && std::io::stderr().is_terminal();
+    let results = schedule_all(&mut runtime, &mut world.snapshot, &world.queue, progress);
+    let snapshot = &world.snapshot;
+    let symbols = snapshot.symbols();
+
+    let pods: Vec<PodResult> = results
+        .iter()
+        .filter_map(|(id, placement)| {
+            let pod = snapshot.pod(*id)?;
+            let (node, zone, message) = match placement {
+                Placement::Scheduled(n) => (
+                    Some(snapshot.node(*n).node.name.to_string()),
+                    zone_of(snapshot, *n),
+                    None,
+                ),
+                Placement::Unschedulable(m) => (None, None, Some(m.clone())),
+            };
+            Some(PodResult {
+                namespace: symbols.resolve(pod.namespace).to_string(),
+                pod: pod.name.to_string(),
+                node,
+                zone,
+                message,
+            })
+        })
+        .collect();
+    let scheduled = pods.iter().filter(|p| p.node.is_some()).count();
+    let pending = pods.len() - scheduled;
+
+    let mut workloads = Vec::new();
+    for w in &world.expansion.workloads {
+        let mut constraints = Vec::new();
+        for (c, h) in workload_constraints(snapshot, &w.namespace, &w.pods) {
+            let key = symbols.resolve(c.topology_key).to_string();
+            let b = domain_counts(&before, &key, &h);
+            let a = domain_counts(snapshot, &key, &h);
+            constraints.push(ConstraintReport {
+                skew_before: skew(&b),
+                skew_after: skew(&a),
+                topology_key: key,
+                max_skew: c.max_skew,
+                when_unsatisfiable: c.when_unsatisfiable.as_str().to_string(),
+                selector: h.description,
+                before: b.into_iter().collect(),
+                after: a.into_iter().collect(),
+            });
+        }
+        let bound = w
+            .pods
+            .iter()
+            .filter(|p| {
+                snapshot
+                    .pod_id(&w.namespace, p)
+                    .is_some_and(|id| snapshot.pod_node(id).is_some())
+            })
+            .count();
+        workloads.push(WorkloadReport {
+            kind: w.kind.to_string(),
+            namespace: w.namespace.clone(),
+            name: w.name.clone(),
+            pods: w.pods.len(),
+            scheduled: bound,
+            pending: w.pods.len() - bound,
+            constraints,
+        });
+    }
+    let report = Report {
+        seed: args.seed,
+        scheduled,
+        pending,
+        pods,
+        workloads,
+        notes: world.notes.clone(),
+    };
+    let text = match args.output {
+        OutputFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
+        OutputFormat::Yaml => snapshot_yaml(&input.objects, &world)?,
+        OutputFormat::Table => {
+            let mut t = table(&report);
+            if args.show {
+                let mut snap = world.snapshot.clone();
+                let h = show::highlight(&mut snap, None)?;
+                let opts = show::options(&snap, &[], h, 100);
+                t.push('\n');
+                t.push_str(&render_cluster(&snap, &opts));
+            }
+            t
+        }
+    };
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    if args.output != OutputFormat::Table {
+        for n in &world.notes {
+            eprintln!("note: {n}");
+        }
+    }
+    Ok(if pending > 0 || !world.expansion.errors.is_empty() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The placement table, per-workload spread, pending pods and notes.
+fn table(r: &Report) -> String {
+    let mut out = String::new();
+    let w_ns = r
+        .pods
+        .iter()
+        .map(|p| p.namespace.len())
+        .max()
+        .unwrap_or(0)
+        .max(9);
+    let w_pod = r.pods.iter().map(|p| p.pod.len()).max().unwrap_or(0).max(3);
+    let w_node = r
+        .pods
+        .iter()
+        .map(|p| p.node.as_deref().map_or(9, str::len))
+        .max()
+        .unwrap_or(0)
+        .max(4);
+    let _ = writeln!(
+        out,
+        "{:<w_ns$}  {:<w_pod$}  {:<w_node$}  ZONE",
+        "NAMESPACE", "POD", "NODE"
+    );
+    for p in &r.pods {
+        let _ = writeln!(
+            out,
+            "{:<w_ns$}  {:<w_pod$}  {:<w_node$}  {}",
+            p.namespace,
+            p.pod,
+            p.node.as_deref().unwrap_or("<pending>"),
+            p.zone.as_deref().unwrap_or("-")
+        );
+    }
+    for w in &r.workloads {
+        let _ = writeln!(
+            out,
+            "\n{}/{} (namespace {}): {} pods, {} scheduled, {} pending",
+            w.kind.to_lowercase(),
+            w.name,
+            w.namespace,
+            w.pods,
+            w.scheduled,
+            w.pending
+        );
+        for c in &w.constraints {
+            let fmt = |m: &BTreeMap<String, u32>| {
+                m.iter()
+                    .map(|(d, n)| format!("{d}={n}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            let _ = writeln!(
+                out,
+                "  {} maxSkew={} {} ({})\n    before: {}  skew {}\n    after:  {}  skew {}",
+                c.topology_key,
+                c.max_skew,
+                c.when_unsatisfiable,
+                c.selector,
+                fmt(&c.before),
+                c.skew_before,
+                fmt(&c.after),
+                c.skew_after
+            );
+        }
+    }
+    let pending: Vec<&PodResult> = r.pods.iter().filter(|p| p.node.is_none()).collect();
+    if !pending.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nPending (topospread explain NAMESPACE/POD shows each node's verdicts)"
+        );
+        for p in pending {
+            let _ = writeln!(
+                out,
+                "  {}/{}: {}",
+                p.namespace,
+                p.pod,
+                p.message.as_deref().unwrap_or("")
+            );
+        }
+    }
+    for n in &r.notes {
+        let _ = writeln!(out, "note: {n}");
+    }
+    let _ = writeln!(out, "\n{} scheduled, {} pending", r.scheduled, r.pending);
+    out
+}
+
+/// The resulting snapshot as multi-document YAML: nodes, workloads, then pods with
+/// `spec.nodeName` set, ready to be read back.
+fn snapshot_yaml(objects: &[topospread::load::Loaded], world: &input::World) -> Result<String> {
+    let snapshot = &world.snapshot;
+    let node_of = |pod: &k8s_openapi::api::core::v1::Pod| -> Option<String> {
+        let ns = pod.metadata.namespace.as_deref().unwrap_or("default");
+        let name = pod.metadata.name.as_deref()?;
+        let id = snapshot.pod_id(ns, name)?;
+        Some(snapshot.node(snapshot.pod_node(id)?).node.name.to_string())
+    };
+    let mut docs: Vec<String> = Vec::new();
+    let mut push = |v: &dyn erased::Yaml| -> Result<()> {
+        docs.push(v.yaml()?);
+        Ok(())
+    };
+    let mut pods = Vec::new();
+    for l in objects {
+        match &l.object {
+            Object::Node(n) => push(n)?,
+            Object::Pod(p) => {
+                let mut p = p.clone();
+                if let Some(n) = node_of(&p) {
+                    p.spec.get_or_insert_with(Default::default).node_name = Some(n);
+                }
+                pods.push(p);
+            }
+            Object::Service(o) => push(o)?,
+            Object::ReplicaSet(o) => push(o)?,
+            Object::ReplicationController(o) => push(o)?,
+            Object::StatefulSet(o) => push(o)?,
+            Object::Deployment(o) => push(o)?,
+            Object::DaemonSet(o) => push(o)?,
+            Object::Job(o) => push(o)?,
+            Object::CronJob(o) => push(o)?,
+            Object::SchedulerConfiguration(_) => {}
+        }
+    }
+    for l in &world.expansion.replica_sets {
+        if let Object::ReplicaSet(rs) = &l.object {
+            push(rs)?;
+        }
+    }
+    for p in &world.expansion.pods {
+        let mut p = p.pod.clone();
+        if let Some(n) = node_of(&p) {
+            p.spec.get_or_insert_with(Default::default).node_name = Some(n);
+        }
+        pods.push(p);
+    }
+    for p in &pods {
+        push(p)?;
+    }
+    Ok(docs.join("---\n"))
+}
+
+/// Serializing the different object types through one call.
+mod erased {
+    /// An object that serializes to one YAML document.
+    pub(super) trait Yaml {
+        fn yaml(&self) -> anyhow::Result<String>;
+    }
+    impl<T: serde::Serialize> Yaml for T {
+        fn yaml(&self) -> anyhow::Result<String> {
+            Ok(serde_saphyr::to_string(self)?)
+        }
+    }
+}

@@ -1,0 +1,273 @@
+//! The `topospread` binary end to end: output snapshots (insta) on the fixtures, exit
+//! codes 0/1/2, and the one-line messages bad input gets.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a failure is a failing test
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn fixture(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_topospread"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Writes `text` to a fresh temporary file and returns its path.
+fn temp(name: &str, text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("topospread-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("temp file");
+    path.display().to_string()
+}
+
+/// Fixture paths are absolute; snapshots keep only the file name.
+fn scrub(text: &str) -> String {
+    let dir = fixture("");
+    text.replace(&dir, "fixtures/")
+}
+
+#[test]
+fn simulate_default_is_the_docs_example() {
+    let o = run(&["simulate", "--show"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    insta::assert_snapshot!("simulate_default", stdout(&o));
+}
+
+#[test]
+fn simulate_reports_pending_pods_and_exits_1() {
+    let o = run(&["simulate", "-f", &fixture("docs-conflict.yaml")]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    insta::assert_snapshot!("simulate_conflict", stdout(&o));
+}
+
+#[test]
+fn simulate_workloads() {
+    let o = run(&["simulate", "-f", &fixture("workloads.yaml"), "--show"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    insta::assert_snapshot!("simulate_workloads", stdout(&o));
+}
+
+#[test]
+fn simulate_json_is_machine_readable() {
+    let o = run(&["simulate", "-o", "json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(v["scheduled"], 6);
+    assert_eq!(v["pending"], 0);
+    assert_eq!(v["workloads"][0]["constraints"][0]["skew_after"], 0);
+}
+
+#[test]
+fn simulate_yaml_is_the_next_input() {
+    let o = run(&["simulate", "-o", "yaml"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let path = temp("next.yaml", &stdout(&o));
+    // Read back: the pods are bound, the Deployment is satisfied, nothing is new.
+    let again = run(&["simulate", "-f", &path, "-o", "json"]);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&again)).expect("json");
+    assert_eq!(v["pods"].as_array().map(Vec::len), Some(0));
+    let shown = run(&["show", "-f", &path]);
+    assert!(stdout(&shown).contains("zoneA (3)"), "{}", stdout(&shown));
+}
+
+#[test]
+fn show_draws_domains_over_nodes_over_pods() {
+    let o = run(&["show", "-f", &fixture("docs-conflict.yaml")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    insta::assert_snapshot!("show_conflict", stdout(&o));
+}
+
+#[test]
+fn show_wraps_wide_clusters() {
+    let o = run(&[
+        "show",
+        "-f",
+        &fixture("wide.yaml"),
+        "-l",
+        "app=web",
+        "--width",
+        "80",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    insta::assert_snapshot!("show_wide", stdout(&o));
+}
+
+#[test]
+fn show_with_explicit_keys() {
+    let o = run(&[
+        "show",
+        "-f",
+        &fixture("wide.yaml"),
+        "--topology-key",
+        "topology.kubernetes.io/zone",
+        "-l",
+        "app in (web,cache)",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    insta::assert_snapshot!("show_zone_only", stdout(&o));
+}
+
+#[test]
+fn explain_a_pending_pod() {
+    let o = run(&["explain", "-f", &fixture("docs-conflict.yaml"), "mypod"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    insta::assert_snapshot!("explain_conflict", stdout(&o));
+}
+
+#[test]
+fn explain_a_pod_made_from_a_workload() {
+    let o = run(&["explain", "-f", &fixture("workloads.yaml"), "data/db-1"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    insta::assert_snapshot!("explain_statefulset", stdout(&o));
+}
+
+#[test]
+fn explain_unknown_pod_exits_2() {
+    let o = run(&["explain", "-f", &fixture("docs-conflict.yaml"), "nope"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stdout(&o).is_empty());
+    assert!(
+        stderr(&o).contains("pod default/nope: not found"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Bad input: exit 2, one line on stderr naming file, object and field, nothing on stdout.
+fn bad(name: &str, text: &str, args: &[&str], want: &[&str]) {
+    let path = temp(name, text);
+    let mut all = vec!["simulate", "-f", path.as_str()];
+    all.extend_from_slice(args);
+    let o = run(&all);
+    assert_eq!(o.status.code(), Some(2), "{name}: {}", stderr(&o));
+    assert!(stdout(&o).is_empty(), "{name}: stdout: {}", stdout(&o));
+    let err = scrub(&stderr(&o));
+    assert_eq!(err.lines().count(), 1, "{name}: {err}");
+    for w in want {
+        assert!(err.contains(w), "{name}: want {w:?} in {err}");
+    }
+}
+
+#[test]
+fn bad_input_is_one_clear_line_and_exit_2() {
+    bad(
+        "unparseable.yaml",
+        "a: [",
+        &[],
+        &["unparseable.yaml", "invalid YAML"],
+    );
+    bad(
+        "kind.yaml",
+        "apiVersion: v1\nkind: Widget\nmetadata: {name: w}\n",
+        &[],
+        &["kind.yaml", "document 1", "\"Widget\""],
+    );
+    bad(
+        "dangling.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {nodeName: ghost, containers: [{name: c, image: i}]}\n",
+        &[],
+        &[
+            "dangling.yaml",
+            "pod default/p",
+            "spec.nodeName",
+            "\"ghost\"",
+        ],
+    );
+    bad(
+        "field.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {nodeNme: x}\n",
+        &[],
+        &["field.yaml", "pod/p", "spec.nodeNme", "unknown field"],
+    );
+    bad(
+        "quantity.yaml",
+        "apiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {allocatable: {cpu: lots, pods: '10'}}\n",
+        &[],
+        &[
+            "quantity.yaml",
+            "node/node-a",
+            "status.allocatable[cpu]",
+            "\"lots\"",
+        ],
+    );
+    let config = temp(
+        "config.yaml",
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n    filter:\n      enabled: [{name: Bogus}]\n",
+    );
+    bad(
+        "ok.yaml",
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n",
+        &["--config", &config],
+        &[
+            "config.yaml",
+            "profiles[0].plugins.filter.enabled[0].name",
+            "\"Bogus\"",
+        ],
+    );
+}
+
+#[test]
+fn invalid_template_is_reported_and_the_rest_goes_on() {
+    let path = temp(
+        "template.yaml",
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '1', memory: 1Gi, pods: '10'}}\n---\napiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: bad}\nspec:\n  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n    spec:\n      containers: [{name: c, image: i}]\n      tolerations: [{key: k, operator: Exists, effect: Sometimes}]\n---\napiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: good}\nspec:\n  replicas: 2\n  selector: {matchLabels: {a: c}}\n  template:\n    metadata: {labels: {a: c}}\n    spec: {containers: [{name: c, image: i}]}\n",
+    );
+    let o = run(&["simulate", "-f", &path]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("2 scheduled, 0 pending"), "{out}");
+    assert!(
+        out.contains("replicaset/bad: spec.template.spec.tolerations[0].effect"),
+        "{out}"
+    );
+}
+
+#[test]
+fn huge_files_are_refused() {
+    let dir = std::env::temp_dir().join(format!("topospread-cli-big-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("big.yaml");
+    let f = std::fs::File::create(&path).expect("file");
+    f.set_len(257 * 1024 * 1024).expect("sparse file");
+    let o = run(&["show", "-f", &path.display().to_string()]);
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("over 256 MiB are refused"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn bad_selector_exits_2() {
+    let o = run(&["show", "-l", "app in web"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stdout(&o).is_empty());
+    assert!(stderr(&o).contains("invalid selector"), "{}", stderr(&o));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let o = run(&["simulate", "-o", "xml"]);
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -1,0 +1,177 @@
+//! One pod's scheduling cycle, rendered for a person: each node's verdict per Filter
+//! plugin, each feasible node's score per Score plugin with the weighted total, the
+//! domain counts each constraint saw, and the outcome.
+
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// One Filter plugin's verdict on one node.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FilterVerdict {
+    /// The plugin.
+    pub plugin: String,
+    /// `Success`, `Unschedulable`, `UnschedulableAndUnresolvable`, `Skip`, ...
+    pub code: String,
+    /// Why, when not Success.
+    pub reasons: Vec<String>,
+}
+
+/// One Score plugin's score for one node.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PluginScore {
+    /// The plugin.
+    pub plugin: String,
+    /// What Score returned.
+    pub raw: i64,
+    /// After NormalizeScore (0..=100).
+    pub normalized: i64,
+    /// `normalized × weight`.
+    pub weighted: i64,
+}
+
+/// Everything about one node.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct NodeExplanation {
+    /// The node.
+    pub node: String,
+    /// Filter verdicts, in the order the plugins ran (the first rejection stops the rest).
+    pub filters: Vec<FilterVerdict>,
+    /// Scores, when the node was feasible and scoring ran.
+    pub scores: Vec<PluginScore>,
+    /// Sum of score × weight, when scored.
+    pub total: Option<i64>,
+}
+
+/// The matching-pod counts one topology spread constraint saw, per eligible domain.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ConstraintCounts {
+    /// The constraint, e.g. `zone maxSkew=1 DoNotSchedule app=web`.
+    pub constraint: String,
+    /// Domain and count.
+    pub counts: Vec<(String, i64)>,
+}
+
+/// A scheduling cycle, explained.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ExplainView {
+    /// `namespace/name`.
+    pub pod: String,
+    /// Lines of context printed first (what was scheduled before this pod).
+    pub context: Vec<String>,
+    /// Per node.
+    pub nodes: Vec<NodeExplanation>,
+    /// Per hard (Filter) constraint.
+    pub filter_counts: Vec<ConstraintCounts>,
+    /// Per soft (Score) constraint.
+    pub score_counts: Vec<ConstraintCounts>,
+    /// The chosen node, or the scheduler's failure message.
+    pub outcome: Result<String, String>,
+}
+
+fn counts_text(c: &ConstraintCounts) -> String {
+    if c.counts.is_empty() {
+        return format!("  {}: no eligible domain", c.constraint);
+    }
+    let cs: Vec<String> = c.counts.iter().map(|(d, n)| format!("{d}={n}")).collect();
+    let min = c.counts.iter().map(|x| x.1).min().unwrap_or(0);
+    format!("  {}: {} (min {min})", c.constraint, cs.join(" "))
+}
+
+/// Renders the explanation as plain text.
+pub fn render_explanation(v: &ExplainView) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "pod {}", v.pod);
+    for line in &v.context {
+        let _ = writeln!(out, "  {line}");
+    }
+    if !v.filter_counts.is_empty() {
+        let _ = writeln!(out, "\nFilter: matching pods per domain");
+        for c in &v.filter_counts {
+            let _ = writeln!(out, "{}", counts_text(c));
+        }
+    }
+    if !v.score_counts.is_empty() {
+        let _ = writeln!(out, "\nScore: matching pods per domain");
+        for c in &v.score_counts {
+            let _ = writeln!(out, "{}", counts_text(c));
+        }
+    }
+    let _ = writeln!(out, "\nFilter");
+    let name_w = v
+        .nodes
+        .iter()
+        .map(|n| n.node.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    for n in &v.nodes {
+        let rejected = n
+            .filters
+            .iter()
+            .find(|f| f.code != "Success" && f.code != "Skip");
+        let verdict = match rejected {
+            None => "feasible".to_string(),
+            Some(f) => format!("rejected by {}", f.plugin),
+        };
+        let _ = writeln!(out, "  {:<name_w$}  {verdict}", n.node);
+        let passed: Vec<&str> = n
+            .filters
+            .iter()
+            .filter(|f| f.code == "Success")
+            .map(|f| f.plugin.as_str())
+            .collect();
+        if !passed.is_empty() {
+            let _ = writeln!(out, "  {:<name_w$}    passed: {}", "", passed.join(", "));
+        }
+        let skipped: Vec<&str> = n
+            .filters
+            .iter()
+            .filter(|f| f.code == "Skip")
+            .map(|f| f.plugin.as_str())
+            .collect();
+        if !skipped.is_empty() {
+            let _ = writeln!(
+                out,
+                "  {:<name_w$}    skipped (nothing to check): {}",
+                "",
+                skipped.join(", ")
+            );
+        }
+        for f in n
+            .filters
+            .iter()
+            .filter(|f| f.code != "Success" && f.code != "Skip")
+        {
+            let why = if f.reasons.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", f.reasons.join("; "))
+            };
+            let _ = writeln!(out, "  {:<name_w$}    {} {}{why}", "", f.plugin, f.code);
+        }
+    }
+    let scored: Vec<&NodeExplanation> = v.nodes.iter().filter(|n| n.total.is_some()).collect();
+    if !scored.is_empty() {
+        let _ = writeln!(out, "\nScore (raw, after NormalizeScore, × weight)");
+        let plugin_w = scored
+            .iter()
+            .flat_map(|n| n.scores.iter().map(|s| s.plugin.len()))
+            .max()
+            .unwrap_or(0);
+        for n in scored {
+            let _ = writeln!(out, "  {:<name_w$}  total {}", n.node, n.total.unwrap_or(0));
+            for s in &n.scores {
+                let _ = writeln!(
+                    out,
+                    "  {:<name_w$}    {:<plugin_w$}  raw {:>4}  normalized {:>3}  weighted {:>3}",
+                    "", s.plugin, s.raw, s.normalized, s.weighted
+                );
+            }
+        }
+    }
+    let _ = match &v.outcome {
+        Ok(node) => writeln!(out, "\nResult: scheduled to {node}"),
+        Err(message) => writeln!(out, "\nResult: Pending: {message}"),
+    };
+    out
+}

@@ -1,0 +1,14 @@
+//! Human-facing renderings of a snapshot and of scheduling results. Pure: functions
+//! return `String`s; the CLI prints them.
+
+mod cluster;
+mod explain;
+mod selector;
+
+pub use cluster::{
+    Highlight, ShowOptions, counts_line, default_topology_keys, domain_counts, render_cluster, skew,
+};
+pub use explain::{
+    ConstraintCounts, ExplainView, FilterVerdict, NodeExplanation, PluginScore, render_explanation,
+};
+pub use selector::{SelectorParseError, parse_selector};
