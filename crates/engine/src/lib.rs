@@ -31,3 +31,9 @@ pub mod scheduler;
 pub mod snapshot;
 pub mod validation;
 pub mod workloads;
+
+pub use config::SchedulerConfig;
+pub use features::Features;
+pub use framework::ConfigError;
+pub use scheduler::{Explanation, Preemption, ScheduleResult, Scheduler};
+pub use snapshot::Snapshot;

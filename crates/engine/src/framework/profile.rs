@@ -100,9 +100,6 @@ pub enum ConfigError {
         /// Why.
         message: String,
     },
-    /// The configuration has no profile.
-    #[error("profiles: Required value: at least one profile is required")]
-    NoProfile,
 }
 
 /// The plugins of one profile, per extension point, ready to run.

@@ -84,8 +84,8 @@ struct Cycle {
 }
 
 impl Scheduler {
-    /// Builds the scheduler from the first profile of `config`. `snapshot` lends its
-    /// string table to intern the plugins' configured keys.
+    /// Builds the scheduler from the first profile of `config` (the default profile when
+    /// it has none). `snapshot` lends its string table to intern the plugins' keys.
     pub fn new(
         config: &SchedulerConfig,
         features: Features,
@@ -105,7 +105,9 @@ impl Scheduler {
                 message: "scheduler extenders are not supported".into(),
             });
         }
-        let first = config.profiles.first().ok_or(ConfigError::NoProfile)?;
+        // v1 defaulting gives a configuration without profiles the default one.
+        let default_profile = crate::config::ProfileConfig::default();
+        let first = config.profiles.first().unwrap_or(&default_profile);
         let profile = Profile::build(first, 0, features, snapshot.symbols_mut())?;
         let preemption_enabled = profile
             .enabled(crate::plugins::registry::Point::PostFilter)
@@ -346,24 +348,20 @@ impl Scheduler {
         let evaluated = c.feasible.len() + c.statuses.len();
         match c.feasible.as_slice() {
             [] => {
-                let absent = c.diagnosis.absent.clone();
+                let mut by_node: Vec<Option<Status>> = vec![None; all];
+                for (id, s) in &c.statuses {
+                    if let Some(slot) = by_node.get_mut(id.index()) {
+                        *slot = Some(s.clone());
+                    }
+                }
+                let absent = c.diagnosis.absent.clone().unwrap_or_else(|| {
+                    Status::code_only(crate::framework::Code::UnschedulableAndUnresolvable)
+                });
                 let node_statuses = snapshot
                     .nodes()
                     .iter()
-                    .map(|n| {
-                        let s = c
-                            .statuses
-                            .iter()
-                            .find(|(id, _)| *id == n.id)
-                            .map(|(_, s)| s.clone())
-                            .or_else(|| absent.clone())
-                            .unwrap_or_else(|| {
-                                Status::code_only(
-                                    crate::framework::Code::UnschedulableAndUnresolvable,
-                                )
-                            });
-                        (n.id, s)
-                    })
+                    .zip(by_node)
+                    .map(|(n, s)| (n.id, s.unwrap_or_else(|| absent.clone())))
                     .collect();
                 ScheduleResult::Unschedulable {
                     message: fit_error_message(all, &c.diagnosis),

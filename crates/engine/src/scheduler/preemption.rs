@@ -187,19 +187,19 @@ pub(super) fn preempt(
         return Err("preemption: not eligible due to preemptionPolicy=Never.".into());
     }
     let all = snapshot.nodes().len();
+    let absent_code = failed.absent.map(Status::code);
+    let mut codes: Vec<Option<Code>> = vec![absent_code; all];
+    for (id, s) in failed.statuses {
+        if let Some(slot) = codes.get_mut(id.index()) {
+            *slot = Some(s.code());
+        }
+    }
     let potential: Vec<NodeId> = snapshot
         .nodes()
         .iter()
-        .map(|n| n.id)
-        .filter(|id| {
-            let code = failed
-                .statuses
-                .iter()
-                .find(|(n, _)| n == id)
-                .map(|(_, s)| s.code())
-                .or_else(|| failed.absent.map(Status::code));
-            code == Some(Code::Unschedulable)
-        })
+        .zip(codes)
+        .filter(|(_, code)| *code == Some(Code::Unschedulable))
+        .map(|(n, _)| n.id)
         .collect();
     let not_helpful = Some(Status::new(Code::UnschedulableAndUnresolvable, NOT_HELPFUL));
     if potential.is_empty() {

@@ -299,3 +299,54 @@ fn preemption_evicts_the_fewest_lowest_priority_pods() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+#[ignore = "timing; run with --release -- --ignored --nocapture"]
+fn many_pods_on_many_nodes() {
+    let mut s = Snapshot::new();
+    for i in 0..1000 {
+        let n: core::Node = match serde_json::from_value(json!({
+            "metadata": {"name": format!("n{i}"), "labels": {
+                "kubernetes.io/hostname": format!("n{i}"),
+                "topology.kubernetes.io/zone": format!("z{}", i % 3)}},
+            "status": {"allocatable": {"cpu": "64", "memory": "256Gi", "pods": "110"}}
+        })) {
+            Ok(n) => n,
+            Err(e) => panic!("{e}"),
+        };
+        let node = match convert::node(&n, s.symbols_mut()) {
+            Ok(n) => n,
+            Err(e) => panic!("{e}"),
+        };
+        if let Err(e) = s.add_node(node) {
+            panic!("{e}");
+        }
+    }
+    let mut sched = scheduler(&mut s);
+    let start = std::time::Instant::now();
+    for i in 0..2000 {
+        let p = pod(
+            &mut s,
+            json!({"metadata": {"name": format!("p{i}"), "labels": {"app": "web"}}, "spec": {
+                "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}}],
+                "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+                    "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "web"}}}],
+                "affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 10, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "web"}},
+                     "topologyKey": "kubernetes.io/hostname"}}]}}}}),
+        );
+        let id = match s.add_pod(p.clone()) {
+            Ok(id) => id,
+            Err(e) => panic!("{e}"),
+        };
+        match sched.schedule_one(&s, &p) {
+            ScheduleResult::Scheduled { node, .. } => s.bind(id, node),
+            other => panic!("{other:?}"),
+        }
+    }
+    let took = start.elapsed();
+    println!(
+        "2000 pods on 1000 nodes: {took:?} ({:.0} pods/s)",
+        2000.0 / took.as_secs_f64()
+    );
+}

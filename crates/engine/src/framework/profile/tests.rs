@@ -138,3 +138,44 @@ fn errors_name_the_field() {
         .unwrap_or_default();
     assert!(err.starts_with("plugins.filter.enabled[0]"), "{err}");
 }
+
+#[test]
+fn a_whole_configuration_parses_and_builds() {
+    let v = serde_json::json!({
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "leaderElection": {"leaderElect": false},
+        "percentageOfNodesToScore": 50,
+        "profiles": [{
+            "schedulerName": "default-scheduler",
+            "pluginConfig": [
+                {"name": "PodTopologySpread", "args": {"defaultingType": "List", "defaultConstraints": [
+                    {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway"}]}},
+                {"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "MostAllocated"}}},
+                {"name": "InterPodAffinity", "args": {"hardPodAffinityWeight": 5}}
+            ]
+        }]
+    });
+    let cfg = match SchedulerConfig::from_value(&v) {
+        Ok(c) => c,
+        Err(e) => panic!("{e}"),
+    };
+    assert_eq!(cfg.percentage_of_nodes_to_score, Some(50));
+    if let Err(e) = build(&cfg.profiles[0]) {
+        panic!("{e}");
+    }
+    let bad = serde_json::json!({"profiles": [{"pluginConfig": [
+        {"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "Random"}}}]}]});
+    let cfg = match SchedulerConfig::from_value(&bad) {
+        Ok(c) => c,
+        Err(e) => panic!("{e}"),
+    };
+    let err = build(&cfg.profiles[0])
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        err.contains("pluginConfig[0].args") && err.contains("Random"),
+        "{err}"
+    );
+}
