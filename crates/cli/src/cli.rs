@@ -25,6 +25,39 @@ pub(crate) enum Command {
     /// Check topologySpreadConstraints and PodTopologySpreadArgs with the API server's and
     /// kube-scheduler's rules, plus lints (TS001...) for what is accepted but will misbehave.
     Validate(crate::cmd::validate::ValidateArgs),
+    /// Generate a kube-scheduler scheduler_perf workload in memory, schedule it and print
+    /// throughput, latency percentiles, peak memory and nodes scored per pod.
+    Bench(BenchArgs),
+}
+
+/// `topospread bench`.
+#[derive(Debug, Args)]
+pub(crate) struct BenchArgs {
+    /// The workload: topology-spreading, preferred-topology-spreading,
+    /// default-topology-spreading, node-inclusion-policy (each also with `-500nodes`).
+    pub(crate) workload: String,
+    /// percentageOfNodesToScore: 0 is upstream's adaptive default, 100 scores every node.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(i32).range(0..=100))]
+    pub(crate) percentage: i32,
+    /// Seed for the tie-break among equally scored nodes.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) seed: u64,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = BenchFormat::Text)]
+    pub(crate) format: BenchFormat,
+    /// Count matching pods from scratch for every pod instead of incrementally (slow;
+    /// the reference the incremental path is checked against).
+    #[arg(long)]
+    pub(crate) no_incremental: bool,
+}
+
+/// `topospread bench --format`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum BenchFormat {
+    /// Lines for a person.
+    Text,
+    /// One JSON object.
+    Json,
 }
 
 /// `topospread show`.

@@ -14,6 +14,7 @@ fn main() -> ExitCode {
         cli::Command::Explain(args) => cmd::explain::run(&args),
         cli::Command::Test(args) => cmd::test::run(&args),
         cli::Command::Validate(args) => cmd::validate::run(&args),
+        cli::Command::Bench(args) => cmd::bench::run(&args),
     };
     match result {
         Ok(code) => code,

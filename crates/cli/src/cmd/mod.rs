@@ -1,5 +1,6 @@
 //! One module per subcommand, and the input, config and runtime they share.
 
+pub(crate) mod bench;
 pub(crate) mod config;
 pub(crate) mod explain;
 pub(crate) mod input;

@@ -1,0 +1,194 @@
+//! `topospread bench`: kube-scheduler's topology-spreading scheduler_perf workloads,
+//! scheduled through the same path as `simulate`, with throughput, latency and memory.
+
+use crate::cli::{BenchArgs, BenchFormat};
+use anyhow::{Context, Result, anyhow};
+use serde::Serialize;
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Instant;
+use topospread::api::Pod;
+use topospread::perf::{self, Prepared};
+use topospread::scheduler::{ScheduleResult, Scheduler};
+use topospread::snapshot::Snapshot;
+use topospread::{Features, SchedulerConfig};
+
+/// What `bench` reports.
+#[derive(Debug, Serialize)]
+struct Report {
+    workload: String,
+    pods_per_second: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+    peak_rss_bytes: Option<u64>,
+    nodes_scored_per_pod: f64,
+    nodes: usize,
+    init_pods: usize,
+    measured_pods: usize,
+    scheduled: usize,
+    unschedulable: usize,
+    percentage_of_nodes_to_score: i32,
+    incremental: bool,
+    first_10pct_mean_ms: f64,
+    last_10pct_mean_ms: f64,
+}
+
+/// Schedules `pod` and binds it where it lands; the feasible node count, if placed.
+fn place(scheduler: &mut Scheduler, snapshot: &mut Snapshot, pod: Pod) -> Result<Option<usize>> {
+    match scheduler.schedule_one(snapshot, &pod) {
+        ScheduleResult::Scheduled {
+            node,
+            feasible_nodes,
+            ..
+        } => {
+            let id = snapshot.add_pod(pod)?;
+            snapshot.bind(id, node);
+            Ok(Some(feasible_nodes))
+        }
+        ScheduleResult::Unschedulable { .. } => Ok(None),
+        ScheduleResult::Error(status) => Err(anyhow!("pod {}: {status}", pod.name)),
+    }
+}
+
+/// Peak resident memory of this process (`VmHWM`), where the kernel reports it.
+fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+fn mean(xs: &[f64]) -> f64 {
+    if xs.is_empty() {
+        0.0
+    } else {
+        xs.iter().sum::<f64>() / xs.len() as f64
+    }
+}
+
+pub(crate) fn run(args: &BenchArgs) -> Result<ExitCode> {
+    let workload = perf::workload(&args.workload).ok_or_else(|| {
+        anyhow!(
+            "workload {:?}: Unsupported value; supported: {}",
+            args.workload,
+            perf::WORKLOADS.join(", ")
+        )
+    })?;
+    let Prepared {
+        mut snapshot,
+        init,
+        measured,
+    } = perf::prepare(&workload).context("preparing the workload")?;
+    snapshot.set_incremental(!args.no_incremental);
+    let config = SchedulerConfig {
+        percentage_of_nodes_to_score: Some(args.percentage),
+        ..SchedulerConfig::default()
+    };
+    let mut scheduler = Scheduler::new(&config, Features::default(), &mut snapshot)?;
+    scheduler.set_seed(args.seed);
+    let (init_pods, measured_pods) = (init.len(), measured.len());
+    for pod in init {
+        place(&mut scheduler, &mut snapshot, pod)?;
+    }
+
+    let mut latencies = Vec::with_capacity(measured_pods);
+    let (mut scored, mut scheduled) = (0usize, 0usize);
+    let start = Instant::now();
+    for pod in measured {
+        let t = Instant::now();
+        let placed = place(&mut scheduler, &mut snapshot, pod)?;
+        latencies.push(t.elapsed().as_secs_f64() * 1e3);
+        if let Some(feasible) = placed {
+            scored += feasible;
+            scheduled += 1;
+        }
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    let tenth = (latencies.len() / 10).max(1).min(latencies.len());
+    let first = mean(&latencies[..tenth]);
+    let last = mean(&latencies[latencies.len() - tenth..]);
+    let mut sorted = latencies.clone();
+    sorted.sort_by(f64::total_cmp);
+    let report = Report {
+        workload: args.workload.clone(),
+        pods_per_second: if elapsed > 0.0 {
+            measured_pods as f64 / elapsed
+        } else {
+            0.0
+        },
+        p50_ms: percentile(&sorted, 50.0),
+        p99_ms: percentile(&sorted, 99.0),
+        peak_rss_bytes: peak_rss_bytes(),
+        nodes_scored_per_pod: if scheduled > 0 {
+            scored as f64 / scheduled as f64
+        } else {
+            0.0
+        },
+        nodes: snapshot.nodes().len(),
+        init_pods,
+        measured_pods,
+        scheduled,
+        unschedulable: measured_pods - scheduled,
+        percentage_of_nodes_to_score: args.percentage,
+        incremental: !args.no_incremental,
+        first_10pct_mean_ms: first,
+        last_10pct_mean_ms: last,
+    };
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        BenchFormat::Json => writeln!(out, "{}", serde_json::to_string(&report)?)?,
+        BenchFormat::Text => {
+            let pct = if args.percentage == 0 {
+                "adaptive".to_string()
+            } else {
+                format!("{}%", args.percentage)
+            };
+            writeln!(
+                out,
+                "workload {}: {} nodes, {} init pods, {} measured pods (percentageOfNodesToScore {pct}, counting {})",
+                report.workload,
+                report.nodes,
+                report.init_pods,
+                report.measured_pods,
+                if report.incremental {
+                    "incremental"
+                } else {
+                    "from scratch"
+                }
+            )?;
+            writeln!(out, "pods/s                {:.0}", report.pods_per_second)?;
+            writeln!(out, "latency p50           {:.3} ms", report.p50_ms)?;
+            writeln!(out, "latency p99           {:.3} ms", report.p99_ms)?;
+            writeln!(
+                out,
+                "latency first/last 10% {:.3} / {:.3} ms (x{:.2})",
+                first,
+                last,
+                if first > 0.0 { last / first } else { 0.0 }
+            )?;
+            match report.peak_rss_bytes {
+                Some(b) => writeln!(out, "peak RSS              {:.1} MiB", b as f64 / 1048576.0)?,
+                None => writeln!(out, "peak RSS              unavailable on this platform")?,
+            }
+            writeln!(
+                out,
+                "nodes scored per pod  {:.1}",
+                report.nodes_scored_per_pod
+            )?;
+            writeln!(
+                out,
+                "scheduled             {} ({} unschedulable)",
+                report.scheduled, report.unschedulable
+            )?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
