@@ -35,7 +35,11 @@ impl<'de> de::Deserializer<'de> for Lenient<'de> {
 
     fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         match self.0 {
+            // As Kubernetes' decoder: a scalar read into a string field is that string,
+            // and null leaves the string empty.
             Value::Number(n) => visitor.visit_string(n.to_string()),
+            Value::Bool(b) => visitor.visit_string(b.to_string()),
+            Value::Null => visitor.visit_borrowed_str(""),
             _ => self.deserialize_any(visitor),
         }
     }

@@ -196,6 +196,8 @@ const SKIPPED_KINDS: &[&str] = &[
 /// (so a hostile file fails with a message, not an exhausted machine).
 pub fn parse_yaml_documents(text: &str, file: &str) -> Result<Vec<Value>, LoadError> {
     let mut options = serde_saphyr::Options::default();
+    // YAML 1.2 booleans (`true`/`false` only): `nodeTaintsPolicy: y` stays the string "y".
+    options.strict_booleans = true;
     if let Some(budget) = options.budget.as_mut() {
         budget.max_events = 50_000_000;
         budget.max_nodes = 20_000_000;

@@ -153,7 +153,14 @@ pub fn run_file(text: &str, file: &str) -> Result<Vec<CaseReport>, ScenarioError
                 Outcome::Skipped("scheduler cases need the default profile (not built yet)".into())
             }
             CaseKind::Validation => {
-                Outcome::Skipped("validation cases need the validator (not built yet)".into())
+                let case: crate::validation::ValidationCase =
+                    crate::load::typed(case, file, &format!("case {name:?}"))?;
+                let mismatches = case.run();
+                if mismatches.is_empty() {
+                    Outcome::Passed
+                } else {
+                    Outcome::Failed(mismatches)
+                }
             }
         };
         reports.push(CaseReport {

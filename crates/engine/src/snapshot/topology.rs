@@ -1,5 +1,6 @@
 use crate::api::Sym;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Marks a node that does not carry the topology key.
 pub const NO_DOMAIN: u32 = u32::MAX;
@@ -8,7 +9,7 @@ pub const NO_DOMAIN: u32 = u32::MAX;
 /// every node maps to its domain (or [`NO_DOMAIN`]).
 #[derive(Clone, Debug, Default)]
 pub struct KeyDomains {
-    node_domain: Vec<u32>,
+    node_domain: Arc<Vec<u32>>,
     values: Vec<Sym>,
     by_value: HashMap<Sym, u32>,
 }
@@ -24,6 +25,11 @@ impl KeyDomains {
     #[inline]
     pub fn node_domains(&self) -> &[u32] {
         &self.node_domain
+    }
+
+    /// The per-node domain table, shared: per-cycle state keeps it without copying.
+    pub fn shared_node_domains(&self) -> Arc<Vec<u32>> {
+        Arc::clone(&self.node_domain)
     }
 
     /// How many distinct values the key takes over all nodes.
@@ -47,10 +53,11 @@ impl KeyDomains {
     }
 
     fn set(&mut self, node: usize, value: Option<Sym>) {
-        if self.node_domain.len() <= node {
-            self.node_domain.resize(node + 1, NO_DOMAIN);
+        let table = Arc::make_mut(&mut self.node_domain);
+        if table.len() <= node {
+            table.resize(node + 1, NO_DOMAIN);
         }
-        self.node_domain[node] = match value {
+        table[node] = match value {
             None => NO_DOMAIN,
             Some(v) => *self.by_value.entry(v).or_insert_with(|| {
                 self.values.push(v);

@@ -2,10 +2,11 @@
 
 use super::PodTopologySpread;
 use super::common::{Constraint, node_has_all_keys};
-use crate::api::{Pod, Symbols, WhenUnsatisfiable};
+use crate::api::{Pod, WhenUnsatisfiable};
 use crate::framework::{Code, CycleState, FilterPlugin, PreFilterPlugin, Status};
 use crate::snapshot::{NO_DOMAIN, NodeInfo, Snapshot};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Filter's reason when a node breaks a constraint (`ErrReasonConstraintsNotMatch`).
 pub const ERR_REASON_CONSTRAINTS_NOT_MATCH: &str =
@@ -118,6 +119,12 @@ impl DomainCounts {
 pub struct PreFilterState {
     pub(crate) constraints: Vec<Constraint>,
     pub(crate) domains: Vec<DomainCounts>,
+    /// Per constraint: each node's domain (shared with the snapshot, not copied).
+    node_domains: Vec<Arc<Vec<u32>>>,
+    /// Per constraint: whether the incoming pod matches its own selector.
+    self_match: Vec<i64>,
+    /// Per constraint: the global minimum with minDomains applied, kept current.
+    min_match: Vec<i64>,
 }
 
 impl PreFilterState {
@@ -143,14 +150,30 @@ impl PreFilterState {
             .collect()
     }
 
+    /// The tracked minimum count over each hard constraint's eligible domains (`None`
+    /// when a constraint has no eligible domain), before minDomains is applied.
+    pub fn minimums(&self) -> Vec<Option<i64>> {
+        self.domains
+            .iter()
+            .map(|d| (d.eligible() > 0).then(|| d.min()))
+            .collect()
+    }
+
     /// The global minimum a constraint's skew is measured against, with minDomains applied.
-    pub(crate) fn min_match(&self, i: usize) -> i64 {
+    fn compute_min_match(&self, i: usize) -> i64 {
         let d = &self.domains[i];
         if d.eligible() < usize::try_from(self.constraints[i].min_domains).unwrap_or(0) {
             0
         } else {
             d.min()
         }
+    }
+
+    /// Refreshes the cached minimums after the counts changed.
+    fn refresh_minimums(&mut self) {
+        self.min_match = (0..self.constraints.len())
+            .map(|i| self.compute_min_match(i))
+            .collect();
     }
 }
 
@@ -175,8 +198,8 @@ impl PodTopologySpread {
             .map(|(d, _)| DomainCounts::with_domains(d.map_or(0, |d| d.len())))
             .collect();
         // Policies are per constraint, but most pods share one pair: check each node once
-        // per distinct pair rather than once per constraint.
-        let mut verdicts: HashMap<(u8, u8), bool> = HashMap::new();
+        // per distinct (affinity, taints) pair rather than once per constraint.
+        let mut verdicts: [Option<bool>; 4];
         for node in snapshot.nodes() {
             let labels = &node.node.labels;
             if !self.features.node_inclusion_policy
@@ -189,14 +212,14 @@ impl PodTopologySpread {
             if !node_has_all_keys(labels, &constraints) {
                 continue;
             }
-            verdicts.clear();
+            verdicts = [None; 4];
             let idx = node.id.index();
             for (i, c) in constraints.iter().enumerate() {
                 if self.features.node_inclusion_policy {
-                    let key = (c.node_affinity_policy as u8, c.node_taints_policy as u8);
-                    let included = *verdicts
-                        .entry(key)
-                        .or_insert_with(|| self.node_included(c, pod, node, symbols));
+                    let slot = &mut verdicts
+                        [(c.node_affinity_policy as usize) * 2 + c.node_taints_policy as usize];
+                    let included =
+                        *slot.get_or_insert_with(|| self.node_included(c, pod, node, symbols));
                     if !included {
                         continue;
                     }
@@ -214,10 +237,23 @@ impl PodTopologySpread {
         for d in &mut domains {
             d.finish();
         }
-        PreFilterState {
+        let node_domains = per_constraint
+            .iter()
+            .map(|(d, _)| d.map_or_else(|| Arc::new(Vec::new()), |d| d.shared_node_domains()))
+            .collect();
+        let self_match = constraints
+            .iter()
+            .map(|c| i64::from(c.selector.matches(&pod.labels, symbols)))
+            .collect();
+        let mut state = PreFilterState {
             constraints,
             domains,
-        }
+            node_domains,
+            self_match,
+            min_match: Vec::new(),
+        };
+        state.refresh_minimums();
+        state
     }
 
     /// `updateWithPod`: the preemption path's view of a pod added (`delta` 1) or removed (-1).
@@ -263,6 +299,7 @@ impl PodTopologySpread {
             };
             state.domains[i].update(dom as usize, delta);
         }
+        state.refresh_minimums();
     }
 }
 
@@ -311,37 +348,31 @@ impl FilterPlugin for PodTopologySpread {
     fn filter(
         &self,
         state: &CycleState,
-        pod: &Pod,
+        _pod: &Pod,
         node: &NodeInfo,
-        snapshot: &Snapshot,
+        _snapshot: &Snapshot,
     ) -> Status {
         let Some(s) = state.read::<PreFilterState>() else {
             return Status::error("reading PreFilterPodTopologySpread from cycle state: not found");
         };
-        filter_node(s, pod, node, snapshot.symbols(), snapshot)
+        filter_node(s, node)
     }
 }
 
-/// Filter's check for one node against every hard constraint.
-pub(crate) fn filter_node(
-    s: &PreFilterState,
-    pod: &Pod,
-    node: &NodeInfo,
-    symbols: &Symbols,
-    snapshot: &Snapshot,
-) -> Status {
+/// Filter's check for one node against every hard constraint:
+/// `matching pods in the node's domain + self-match - global minimum <= maxSkew`.
+#[inline]
+pub(crate) fn filter_node(s: &PreFilterState, node: &NodeInfo) -> Status {
+    let idx = node.id.index();
     for (i, c) in s.constraints.iter().enumerate() {
-        let dom = snapshot
-            .domains(c.topology_key)
-            .map_or(NO_DOMAIN, |d| d.domain_of(node.id.index()));
+        let dom = s.node_domains[i].get(idx).copied().unwrap_or(NO_DOMAIN);
         if dom == NO_DOMAIN {
             return Status::new(
                 Code::UnschedulableAndUnresolvable,
                 ERR_REASON_NODE_LABEL_NOT_MATCH,
             );
         }
-        let self_match = i64::from(c.selector.matches(&pod.labels, symbols));
-        let skew = s.domains[i].count(dom as usize) + self_match - s.min_match(i);
+        let skew = s.domains[i].count(dom as usize) + s.self_match[i] - s.min_match[i];
         if skew > i64::from(c.max_skew) {
             return Status::new(Code::Unschedulable, ERR_REASON_CONSTRAINTS_NOT_MATCH);
         }

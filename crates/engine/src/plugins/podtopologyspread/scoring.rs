@@ -23,9 +23,17 @@ pub(crate) struct ScoreConstraint {
     weight: f64,
     /// Matching pods per node, for hostname constraints.
     per_node: Arc<Vec<u32>>,
+    /// Each node's domain (shared with the snapshot).
+    node_domains: Arc<Vec<u32>>,
 }
 
 impl ScoreConstraint {
+    /// A node's domain, or [`NO_DOMAIN`].
+    #[inline]
+    fn domain_of(&self, node: usize) -> u32 {
+        self.node_domains.get(node).copied().unwrap_or(NO_DOMAIN)
+    }
+
     /// The slot of a node: its domain, or the empty-value slot when it lacks the key.
     fn slot(&self, dom: u32) -> usize {
         if dom == NO_DOMAIN {
@@ -71,6 +79,8 @@ impl PodTopologySpread {
                     .and_then(|e| keys.and_then(|k| k.domain_of_value(e)))
                     .map_or(n, |d| d as usize);
                 ScoreConstraint {
+                    node_domains: keys
+                        .map_or_else(|| Arc::new(Vec::new()), |k| k.shared_node_domains()),
                     is_hostname: Some(c.topology_key) == hostname,
                     domain_counts: vec![None; n + 1],
                     empty_slot,
@@ -97,9 +107,7 @@ impl PodTopologySpread {
                 if sc.is_hostname {
                     continue;
                 }
-                let dom = snapshot
-                    .domains(sc.constraint.topology_key)
-                    .map_or(NO_DOMAIN, |d| d.domain_of(id.index()));
+                let dom = sc.domain_of(id.index());
                 let slot = sc.slot(dom);
                 if sc.domain_counts[slot].is_none() {
                     sc.domain_counts[slot] = Some(0);
@@ -138,10 +146,7 @@ impl PodTopologySpread {
                 {
                     continue;
                 }
-                let dom = snapshot
-                    .domains(sc.constraint.topology_key)
-                    .map_or(NO_DOMAIN, |d| d.domain_of(idx));
-                let slot = sc.slot(dom);
+                let slot = sc.slot(sc.domain_of(idx));
                 if let Some(count) = &mut sc.domain_counts[slot] {
                     *count += i64::from(sc.per_node[idx]);
                 }
@@ -181,7 +186,7 @@ impl ScorePlugin for PodTopologySpread {
         state: &CycleState,
         _pod: &Pod,
         node: &NodeInfo,
-        snapshot: &Snapshot,
+        _snapshot: &Snapshot,
     ) -> Result<i64, Status> {
         let Some(s) = state.read::<PreScoreState>() else {
             return Err(Status::error(
@@ -194,9 +199,7 @@ impl ScorePlugin for PodTopologySpread {
         }
         let mut score = 0.0;
         for sc in &s.constraints {
-            let dom = snapshot
-                .domains(sc.constraint.topology_key)
-                .map_or(NO_DOMAIN, |d| d.domain_of(idx));
+            let dom = sc.domain_of(idx);
             if dom == NO_DOMAIN {
                 continue;
             }

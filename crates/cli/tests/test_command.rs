@@ -1,0 +1,62 @@
+//! `topospread test`: exit codes and the lines users read.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn run(args: &[&str]) -> Output {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/test");
+    Command::new(env!("CARGO_BIN_EXE_topospread"))
+        .arg("test")
+        .args(args)
+        .current_dir(fixtures)
+        .output()
+        .expect("the binary runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn passing_cases_exit_0_with_the_summary_last() {
+    let out = run(&["pass.yaml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "1 passed, 0 failed\n");
+}
+
+#[test]
+fn a_failing_expectation_exits_1_and_names_file_case_expectation_want_and_got() {
+    let out = run(&["pass.yaml", "fail.yaml"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains(
+            "FAIL fail.yaml: zone constraint allows only zone B: filter[node1]: want Success, got Unschedulable: node(s) didn't match pod topology spread constraints"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.ends_with("1 passed, 1 failed\n"), "{stdout}");
+}
+
+#[test]
+fn unreadable_files_exit_2_naming_file_case_and_field() {
+    for (file, needle) in [
+        ("malformed.yaml", "malformed.yaml: invalid YAML"),
+        ("dangling.yaml", "pods[0]"),
+        (
+            "typo.yaml",
+            "spec.topologySpreadConstraints[0].labelSelectr: unknown field",
+        ),
+        ("missing.yaml", "missing.yaml: cannot read"),
+    ] {
+        let out = run(&["pass.yaml", file]);
+        assert_eq!(out.status.code(), Some(2), "{file}");
+        let stderr = text(&out.stderr);
+        assert!(stderr.contains(needle), "{file}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{file}: {stderr}");
+        assert!(
+            out.stdout.is_empty(),
+            "{file}: no partial verdict on stdout"
+        );
+    }
+}
