@@ -66,6 +66,12 @@ fn make_pod(s: &mut Snapshot, name: String, node: Option<&str>, app: u8, ns: u8)
         required_node_affinity: RequiredNodeAffinity::default(),
         tolerations: Vec::new(),
         spread_constraints: Vec::new(),
+        required_node_names: None,
+        preferred_node_affinity: None,
+        affinity: Default::default(),
+        requests: Default::default(),
+        host_ports: Vec::new(),
+        images: Vec::new(),
     }
 }
 
@@ -92,6 +98,8 @@ fn build(c: &Cluster, live: &[(String, usize, u8, u8)]) -> Snapshot {
             labels,
             taints,
             unschedulable: false,
+            allocatable: Default::default(),
+            images: Vec::new(),
         })
         .expect("unique node");
     }
