@@ -3,6 +3,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a failure is a failing test
 
+#[path = "cli/test_command.rs"]
+mod test_command;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
