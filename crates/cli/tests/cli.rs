@@ -65,7 +65,7 @@ fn simulate_reports_pending_pods_and_exits_1() {
 fn simulate_workloads() {
     let o = run(&["simulate", "-f", &fixture("workloads.yaml"), "--show"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    insta::assert_snapshot!("simulate_workloads", stdout(&o));
+    insta::assert_snapshot!("simulate_workloads", scrub(&stdout(&o)));
 }
 
 #[test]

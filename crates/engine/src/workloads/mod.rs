@@ -30,6 +30,7 @@ mod naming;
 
 use crate::convert::{self, DEFAULT_NAMESPACE};
 use crate::load::{Loaded, Object, Source};
+use crate::validation::{ApiServerFeatures, Workload, template_pods_create};
 use k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetSpec};
 use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
@@ -248,8 +249,46 @@ impl<'a> Expander<'a> {
         });
     }
 
+    /// The API server's rules for pods made from the template (RULES.md); the first
+    /// error is reported with its path and the workload is not expanded.
+    fn template_valid(&mut self, s: &Source, object: &Object) -> bool {
+        let workload = match object {
+            Object::Deployment(o) => Workload::Deployment(o.clone()),
+            Object::ReplicaSet(o) => Workload::ReplicaSet(o.clone()),
+            Object::ReplicationController(o) => Workload::ReplicationController(o.clone()),
+            Object::StatefulSet(o) => Workload::StatefulSet(o.clone()),
+            Object::DaemonSet(o) => Workload::DaemonSet(o.clone()),
+            Object::Job(o) => Workload::Job(o.clone()),
+            _ => return true,
+        };
+        let errors = template_pods_create(&workload, &ApiServerFeatures::default());
+        let Some(e) = errors.first() else {
+            return true;
+        };
+        let name = match object {
+            Object::Deployment(o) => o.metadata.name.clone(),
+            Object::ReplicaSet(o) => o.metadata.name.clone(),
+            Object::ReplicationController(o) => o.metadata.name.clone(),
+            Object::StatefulSet(o) => o.metadata.name.clone(),
+            Object::DaemonSet(o) => o.metadata.name.clone(),
+            Object::Job(o) => o.metadata.name.clone(),
+            _ => None,
+        };
+        let message = e.body();
+        let object = format!(
+            "{}/{}",
+            object.kind().to_lowercase(),
+            name.unwrap_or_default()
+        );
+        self.error(s, object, &e.field, message);
+        false
+    }
+
     fn object(&mut self, l: &'a Loaded) {
         let s = &l.source;
+        if !self.template_valid(s, &l.object) {
+            return;
+        }
         match &l.object {
             Object::Deployment(d) => self.deployment(s, d),
             Object::ReplicaSet(rs) => {
