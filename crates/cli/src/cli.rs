@@ -22,6 +22,9 @@ pub(crate) enum Command {
     Explain(ExplainArgs),
     /// Run scenario files (files or folders of *.yaml) and check their expectations.
     Test(TestArgs),
+    /// Check topologySpreadConstraints and PodTopologySpreadArgs with the API server's and
+    /// kube-scheduler's rules, plus lints (TS001...) for what is accepted but will misbehave.
+    Validate(crate::cmd::validate::ValidateArgs),
 }
 
 /// `topospread show`.

@@ -13,6 +13,7 @@ fn main() -> ExitCode {
         cli::Command::Simulate(args) => cmd::simulate::run(&args),
         cli::Command::Explain(args) => cmd::explain::run(&args),
         cli::Command::Test(args) => cmd::test::run(&args),
+        cli::Command::Validate(args) => cmd::validate::run(&args),
     };
     match result {
         Ok(code) => code,

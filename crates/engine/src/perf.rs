@@ -164,3 +164,52 @@ mod tests {
         assert_eq!((w.nodes.len(), w.measured_pods.len()), (5000, 4000));
     }
 }
+
+/// A workload converted for scheduling: the cluster snapshot and the pods, in order.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The cluster, with the workload's nodes and services.
+    pub snapshot: crate::snapshot::Snapshot,
+    /// Pods scheduled before measuring.
+    pub init: Vec<crate::api::Pod>,
+    /// Pods whose scheduling is measured.
+    pub measured: Vec<crate::api::Pod>,
+}
+
+/// Converts a generated workload once, so measuring covers scheduling alone.
+pub fn prepare(w: &PerfWorkload) -> Result<Prepared, crate::convert::ConvertError> {
+    use crate::convert;
+    let mut snapshot = crate::snapshot::Snapshot::new();
+    for n in &w.nodes {
+        let node = convert::node(n, snapshot.symbols_mut())?;
+        // Generated names are unique, so adding cannot fail; a failure would be a bug here.
+        if let Err(e) = snapshot.add_node(node) {
+            return Err(convert::ConvertError {
+                object: "node".into(),
+                field: "metadata.name".into(),
+                message: e.to_string(),
+            });
+        }
+    }
+    for s in &w.services {
+        let mut workloads = std::mem::take(snapshot.workloads_mut());
+        convert::add_workload(
+            &crate::load::Object::Service(s.clone()),
+            &mut workloads,
+            snapshot.symbols_mut(),
+        );
+        *snapshot.workloads_mut() = workloads;
+    }
+    let mut pods = |list: &[Pod]| -> Result<Vec<crate::api::Pod>, convert::ConvertError> {
+        list.iter()
+            .map(|p| convert::pod(p, snapshot.symbols_mut()))
+            .collect()
+    };
+    let init = pods(&w.init_pods)?;
+    let measured = pods(&w.measured_pods)?;
+    Ok(Prepared {
+        snapshot,
+        init,
+        measured,
+    })
+}

@@ -6,11 +6,10 @@
 
 use proptest::prelude::*;
 use std::collections::BTreeMap;
-use topospread::api::{
-    Labels, Node, Pod, RequiredNodeAffinity, Selector, SpreadConstraintSpec, Taint, TaintEffect,
-    WhenUnsatisfiable,
-};
+use topospread::api::{Labels, Pod, Selector, SpreadConstraintSpec, WhenUnsatisfiable};
+use topospread::builders::{NodeBuilder, PodBuilder};
 use topospread::config::PodTopologySpreadArgs;
+use topospread::convert;
 use topospread::features::Features;
 use topospread::framework::{CycleState, PreFilterPlugin};
 use topospread::plugins::podtopologyspread::{PodTopologySpread, PreFilterState};
@@ -52,56 +51,27 @@ fn ops() -> impl Strategy<Value = Vec<Op>> {
 }
 
 fn make_pod(s: &mut Snapshot, name: String, node: Option<&str>, app: u8, ns: u8) -> Pod {
-    let symbols = s.symbols_mut();
-    let (k, v) = (symbols.intern("app"), symbols.intern(&format!("a{app}")));
-    Pod {
-        name: name.into(),
-        namespace: symbols.intern(&format!("ns{ns}")),
-        labels: Labels::from_pairs([(k, v)]),
-        node_name: node.map(Into::into),
-        terminating: false,
-        priority: 0,
-        scheduler_name: "default-scheduler".into(),
-        controller: None,
-        required_node_affinity: RequiredNodeAffinity::default(),
-        tolerations: Vec::new(),
-        spread_constraints: Vec::new(),
-        required_node_names: None,
-        preferred_node_affinity: None,
-        affinity: Default::default(),
-        requests: Default::default(),
-        host_ports: Vec::new(),
-        images: Vec::new(),
+    let mut b = PodBuilder::new(&name)
+        .namespace(&format!("ns{ns}"))
+        .label("app", &format!("a{app}"));
+    if let Some(node) = node {
+        b = b.node(node);
     }
+    convert::pod(&b.build(), s.symbols_mut()).expect("valid pod")
 }
 
 /// Builds a snapshot from the cluster plus extra pods, minus removed ones.
 fn build(c: &Cluster, live: &[(String, usize, u8, u8)]) -> Snapshot {
     let mut s = Snapshot::new();
     for (i, (zone, tainted)) in c.nodes.iter().enumerate() {
-        let symbols = s.symbols_mut();
-        let labels = Labels::from_pairs([
-            (symbols.intern("zone"), symbols.intern(&format!("z{zone}"))),
-            (symbols.intern("host"), symbols.intern(&format!("n{i}"))),
-        ]);
-        let taints = if *tainted {
-            vec![Taint {
-                key: "t".into(),
-                value: String::new().into(),
-                effect: TaintEffect::NoSchedule,
-            }]
-        } else {
-            Vec::new()
-        };
-        s.add_node(Node {
-            name: format!("n{i}").into(),
-            labels,
-            taints,
-            unschedulable: false,
-            allocatable: Default::default(),
-            images: Vec::new(),
-        })
-        .expect("unique node");
+        let mut b = NodeBuilder::new(&format!("n{i}"))
+            .label("zone", &format!("z{zone}"))
+            .label("host", &format!("n{i}"));
+        if *tainted {
+            b = b.taint("t", "", "NoSchedule");
+        }
+        let node = convert::node(&b.build(), s.symbols_mut()).expect("valid node");
+        s.add_node(node).expect("unique node");
     }
     for (name, node, app, ns) in live {
         let node_name = format!("n{node}");

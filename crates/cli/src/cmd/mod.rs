@@ -7,3 +7,4 @@ pub(crate) mod runtime;
 pub(crate) mod show;
 pub(crate) mod simulate;
 pub(crate) mod test;
+pub(crate) mod validate;

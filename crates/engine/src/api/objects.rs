@@ -42,6 +42,8 @@ pub struct Pod {
     pub terminating: bool,
     /// `spec.priority` (0 when left out).
     pub priority: i32,
+    /// `spec.preemptionPolicy` is `Never`: the pod may not preempt others.
+    pub preemption_never: bool,
     /// `spec.schedulerName` (`default-scheduler` when left out).
     pub scheduler_name: Box<str>,
     /// The controlling owner, if any.

@@ -117,6 +117,7 @@ pub fn pod(p: &core::Pod, symbols: &mut Symbols) -> Result<Pod, ConvertError> {
             .map(Into::into),
         terminating: meta.deletion_timestamp.is_some(),
         priority: spec.priority.unwrap_or(0),
+        preemption_never: spec.preemption_policy.as_deref() == Some("Never"),
         scheduler_name: spec
             .scheduler_name
             .as_deref()

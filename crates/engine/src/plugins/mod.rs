@@ -12,3 +12,5 @@ pub mod podtopologyspread;
 pub mod queuesort;
 pub mod registry;
 pub mod tainttoleration;
+#[cfg(test)]
+pub(crate) mod testutil;

@@ -100,3 +100,213 @@ impl ScorePlugin for NodeAffinity {
         Status::success()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugins::testutil::{filter_all, pod, scores, snapshot};
+    use serde_json::{Value, json};
+
+    fn node(name: &str, labels: Value) -> Value {
+        json!({"metadata": {"name": name, "labels": labels}})
+    }
+
+    fn with_spec(spec: Value) -> Value {
+        let mut spec = spec;
+        spec["containers"] = json!([]);
+        json!({"metadata": {"name": "p"}, "spec": spec})
+    }
+
+    fn required(terms: Value) -> Value {
+        json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}})
+    }
+
+    fn codes(s: &Snapshot, p: &Pod) -> Vec<Code> {
+        filter_all(&NodeAffinity, s, p)
+            .into_iter()
+            .map(|(c, _)| c)
+            .collect()
+    }
+
+    const OK: Code = Code::Success;
+    const NO: Code = Code::UnschedulableAndUnresolvable;
+
+    // A selection of upstream's TestNodeAffinity cases (node labels {foo: bar}).
+    #[test]
+    fn filter_table() {
+        let cases: Vec<(&str, Value, Code)> = vec![
+            ("no selector", json!({}), OK),
+            (
+                "missing labels",
+                json!({"nodeSelector": {"foo": "bar"}}),
+                NO,
+            ),
+            ("same labels", json!({"nodeSelector": {"foo": "bar"}}), OK),
+            (
+                "matchExpressions In",
+                required(
+                    json!([{"matchExpressions": [{"key": "foo", "operator": "In", "values": ["value1", "bar"]}]}]),
+                ),
+                OK,
+            ),
+            (
+                "matchExpressions Gt",
+                required(
+                    json!([{"matchExpressions": [{"key": "kernel-version", "operator": "Gt", "values": ["0204"]}]}]),
+                ),
+                OK,
+            ),
+            (
+                "matchExpressions NotIn",
+                required(
+                    json!([{"matchExpressions": [{"key": "mem-type", "operator": "NotIn", "values": ["DDR", "DDR2"]}]}]),
+                ),
+                OK,
+            ),
+            (
+                "matchExpressions Exists on a missing key",
+                required(json!([{"matchExpressions": [{"key": "GPU", "operator": "Exists"}]}])),
+                NO,
+            ),
+            (
+                "invalid operator: term never matches",
+                required(
+                    json!([{"matchExpressions": [{"key": "foo", "operator": "In", "values": []}]}]),
+                ),
+                NO,
+            ),
+            ("empty nodeSelectorTerms", required(json!([])), NO),
+            ("empty term", required(json!([{}])), NO),
+            (
+                "terms are ORed",
+                required(json!([
+                    {"matchExpressions": [{"key": "foo", "operator": "In", "values": ["nope"]}]},
+                    {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}
+                ])),
+                OK,
+            ),
+            (
+                "nodeSelector and affinity are ANDed",
+                {
+                    let mut v = required(
+                        json!([{"matchExpressions": [{"key": "foo", "operator": "Exists"}]}]),
+                    );
+                    v["nodeSelector"] = json!({"foo": "other"});
+                    v
+                },
+                NO,
+            ),
+        ];
+        for (name, spec, want) in cases {
+            let labels = if name == "missing labels" {
+                json!({})
+            } else {
+                json!({"foo": "bar", "kernel-version": "0206", "mem-type": "DDR3"})
+            };
+            let mut s = snapshot(&[node("n", labels)], &[]);
+            let p = pod(&mut s, with_spec(spec));
+            assert_eq!(codes(&s, &p), vec![want], "{name}");
+        }
+    }
+
+    #[test]
+    fn match_fields_give_a_pre_filter_result() {
+        let mut s = snapshot(&[node("n1", json!({})), node("n2", json!({}))], &[]);
+        let p = pod(
+            &mut s,
+            with_spec(required(json!([
+                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}
+            ]))),
+        );
+        let (st, r) = NodeAffinity.pre_filter_with_result(&mut CycleState::new(), &p, &s);
+        assert!(st.is_success());
+        assert_eq!(
+            r.map(|r| r.node_names.into_iter().collect::<Vec<_>>()),
+            Some(vec![Box::from("n1")])
+        );
+        assert_eq!(codes(&s, &p), vec![OK, NO]);
+
+        let p = pod(
+            &mut s,
+            with_spec(required(json!([
+                {"matchFields": [
+                    {"key": "metadata.name", "operator": "In", "values": ["n1"]},
+                    {"key": "metadata.name", "operator": "In", "values": ["n2"]}
+                ]}
+            ]))),
+        );
+        let (st, _) = NodeAffinity.pre_filter_with_result(&mut CycleState::new(), &p, &s);
+        assert_eq!(st.code(), NO);
+        assert_eq!(st.reasons()[0], ERR_REASON_CONFLICT);
+
+        let p = pod(&mut s, with_spec(json!({})));
+        assert!(
+            NodeAffinity
+                .pre_filter(&mut CycleState::new(), &p, &s)
+                .is_skip()
+        );
+    }
+
+    // Upstream's TestNodeAffinityPriority.
+    #[test]
+    fn score_table() {
+        let preferred = |terms: Value| {
+            with_spec(
+                json!({"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": terms}}}),
+            )
+        };
+        let affinity1 = preferred(json!([
+            {"weight": 2, "preference": {"matchExpressions": [{"key": "foo", "operator": "In", "values": ["bar"]}]}}
+        ]));
+        let affinity2 = preferred(json!([
+            {"weight": 2, "preference": {"matchExpressions": [{"key": "foo", "operator": "In", "values": ["bar"]}]}},
+            {"weight": 4, "preference": {"matchExpressions": [{"key": "key", "operator": "In", "values": ["value"]}]}},
+            {"weight": 5, "preference": {"matchExpressions": [
+                {"key": "foo", "operator": "In", "values": ["bar"]},
+                {"key": "key", "operator": "In", "values": ["value"]},
+                {"key": "az", "operator": "In", "values": ["az1"]}
+            ]}}
+        ]));
+        let label1 = json!({"foo": "bar"});
+        let label2 = json!({"key": "value"});
+        let label3 = json!({"az": "az1"});
+        let label4 = json!({"abc": "az11", "def": "az22"});
+        let label5 = json!({"foo": "bar", "key": "value", "az": "az1"});
+
+        let nodes = [
+            node("1", label1.clone()),
+            node("2", label2.clone()),
+            node("3", label3.clone()),
+        ];
+        let mut s = snapshot(&nodes, &[]);
+        let p = pod(&mut s, with_spec(json!({})));
+        assert_eq!(
+            scores(&NodeAffinity, &s, &p),
+            None,
+            "no affinity: PreScore skips"
+        );
+
+        let nodes = [
+            node("1", label4),
+            node("2", label2.clone()),
+            node("3", label3.clone()),
+        ];
+        let mut s = snapshot(&nodes, &[]);
+        let p = pod(&mut s, affinity1.clone());
+        assert_eq!(scores(&NodeAffinity, &s, &p), Some(vec![0, 0, 0]));
+
+        let nodes = [
+            node("1", label1.clone()),
+            node("2", label2.clone()),
+            node("3", label3),
+        ];
+        let mut s = snapshot(&nodes, &[]);
+        let p = pod(&mut s, affinity1);
+        assert_eq!(scores(&NodeAffinity, &s, &p), Some(vec![100, 0, 0]));
+
+        let nodes = [node("1", label1), node("5", label5), node("2", label2)];
+        let mut s = snapshot(&nodes, &[]);
+        let p = pod(&mut s, affinity2);
+        assert_eq!(scores(&NodeAffinity, &s, &p), Some(vec![18, 100, 36]));
+    }
+}

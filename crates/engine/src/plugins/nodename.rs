@@ -29,3 +29,29 @@ impl FilterPlugin for NodeName {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugins::testutil::{filter_only, pod, snapshot};
+    use serde_json::json;
+
+    // Upstream's TestNodeName.
+    #[test]
+    fn filter_table() {
+        let mut s = snapshot(&[json!({"metadata": {"name": "foo"}})], &[]);
+        let cases = [
+            (json!(null), Code::Success),
+            (json!("foo"), Code::Success),
+            (json!("bar"), Code::UnschedulableAndUnresolvable),
+        ];
+        for (node_name, want) in cases {
+            let p = pod(
+                &mut s,
+                json!({"metadata": {"name": "p"}, "spec": {"containers": [], "nodeName": node_name}}),
+            );
+            let got = filter_only(&NodeName, &s, &p);
+            assert_eq!(got[0].0, want, "{node_name}");
+        }
+    }
+}

@@ -53,3 +53,39 @@ impl FilterPlugin for NodeUnschedulable {
         Status::success()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugins::testutil::{filter_only, pod, snapshot};
+    use serde_json::json;
+
+    // Upstream's TestNodeUnschedulable.
+    #[test]
+    fn filter_table() {
+        let plugin = NodeUnschedulable::new(Features::default());
+        let no = (
+            Code::UnschedulableAndUnresolvable,
+            ERR_REASON_UNSCHEDULABLE.to_string(),
+        );
+        let ok = (Code::Success, String::new());
+        let tolerate = json!([{"key": TAINT_NODE_UNSCHEDULABLE, "operator": "Exists", "effect": "NoSchedule"}]);
+        let cases = [
+            (json!(false), json!([]), ok.clone()),
+            (json!(true), json!([]), no),
+            (json!(null), json!([]), ok.clone()),
+            (json!(true), tolerate, ok),
+        ];
+        for (i, (unschedulable, tolerations, want)) in cases.into_iter().enumerate() {
+            let mut s = snapshot(
+                &[json!({"metadata": {"name": "n"}, "spec": {"unschedulable": unschedulable}})],
+                &[],
+            );
+            let p = pod(
+                &mut s,
+                json!({"metadata": {"name": "p"}, "spec": {"containers": [], "tolerations": tolerations}}),
+            );
+            assert_eq!(filter_only(&plugin, &s, &p), vec![want], "case {i}");
+        }
+    }
+}

@@ -99,3 +99,150 @@ impl ScorePlugin for TaintToleration {
         Status::success()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugins::testutil::{filter_only, pod, scores, snapshot};
+    use serde_json::{Value, json};
+
+    fn node(name: &str, taints: Value) -> Value {
+        json!({"metadata": {"name": name}, "spec": {"taints": taints}})
+    }
+
+    fn tolerating(tolerations: Value) -> Value {
+        json!({"metadata": {"name": "p"}, "spec": {"containers": [], "tolerations": tolerations}})
+    }
+
+    // Upstream's TestTaintTolerationFilter.
+    #[test]
+    fn filter_table() {
+        let untolerated = |k: &str, v: &str| {
+            (
+                Code::UnschedulableAndUnresolvable,
+                format!("node(s) had untolerated taint {{{k}: {v}}}"),
+            )
+        };
+        let ok = (Code::Success, String::new());
+        let dedicated_user1 =
+            json!([{"key": "dedicated", "value": "user1", "effect": "NoSchedule"}]);
+        let cases = [
+            (
+                json!([]),
+                dedicated_user1.clone(),
+                untolerated("dedicated", "user1"),
+            ),
+            (
+                json!([{"key": "dedicated", "value": "user1", "effect": "NoSchedule"}]),
+                dedicated_user1.clone(),
+                ok.clone(),
+            ),
+            (
+                json!([{"key": "dedicated", "operator": "Equal", "value": "user2", "effect": "NoSchedule"}]),
+                dedicated_user1.clone(),
+                untolerated("dedicated", "user1"),
+            ),
+            (
+                json!([{"key": "foo", "operator": "Exists", "effect": "NoSchedule"}]),
+                json!([{"key": "foo", "value": "bar", "effect": "NoSchedule"}]),
+                ok.clone(),
+            ),
+            (
+                json!([{"key": "dedicated", "operator": "Equal", "value": "user2", "effect": "NoSchedule"},
+                       {"key": "foo", "operator": "Exists", "effect": "NoSchedule"}]),
+                json!([{"key": "dedicated", "value": "user2", "effect": "NoSchedule"},
+                       {"key": "foo", "value": "bar", "effect": "NoSchedule"}]),
+                ok.clone(),
+            ),
+            (
+                json!([{"key": "foo", "operator": "Equal", "value": "bar", "effect": "PreferNoSchedule"}]),
+                json!([{"key": "foo", "value": "bar", "effect": "NoSchedule"}]),
+                untolerated("foo", "bar"),
+            ),
+            (
+                json!([{"key": "foo", "operator": "Equal", "value": "bar"}]),
+                json!([{"key": "foo", "value": "bar", "effect": "NoSchedule"}]),
+                ok.clone(),
+            ),
+            (
+                json!([{"key": "dedicated", "operator": "Equal", "value": "user2", "effect": "NoSchedule"}]),
+                json!([{"key": "dedicated", "value": "user1", "effect": "PreferNoSchedule"}]),
+                ok.clone(),
+            ),
+            (
+                json!([]),
+                json!([{"key": "dedicated", "value": "user1", "effect": "PreferNoSchedule"}]),
+                ok.clone(),
+            ),
+        ];
+        let plugin = TaintToleration::new(Features::default());
+        for (i, (tolerations, taints, want)) in cases.into_iter().enumerate() {
+            let mut s = snapshot(&[node("n", taints)], &[]);
+            let p = pod(&mut s, tolerating(tolerations));
+            assert_eq!(filter_only(&plugin, &s, &p), vec![want], "case {i}");
+        }
+    }
+
+    // Upstream's TestTaintTolerationScore.
+    #[test]
+    fn score_table() {
+        let pns = |k: &str, v: &str| json!({"key": k, "value": v, "effect": "PreferNoSchedule"});
+        let tol = |k: &str, v: &str, e: &str| json!({"key": k, "operator": "Equal", "value": v, "effect": e});
+        let cases = [
+            (
+                json!([tol("foo", "bar", "PreferNoSchedule")]),
+                vec![json!([pns("foo", "bar")]), json!([pns("foo", "blah")])],
+                vec![100, 0],
+            ),
+            (
+                json!([
+                    tol("cpu-type", "arm64", "PreferNoSchedule"),
+                    tol("disk-type", "ssd", "PreferNoSchedule")
+                ]),
+                vec![
+                    json!([]),
+                    json!([pns("cpu-type", "arm64")]),
+                    json!([pns("cpu-type", "arm64"), pns("disk-type", "ssd")]),
+                ],
+                vec![100, 100, 100],
+            ),
+            (
+                json!([tol("foo", "bar", "PreferNoSchedule")]),
+                vec![
+                    json!([]),
+                    json!([pns("cpu-type", "arm64")]),
+                    json!([pns("cpu-type", "arm64"), pns("disk-type", "ssd")]),
+                ],
+                vec![100, 50, 0],
+            ),
+            (
+                json!([
+                    tol("cpu-type", "arm64", "NoSchedule"),
+                    tol("disk-type", "ssd", "NoSchedule")
+                ]),
+                vec![
+                    json!([]),
+                    json!([{"key": "cpu-type", "value": "arm64", "effect": "NoSchedule"}]),
+                    json!([pns("cpu-type", "arm64"), pns("disk-type", "ssd")]),
+                ],
+                vec![100, 100, 0],
+            ),
+            (
+                json!([]),
+                vec![json!([]), json!([pns("cpu-type", "arm64")])],
+                vec![100, 0],
+            ),
+        ];
+        let plugin = TaintToleration::new(Features::default());
+        for (i, (tolerations, taints, want)) in cases.into_iter().enumerate() {
+            let nodes: Vec<Value> = taints
+                .into_iter()
+                .enumerate()
+                .map(|(j, t)| node(&format!("n{j}"), t))
+                .collect();
+            let mut s = snapshot(&nodes, &[]);
+            let p = pod(&mut s, tolerating(tolerations));
+            assert_eq!(scores(&plugin, &s, &p), Some(want), "case {i}");
+        }
+    }
+}

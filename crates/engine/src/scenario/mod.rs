@@ -2,6 +2,7 @@
 //! and expectations. Pure: the caller reads files; [`run_file`] parses and runs one.
 
 mod plugin;
+mod scheduler;
 
 use crate::load::LoadError;
 use serde_json::Value;
@@ -149,9 +150,7 @@ pub fn run_file(text: &str, file: &str) -> Result<Vec<CaseReport>, ScenarioError
         };
         let outcome = match kind {
             CaseKind::Plugin => plugin::run(case, file, &name)?,
-            CaseKind::Scheduler => {
-                Outcome::Skipped("scheduler cases need the default profile (not built yet)".into())
-            }
+            CaseKind::Scheduler => scheduler::run(case, file, &name)?,
             CaseKind::Validation => {
                 let case: crate::validation::ValidationCase =
                     crate::load::typed(case, file, &format!("case {name:?}"))?;

@@ -35,6 +35,8 @@ pub struct Explanation {
     pub domain_counts: Vec<BTreeMap<String, i64>>,
     /// The chosen node or the failure.
     pub result: ScheduleResult,
+    /// What DefaultPreemption decided when no node fit, if it found a candidate.
+    pub preemption: Option<super::Preemption>,
 }
 
 impl Explanation {
@@ -65,6 +67,7 @@ impl Explanation {
                 .map(|s| s.domain_counts(snapshot))
                 .unwrap_or_default(),
             result: c.result,
+            preemption: c.preemption,
         }
     }
 }

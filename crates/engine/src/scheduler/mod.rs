@@ -5,9 +5,14 @@
 
 mod explain;
 mod fit_error;
+mod preemption;
 mod rng;
 
 pub use explain::{Explanation, NodeFilterVerdicts};
+pub use preemption::{
+    MIN_CANDIDATE_NODES_ABSOLUTE, MIN_CANDIDATE_NODES_PERCENTAGE, NO_VICTIMS, NOT_HELPFUL,
+    Preemption,
+};
 
 use crate::api::Pod;
 use crate::config::SchedulerConfig;
@@ -52,6 +57,8 @@ pub struct Scheduler {
     percentage_of_nodes_to_score: i32,
     next_start_node_index: usize,
     rng: Rng,
+    preemption_enabled: bool,
+    nomination: Option<Preemption>,
 }
 
 impl std::fmt::Debug for Scheduler {
@@ -73,6 +80,7 @@ struct Cycle {
     pre_score: Vec<(&'static str, Status)>,
     scores: Vec<NodePluginScores>,
     result: ScheduleResult,
+    preemption: Option<Preemption>,
 }
 
 impl Scheduler {
@@ -99,7 +107,13 @@ impl Scheduler {
         }
         let first = config.profiles.first().ok_or(ConfigError::NoProfile)?;
         let profile = Profile::build(first, 0, features, snapshot.symbols_mut())?;
+        let preemption_enabled = profile
+            .enabled(crate::plugins::registry::Point::PostFilter)
+            .iter()
+            .any(|(n, _)| n == "DefaultPreemption");
         Ok(Self {
+            preemption_enabled,
+            nomination: None,
             profile,
             percentage_of_nodes_to_score: config.percentage_of_nodes_to_score.unwrap_or(0),
             next_start_node_index: 0,
@@ -152,18 +166,63 @@ impl Scheduler {
 
     /// One cycle for `pod` (not yet bound); does not mutate the snapshot.
     pub fn schedule_one(&mut self, snapshot: &Snapshot, pod: &Pod) -> ScheduleResult {
-        self.cycle(snapshot, pod).result
+        let c = self.cycle(snapshot, pod, None);
+        self.nomination = c.preemption;
+        c.result
+    }
+
+    /// The preemption the last unschedulable cycle decided on (DefaultPreemption's
+    /// PostFilter), if any: the caller evicts the victims and retries the pod with
+    /// [`Self::schedule_nominated`].
+    pub fn take_preemption(&mut self) -> Option<Preemption> {
+        self.nomination.take()
+    }
+
+    /// A cycle for a pod nominated to `node` by an earlier preemption: the nominated
+    /// node is tried first and taken if it passes Filter (`evaluateNominatedNode`).
+    pub fn schedule_nominated(
+        &mut self,
+        snapshot: &Snapshot,
+        pod: &Pod,
+        node: NodeId,
+    ) -> ScheduleResult {
+        let c = self.cycle(snapshot, pod, Some(node));
+        self.nomination = c.preemption;
+        c.result
     }
 
     /// Same cycle, recording every node's verdict per filter plugin, every score per
     /// plugin (raw, normalized, weighted), PodTopologySpread's domain counts, and the
     /// chosen node or the failure message.
     pub fn explain(&mut self, snapshot: &Snapshot, pod: &Pod) -> Explanation {
-        let c = self.cycle(snapshot, pod);
+        let c = self.cycle(snapshot, pod, None);
         Explanation::from_cycle(&self.profile, snapshot, pod, c)
     }
 
-    fn cycle(&mut self, snapshot: &Snapshot, pod: &Pod) -> Cycle {
+    fn cycle(&mut self, snapshot: &Snapshot, pod: &Pod, nominated: Option<NodeId>) -> Cycle {
+        let mut c = self.filter_and_score(snapshot, pod, nominated);
+        if self.preemption_enabled
+            && let ScheduleResult::Unschedulable { message, .. } = &mut c.result
+        {
+            let failed = preemption::Failed {
+                state: &c.state,
+                statuses: &c.statuses,
+                absent: c.diagnosis.absent.as_ref(),
+            };
+            match preemption::preempt(&self.profile, snapshot, pod, &failed, &mut self.rng) {
+                Ok(p) => c.preemption = Some(p),
+                Err(post_filter_msg) => message.push_str(&format!(" {post_filter_msg}.")),
+            }
+        }
+        c
+    }
+
+    fn filter_and_score(
+        &mut self,
+        snapshot: &Snapshot,
+        pod: &Pod,
+        nominated: Option<NodeId>,
+    ) -> Cycle {
         let mut c = Cycle {
             state: CycleState::new(),
             pre_filter: Vec::new(),
@@ -173,6 +232,7 @@ impl Scheduler {
             pre_score: Vec::new(),
             scores: Vec::new(),
             result: ScheduleResult::Error(Status::error("no nodes available to schedule pods")),
+            preemption: None,
         };
         let all = snapshot.nodes().len();
         if all == 0 {
@@ -196,6 +256,20 @@ impl Scheduler {
             };
             c.diagnosis.absent = Some(pre.status);
             return c;
+        }
+        if let Some(n) = nominated.filter(|n| n.index() < all) {
+            let s = self
+                .profile
+                .run_filter(&c.state, pod, snapshot.node(n), snapshot);
+            if s.is_success() {
+                c.feasible.push(n);
+                c.result = ScheduleResult::Scheduled {
+                    node: n,
+                    evaluated_nodes: 1,
+                    feasible_nodes: 1,
+                };
+                return c;
+            }
         }
         let nodes: Vec<NodeId> = match &pre.result {
             None => snapshot.nodes().iter().map(|n| n.id).collect(),

@@ -71,7 +71,11 @@ fn unschedulable_message_counts_reasons() {
             message,
             node_statuses,
         } => {
-            assert_eq!(message, "0/3 nodes are available: 3 Insufficient cpu.");
+            assert_eq!(
+                message,
+                // 8 cpu exceeds every node's allocatable: unresolvable, so preemption cannot help.
+                "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.."
+            );
             assert_eq!(node_statuses.len(), 3);
         }
         other => panic!("{other:?}"),
@@ -124,4 +128,174 @@ fn ties_are_broken_reproducibly_and_spread() {
         4,
         "every equally good node gets picked for some seed"
     );
+}
+
+fn add_bound(s: &mut Snapshot, v: serde_json::Value) {
+    let p = pod(s, v);
+    if let Err(e) = s.add_pod(p) {
+        panic!("{e}");
+    }
+}
+
+#[test]
+fn host_ports_conflict_and_message() {
+    let mut s = snapshot(2);
+    add_bound(
+        &mut s,
+        json!({"metadata": {"name": "web"}, "spec": {"nodeName": "n0", "containers": [{"name": "c", "ports": [{"containerPort": 80, "hostPort": 8080}]}]}}),
+    );
+    let mut sched = scheduler(&mut s);
+    let p = pod(
+        &mut s,
+        json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "ports": [{"containerPort": 80, "hostPort": 8080}]}]}}),
+    );
+    assert!(matches!(
+        sched.schedule_one(&s, &p),
+        ScheduleResult::Scheduled {
+            node: NodeId(1),
+            ..
+        }
+    ));
+    add_bound(
+        &mut s,
+        json!({"metadata": {"name": "web2"}, "spec": {"nodeName": "n1", "containers": [{"name": "c", "ports": [{"containerPort": 80, "hostPort": 8080}]}]}}),
+    );
+    match sched.schedule_one(&s, &p) {
+        ScheduleResult::Unschedulable { message, .. } => assert_eq!(
+            message,
+            "0/2 nodes are available: 2 node(s) didn't have free ports for the requested pod ports. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.."
+        ),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn least_allocated_prefers_the_emptier_node() {
+    let mut s = snapshot(2);
+    add_bound(
+        &mut s,
+        json!({"metadata": {"name": "busy"}, "spec": {"nodeName": "n0", "containers": [{"name": "c", "resources": {"requests": {"cpu": "3", "memory": "6Gi"}}}]}}),
+    );
+    let mut sched = scheduler(&mut s);
+    let p = pod(
+        &mut s,
+        json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}}]}}),
+    );
+    let e = sched.explain(&s, &p);
+    assert!(
+        matches!(
+            e.result,
+            ScheduleResult::Scheduled {
+                node: NodeId(1),
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    let fit = |n: usize| {
+        e.scores[n]
+            .scores
+            .iter()
+            .find(|p| p.plugin == "NodeResourcesFit")
+            .map(|p| (p.raw, p.weighted))
+    };
+    // n0: cpu (4-3.5)/4 -> 12, memory (8-7)/8 -> 12; n1: 87 and 87.
+    assert_eq!(fit(0), Some((12, 12)));
+    assert_eq!(fit(1), Some((87, 87)));
+}
+
+#[test]
+fn mixed_rejections_are_counted_per_reason() {
+    let mut s = Snapshot::new();
+    for (name, spec) in [
+        ("a", json!({"unschedulable": true})),
+        (
+            "b",
+            json!({"taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}]}),
+        ),
+        ("c", json!({})),
+    ] {
+        let n: core::Node = match serde_json::from_value(json!({
+            "metadata": {"name": name, "labels": {"zone": "z"}}, "spec": spec,
+            "status": {"allocatable": {"cpu": "1", "memory": "1Gi", "pods": "10"}}
+        })) {
+            Ok(n) => n,
+            Err(e) => panic!("{e}"),
+        };
+        let node = match convert::node(&n, s.symbols_mut()) {
+            Ok(n) => n,
+            Err(e) => panic!("{e}"),
+        };
+        if let Err(e) = s.add_node(node) {
+            panic!("{e}");
+        }
+    }
+    let mut sched = scheduler(&mut s);
+    let p = pod(
+        &mut s,
+        json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "2"}}}]}}),
+    );
+    match sched.schedule_one(&s, &p) {
+        ScheduleResult::Unschedulable { message, .. } => assert_eq!(
+            message,
+            "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {k: v}, 1 node(s) were unschedulable. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.."
+        ),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn preemption_evicts_the_fewest_lowest_priority_pods() {
+    let mut s = snapshot(2);
+    for (name, node, cpu, prio) in [
+        ("low-a", "n0", "2", 1),
+        ("low-b", "n0", "2", 1),
+        ("mid", "n1", "3", 5),
+        ("low-c", "n1", "1", 1),
+    ] {
+        add_bound(
+            &mut s,
+            json!({"metadata": {"name": name}, "spec": {"nodeName": node, "priority": prio,
+                "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}}),
+        );
+    }
+    let mut sched = scheduler(&mut s);
+    let p = pod(
+        &mut s,
+        json!({"metadata": {"name": "high"}, "spec": {"priority": 10,
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": "2"}}}]}}),
+    );
+    assert!(matches!(
+        sched.schedule_one(&s, &p),
+        ScheduleResult::Unschedulable { .. }
+    ));
+    let Some(pre) = sched.take_preemption() else {
+        panic!("no preemption")
+    };
+    // n1 would need the priority-5 pod evicted; n0 only one priority-1 pod.
+    assert_eq!(pre.node, NodeId(0));
+    assert_eq!(pre.victims.len(), 1);
+    for v in &pre.victims {
+        s.remove_pod(*v);
+    }
+    assert!(matches!(
+        sched.schedule_nominated(&s, &p, pre.node),
+        ScheduleResult::Scheduled {
+            node: NodeId(0),
+            ..
+        }
+    ));
+
+    let never = pod(
+        &mut s,
+        json!({"metadata": {"name": "never"}, "spec": {"priority": 10, "preemptionPolicy": "Never",
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": "4"}}}]}}),
+    );
+    match sched.schedule_one(&s, &never) {
+        ScheduleResult::Unschedulable { message, .. } => assert!(
+            message.ends_with(" preemption: not eligible due to preemptionPolicy=Never.."),
+            "{message}"
+        ),
+        other => panic!("{other:?}"),
+    }
 }

@@ -358,3 +358,6 @@ impl Snapshot {
         }
     }
 }
+
+#[cfg(test)]
+mod proptests;

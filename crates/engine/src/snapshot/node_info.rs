@@ -71,7 +71,9 @@ impl NodeInfo {
         &self.pods_with_required_anti_affinity
     }
 
-    pub(super) fn add_pod(&mut self, id: PodId, pod: &Pod) {
+    /// Adds a pod to this node's aggregates (the snapshot's nodes change only through
+    /// [`Snapshot::bind`](super::Snapshot::bind); preemption uses this on a copy).
+    pub(crate) fn add_pod(&mut self, id: PodId, pod: &Pod) {
         self.pods.push(id);
         self.requested.add(&pod.requests.requested);
         self.non_zero_requested.add(pod.requests.non_zero);
@@ -86,7 +88,8 @@ impl NodeInfo {
         }
     }
 
-    pub(super) fn remove_pod(&mut self, id: PodId, pod: &Pod) {
+    /// Removes a pod from this node's aggregates (see [`Self::add_pod`]).
+    pub(crate) fn remove_pod(&mut self, id: PodId, pod: &Pod) {
         remove_id(&mut self.pods, id);
         self.requested.sub(&pod.requests.requested);
         self.non_zero_requested.sub(pod.requests.non_zero);

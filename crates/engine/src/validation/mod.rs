@@ -5,7 +5,10 @@
 //!   legacy and the merged matchLabelKeys check.
 //! - [`validate_workload_create`]: a Pod or workload as the API server sees it on create
 //!   (disabled fields dropped, matchLabelKeys merged into a Pod's selector first).
-//! - [`validate_pod_topology_spread_args`]: the plugin's `PodTopologySpreadArgs`.
+//! - [`validate_pod_topology_spread_args`]: the plugin's `PodTopologySpreadArgs`, and
+//!   [`validate_scheduler_configuration`] for those inside a `KubeSchedulerConfiguration`.
+//! - [`lint`]: what is accepted but will not do what was meant ([`lint_workload`],
+//!   [`ClusterLinter`]), each finding with a stable code (`TS001`...).
 //! - [`FieldError`] prints as kubectl shows API errors:
 //!   `spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than zero`.
 //!
@@ -32,6 +35,7 @@
 
 mod args;
 mod case;
+mod config;
 mod field;
 mod labels;
 pub mod lint;
@@ -43,12 +47,17 @@ pub use args::validate_pod_topology_spread_args;
 pub use case::{
     CaseFileError, ExpectedError, ValidationCase, ValidationCaseFile, ValidationExpectation,
 };
+pub use config::{ConfigError, pod_topology_spread_args, validate_scheduler_configuration};
 pub use field::{
     ErrorType, FieldError, FieldPath, GoValue, aggregate_message, dedup_by_message, go_quote,
 };
 pub use labels::{
     LabelSelectorValidationOptions, validate_label_name, validate_label_selector,
     validate_label_selector_requirement, validate_labels,
+};
+pub use lint::{
+    ClusterLinter, FIRST_POD_TEMPLATE_HASH, Lint, LintCode, Severity, controller_added_labels,
+    first_pod, lint_workload,
 };
 pub use names::{is_dns1123_subdomain, is_qualified_name, is_valid_label_value};
 pub use objects::{

@@ -209,6 +209,27 @@ impl Workload {
     }
 }
 
+impl Workload {
+    /// The workload behind a loaded object; `None` for kinds that hold no pod spec
+    /// (Nodes, Services, scheduler configurations).
+    pub fn from_object(object: &crate::load::Object) -> Option<Self> {
+        use crate::load::Object;
+        Some(match object {
+            Object::Pod(o) => Self::Pod(o.clone()),
+            Object::ReplicationController(o) => Self::ReplicationController(o.clone()),
+            Object::Deployment(o) => Self::Deployment(o.clone()),
+            Object::ReplicaSet(o) => Self::ReplicaSet(o.clone()),
+            Object::StatefulSet(o) => Self::StatefulSet(o.clone()),
+            Object::DaemonSet(o) => Self::DaemonSet(o.clone()),
+            Object::Job(o) => Self::Job(o.clone()),
+            Object::CronJob(o) => Self::CronJob(o.clone()),
+            Object::Node(_) | Object::Service(_) | Object::SchedulerConfiguration(_) => {
+                return None;
+            }
+        })
+    }
+}
+
 /// A pod spec inside a [`Workload`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct PodSpecRef<'a> {

@@ -4,6 +4,8 @@
 
 mod filtering;
 mod scoring;
+#[cfg(test)]
+mod tests;
 
 pub use filtering::{
     ERR_REASON_AFFINITY_RULES_NOT_MATCH, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,

@@ -1,0 +1,165 @@
+//! `topospread validate`, run as a user runs it: the built binary on the fixtures in
+//! `tests/fixtures/validate/`, checking exit codes, kubectl-style lines and the JSON schema,
+//! with insta snapshots of the text output.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/validate")
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `topospread validate ARGS` inside the fixtures folder, so paths in the output are
+/// the short names given.
+fn validate(args: &[&str]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_topospread"))
+        .arg("validate")
+        .args(args)
+        .current_dir(fixtures())
+        .output()
+        .expect("the binary runs");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn exit_0_when_valid() {
+    let r = validate(&["-f", "valid.yaml"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout
+            .ends_with("1 object checked: 0 errors, 0 warnings\n")
+    );
+}
+
+#[test]
+fn exit_1_when_invalid_with_kubectl_lines() {
+    let r = validate(&["-f", "invalid.yaml"]);
+    assert_eq!(r.code, 1);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert!(lines.contains(
+        &"deployment/web: spec.template.spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than zero"
+    ));
+    assert!(lines.contains(
+        &"pod/cache (namespace prod): spec.topologySpreadConstraints[1].labelSelector.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'"
+    ));
+    insta::assert_snapshot!("invalid", r.stdout);
+}
+
+#[test]
+fn several_files_prefix_the_file() {
+    let r = validate(&["-f", "valid.yaml", "invalid.yaml"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.lines().any(|l| l
+        == "invalid.yaml: deployment/web: spec.template.spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than zero"));
+    // -f may also be repeated, and --filename is kubectl's spelling.
+    let r = validate(&["-f", "valid.yaml", "--filename", "invalid.yaml"]);
+    assert_eq!(r.code, 1);
+}
+
+#[test]
+fn lints_warn_and_strict_fails() {
+    let r = validate(&["-f", "lints.yaml"]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    insta::assert_snapshot!("lints", r.stdout);
+    let r = validate(&["-f", "lints.yaml", "--strict"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.contains(
+        "deployment/api: spec.template.spec.topologySpreadConstraints[1].labelSelector: error[TS001]: "
+    ));
+    assert!(!r.stdout.contains("warning["));
+}
+
+#[test]
+fn template_pods_rejected_is_an_error() {
+    let r = validate(&["-f", "template-pods-rejected.yaml"]);
+    assert_eq!(r.code, 1);
+    insta::assert_snapshot!("template_pods_rejected", r.stdout);
+}
+
+#[test]
+fn cluster_lints_run_with_nodes() {
+    let r = validate(&["-f", "cluster.yaml", "workloads.yaml"]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    insta::assert_snapshot!("cluster", r.stdout);
+    // Without the nodes, they are skipped and say so.
+    let r = validate(&["-f", "workloads.yaml"]);
+    assert_eq!(r.code, 0);
+    assert!(!r.stdout.contains("[TS005]"));
+    assert!(r.stdout.contains("note: cluster lints skipped"));
+}
+
+#[test]
+fn scheduler_configuration_args() {
+    let r = validate(&["-f", "scheduler-config.yaml"]);
+    assert_eq!(r.code, 1);
+    insta::assert_snapshot!("scheduler_config", r.stdout);
+}
+
+#[test]
+fn exit_2_when_a_file_cannot_be_read_or_parsed() {
+    for (args, wanted) in [
+        (&["-f", "broken.yaml"][..], "broken.yaml: invalid YAML"),
+        (
+            &["-f", "unknown-field.yaml"][..],
+            "unknown-field.yaml: pod/p: spec.topologySpreadConstraints[0].maxSkw: unknown field",
+        ),
+        (&["-f", "valid.yaml", "missing.yaml"][..], "missing.yaml"),
+    ] {
+        let r = validate(args);
+        assert_eq!(r.code, 2, "{args:?}");
+        assert!(r.stdout.is_empty(), "no partial verdict: {}", r.stdout);
+        assert!(r.stderr.contains(wanted), "{args:?}: {}", r.stderr);
+    }
+}
+
+#[test]
+fn json_schema() {
+    let r = validate(&["-f", "invalid.yaml", "lints.yaml", "-o", "json"]);
+    assert_eq!(r.code, 1);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("one JSON object");
+    assert_eq!(v["version"], 1);
+    assert_eq!(v["summary"]["errors"], 6);
+    assert_eq!(v["summary"]["warnings"], 3);
+    assert_eq!(
+        v["skipped_lints"],
+        serde_json::json!(["TS002", "TS003", "TS005"])
+    );
+    let first = &v["diagnostics"][0];
+    assert_eq!(
+        first,
+        &serde_json::json!({
+            "file": "invalid.yaml",
+            "document": 1,
+            "item": null,
+            "object": {"kind": "Deployment", "namespace": null, "name": "web"},
+            "field": "spec.template.spec.topologySpreadConstraints[0].maxSkew",
+            "severity": "error",
+            "type": "Invalid",
+            "code": null,
+            "value": "0",
+            "detail": "must be greater than zero",
+            "why": null,
+            "message": "spec.template.spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than zero"
+        })
+    );
+    let lint = v["diagnostics"]
+        .as_array()
+        .and_then(|d| d.iter().find(|d| d["code"] == "TS004"))
+        .expect("a TS004 diagnostic");
+    assert_eq!(lint["type"], "Lint");
+    assert_eq!(lint["severity"], "warning");
+    assert_eq!(lint["file"], "lints.yaml");
+    assert_eq!(lint["document"], 2);
+    assert_eq!(lint["object"]["namespace"], "data");
+    assert!(lint["why"].as_str().is_some_and(|w| w.contains("https://")));
+}

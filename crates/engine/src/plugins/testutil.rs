@@ -1,0 +1,112 @@
+//! Builders for plugin unit tests: manifests as JSON, a snapshot, and the framework
+//! calls in the order the runtime makes them.
+
+use crate::api::Pod;
+use crate::convert;
+use crate::framework::{
+    Code, CycleState, FilterPlugin, NodeScore, PreFilterPlugin, PreScorePlugin, ScorePlugin,
+};
+use crate::snapshot::{NodeId, Snapshot};
+use k8s_openapi::api::core::v1 as core;
+use serde_json::Value;
+
+/// A snapshot from node and (bound) pod manifests.
+pub(crate) fn snapshot(nodes: &[Value], pods: &[Value]) -> Snapshot {
+    let mut s = Snapshot::new();
+    for n in nodes {
+        let n: core::Node = serde_json::from_value(n.clone()).unwrap_or_else(|e| panic!("{e}"));
+        let node = convert::node(&n, s.symbols_mut()).unwrap_or_else(|e| panic!("{e}"));
+        s.add_node(node).unwrap_or_else(|e| panic!("{e}"));
+    }
+    for p in pods {
+        let p = pod(&mut s, p.clone());
+        s.add_pod(p).unwrap_or_else(|e| panic!("{e}"));
+    }
+    s
+}
+
+/// A pod from its manifest.
+pub(crate) fn pod(s: &mut Snapshot, v: Value) -> Pod {
+    let p: core::Pod = serde_json::from_value(v).unwrap_or_else(|e| panic!("{e}"));
+    convert::pod(&p, s.symbols_mut()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// PreFilter (if any), then Filter on every node unless PreFilter skipped: each node's
+/// code and first reason.
+pub(crate) fn filter_all<P: PreFilterPlugin + FilterPlugin>(
+    plugin: &P,
+    s: &Snapshot,
+    pod: &Pod,
+) -> Vec<(Code, String)> {
+    let mut state = CycleState::new();
+    let pre = plugin.pre_filter(&mut state, pod, s);
+    s.nodes()
+        .iter()
+        .map(|n| {
+            let st = if pre.is_skip() {
+                crate::framework::Status::success()
+            } else if !pre.is_success() {
+                pre.clone()
+            } else {
+                plugin.filter(&state, pod, n, s)
+            };
+            (
+                st.code(),
+                st.reasons()
+                    .first()
+                    .map(|r| r.to_string())
+                    .unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+/// Filter alone on every node (for plugins without PreFilter).
+pub(crate) fn filter_only<P: FilterPlugin>(
+    plugin: &P,
+    s: &Snapshot,
+    pod: &Pod,
+) -> Vec<(Code, String)> {
+    let state = CycleState::new();
+    s.nodes()
+        .iter()
+        .map(|n| {
+            let st = plugin.filter(&state, pod, n, s);
+            (
+                st.code(),
+                st.reasons()
+                    .first()
+                    .map(|r| r.to_string())
+                    .unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+/// PreScore over every node, Score, NormalizeScore: the normalized scores, or `None`
+/// when PreScore skipped.
+pub(crate) fn scores<P: PreScorePlugin + ScorePlugin>(
+    plugin: &P,
+    s: &Snapshot,
+    pod: &Pod,
+) -> Option<Vec<i64>> {
+    let mut state = CycleState::new();
+    let nodes: Vec<NodeId> = s.nodes().iter().map(|n| n.id).collect();
+    let pre = plugin.pre_score(&mut state, pod, &nodes, s);
+    if pre.is_skip() {
+        return None;
+    }
+    assert!(pre.is_success(), "{pre}");
+    let mut out: Vec<NodeScore> = nodes
+        .iter()
+        .map(|&node| NodeScore {
+            node,
+            score: plugin
+                .score(&state, pod, s.node(node), s)
+                .unwrap_or_else(|e| panic!("{e}")),
+        })
+        .collect();
+    let st = plugin.normalize_score(&state, pod, &mut out);
+    assert!(st.is_success(), "{st}");
+    Some(out.iter().map(|s| s.score).collect())
+}

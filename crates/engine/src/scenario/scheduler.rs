@@ -1,0 +1,361 @@
+//! Scheduler cases: the whole profile, pods scheduled one after another and bound.
+
+use super::{Mismatch, Outcome, ScenarioError};
+use crate::api::{Selector, Sym};
+use crate::config::SchedulerConfig;
+use crate::convert;
+use crate::features::Features;
+use crate::load::{self, Manifests, Source};
+use crate::scheduler::{ScheduleResult, Scheduler};
+use crate::snapshot::{PodId, Snapshot};
+use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct SchedulerCase {
+    #[allow(dead_code)]
+    name: String,
+    #[serde(default)]
+    #[allow(dead_code)]
+    source: Option<String>,
+    #[serde(default)]
+    features: Features,
+    #[serde(default)]
+    config: Option<Value>,
+    #[serde(default)]
+    objects: Vec<Value>,
+    #[serde(default)]
+    nodes: Vec<Value>,
+    #[serde(default)]
+    pods: Vec<Value>,
+    schedule: Vec<Value>,
+    expect: Expect,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Expect {
+    #[serde(default)]
+    placements: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    spread: Vec<SpreadCheck>,
+    #[serde(default)]
+    preempted: Option<Preempted>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Preempted {
+    Exactly(Vec<String>),
+    Some(PreemptedCount),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PreemptedCount {
+    count: usize,
+    from: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct SpreadCheck {
+    #[serde(default)]
+    after: Option<String>,
+    topology_key: String,
+    #[serde(default)]
+    selector: Option<LabelSelector>,
+    #[serde(default)]
+    max_skew: Option<i64>,
+    #[serde(default)]
+    counts: Option<BTreeMap<String, i64>>,
+}
+
+/// Where each pod of `schedule` ended: its node, or why it stayed Pending.
+type Placement = Result<String, String>;
+
+fn render_counts(m: &BTreeMap<String, i64>) -> String {
+    let inner: Vec<String> = m.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+    format!("{{{}}}", inner.join(", "))
+}
+
+/// Checks one spread expectation against the bound pods now.
+fn check_spread(
+    check: &SpreadCheck,
+    index: usize,
+    snapshot: &mut Snapshot,
+    scheduled: &[PodId],
+    mismatches: &mut Vec<Mismatch>,
+) -> Result<(), String> {
+    let selector = match &check.selector {
+        None => None,
+        Some(s) => Some(
+            Selector::from_label_selector(Some(s), snapshot.symbols_mut())
+                .map_err(|e| format!("spread[{index}].selector: {e}"))?,
+        ),
+    };
+    let key: Sym = snapshot.symbols_mut().intern(&check.topology_key);
+    let mut counts: BTreeMap<String, i64> = BTreeMap::new();
+    for (id, pod) in snapshot.pods() {
+        let counted = match &selector {
+            Some(sel) => sel.matches(&pod.labels, snapshot.symbols()),
+            None => scheduled.contains(&id),
+        };
+        let Some(node) = snapshot.pod_node(id) else {
+            continue;
+        };
+        if !counted {
+            continue;
+        }
+        if let Some(v) = snapshot.node(node).node.labels.get(key) {
+            *counts
+                .entry(snapshot.symbols().resolve(v).to_string())
+                .or_default() += 1;
+        }
+    }
+    let label = match &check.after {
+        Some(p) => format!("spread[{index}] (after {p})"),
+        None => format!("spread[{index}]"),
+    };
+    if let Some(want) = &check.counts {
+        let want: BTreeMap<String, i64> = want
+            .iter()
+            .filter(|(_, v)| **v != 0)
+            .map(|(k, v)| (k.clone(), *v))
+            .collect();
+        if want != counts {
+            mismatches.push(Mismatch::new(
+                format!("{label}.counts"),
+                render_counts(&want),
+                render_counts(&counts),
+            ));
+        }
+    }
+    if let Some(want) = check.max_skew {
+        let max = counts.values().copied().max().unwrap_or(0);
+        let min = counts.values().copied().min().unwrap_or(0);
+        if max - min != want {
+            mismatches.push(Mismatch::new(
+                format!("{label}.maxSkew"),
+                want,
+                format!("{} {}", max - min, render_counts(&counts)),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Runs one scheduler case.
+pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, ScenarioError> {
+    let what = format!("case {name:?}");
+    let case: SchedulerCase = load::typed(value, file, &what)?;
+    let bad = |field: &str, e: &dyn std::fmt::Display| {
+        ScenarioError::case(file, name, field, e.to_string())
+    };
+
+    let mut snapshot = Snapshot::new();
+    for (i, n) in case.nodes.iter().enumerate() {
+        let n: core::Node = load::typed(n, file, &format!("{what} nodes[{i}]"))?;
+        let node = convert::node(&n, snapshot.symbols_mut())
+            .map_err(|e| bad(&format!("nodes[{i}]"), &e))?;
+        snapshot
+            .add_node(node)
+            .map_err(|e| bad(&format!("nodes[{i}]"), &e))?;
+    }
+    let mut manifests = Manifests::default();
+    for (i, o) in case.objects.iter().enumerate() {
+        let source = Source {
+            file: file.to_string(),
+            document: 1,
+            item: Some(i),
+        };
+        load::parse_object(o, source, &mut manifests)?;
+    }
+    for l in &manifests.objects {
+        let mut w = std::mem::take(snapshot.workloads_mut());
+        convert::add_workload(&l.object, &mut w, snapshot.symbols_mut());
+        *snapshot.workloads_mut() = w;
+    }
+    for (i, p) in case.pods.iter().enumerate() {
+        let p: core::Pod = load::typed(p, file, &format!("{what} pods[{i}]"))?;
+        let pod =
+            convert::pod(&p, snapshot.symbols_mut()).map_err(|e| bad(&format!("pods[{i}]"), &e))?;
+        snapshot
+            .add_pod(pod)
+            .map_err(|e| bad(&format!("pods[{i}]"), &e))?;
+    }
+
+    let config = match &case.config {
+        None => SchedulerConfig::default(),
+        Some(v) => SchedulerConfig::from_profile(
+            SchedulerConfig::profile_from_value(v).map_err(|e| bad("config", &e))?,
+        ),
+    };
+    let mut scheduler =
+        Scheduler::new(&config, case.features, &mut snapshot).map_err(|e| bad("config", &e))?;
+
+    let mut mismatches = Vec::new();
+    let mut placements: BTreeMap<String, Placement> = BTreeMap::new();
+    let mut scheduled: Vec<PodId> = Vec::new();
+    let mut preempted: Vec<String> = Vec::new();
+    for (i, p) in case.schedule.iter().enumerate() {
+        let field = format!("schedule[{i}]");
+        let p: core::Pod = load::typed(p, file, &format!("{what} {field}"))?;
+        let mut pod = convert::pod(&p, snapshot.symbols_mut()).map_err(|e| bad(&field, &e))?;
+        if pod.node_name.is_some() {
+            return Err(bad(
+                &format!("{field}.spec.nodeName"),
+                &"Forbidden: a pod to schedule must not name a node",
+            ));
+        }
+        pod.node_name = None;
+        let pod_name = pod.name.to_string();
+        let id = snapshot.add_pod(pod.clone()).map_err(|e| bad(&field, &e))?;
+        scheduled.push(id);
+        let mut result = scheduler.schedule_one(&snapshot, &pod);
+        if let Some(p) = scheduler.take_preemption() {
+            // The victims are deleted; the pod's next cycle tries its nominated node first.
+            for v in &p.victims {
+                if let Some(victim) = snapshot.remove_pod(*v) {
+                    preempted.push(victim.name.to_string());
+                }
+            }
+            result = scheduler.schedule_nominated(&snapshot, &pod, p.node);
+        }
+        let placement = match result {
+            ScheduleResult::Scheduled { node, .. } => {
+                snapshot.bind(id, node);
+                Ok(snapshot.node(node).node.name.to_string())
+            }
+            ScheduleResult::Unschedulable { message, .. } => Err(message),
+            ScheduleResult::Error(s) => Err(format!("error: {s}")),
+        };
+        placements.insert(pod_name.clone(), placement);
+        for (j, check) in case.expect.spread.iter().enumerate() {
+            if check.after.as_deref() == Some(pod_name.as_str()) {
+                check_spread(check, j, &mut snapshot, &scheduled, &mut mismatches)
+                    .map_err(|e| bad("expect.spread", &e))?;
+            }
+        }
+    }
+    for (j, check) in case.expect.spread.iter().enumerate() {
+        match &check.after {
+            None => check_spread(check, j, &mut snapshot, &scheduled, &mut mismatches)
+                .map_err(|e| bad("expect.spread", &e))?,
+            Some(p) if !placements.contains_key(p) => {
+                return Err(bad(
+                    &format!("expect.spread[{j}].after"),
+                    &format!("Not found: no pod {p:?} in schedule"),
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    for (pod, allowed) in &case.expect.placements {
+        let Some(got) = placements.get(pod) else {
+            return Err(bad(
+                &format!("expect.placements.{pod}"),
+                &"Not found: no such pod in schedule",
+            ));
+        };
+        let ok = match got {
+            Ok(node) => allowed.contains(node),
+            Err(_) => allowed.is_empty(),
+        };
+        if !ok {
+            let want = if allowed.is_empty() {
+                "Pending".to_string()
+            } else {
+                format!("one of [{}]", allowed.join(", "))
+            };
+            let got = match got {
+                Ok(node) => node.clone(),
+                Err(msg) => format!("Pending ({msg})"),
+            };
+            mismatches.push(Mismatch::new(format!("placements[{pod}]"), want, got));
+        }
+    }
+    match &case.expect.preempted {
+        None => {}
+        Some(Preempted::Exactly(want)) => {
+            let (mut w, mut g) = (want.clone(), preempted.clone());
+            w.sort();
+            g.sort();
+            if w != g {
+                mismatches.push(Mismatch::new(
+                    "preempted",
+                    format!("[{}]", w.join(", ")),
+                    format!("[{}]", g.join(", ")),
+                ));
+            }
+        }
+        Some(Preempted::Some(PreemptedCount { count, from }))
+            if preempted.len() != *count || preempted.iter().any(|p| !from.contains(p)) =>
+        {
+            mismatches.push(Mismatch::new(
+                "preempted",
+                format!("{count} of [{}]", from.join(", ")),
+                format!("[{}]", preempted.join(", ")),
+            ));
+        }
+        Some(Preempted::Some(_)) => {}
+    }
+    Ok(if mismatches.is_empty() {
+        Outcome::Passed
+    } else {
+        Outcome::Failed(mismatches)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::{Outcome, run_file};
+
+    const CASE: &str = r#"
+cases:
+- name: preemption frees one node
+  nodes:
+  - metadata: {name: n1}
+    status: {allocatable: {cpu: '2', memory: 4Gi, pods: '10'}}
+  - metadata: {name: n2}
+    status: {allocatable: {cpu: '2', memory: 4Gi, pods: '10'}}
+  pods:
+  - metadata: {name: low-1}
+    spec: {nodeName: n1, priority: 1, containers: [{name: c, resources: {requests: {cpu: '2'}}}]}
+  - metadata: {name: mid-2}
+    spec: {nodeName: n2, priority: 5, containers: [{name: c, resources: {requests: {cpu: '2'}}}]}
+  schedule:
+  - metadata: {name: high}
+    spec: {priority: 10, containers: [{name: c, resources: {requests: {cpu: '1'}}}]}
+  expect:
+    placements: {high: [n1]}
+    preempted: [low-1]
+- name: count form
+  nodes:
+  - metadata: {name: n1}
+    status: {allocatable: {cpu: '2', memory: 4Gi, pods: '10'}}
+  pods:
+  - metadata: {name: low-1}
+    spec: {nodeName: n1, priority: 1, containers: [{name: c, resources: {requests: {cpu: '1'}}}]}
+  - metadata: {name: low-2}
+    spec: {nodeName: n1, priority: 1, containers: [{name: c, resources: {requests: {cpu: '1'}}}]}
+  schedule:
+  - metadata: {name: high}
+    spec: {priority: 10, containers: [{name: c, resources: {requests: {cpu: '1'}}}]}
+  expect:
+    placements: {high: [n1]}
+    preempted: {count: 1, from: [low-1, low-2]}
+"#;
+
+    #[test]
+    fn preemption_cases_run() {
+        let reports = run_file(CASE, "inline.yaml").unwrap_or_else(|e| panic!("{e}"));
+        for r in reports {
+            assert_eq!(r.outcome, Outcome::Passed, "{}", r.name);
+        }
+    }
+}
