@@ -3,6 +3,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a failure is a failing test
 
+#[path = "cli/test_command.rs"]
+mod test_command;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -62,7 +65,7 @@ fn simulate_reports_pending_pods_and_exits_1() {
 fn simulate_workloads() {
     let o = run(&["simulate", "-f", &fixture("workloads.yaml"), "--show"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    insta::assert_snapshot!("simulate_workloads", stdout(&o));
+    insta::assert_snapshot!("simulate_workloads", scrub(&stdout(&o)));
 }
 
 #[test]

@@ -27,8 +27,9 @@
 
 mod daemonset;
 mod naming;
+mod template;
 
-use crate::convert::{self, DEFAULT_NAMESPACE};
+use crate::convert::DEFAULT_NAMESPACE;
 use crate::load::{Loaded, Object, Source};
 use k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetSpec};
 use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
@@ -250,6 +251,9 @@ impl<'a> Expander<'a> {
 
     fn object(&mut self, l: &'a Loaded) {
         let s = &l.source;
+        if !self.template_valid(s, &l.object) {
+            return;
+        }
         match &l.object {
             Object::Deployment(d) => self.deployment(s, d),
             Object::ReplicaSet(rs) => {
@@ -552,49 +556,5 @@ impl<'a> Expander<'a> {
             }
             attempt += 1;
         }
-    }
-
-    /// The pod a template makes (without name), or an error naming the template field.
-    fn template_pod(
-        &mut self,
-        s: &Source,
-        owner: &Owner<'_>,
-        template: &PodTemplateSpec,
-        ns: &str,
-    ) -> Option<Pod> {
-        let tmeta = template.metadata.clone().unwrap_or_default();
-        let Some(spec) = template.spec.clone() else {
-            self.error(
-                s,
-                owner.object(),
-                "spec.template.spec",
-                "Required value".into(),
-            );
-            return None;
-        };
-        let pod = Pod {
-            metadata: ObjectMeta {
-                name: Some(format!("{}-template", owner.name())),
-                namespace: Some(ns.to_string()),
-                labels: tmeta.labels,
-                annotations: tmeta.annotations,
-                owner_references: Some(vec![owner.reference()]),
-                ..Default::default()
-            },
-            spec: Some(spec),
-            status: None,
-        };
-        let mut scratch = crate::api::Symbols::default();
-        if let Err(e) = convert::pod(&pod, &mut scratch) {
-            let field = match e.field.strip_prefix("spec.") {
-                Some(rest) => format!("spec.template.spec.{rest}"),
-                None => format!("spec.template.{}", e.field),
-            };
-            self.error(s, owner.object(), &field, e.message);
-            return None;
-        }
-        let mut pod = pod;
-        pod.metadata.name = None;
-        Some(pod)
     }
 }

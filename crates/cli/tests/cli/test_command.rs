@@ -1,4 +1,5 @@
-//! `topospread test`: exit codes and the lines users read.
+//! `topospread test`: exit codes and the lines users read (a module of the one
+//! integration-test binary, `tests/cli.rs`).
 
 use std::path::Path;
 use std::process::{Command, Output};
