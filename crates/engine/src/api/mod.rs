@@ -5,7 +5,6 @@
 
 mod interner;
 mod labels;
-pub mod names;
 mod node_affinity;
 mod selector;
 mod taints;

@@ -230,7 +230,7 @@ pub(crate) fn intern_set(values: &[String], symbols: &mut Symbols) -> Box<[Sym]>
 
 /// Checks a label key as `validateLabelKey` does when a requirement is built.
 pub(crate) fn check_key(key: &str) -> Result<(), SelectorError> {
-    let problems = crate::api::names::qualified_name_problems(key);
+    let problems = crate::validation::is_qualified_name(key);
     if problems.is_empty() {
         Ok(())
     } else {
@@ -243,7 +243,7 @@ pub(crate) fn check_key(key: &str) -> Result<(), SelectorError> {
 
 /// Checks a label value as `validateLabelValue` does when a requirement is built.
 pub(crate) fn check_value(value: &str) -> Result<(), SelectorError> {
-    let problems = crate::api::names::label_value_problems(value);
+    let problems = crate::validation::is_valid_label_value(value);
     if problems.is_empty() {
         Ok(())
     } else {

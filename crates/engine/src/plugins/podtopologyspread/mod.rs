@@ -11,10 +11,11 @@ pub use filtering::{
 };
 pub use scoring::PreScoreState;
 
-use crate::api::{NodeInclusionPolicy, Selector, SpreadConstraintSpec, Symbols, WhenUnsatisfiable};
+use crate::api::{Selector, SpreadConstraintSpec, Symbols, WhenUnsatisfiable};
 use crate::config::{DefaultingType, PodTopologySpreadArgs};
 use crate::features::Features;
 use crate::framework::Plugin;
+use k8s_openapi::api::core::v1::TopologySpreadConstraint;
 
 /// The plugin's registry name.
 pub const NAME: &str = "PodTopologySpread";
@@ -69,26 +70,18 @@ impl PodTopologySpread {
             DefaultingType::List => (
                 args.default_constraints
                     .iter()
-                    .map(|c| SpreadConstraintSpec {
-                        max_skew: c.max_skew,
-                        topology_key: symbols.intern(&c.topology_key),
-                        when_unsatisfiable: WhenUnsatisfiable::parse(&c.when_unsatisfiable),
-                        selector: Selector::Nothing,
-                        min_domains: c.min_domains,
-                        node_affinity_policy: c
-                            .node_affinity_policy
-                            .as_deref()
-                            .map(NodeInclusionPolicy::parse),
-                        node_taints_policy: c
-                            .node_taints_policy
-                            .as_deref()
-                            .map(NodeInclusionPolicy::parse),
-                        match_label_keys: c
-                            .match_label_keys
-                            .iter()
-                            .flatten()
-                            .map(|k| symbols.intern(k))
-                            .collect(),
+                    // Default constraints carry no selector (validation forbids one): it is
+                    // derived per pod from its Services and controller. With the selector
+                    // dropped, conversion has nothing left that can fail.
+                    .filter_map(|c| {
+                        crate::convert::spread_constraint(
+                            &TopologySpreadConstraint {
+                                label_selector: None,
+                                ..c.clone()
+                            },
+                            symbols,
+                        )
+                        .ok()
                     })
                     .collect(),
                 false,
