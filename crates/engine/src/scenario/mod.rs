@@ -170,3 +170,53 @@ pub fn run_file(text: &str, file: &str) -> Result<Vec<CaseReport>, ScenarioError
     }
     Ok(reports)
 }
+
+/// Builds a case's cluster: its `nodes`, the workload `objects` default spreading reads,
+/// and its existing `pods` (bound by `spec.nodeName`). Errors name file, case and field.
+pub(crate) fn build_cluster(
+    nodes: &[Value],
+    objects: &[Value],
+    pods: &[Value],
+    file: &str,
+    name: &str,
+) -> Result<crate::snapshot::Snapshot, ScenarioError> {
+    use crate::convert;
+    use crate::load::{self, Manifests, Source};
+    use k8s_openapi::api::core::v1 as core;
+    let what = format!("case {name:?}");
+    let bad = |field: String, e: &dyn std::fmt::Display| {
+        ScenarioError::case(file, name, field, e.to_string())
+    };
+    let mut snapshot = crate::snapshot::Snapshot::new();
+    for (i, n) in nodes.iter().enumerate() {
+        let n: core::Node = load::typed(n, file, &format!("{what} nodes[{i}]"))?;
+        let node = convert::node(&n, snapshot.symbols_mut())
+            .map_err(|e| bad(format!("nodes[{i}]"), &e))?;
+        snapshot
+            .add_node(node)
+            .map_err(|e| bad(format!("nodes[{i}]"), &e))?;
+    }
+    let mut manifests = Manifests::default();
+    for (i, o) in objects.iter().enumerate() {
+        let source = Source {
+            file: file.to_string(),
+            document: 1,
+            item: Some(i),
+        };
+        load::parse_object(o, source, &mut manifests)?;
+    }
+    for l in &manifests.objects {
+        let mut w = std::mem::take(snapshot.workloads_mut());
+        convert::add_workload(&l.object, &mut w, snapshot.symbols_mut());
+        *snapshot.workloads_mut() = w;
+    }
+    for (i, p) in pods.iter().enumerate() {
+        let p: core::Pod = load::typed(p, file, &format!("{what} pods[{i}]"))?;
+        let pod =
+            convert::pod(&p, snapshot.symbols_mut()).map_err(|e| bad(format!("pods[{i}]"), &e))?;
+        snapshot
+            .add_pod(pod)
+            .map_err(|e| bad(format!("pods[{i}]"), &e))?;
+    }
+    Ok(snapshot)
+}

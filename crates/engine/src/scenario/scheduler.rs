@@ -5,7 +5,7 @@ use crate::api::{Selector, Sym};
 use crate::config::SchedulerConfig;
 use crate::convert;
 use crate::features::Features;
-use crate::load::{self, Manifests, Source};
+use crate::load;
 use crate::scheduler::{ScheduleResult, Scheduler};
 use crate::snapshot::{PodId, Snapshot};
 use k8s_openapi::api::core::v1 as core;
@@ -157,37 +157,7 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
         ScenarioError::case(file, name, field, e.to_string())
     };
 
-    let mut snapshot = Snapshot::new();
-    for (i, n) in case.nodes.iter().enumerate() {
-        let n: core::Node = load::typed(n, file, &format!("{what} nodes[{i}]"))?;
-        let node = convert::node(&n, snapshot.symbols_mut())
-            .map_err(|e| bad(&format!("nodes[{i}]"), &e))?;
-        snapshot
-            .add_node(node)
-            .map_err(|e| bad(&format!("nodes[{i}]"), &e))?;
-    }
-    let mut manifests = Manifests::default();
-    for (i, o) in case.objects.iter().enumerate() {
-        let source = Source {
-            file: file.to_string(),
-            document: 1,
-            item: Some(i),
-        };
-        load::parse_object(o, source, &mut manifests)?;
-    }
-    for l in &manifests.objects {
-        let mut w = std::mem::take(snapshot.workloads_mut());
-        convert::add_workload(&l.object, &mut w, snapshot.symbols_mut());
-        *snapshot.workloads_mut() = w;
-    }
-    for (i, p) in case.pods.iter().enumerate() {
-        let p: core::Pod = load::typed(p, file, &format!("{what} pods[{i}]"))?;
-        let pod =
-            convert::pod(&p, snapshot.symbols_mut()).map_err(|e| bad(&format!("pods[{i}]"), &e))?;
-        snapshot
-            .add_pod(pod)
-            .map_err(|e| bad(&format!("pods[{i}]"), &e))?;
-    }
+    let mut snapshot = super::build_cluster(&case.nodes, &case.objects, &case.pods, file, name)?;
 
     let config = match &case.config {
         None => SchedulerConfig::default(),
