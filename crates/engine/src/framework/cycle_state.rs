@@ -1,4 +1,9 @@
+use super::Status;
 use std::any::{Any, TypeId};
+
+fn missing(key: &str) -> Status {
+    Status::error(format!("reading {key:?} from cycleState: not found"))
+}
 
 /// Data a plugin keeps for one scheduling cycle. `Clone` so the preemption path can copy
 /// the whole state and replay `add_pod`/`remove_pod` on the copy.
@@ -88,6 +93,17 @@ impl CycleState {
             .iter_mut()
             .find(|(t, _)| *t == id)
             .and_then(|(_, d)| (**d).as_any_mut().downcast_mut())
+    }
+
+    /// The state written at an earlier extension point under `key` (upstream's state key,
+    /// e.g. `PreFilterPodTopologySpread`); missing, it is an internal error, as upstream.
+    pub fn require<T: StateData>(&self, key: &str) -> Result<&T, Status> {
+        self.read::<T>().ok_or_else(|| missing(key))
+    }
+
+    /// [`Self::require`], mutably (the preemption path's AddPod/RemovePod).
+    pub fn require_mut<T: StateData>(&mut self, key: &str) -> Result<&mut T, Status> {
+        self.read_mut::<T>().ok_or_else(|| missing(key))
     }
 
     /// Records that a plugin's Filter is skipped this cycle (its PreFilter returned Skip).

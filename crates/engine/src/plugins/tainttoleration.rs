@@ -77,9 +77,7 @@ impl ScorePlugin for TaintToleration {
         node: &NodeInfo,
         _: &Snapshot,
     ) -> Result<i64, Status> {
-        let s = state
-            .read::<PreScoreState>()
-            .ok_or_else(|| Status::error("TaintToleration: PreScore state not found"))?;
+        let s = state.require::<PreScoreState>("PreScoreTaintToleration")?;
         let count = node
             .node
             .taints

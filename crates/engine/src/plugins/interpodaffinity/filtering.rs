@@ -171,12 +171,12 @@ impl PreFilterPlugin for InterPodAffinity {
         node: &NodeInfo,
         snapshot: &Snapshot,
     ) -> Status {
-        match state.read_mut::<PreFilterState>() {
-            Some(s) => {
+        match state.require_mut::<PreFilterState>("PreFilterInterPodAffinity") {
+            Ok(s) => {
                 s.update_with_pod(added, node, 1, snapshot.symbols());
                 Status::success()
             }
-            None => Status::error("InterPodAffinity: PreFilter state not found"),
+            Err(status) => status,
         }
     }
 
@@ -188,12 +188,12 @@ impl PreFilterPlugin for InterPodAffinity {
         node: &NodeInfo,
         snapshot: &Snapshot,
     ) -> Status {
-        match state.read_mut::<PreFilterState>() {
-            Some(s) => {
+        match state.require_mut::<PreFilterState>("PreFilterInterPodAffinity") {
+            Ok(s) => {
                 s.update_with_pod(removed, node, -1, snapshot.symbols());
                 Status::success()
             }
-            None => Status::error("InterPodAffinity: PreFilter state not found"),
+            Err(status) => status,
         }
     }
 }
@@ -240,8 +240,9 @@ fn satisfies_existing_anti_affinity(s: &PreFilterState, node: &NodeInfo) -> bool
 
 impl FilterPlugin for InterPodAffinity {
     fn filter(&self, state: &CycleState, _: &Pod, node: &NodeInfo, _: &Snapshot) -> Status {
-        let Some(s) = state.read::<PreFilterState>() else {
-            return Status::error("InterPodAffinity: PreFilter state not found");
+        let s = match state.require::<PreFilterState>("PreFilterInterPodAffinity") {
+            Ok(s) => s,
+            Err(status) => return status,
         };
         if !satisfies_pod_affinity(s, node) {
             return Status::new(

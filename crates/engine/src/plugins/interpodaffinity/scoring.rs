@@ -160,9 +160,7 @@ impl ScorePlugin for InterPodAffinity {
         node: &NodeInfo,
         _: &Snapshot,
     ) -> Result<i64, Status> {
-        let s = state
-            .read::<PreScoreState>()
-            .ok_or_else(|| Status::error("InterPodAffinity: PreScore state not found"))?;
+        let s = state.require::<PreScoreState>("PreScoreInterPodAffinity")?;
         Ok(s.topology_score
             .iter()
             .filter_map(|(key, values)| {
@@ -175,8 +173,9 @@ impl ScorePlugin for InterPodAffinity {
     }
 
     fn normalize_score(&self, state: &CycleState, _: &Pod, scores: &mut [NodeScore]) -> Status {
-        let Some(s) = state.read::<PreScoreState>() else {
-            return Status::error("InterPodAffinity: PreScore state not found");
+        let s = match state.require::<PreScoreState>("PreScoreInterPodAffinity") {
+            Ok(s) => s,
+            Err(status) => return status,
         };
         if s.topology_score.is_empty() {
             return Status::success();

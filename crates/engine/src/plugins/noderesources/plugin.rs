@@ -177,9 +177,7 @@ impl ScorePlugin for Fit {
         node: &NodeInfo,
         _: &Snapshot,
     ) -> Result<i64, Status> {
-        let s = state
-            .read::<FitPreScoreState>()
-            .ok_or_else(|| Status::error("NodeResourcesFit: PreScore state not found"))?;
+        let s = state.require::<FitPreScoreState>("PreScoreNodeResourcesFit")?;
         let (req, alloc) = score_inputs(&node_resources(node), &self.resources, &s.0, false);
         Ok(match &self.strategy {
             Strategy::LeastAllocated => least_allocated_score(&req, &alloc, &self.resources),
@@ -236,9 +234,8 @@ impl ScorePlugin for BalancedAllocation {
         node: &NodeInfo,
         _: &Snapshot,
     ) -> Result<i64, Status> {
-        let s = state.read::<BalancedPreScoreState>().ok_or_else(|| {
-            Status::error("NodeResourcesBalancedAllocation: PreScore state not found")
-        })?;
+        let s =
+            state.require::<BalancedPreScoreState>("PreScoreNodeResourcesBalancedAllocation")?;
         let (req, alloc) = score_inputs(&node_resources(node), &self.resources, &s.0, true);
         Ok(balanced_allocation_score(&req, &alloc))
     }

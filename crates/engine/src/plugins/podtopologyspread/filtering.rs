@@ -8,6 +8,9 @@ use crate::snapshot::{NO_DOMAIN, NodeInfo, Snapshot};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+/// The state key upstream reads PreFilter's state under; named in internal errors.
+const PRE_FILTER_STATE_KEY: &str = "PreFilterPodTopologySpread";
+
 /// Filter's reason when a node breaks a constraint (`ErrReasonConstraintsNotMatch`).
 pub const ERR_REASON_CONSTRAINTS_NOT_MATCH: &str =
     "node(s) didn't match pod topology spread constraints";
@@ -321,8 +324,9 @@ impl PreFilterPlugin for PodTopologySpread {
         node: &NodeInfo,
         snapshot: &Snapshot,
     ) -> Status {
-        let Some(s) = state.read_mut::<PreFilterState>() else {
-            return Status::error("reading PreFilterPodTopologySpread from cycle state: not found");
+        let s = match state.require_mut::<PreFilterState>(PRE_FILTER_STATE_KEY) {
+            Ok(s) => s,
+            Err(status) => return status,
         };
         self.update_with_pod(s, added, pod, node, 1, snapshot);
         Status::success()
@@ -336,8 +340,9 @@ impl PreFilterPlugin for PodTopologySpread {
         node: &NodeInfo,
         snapshot: &Snapshot,
     ) -> Status {
-        let Some(s) = state.read_mut::<PreFilterState>() else {
-            return Status::error("reading PreFilterPodTopologySpread from cycle state: not found");
+        let s = match state.require_mut::<PreFilterState>(PRE_FILTER_STATE_KEY) {
+            Ok(s) => s,
+            Err(status) => return status,
         };
         self.update_with_pod(s, removed, pod, node, -1, snapshot);
         Status::success()
@@ -352,8 +357,9 @@ impl FilterPlugin for PodTopologySpread {
         node: &NodeInfo,
         _snapshot: &Snapshot,
     ) -> Status {
-        let Some(s) = state.read::<PreFilterState>() else {
-            return Status::error("reading PreFilterPodTopologySpread from cycle state: not found");
+        let s = match state.require::<PreFilterState>(PRE_FILTER_STATE_KEY) {
+            Ok(s) => s,
+            Err(status) => return status,
         };
         filter_node(s, node)
     }

@@ -188,11 +188,7 @@ impl ScorePlugin for PodTopologySpread {
         node: &NodeInfo,
         _snapshot: &Snapshot,
     ) -> Result<i64, Status> {
-        let Some(s) = state.read::<PreScoreState>() else {
-            return Err(Status::error(
-                "reading PreScorePodTopologySpread from cycle state: not found",
-            ));
-        };
+        let s = state.require::<PreScoreState>("PreScorePodTopologySpread")?;
         let idx = node.id.index();
         if s.ignored.get(idx).copied().unwrap_or(false) {
             return Ok(0);
