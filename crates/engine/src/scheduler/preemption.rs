@@ -42,29 +42,18 @@ fn more_important(snapshot: &Snapshot, a: PodId, b: PodId) -> std::cmp::Ordering
     prio(b).cmp(&prio(a)).then(a.cmp(&b))
 }
 
-fn remove(
-    profile: &Profile,
-    state: &mut CycleState,
-    pod: &Pod,
-    node: &mut NodeInfo,
-    id: PodId,
-    victim: &Pod,
-    snapshot: &Snapshot,
-) -> Result<(), Status> {
-    node.remove_pod(id, victim);
-    for pl in &profile.pre_filter {
-        if state.is_filter_skipped(pl.name()) {
-            continue;
-        }
-        let s = pl.remove_pod(state, pod, victim, node, snapshot);
-        if !s.is_success() {
-            return Err(s);
-        }
-    }
-    Ok(())
+/// Whether a victim leaves the simulated node or comes back to it.
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Change {
+    Remove,
+    Add,
 }
 
-fn add(
+/// Applies a victim's removal or return to the node copy and to every active PreFilter
+/// plugin's state (`RemovePod` / `AddPod`).
+#[allow(clippy::too_many_arguments)]
+fn apply(
+    change: Change,
     profile: &Profile,
     state: &mut CycleState,
     pod: &Pod,
@@ -73,12 +62,18 @@ fn add(
     victim: &Pod,
     snapshot: &Snapshot,
 ) -> Result<(), Status> {
-    node.add_pod(id, victim);
+    match change {
+        Change::Remove => node.remove_pod(id, victim),
+        Change::Add => node.add_pod(id, victim),
+    }
     for pl in &profile.pre_filter {
         if state.is_filter_skipped(pl.name()) {
             continue;
         }
-        let s = pl.add_pod(state, pod, victim, node, snapshot);
+        let s = match change {
+            Change::Remove => pl.remove_pod(state, pod, victim, node, snapshot),
+            Change::Add => pl.add_pod(state, pod, victim, node, snapshot),
+        };
         if !s.is_success() {
             return Err(s);
         }
@@ -105,7 +100,16 @@ fn select_victims(
         .collect();
     for &id in &potential {
         if let Some(v) = snapshot.pod(id) {
-            remove(profile, &mut state, pod, &mut info, id, v, snapshot)?;
+            apply(
+                Change::Remove,
+                profile,
+                &mut state,
+                pod,
+                &mut info,
+                id,
+                v,
+                snapshot,
+            )?;
         }
     }
     if potential.is_empty() {
@@ -119,12 +123,30 @@ fn select_victims(
     let mut victims = Vec::new();
     for id in potential {
         let Some(v) = snapshot.pod(id) else { continue };
-        add(profile, &mut state, pod, &mut info, id, v, snapshot)?;
+        apply(
+            Change::Add,
+            profile,
+            &mut state,
+            pod,
+            &mut info,
+            id,
+            v,
+            snapshot,
+        )?;
         if !profile
             .run_filter(&state, pod, &info, snapshot)
             .is_success()
         {
-            remove(profile, &mut state, pod, &mut info, id, v, snapshot)?;
+            apply(
+                Change::Remove,
+                profile,
+                &mut state,
+                pod,
+                &mut info,
+                id,
+                v,
+                snapshot,
+            )?;
             victims.push(id);
         }
     }
