@@ -93,61 +93,57 @@ impl PodAffinity {
                     None
                 }
             };
+        // Affinity and anti-affinity are the same shape: required terms and weighted
+        // preferred terms, under their own field names.
+        let mut both = |kind: &str,
+                        required: Option<&Vec<core::PodAffinityTerm>>,
+                        preferred: Option<&Vec<core::WeightedPodAffinityTerm>>,
+                        error: &mut Option<String>| {
+            let required: Vec<AffinityTerm> = required
+                .into_iter()
+                .flatten()
+                .enumerate()
+                .filter_map(|(i, t)| parse(t, &format!("{kind}.required[{i}]"), error))
+                .collect();
+            let preferred: Vec<WeightedAffinityTerm> = preferred
+                .into_iter()
+                .flatten()
+                .enumerate()
+                .filter_map(|(i, w)| {
+                    parse(
+                        &w.pod_affinity_term,
+                        &format!("{kind}.preferred[{i}]"),
+                        error,
+                    )
+                    .map(|term| WeightedAffinityTerm {
+                        term,
+                        weight: i64::from(w.weight),
+                    })
+                })
+                .collect();
+            (required, preferred)
+        };
         if let Some(pa) = &affinity.pod_affinity {
             out.has_affinity = true;
-            for (i, t) in pa
-                .required_during_scheduling_ignored_during_execution
-                .iter()
-                .flatten()
-                .enumerate()
-            {
-                let field = format!("podAffinity.required[{i}]");
-                if let Some(t) = parse(t, &field, &mut out.error) {
-                    out.required_affinity.push(t);
-                }
-            }
-            for (i, w) in pa
-                .preferred_during_scheduling_ignored_during_execution
-                .iter()
-                .flatten()
-                .enumerate()
-            {
-                let field = format!("podAffinity.preferred[{i}]");
-                if let Some(t) = parse(&w.pod_affinity_term, &field, &mut out.error) {
-                    out.preferred_affinity.push(WeightedAffinityTerm {
-                        term: t,
-                        weight: i64::from(w.weight),
-                    });
-                }
-            }
+            (out.required_affinity, out.preferred_affinity) = both(
+                "podAffinity",
+                pa.required_during_scheduling_ignored_during_execution
+                    .as_ref(),
+                pa.preferred_during_scheduling_ignored_during_execution
+                    .as_ref(),
+                &mut out.error,
+            );
         }
         if let Some(pa) = &affinity.pod_anti_affinity {
             out.has_affinity = true;
-            for (i, t) in pa
-                .required_during_scheduling_ignored_during_execution
-                .iter()
-                .flatten()
-                .enumerate()
-            {
-                let field = format!("podAntiAffinity.required[{i}]");
-                if let Some(t) = parse(t, &field, &mut out.error) {
-                    out.required_anti_affinity.push(t);
-                }
-            }
-            for (i, w) in pa
-                .preferred_during_scheduling_ignored_during_execution
-                .iter()
-                .flatten()
-                .enumerate()
-            {
-                let field = format!("podAntiAffinity.preferred[{i}]");
-                if let Some(t) = parse(&w.pod_affinity_term, &field, &mut out.error) {
-                    out.preferred_anti_affinity.push(WeightedAffinityTerm {
-                        term: t,
-                        weight: i64::from(w.weight),
-                    });
-                }
-            }
+            (out.required_anti_affinity, out.preferred_anti_affinity) = both(
+                "podAntiAffinity",
+                pa.required_during_scheduling_ignored_during_execution
+                    .as_ref(),
+                pa.preferred_during_scheduling_ignored_during_execution
+                    .as_ref(),
+                &mut out.error,
+            );
         }
         out
     }
