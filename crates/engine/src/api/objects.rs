@@ -65,7 +65,8 @@ pub struct Pod {
     pub requests: PodResourceRequests,
     /// Host ports the containers bind.
     pub host_ports: Vec<HostPort>,
-    /// Container images, init containers first, as written.
+    /// Container images, init containers first, normalized once as ImageLocality
+    /// compares them (`:latest` added to an untagged name).
     pub images: Vec<Box<str>>,
 }
 

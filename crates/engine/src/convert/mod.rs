@@ -9,6 +9,7 @@ use crate::api::{
     Workloads, required_node_names,
 };
 use crate::load::{Loaded, Object};
+use crate::plugins::imagelocality::normalized_image_name;
 use crate::snapshot::{Snapshot, SnapshotError};
 use k8s_openapi::api::core::v1 as core;
 
@@ -107,7 +108,7 @@ pub fn pod(p: &core::Pod, symbols: &mut Symbols) -> Result<Pod, ConvertError> {
             .iter()
             .flatten()
             .chain(&spec.containers)
-            .map(|c| c.image.as_deref().unwrap_or("").into())
+            .map(|c| normalized_image_name(c.image.as_deref().unwrap_or("")).into())
             .collect(),
         labels,
         node_name: spec

@@ -13,5 +13,6 @@ pub use plugin::{
     PreScorePlugin, QueueSortPlugin, QueuedPod, ScorePlugin,
 };
 pub use profile::{ConfigError, Profile};
+pub(crate) use runtime::ScoreTable;
 pub use runtime::{NodePluginScores, PluginScore};
 pub use status::{Code, Status};

@@ -127,6 +127,23 @@ pub trait ScorePlugin: Plugin {
         snapshot: &Snapshot,
     ) -> Result<i64, Status>;
 
+    /// Scores every node of `nodes` in order, appending to `out`. The default calls
+    /// [`Self::score`] per node; plugins override it to read their cycle state once.
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        nodes: &[NodeId],
+        snapshot: &Snapshot,
+        out: &mut Vec<NodeScore>,
+    ) -> Result<(), Status> {
+        for &node in nodes {
+            let score = self.score(state, pod, snapshot.node(node), snapshot)?;
+            out.push(NodeScore { node, score });
+        }
+        Ok(())
+    }
+
     /// Rescales all raw scores of this plugin in place (`NormalizeScore`).
     fn normalize_score(
         &self,

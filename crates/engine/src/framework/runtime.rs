@@ -177,56 +177,106 @@ impl Profile {
         Status::success()
     }
 
-    /// Runs Score, NormalizeScore and the weights for every node (`RunScorePlugins`).
+    /// Runs Score, NormalizeScore and the weights for every node (`RunScorePlugins`):
+    /// the weighted total per node, in `nodes` order, and with `record` each plugin's
+    /// raw and normalized column (for explanations; the hot path keeps only totals).
     pub(crate) fn run_score(
         &self,
         state: &CycleState,
         pod: &Pod,
         nodes: &[NodeId],
         snapshot: &Snapshot,
-    ) -> Result<Vec<NodePluginScores>, Status> {
-        let mut out: Vec<NodePluginScores> = nodes
-            .iter()
-            .map(|&node| NodePluginScores {
-                node,
-                scores: Vec::new(),
-                total: 0,
-            })
-            .collect();
+        record: bool,
+    ) -> Result<ScoreTable, Status> {
+        let mut table = ScoreTable {
+            totals: vec![0; nodes.len()],
+            columns: Vec::new(),
+        };
+        let mut scores: Vec<NodeScore> = Vec::with_capacity(nodes.len());
         for (pl, weight) in &self.score {
             let name = pl.name();
             if state.is_score_skipped(name) {
                 continue;
             }
-            let mut scores = Vec::with_capacity(nodes.len());
-            for &node in nodes {
-                let score = pl
-                    .score(state, pod, snapshot.node(node), snapshot)
-                    .map_err(|s| Status::error(format!("plugin {name:?} failed with: {s}")))?;
-                scores.push(NodeScore { node, score });
+            scores.clear();
+            pl.score_nodes(state, pod, nodes, snapshot, &mut scores)
+                .map_err(|s| Status::error(format!("plugin {name:?} failed with: {s}")))?;
+            if scores.len() != nodes.len() {
+                return Err(Status::error(format!(
+                    "plugin {name:?} scored {} of {} nodes",
+                    scores.len(),
+                    nodes.len()
+                )));
             }
-            let raw: Vec<i64> = scores.iter().map(|s| s.score).collect();
+            let raw: Vec<i64> = if record {
+                scores.iter().map(|s| s.score).collect()
+            } else {
+                Vec::new()
+            };
             let s = pl.normalize_score(state, pod, &mut scores);
             if !s.is_success() {
                 return Err(Status::error(format!("plugin {name:?} failed with: {s}")));
             }
-            for ((entry, score), raw) in out.iter_mut().zip(&scores).zip(raw) {
+            for (total, score) in table.totals.iter_mut().zip(&scores) {
                 if !(0..=MAX_NODE_SCORE).contains(&score.score) {
                     return Err(Status::error(format!(
                         "plugin {name:?} returns an invalid score {}, it should in the range of [0, {MAX_NODE_SCORE}] after normalizing",
                         score.score
                     )));
                 }
-                let weighted = score.score * weight;
-                entry.scores.push(PluginScore {
+                *total += score.score * weight;
+            }
+            if record {
+                table.columns.push(ScoreColumn {
                     plugin: name,
+                    weight: *weight,
                     raw,
-                    normalized: score.score,
-                    weighted,
+                    normalized: scores.iter().map(|s| s.score).collect(),
                 });
-                entry.total += weighted;
             }
         }
-        Ok(out)
+        Ok(table)
+    }
+}
+
+/// One Score plugin's scores over the scored nodes, in the nodes' order.
+#[derive(Clone, Debug)]
+pub(crate) struct ScoreColumn {
+    plugin: &'static str,
+    weight: i64,
+    raw: Vec<i64>,
+    normalized: Vec<i64>,
+}
+
+/// What [`Profile::run_score`] produced: totals always, plugin columns when recorded.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ScoreTable {
+    /// The weighted sum per node.
+    pub(crate) totals: Vec<i64>,
+    columns: Vec<ScoreColumn>,
+}
+
+impl ScoreTable {
+    /// Per node, every plugin's raw, normalized and weighted score (needs `record`).
+    pub(crate) fn by_node(&self, nodes: &[NodeId]) -> Vec<NodePluginScores> {
+        nodes
+            .iter()
+            .zip(&self.totals)
+            .enumerate()
+            .map(|(i, (&node, &total))| NodePluginScores {
+                node,
+                scores: self
+                    .columns
+                    .iter()
+                    .map(|c| PluginScore {
+                        plugin: c.plugin,
+                        raw: c.raw[i],
+                        normalized: c.normalized[i],
+                        weighted: c.normalized[i] * c.weight,
+                    })
+                    .collect(),
+                total,
+            })
+            .collect()
     }
 }

@@ -105,13 +105,14 @@ pub fn calculate_priority(sum_scores: i64, num_containers: usize) -> i64 {
 /// regular container, repeats included); `node_image` says whether the node holds a
 /// (normalized) image name and, if so, its cluster-wide state; `total_num_nodes` is
 /// the number of nodes in the snapshot.
-pub fn image_locality_score<F>(images: &[&str], node_image: F, total_num_nodes: usize) -> i64
+pub fn image_locality_score<S, F>(images: &[S], node_image: F, total_num_nodes: usize) -> i64
 where
+    S: AsRef<str>,
     F: Fn(&str) -> Option<ImageStateSummary>,
 {
     let sum = images
         .iter()
-        .filter_map(|image| node_image(&normalized_image_name(image)))
+        .filter_map(|image| node_image(&normalized_image_name(image.as_ref())))
         .map(|state| scaled_image_score(state, total_num_nodes))
         .fold(0_i64, i64::wrapping_add);
     calculate_priority(sum, images.len())
@@ -138,7 +139,10 @@ impl crate::framework::ScorePlugin for ImageLocality {
         node: &crate::snapshot::NodeInfo,
         snapshot: &crate::snapshot::Snapshot,
     ) -> Result<i64, crate::framework::Status> {
-        let images: Vec<&str> = pod.images.iter().map(|i| &**i).collect();
+        if node.node.images.is_empty() {
+            // Nothing to look up: the score of a node holding none of the images.
+            return Ok(calculate_priority(0, pod.images.len()));
+        }
         let on_node = |name: &str| {
             node.node
                 .images
@@ -148,7 +152,7 @@ impl crate::framework::ScorePlugin for ImageLocality {
                 .flatten()
         };
         Ok(image_locality_score(
-            &images,
+            &pod.images,
             on_node,
             snapshot.nodes().len(),
         ))

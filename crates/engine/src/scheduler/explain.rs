@@ -60,7 +60,7 @@ impl Explanation {
             pre_filter: c.pre_filter,
             filter,
             pre_score: c.pre_score,
-            scores: c.scores,
+            scores: c.scores.by_node(&c.feasible),
             domain_counts: c
                 .state
                 .read::<PreFilterState>()

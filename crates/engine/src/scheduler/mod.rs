@@ -17,7 +17,7 @@ pub use preemption::{
 use crate::api::Pod;
 use crate::config::SchedulerConfig;
 use crate::features::Features;
-use crate::framework::{ConfigError, CycleState, NodePluginScores, Profile, QueuedPod, Status};
+use crate::framework::{ConfigError, CycleState, Profile, QueuedPod, ScoreTable, Status};
 use crate::snapshot::{NodeId, Snapshot};
 use fit_error::{Diagnosis, fit_error_message};
 use rng::Rng;
@@ -78,7 +78,7 @@ struct Cycle {
     statuses: Vec<(NodeId, Status)>,
     diagnosis: Diagnosis,
     pre_score: Vec<(&'static str, Status)>,
-    scores: Vec<NodePluginScores>,
+    scores: ScoreTable,
     result: ScheduleResult,
     preemption: Option<Preemption>,
 }
@@ -168,7 +168,7 @@ impl Scheduler {
 
     /// One cycle for `pod` (not yet bound); does not mutate the snapshot.
     pub fn schedule_one(&mut self, snapshot: &Snapshot, pod: &Pod) -> ScheduleResult {
-        let c = self.cycle(snapshot, pod, None);
+        let c = self.cycle(snapshot, pod, None, false);
         self.nomination = c.preemption;
         c.result
     }
@@ -188,7 +188,7 @@ impl Scheduler {
         pod: &Pod,
         node: NodeId,
     ) -> ScheduleResult {
-        let c = self.cycle(snapshot, pod, Some(node));
+        let c = self.cycle(snapshot, pod, Some(node), false);
         self.nomination = c.preemption;
         c.result
     }
@@ -197,12 +197,19 @@ impl Scheduler {
     /// plugin (raw, normalized, weighted), PodTopologySpread's domain counts, and the
     /// chosen node or the failure message.
     pub fn explain(&mut self, snapshot: &Snapshot, pod: &Pod) -> Explanation {
-        let c = self.cycle(snapshot, pod, None);
+        let c = self.cycle(snapshot, pod, None, true);
         Explanation::from_cycle(&self.profile, snapshot, pod, c)
     }
 
-    fn cycle(&mut self, snapshot: &Snapshot, pod: &Pod, nominated: Option<NodeId>) -> Cycle {
-        let mut c = self.filter_and_score(snapshot, pod, nominated);
+    /// A whole cycle; `record` keeps every plugin's scores for an explanation.
+    fn cycle(
+        &mut self,
+        snapshot: &Snapshot,
+        pod: &Pod,
+        nominated: Option<NodeId>,
+        record: bool,
+    ) -> Cycle {
+        let mut c = self.filter_and_score(snapshot, pod, nominated, record);
         if self.preemption_enabled
             && let ScheduleResult::Unschedulable { message, .. } = &mut c.result
         {
@@ -224,6 +231,7 @@ impl Scheduler {
         snapshot: &Snapshot,
         pod: &Pod,
         nominated: Option<NodeId>,
+        record: bool,
     ) -> Cycle {
         let mut c = Cycle {
             state: CycleState::new(),
@@ -232,7 +240,7 @@ impl Scheduler {
             statuses: Vec::new(),
             diagnosis: Diagnosis::default(),
             pre_score: Vec::new(),
-            scores: Vec::new(),
+            scores: ScoreTable::default(),
             result: ScheduleResult::Error(Status::error("no nodes available to schedule pods")),
             preemption: None,
         };
@@ -294,7 +302,7 @@ impl Scheduler {
             c.result = ScheduleResult::Error(e);
             return c;
         }
-        c.result = self.choose(snapshot, pod, &mut c, all);
+        c.result = self.choose(snapshot, pod, &mut c, all, record);
         c
     }
 
@@ -344,6 +352,7 @@ impl Scheduler {
         pod: &Pod,
         c: &mut Cycle,
         all: usize,
+        record: bool,
     ) -> ScheduleResult {
         let evaluated = c.feasible.len() + c.statuses.len();
         match c.feasible.as_slice() {
@@ -375,9 +384,9 @@ impl Scheduler {
             },
             feasible => {
                 let feasible = feasible.to_vec();
-                let totals = if self.profile.score.is_empty() {
-                    feasible.iter().map(|&n| (n, 1)).collect::<Vec<_>>()
-                } else {
+                // Without Score plugins every feasible node ties (totals stay empty).
+                let no_scores = vec![0; feasible.len()];
+                if !self.profile.score.is_empty() {
                     let s = self.profile.run_pre_score(
                         &mut c.state,
                         pod,
@@ -388,14 +397,20 @@ impl Scheduler {
                     if !s.is_success() {
                         return ScheduleResult::Error(s);
                     }
-                    match self.profile.run_score(&c.state, pod, &feasible, snapshot) {
+                    match self
+                        .profile
+                        .run_score(&c.state, pod, &feasible, snapshot, record)
+                    {
                         Ok(scores) => c.scores = scores,
                         Err(s) => return ScheduleResult::Error(s),
                     }
-                    c.scores.iter().map(|s| (s.node, s.total)).collect()
-                };
+                }
                 ScheduleResult::Scheduled {
-                    node: self.select_host(&totals),
+                    node: if self.profile.score.is_empty() {
+                        self.select_host(&feasible, &no_scores)
+                    } else {
+                        self.select_host(&feasible, &c.scores.totals)
+                    },
                     evaluated_nodes: evaluated,
                     feasible_nodes: feasible.len(),
                 }
@@ -404,11 +419,11 @@ impl Scheduler {
     }
 
     /// `selectHost`: a uniform choice (reservoir sampling) among the top-scored nodes.
-    fn select_host(&mut self, totals: &[(NodeId, i64)]) -> NodeId {
-        let top = totals.iter().map(|t| t.1).max().unwrap_or(0);
+    fn select_host(&mut self, nodes: &[NodeId], totals: &[i64]) -> NodeId {
+        let top = totals.iter().copied().max().unwrap_or(0);
         let mut chosen = None;
         let mut count = 0;
-        for &(node, total) in totals {
+        for (&node, &total) in nodes.iter().zip(totals) {
             if total == top {
                 count += 1;
                 if chosen.is_none() || self.rng.below(count) == 0 {

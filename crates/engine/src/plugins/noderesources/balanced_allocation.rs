@@ -2,6 +2,7 @@
 //! similar proportions once the pod lands.
 
 use super::resource_allocation::MAX_NODE_SCORE;
+use smallvec::SmallVec;
 
 /// The node's score: `(1 − σ) · 100`, truncated, where σ is the standard deviation of
 /// the fractions `requested / allocatable` (each capped at 1) over the resources the
@@ -11,7 +12,7 @@ use super::resource_allocation::MAX_NODE_SCORE;
 /// `use_requested = true` (BalancedAllocation counts real requests, not the non-zero
 /// defaults). Weights play no part.
 pub fn balanced_allocation_score(requested: &[i64], allocatable: &[i64]) -> i64 {
-    let mut fractions = Vec::with_capacity(requested.len());
+    let mut fractions: SmallVec<[f64; 4]> = SmallVec::with_capacity(requested.len());
     let mut total = 0.0_f64;
     for (&req, &alloc) in requested.iter().zip(allocatable) {
         if alloc == 0 {

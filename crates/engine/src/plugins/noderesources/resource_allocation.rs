@@ -6,11 +6,16 @@ use crate::api::resources::{
     CPU, EPHEMERAL_STORAGE, MEMORY, NonZeroRequests, PodResourceRequests, Resources,
     is_scalar_resource_name,
 };
+use smallvec::{SmallVec, smallvec};
 
 /// The highest score a plugin gives a node.
 pub const MAX_NODE_SCORE: i64 = 100;
 /// The lowest score a plugin gives a node.
 pub const MIN_NODE_SCORE: i64 = 0;
+
+/// Per-resource amounts for one node, one entry per scored resource; inline for the
+/// usual two or three resources so scoring a node allocates nothing.
+pub type ResourceAmounts = SmallVec<[i64; 4]>;
 
 /// A resource a scorer looks at and its weight (`config.ResourceSpec`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -19,14 +24,36 @@ pub struct ResourceSpec {
     pub name: Box<str>,
     /// Weight, 1..=100 once validated.
     pub weight: i64,
+    /// What the name denotes, classified once so scoring does not compare strings.
+    kind: ResourceKind,
+}
+
+/// How a scored resource's amounts are read from a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum ResourceKind {
+    Cpu,
+    Memory,
+    EphemeralStorage,
+    /// Extended, hugepages, prefixed native or attachable volumes.
+    Scalar,
+    /// Any other name: read from the scalar list, but counted even when not requested.
+    Other,
 }
 
 impl ResourceSpec {
     /// A resource and its weight.
     pub fn new(name: &str, weight: i64) -> Self {
+        let kind = match name {
+            CPU => ResourceKind::Cpu,
+            MEMORY => ResourceKind::Memory,
+            EPHEMERAL_STORAGE => ResourceKind::EphemeralStorage,
+            _ if is_scalar_resource_name(name) => ResourceKind::Scalar,
+            _ => ResourceKind::Other,
+        };
         Self {
             name: name.into(),
             weight,
+            kind,
         }
     }
 }
@@ -74,11 +101,11 @@ pub fn is_best_effort(pod_requests: &[i64]) -> bool {
 /// request, or one the node does not list, gives `(0, 0)` so it is left out.
 pub fn allocatable_and_requested(
     node: &NodeResources<'_>,
-    resource: &str,
+    resource: &ResourceSpec,
     pod_request: i64,
     use_requested: bool,
 ) -> (i64, i64) {
-    if pod_request == 0 && is_scalar_resource_name(resource) {
+    if pod_request == 0 && resource.kind == ResourceKind::Scalar {
         return (0, 0);
     }
     let (cpu, memory) = if use_requested {
@@ -89,20 +116,24 @@ pub fn allocatable_and_requested(
             node.non_zero_requested.memory,
         )
     };
-    match resource {
-        CPU => (node.allocatable.milli_cpu, cpu.wrapping_add(pod_request)),
-        MEMORY => (node.allocatable.memory, memory.wrapping_add(pod_request)),
-        EPHEMERAL_STORAGE => (
+    match resource.kind {
+        ResourceKind::Cpu => (node.allocatable.milli_cpu, cpu.wrapping_add(pod_request)),
+        ResourceKind::Memory => (node.allocatable.memory, memory.wrapping_add(pod_request)),
+        ResourceKind::EphemeralStorage => (
             node.allocatable.ephemeral_storage,
             node.requested.ephemeral_storage.wrapping_add(pod_request),
         ),
-        _ => match node.allocatable.scalar_entry(resource) {
-            Some(allocatable) => (
-                allocatable,
-                node.requested.scalar(resource).wrapping_add(pod_request),
-            ),
-            None => (0, 0),
-        },
+        ResourceKind::Scalar | ResourceKind::Other => {
+            match node.allocatable.scalar_entry(&resource.name) {
+                Some(allocatable) => (
+                    allocatable,
+                    node.requested
+                        .scalar(&resource.name)
+                        .wrapping_add(pod_request),
+                ),
+                None => (0, 0),
+            }
+        }
     }
 }
 
@@ -114,12 +145,11 @@ pub fn score_inputs(
     resources: &[ResourceSpec],
     pod_requests: &[i64],
     use_requested: bool,
-) -> (Vec<i64>, Vec<i64>) {
-    let mut requested = vec![0; resources.len()];
-    let mut allocatable = vec![0; resources.len()];
+) -> (ResourceAmounts, ResourceAmounts) {
+    let mut requested = smallvec![0; resources.len()];
+    let mut allocatable = smallvec![0; resources.len()];
     for (i, (resource, &pod_request)) in resources.iter().zip(pod_requests).enumerate() {
-        let (alloc, req) =
-            allocatable_and_requested(node, &resource.name, pod_request, use_requested);
+        let (alloc, req) = allocatable_and_requested(node, resource, pod_request, use_requested);
         if alloc == 0 {
             continue;
         }

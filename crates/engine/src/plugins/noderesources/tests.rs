@@ -15,7 +15,8 @@ use super::requested_to_capacity_ratio::{
     requested_to_capacity_ratio_score,
 };
 use super::resource_allocation::{
-    NodeResources, ResourceSpec, default_resources, is_best_effort, pod_request_list, score_inputs,
+    NodeResources, ResourceAmounts, ResourceSpec, default_resources, is_best_effort,
+    pod_request_list, score_inputs,
 };
 use crate::api::resources::{
     NonZeroRequests, PodResourceRequests, Resources, node_allocatable, pod_requests,
@@ -72,7 +73,7 @@ fn inputs(
     p: &PodResourceRequests,
     resources: &[ResourceSpec],
     use_requested: bool,
-) -> (Vec<i64>, Vec<i64>) {
+) -> (ResourceAmounts, ResourceAmounts) {
     let view = NodeResources {
         allocatable: &n.allocatable,
         requested: &n.requested,
