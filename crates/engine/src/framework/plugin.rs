@@ -137,11 +137,9 @@ pub trait ScorePlugin: Plugin {
         snapshot: &Snapshot,
         out: &mut Vec<NodeScore>,
     ) -> Result<(), Status> {
-        for &node in nodes {
-            let score = self.score(state, pod, snapshot.node(node), snapshot)?;
-            out.push(NodeScore { node, score });
-        }
-        Ok(())
+        score_each(nodes, snapshot, out, |node| {
+            self.score(state, pod, node, snapshot)
+        })
     }
 
     /// Rescales all raw scores of this plugin in place (`NormalizeScore`).
@@ -153,4 +151,20 @@ pub trait ScorePlugin: Plugin {
     ) -> Status {
         Status::success()
     }
+}
+
+/// Scores each node of `nodes` with `score`, appending to `out`: the loop behind
+/// [`ScorePlugin::score_nodes`] for plugins that read their cycle state once first.
+pub fn score_each(
+    nodes: &[NodeId],
+    snapshot: &Snapshot,
+    out: &mut Vec<NodeScore>,
+    mut score: impl FnMut(&NodeInfo) -> Result<i64, Status>,
+) -> Result<(), Status> {
+    out.reserve(nodes.len());
+    for &node in nodes {
+        let score = score(snapshot.node(node))?;
+        out.push(NodeScore { node, score });
+    }
+    Ok(())
 }

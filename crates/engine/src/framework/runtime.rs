@@ -2,7 +2,9 @@
 //! does: Skip at PreFilter switches Filter off (and at PreScore, Score); PreFilter
 //! results intersect; scores are normalized, range-checked, weighted and summed.
 
-use super::{Code, CycleState, MAX_NODE_SCORE, NodeScore, PreFilterResult, Profile, Status};
+use super::{
+    Code, CycleState, FilterPlugin, MAX_NODE_SCORE, NodeScore, PreFilterResult, Profile, Status,
+};
 use crate::api::Pod;
 use crate::snapshot::{NodeId, NodeInfo, Snapshot};
 use std::collections::BTreeSet;
@@ -29,6 +31,36 @@ pub struct NodePluginScores {
     pub scores: Vec<PluginScore>,
     /// The sum of the weighted scores.
     pub total: i64,
+}
+
+/// The Filter plugins a cycle runs, in the profile's order (see
+/// [`Profile::active_filters`]).
+pub(crate) struct ActiveFilters<'a>(Vec<&'a dyn FilterPlugin>);
+
+impl ActiveFilters<'_> {
+    /// Runs the Filter plugins on one node, stopping at the first rejection
+    /// (`RunFilterPlugins`).
+    pub(crate) fn run(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        node: &NodeInfo,
+        snapshot: &Snapshot,
+    ) -> Status {
+        for pl in &self.0 {
+            let s = pl.filter(state, pod, node, snapshot);
+            if !s.is_success() {
+                let name = pl.name();
+                let s = if s.is_rejected() {
+                    s
+                } else {
+                    Status::error(format!("running {name:?} filter plugin: {s}"))
+                };
+                return s.with_plugin(name);
+            }
+        }
+        Status::success()
+    }
 }
 
 /// What PreFilter produced for the cycle.
@@ -104,31 +136,16 @@ impl Profile {
         out
     }
 
-    /// Runs the Filter plugins on one node, stopping at the first rejection
-    /// (`RunFilterPlugins`).
-    pub(crate) fn run_filter(
-        &self,
-        state: &CycleState,
-        pod: &Pod,
-        node: &NodeInfo,
-        snapshot: &Snapshot,
-    ) -> Status {
-        for pl in &self.filter {
-            let name = pl.name();
-            if state.is_filter_skipped(name) {
-                continue;
-            }
-            let s = pl.filter(state, pod, node, snapshot);
-            if !s.is_success() {
-                let s = if s.is_rejected() {
-                    s
-                } else {
-                    Status::error(format!("running {name:?} filter plugin: {s}"))
-                };
-                return s.with_plugin(name);
-            }
-        }
-        Status::success()
+    /// The Filter plugins that run this cycle: those whose PreFilter did not Skip.
+    /// Computed once per cycle so the per-node loop compares no plugin names.
+    pub(crate) fn active_filters(&self, state: &CycleState) -> ActiveFilters<'_> {
+        ActiveFilters(
+            self.filter
+                .iter()
+                .filter(|pl| !state.is_filter_skipped(pl.name()))
+                .map(|pl| &**pl)
+                .collect(),
+        )
     }
 
     /// Every Filter plugin's verdict on one node (Skip for those PreFilter switched off).

@@ -6,6 +6,7 @@ use crate::api::{Pod, TaintEffect, Toleration, find_untolerated_taint};
 use crate::features::Features;
 use crate::framework::{
     Code, CycleState, FilterPlugin, NodeScore, Plugin, PreScorePlugin, ScorePlugin, Status,
+    score_each,
 };
 use crate::snapshot::{NodeId, NodeInfo, Snapshot};
 
@@ -69,15 +70,11 @@ impl PreScorePlugin for TaintToleration {
     }
 }
 
-impl ScorePlugin for TaintToleration {
-    fn score(
-        &self,
-        state: &CycleState,
-        _: &Pod,
-        node: &NodeInfo,
-        _: &Snapshot,
-    ) -> Result<i64, Status> {
-        let s = state.require::<PreScoreState>("PreScoreTaintToleration")?;
+const PRE_SCORE_KEY: &str = "PreScoreTaintToleration";
+
+impl TaintToleration {
+    /// How many of the node's `PreferNoSchedule` taints the pod does not tolerate.
+    fn node_score(&self, s: &PreScoreState, node: &NodeInfo) -> i64 {
         let count = node
             .node
             .taints
@@ -89,7 +86,32 @@ impl ScorePlugin for TaintToleration {
                     .any(|tol| tol.tolerates(t, self.comparison_ops))
             })
             .count();
-        Ok(i64::try_from(count).unwrap_or(i64::MAX))
+        i64::try_from(count).unwrap_or(i64::MAX)
+    }
+}
+
+impl ScorePlugin for TaintToleration {
+    fn score(
+        &self,
+        state: &CycleState,
+        _: &Pod,
+        node: &NodeInfo,
+        _: &Snapshot,
+    ) -> Result<i64, Status> {
+        let s = state.require::<PreScoreState>(PRE_SCORE_KEY)?;
+        Ok(self.node_score(s, node))
+    }
+
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        _: &Pod,
+        nodes: &[NodeId],
+        snapshot: &Snapshot,
+        out: &mut Vec<NodeScore>,
+    ) -> Result<(), Status> {
+        let s = state.require::<PreScoreState>(PRE_SCORE_KEY)?;
+        score_each(nodes, snapshot, out, |node| Ok(self.node_score(s, node)))
     }
 
     fn normalize_score(&self, _: &CycleState, _: &Pod, scores: &mut [NodeScore]) -> Status {

@@ -270,7 +270,8 @@ impl Scheduler {
         if let Some(n) = nominated.filter(|n| n.index() < all) {
             let s = self
                 .profile
-                .run_filter(&c.state, pod, snapshot.node(n), snapshot);
+                .active_filters(&c.state)
+                .run(&c.state, pod, snapshot.node(n), snapshot);
             if s.is_success() {
                 c.feasible.push(n);
                 c.result = ScheduleResult::Scheduled {
@@ -321,11 +322,10 @@ impl Scheduler {
                 .map(|i| nodes[(self.next_start_node_index + i) % n])
                 .collect();
         } else {
+            let filters = self.profile.active_filters(&c.state);
             for i in 0..n {
                 let id = nodes[(self.next_start_node_index + i) % n];
-                let s = self
-                    .profile
-                    .run_filter(&c.state, pod, snapshot.node(id), snapshot);
+                let s = filters.run(&c.state, pod, snapshot.node(id), snapshot);
                 if s.is_success() {
                     c.feasible.push(id);
                     if c.feasible.len() >= to_find {

@@ -115,7 +115,8 @@ fn select_victims(
     if potential.is_empty() {
         return Err(Status::new(Code::UnschedulableAndUnresolvable, NO_VICTIMS));
     }
-    let s = profile.run_filter(&state, pod, &info, snapshot);
+    let filters = profile.active_filters(&state);
+    let s = filters.run(&state, pod, &info, snapshot);
     if !s.is_success() {
         return Err(s);
     }
@@ -133,9 +134,7 @@ fn select_victims(
             v,
             snapshot,
         )?;
-        if !profile
-            .run_filter(&state, pod, &info, snapshot)
-            .is_success()
+        if !filters.run(&state, pod, &info, snapshot).is_success()
         {
             apply(
                 Change::Remove,

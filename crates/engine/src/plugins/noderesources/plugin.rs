@@ -14,7 +14,8 @@ use super::resource_allocation::{
 use crate::api::Pod;
 use crate::config::{NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs, ResourceSpecArg};
 use crate::framework::{
-    Code, CycleState, FilterPlugin, Plugin, PreFilterPlugin, PreScorePlugin, ScorePlugin, Status,
+    Code, CycleState, FilterPlugin, NodeScore, Plugin, PreFilterPlugin, PreScorePlugin, ScorePlugin,
+    Status, score_each,
 };
 use crate::snapshot::{NodeId, NodeInfo, Snapshot};
 
@@ -169,6 +170,23 @@ impl PreScorePlugin for Fit {
     }
 }
 
+const FIT_PRE_SCORE_KEY: &str = "PreScoreNodeResourcesFit";
+
+impl Fit {
+    /// The node's score by the configured strategy, given the pod's requests.
+    fn node_score(&self, requests: &FitPreScoreState, node: &NodeInfo) -> i64 {
+        let (req, alloc) =
+            score_inputs(&node_resources(node), &self.resources, &requests.0, false);
+        match &self.strategy {
+            Strategy::LeastAllocated => least_allocated_score(&req, &alloc, &self.resources),
+            Strategy::MostAllocated => most_allocated_score(&req, &alloc, &self.resources),
+            Strategy::RequestedToCapacityRatio(shape) => {
+                requested_to_capacity_ratio_score(&req, &alloc, &self.resources, shape)
+            }
+        }
+    }
+}
+
 impl ScorePlugin for Fit {
     fn score(
         &self,
@@ -177,15 +195,20 @@ impl ScorePlugin for Fit {
         node: &NodeInfo,
         _: &Snapshot,
     ) -> Result<i64, Status> {
-        let s = state.require::<FitPreScoreState>("PreScoreNodeResourcesFit")?;
-        let (req, alloc) = score_inputs(&node_resources(node), &self.resources, &s.0, false);
-        Ok(match &self.strategy {
-            Strategy::LeastAllocated => least_allocated_score(&req, &alloc, &self.resources),
-            Strategy::MostAllocated => most_allocated_score(&req, &alloc, &self.resources),
-            Strategy::RequestedToCapacityRatio(shape) => {
-                requested_to_capacity_ratio_score(&req, &alloc, &self.resources, shape)
-            }
-        })
+        let s = state.require::<FitPreScoreState>(FIT_PRE_SCORE_KEY)?;
+        Ok(self.node_score(s, node))
+    }
+
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        _: &Pod,
+        nodes: &[NodeId],
+        snapshot: &Snapshot,
+        out: &mut Vec<NodeScore>,
+    ) -> Result<(), Status> {
+        let s = state.require::<FitPreScoreState>(FIT_PRE_SCORE_KEY)?;
+        score_each(nodes, snapshot, out, |node| Ok(self.node_score(s, node)))
     }
 }
 
@@ -226,6 +249,16 @@ impl PreScorePlugin for BalancedAllocation {
     }
 }
 
+const BALANCED_PRE_SCORE_KEY: &str = "PreScoreNodeResourcesBalancedAllocation";
+
+impl BalancedAllocation {
+    /// The node's balance score, given the pod's requests.
+    fn node_score(&self, requests: &BalancedPreScoreState, node: &NodeInfo) -> i64 {
+        let (req, alloc) = score_inputs(&node_resources(node), &self.resources, &requests.0, true);
+        balanced_allocation_score(&req, &alloc)
+    }
+}
+
 impl ScorePlugin for BalancedAllocation {
     fn score(
         &self,
@@ -234,9 +267,19 @@ impl ScorePlugin for BalancedAllocation {
         node: &NodeInfo,
         _: &Snapshot,
     ) -> Result<i64, Status> {
-        let s =
-            state.require::<BalancedPreScoreState>("PreScoreNodeResourcesBalancedAllocation")?;
-        let (req, alloc) = score_inputs(&node_resources(node), &self.resources, &s.0, true);
-        Ok(balanced_allocation_score(&req, &alloc))
+        let s = state.require::<BalancedPreScoreState>(BALANCED_PRE_SCORE_KEY)?;
+        Ok(self.node_score(s, node))
+    }
+
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        _: &Pod,
+        nodes: &[NodeId],
+        snapshot: &Snapshot,
+        out: &mut Vec<NodeScore>,
+    ) -> Result<(), Status> {
+        let s = state.require::<BalancedPreScoreState>(BALANCED_PRE_SCORE_KEY)?;
+        score_each(nodes, snapshot, out, |node| Ok(self.node_score(s, node)))
     }
 }

@@ -180,21 +180,18 @@ impl PreScorePlugin for PodTopologySpread {
     }
 }
 
-impl ScorePlugin for PodTopologySpread {
-    fn score(
-        &self,
-        state: &CycleState,
-        _pod: &Pod,
-        node: &NodeInfo,
-        _snapshot: &Snapshot,
-    ) -> Result<i64, Status> {
-        let s = state.require::<PreScoreState>("PreScorePodTopologySpread")?;
-        let idx = node.id.index();
-        if s.ignored.get(idx).copied().unwrap_or(false) {
-            return Ok(0);
+const PRE_SCORE_KEY: &str = "PreScorePodTopologySpread";
+
+impl PreScoreState {
+    /// The node's raw score: per constraint, the matching pods in its domain weighted
+    /// by the constraint's weight, plus `maxSkew - 1`.
+    fn node_score(&self, node: NodeId) -> i64 {
+        let idx = node.index();
+        if self.ignored.get(idx).copied().unwrap_or(false) {
+            return 0;
         }
         let mut score = 0.0;
-        for sc in &s.constraints {
+        for sc in &self.constraints {
             let dom = sc.domain_of(idx);
             if dom == NO_DOMAIN {
                 continue;
@@ -206,7 +203,36 @@ impl ScorePlugin for PodTopologySpread {
             };
             score += count as f64 * sc.weight + f64::from(sc.constraint.max_skew - 1);
         }
-        Ok(score.round() as i64)
+        score.round() as i64
+    }
+}
+
+impl ScorePlugin for PodTopologySpread {
+    fn score(
+        &self,
+        state: &CycleState,
+        _pod: &Pod,
+        node: &NodeInfo,
+        _snapshot: &Snapshot,
+    ) -> Result<i64, Status> {
+        let s = state.require::<PreScoreState>(PRE_SCORE_KEY)?;
+        Ok(s.node_score(node.id))
+    }
+
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        _pod: &Pod,
+        nodes: &[NodeId],
+        _snapshot: &Snapshot,
+        out: &mut Vec<NodeScore>,
+    ) -> Result<(), Status> {
+        let s = state.require::<PreScoreState>(PRE_SCORE_KEY)?;
+        out.extend(nodes.iter().map(|&node| NodeScore {
+            node,
+            score: s.node_score(node),
+        }));
+        Ok(())
     }
 
     fn normalize_score(&self, state: &CycleState, _pod: &Pod, scores: &mut [NodeScore]) -> Status {
