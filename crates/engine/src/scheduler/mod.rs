@@ -268,10 +268,12 @@ impl Scheduler {
             return c;
         }
         if let Some(n) = nominated.filter(|n| n.index() < all) {
-            let s = self
-                .profile
-                .active_filters(&c.state)
-                .run(&c.state, pod, snapshot.node(n), snapshot);
+            let s = self.profile.active_filters(&c.state).run(
+                &c.state,
+                pod,
+                snapshot.node(n),
+                snapshot,
+            );
             if s.is_success() {
                 c.feasible.push(n);
                 c.result = ScheduleResult::Scheduled {

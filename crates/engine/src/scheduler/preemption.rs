@@ -134,8 +134,7 @@ fn select_victims(
             v,
             snapshot,
         )?;
-        if !filters.run(&state, pod, &info, snapshot).is_success()
-        {
+        if !filters.run(&state, pod, &info, snapshot).is_success() {
             apply(
                 Change::Remove,
                 profile,

@@ -1,6 +1,14 @@
+use super::NodeInfo;
+use super::domain_counts::{DomainCounts, DomainSums, NodeFilter};
+use super::topology::KeyDomains;
 use crate::api::{Pod, Selector, Sym, Symbols};
 use std::collections::HashMap;
 use std::sync::Arc;
+
+/// How many per-domain sums one group keeps (distinct topology keys and node filters);
+/// beyond it the oldest is dropped, so pods with ever-new affinities cannot grow memory
+/// without bound.
+const MAX_SUMS_PER_GROUP: usize = 16;
 
 /// Per-node counts of the pods one (namespace, selector) pair matches: a "topology
 /// group". Kept current on every bind and removal, so the spreading plugins read counts
@@ -10,6 +18,8 @@ struct Group {
     namespace: Sym,
     selector: Selector,
     per_node: Arc<Vec<u32>>,
+    /// Per-domain sums of `per_node`, by topology key and node filter.
+    sums: Vec<DomainSums>,
 }
 
 /// All topology groups seen so far.
@@ -40,8 +50,49 @@ impl MatchCounts {
         bound: impl Iterator<Item = (usize, &'a Pod)>,
         symbols: &Symbols,
     ) -> Arc<Vec<u32>> {
+        let idx = self.group(namespace, selector, nodes, bound, symbols);
+        Arc::clone(&self.groups[idx].per_node)
+    }
+
+    /// The group's counts summed per domain of `key` over the nodes `filter` admits,
+    /// building the group and the sums on first use.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn domain_counts<'a>(
+        &mut self,
+        namespace: Sym,
+        selector: &Selector,
+        key: Sym,
+        filter: &NodeFilter,
+        nodes: &[NodeInfo],
+        domains: Option<&KeyDomains>,
+        bound: impl Iterator<Item = (usize, &'a Pod)>,
+        symbols: &Symbols,
+    ) -> Arc<DomainCounts> {
+        let idx = self.group(namespace, selector, nodes.len(), bound, symbols);
+        let g = &mut self.groups[idx];
+        if let Some(s) = g.sums.iter().find(|s| s.key == key && &s.filter == filter) {
+            return Arc::clone(&s.counts);
+        }
+        if g.sums.len() >= MAX_SUMS_PER_GROUP {
+            g.sums.remove(0);
+        }
+        let sums = DomainSums::build(key, filter.clone(), nodes, domains, &g.per_node, symbols);
+        let counts = Arc::clone(&sums.counts);
+        g.sums.push(sums);
+        counts
+    }
+
+    /// The index of a group, built from `bound` on first use.
+    fn group<'a>(
+        &mut self,
+        namespace: Sym,
+        selector: &Selector,
+        nodes: usize,
+        bound: impl Iterator<Item = (usize, &'a Pod)>,
+        symbols: &Symbols,
+    ) -> usize {
         let key = (namespace, selector.clone());
-        let idx = match self.index.get(&key) {
+        match self.index.get(&key) {
             Some(&i) => i,
             None => {
                 let mut per_node = vec![0u32; nodes];
@@ -54,12 +105,12 @@ impl MatchCounts {
                     namespace,
                     selector: selector.clone(),
                     per_node: Arc::new(per_node),
+                    sums: Vec::new(),
                 });
                 self.index.insert(key, self.groups.len() - 1);
                 self.groups.len() - 1
             }
-        };
-        Arc::clone(&self.groups[idx].per_node)
+        }
     }
 
     /// Applies a pod bound to (`delta` = 1) or removed from (`delta` = -1) `node`.
@@ -72,14 +123,19 @@ impl MatchCounts {
                 }
                 let c = &mut per_node[node];
                 *c = c.saturating_add_signed(delta);
+                for sums in &mut g.sums {
+                    sums.apply(node, i64::from(delta));
+                }
             }
         }
     }
 
-    /// Grows every group for a newly added node.
+    /// Grows every group for a newly added node; the per-domain sums are dropped, as the
+    /// node may add domains and pass filters.
     pub(crate) fn add_node(&mut self, nodes: usize) {
         for g in &mut self.groups {
             Arc::make_mut(&mut g.per_node).resize(nodes, 0);
+            g.sums.clear();
         }
     }
 

@@ -2,12 +2,14 @@
 //! default spreading reads, with indices kept current as pods are bound and removed.
 
 mod counts;
+mod domain_counts;
 mod node_info;
 mod topology;
 
 use crate::api::{Labels, Node, Pod, Selector, Sym, Symbols, Workloads};
 use crate::plugins::imagelocality::ImageStateSummary;
 use counts::MatchCounts;
+pub(crate) use domain_counts::{DomainCounts, DomainSums, NodeFilter};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -298,12 +300,7 @@ impl Snapshot {
     /// The per-node counts of pods `selector` matches in `namespace`, indexed by node.
     /// Incremental, these are kept current across binds; otherwise rebuilt now.
     pub fn match_counts(&self, namespace: Sym, selector: &Selector) -> Arc<Vec<u32>> {
-        let bound = self.nodes.iter().flat_map(|n| {
-            n.pods()
-                .iter()
-                .filter_map(|p| self.pod(*p))
-                .map(move |p| (n.id.index(), p))
-        });
+        let bound = self.bound_pods();
         if self.incremental {
             self.lock_counts().get_or_build(
                 namespace,
@@ -321,6 +318,53 @@ impl Snapshot {
                 &self.symbols,
             )
         }
+    }
+
+    /// The counts of pods `selector` matches in `namespace`, summed per domain of `key`
+    /// over the nodes `filter` admits (admitted nodes without the key count in
+    /// [`DomainSums::missing_slot`]). Incremental, the sums are kept current across
+    /// binds and shared; otherwise rebuilt now.
+    pub(crate) fn domain_counts(
+        &self,
+        namespace: Sym,
+        selector: &Selector,
+        key: Sym,
+        filter: &NodeFilter,
+    ) -> Arc<DomainCounts> {
+        let domains = self.topology.key(key);
+        if self.incremental {
+            self.lock_counts().domain_counts(
+                namespace,
+                selector,
+                key,
+                filter,
+                &self.nodes,
+                domains,
+                self.bound_pods(),
+                &self.symbols,
+            )
+        } else {
+            let per_node = self.match_counts(namespace, selector);
+            DomainSums::build(
+                key,
+                filter.clone(),
+                &self.nodes,
+                domains,
+                &per_node,
+                &self.symbols,
+            )
+            .counts
+        }
+    }
+
+    /// Every bound pod with its node's index.
+    fn bound_pods(&self) -> impl Iterator<Item = (usize, &Pod)> {
+        self.nodes.iter().flat_map(|n| {
+            n.pods()
+                .iter()
+                .filter_map(|p| self.pod(*p))
+                .map(move |p| (n.id.index(), p))
+        })
     }
 
     /// How many topology groups are tracked (for diagnostics and benchmarks).

@@ -14,8 +14,8 @@ use super::resource_allocation::{
 use crate::api::Pod;
 use crate::config::{NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs, ResourceSpecArg};
 use crate::framework::{
-    Code, CycleState, FilterPlugin, NodeScore, Plugin, PreFilterPlugin, PreScorePlugin, ScorePlugin,
-    Status, score_each,
+    Code, CycleState, FilterPlugin, NodeScore, Plugin, PreFilterPlugin, PreScorePlugin,
+    ScorePlugin, Status, score_each,
 };
 use crate::snapshot::{NodeId, NodeInfo, Snapshot};
 
@@ -175,8 +175,7 @@ const FIT_PRE_SCORE_KEY: &str = "PreScoreNodeResourcesFit";
 impl Fit {
     /// The node's score by the configured strategy, given the pod's requests.
     fn node_score(&self, requests: &FitPreScoreState, node: &NodeInfo) -> i64 {
-        let (req, alloc) =
-            score_inputs(&node_resources(node), &self.resources, &requests.0, false);
+        let (req, alloc) = score_inputs(&node_resources(node), &self.resources, &requests.0, false);
         match &self.strategy {
             Strategy::LeastAllocated => least_allocated_score(&req, &alloc, &self.resources),
             Strategy::MostAllocated => most_allocated_score(&req, &alloc, &self.resources),

@@ -5,9 +5,10 @@
 use super::PodTopologySpread;
 use crate::api::{
     ControllerKind, Labels, NodeInclusionPolicy, Pod, Requirement, Selector, SpreadConstraintSpec,
-    Sym, Symbols, WhenUnsatisfiable, find_untolerated_taint,
+    Sym, WhenUnsatisfiable,
 };
-use crate::snapshot::{NodeInfo, Snapshot};
+use crate::snapshot::{NodeFilter, Snapshot};
+use smallvec::SmallVec;
 
 /// A constraint as the plugin works with it (`topologySpreadConstraint` upstream).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -96,35 +97,39 @@ impl PodTopologySpread {
             .collect()
     }
 
-    /// Whether `node` counts for `c` under its node inclusion policies
-    /// (`matchNodeInclusionPolicies`).
-    pub(crate) fn node_included(
+    /// The nodes `c` counts (`matchNodeInclusionPolicies` plus
+    /// `nodeLabelsMatchSpreadConstraints` over `required_keys`). Without the
+    /// NodeInclusionPolicy feature, required node affinity always applies and taints never.
+    pub(crate) fn node_filter(
         &self,
         c: &Constraint,
         pod: &Pod,
-        node: &NodeInfo,
-        symbols: &Symbols,
-    ) -> bool {
-        if c.node_affinity_policy == NodeInclusionPolicy::Honor
-            && !pod
-                .required_node_affinity
-                .matches(&node.node.labels, &node.node.name, symbols)
-        {
-            return false;
+        required_keys: SmallVec<[Sym; 2]>,
+    ) -> NodeFilter {
+        let nip = self.features.node_inclusion_policy;
+        let honor_affinity = !nip || c.node_affinity_policy == NodeInclusionPolicy::Honor;
+        let honor_taints = nip && c.node_taints_policy == NodeInclusionPolicy::Honor;
+        NodeFilter {
+            required_keys,
+            affinity: (honor_affinity && !pod.required_node_affinity.is_empty())
+                .then(|| pod.required_node_affinity.clone()),
+            tolerations: honor_taints.then(|| {
+                (
+                    pod.tolerations.clone(),
+                    self.features.taint_toleration_comparison_operators,
+                )
+            }),
         }
-        if c.node_taints_policy == NodeInclusionPolicy::Honor
-            && find_untolerated_taint(
-                &node.node.taints,
-                &pod.tolerations,
-                self.features.taint_toleration_comparison_operators,
-                |t| t.effect.blocks_scheduling(),
-            )
-            .is_some()
-        {
-            return false;
-        }
-        true
     }
+}
+
+/// Every constraint's topology key, sorted and deduplicated: a node must carry them all
+/// to count (`nodeLabelsMatchSpreadConstraints`).
+pub(crate) fn required_keys(constraints: &[Constraint]) -> SmallVec<[Sym; 2]> {
+    let mut keys: SmallVec<[Sym; 2]> = constraints.iter().map(|c| c.topology_key).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys
 }
 
 /// Whether the node carries every constraint's topology key (`nodeLabelsMatchSpreadConstraints`).

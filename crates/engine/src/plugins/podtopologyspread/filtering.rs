@@ -1,10 +1,10 @@
 //! PreFilter and Filter: hard (`DoNotSchedule`) constraints.
 
 use super::PodTopologySpread;
-use super::common::{Constraint, node_has_all_keys};
+use super::common::{Constraint, required_keys};
 use crate::api::{Pod, WhenUnsatisfiable};
 use crate::framework::{Code, CycleState, FilterPlugin, PreFilterPlugin, Status};
-use crate::snapshot::{NO_DOMAIN, NodeInfo, Snapshot};
+use crate::snapshot::{DomainCounts, NO_DOMAIN, NodeFilter, NodeInfo, Snapshot};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -18,110 +18,15 @@ pub const ERR_REASON_CONSTRAINTS_NOT_MATCH: &str =
 pub const ERR_REASON_NODE_LABEL_NOT_MATCH: &str =
     "node(s) didn't match pod topology spread constraints (missing required label)";
 
-/// The matching-pod counts of one constraint's eligible domains, with the global minimum
-/// tracked exactly under `add_pod`/`remove_pod` (a histogram of counts, so the minimum
-/// is always the true one; upstream's two "critical paths" can drift after several updates).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct DomainCounts {
-    /// Count per domain index of the topology key; meaningful where `present`.
-    counts: Vec<i64>,
-    /// Whether the domain is eligible (holds a node that passed the inclusion checks).
-    present: Vec<bool>,
-    /// How many domains are eligible.
-    eligible: usize,
-    /// Count value -> how many eligible domains have it.
-    histogram: BTreeMap<i64, u32>,
-}
-
-impl DomainCounts {
-    fn with_domains(n: usize) -> Self {
-        Self {
-            counts: vec![0; n],
-            present: vec![false; n],
-            ..Self::default()
-        }
-    }
-
-    /// Adds `n` matching pods to a domain while PreFilter sums; [`Self::finish`] follows.
-    #[inline]
-    fn accumulate(&mut self, domain: usize, n: i64) {
-        if !self.present[domain] {
-            self.present[domain] = true;
-            self.eligible += 1;
-        }
-        self.counts[domain] += n;
-    }
-
-    /// Builds the histogram once every domain's count is summed.
-    fn finish(&mut self) {
-        self.histogram.clear();
-        for (c, p) in self.counts.iter().zip(&self.present) {
-            if *p {
-                *self.histogram.entry(*c).or_default() += 1;
-            }
-        }
-    }
-
-    /// Adds `delta` matching pods to a domain, making it eligible if it was not.
-    fn update(&mut self, domain: usize, delta: i64) {
-        if domain >= self.counts.len() {
-            self.counts.resize(domain + 1, 0);
-            self.present.resize(domain + 1, false);
-        }
-        if self.present[domain] {
-            let old = self.counts[domain];
-            if let Some(n) = self.histogram.get_mut(&old) {
-                *n -= 1;
-                if *n == 0 {
-                    self.histogram.remove(&old);
-                }
-            }
-        } else {
-            self.present[domain] = true;
-            self.eligible += 1;
-        }
-        self.counts[domain] += delta;
-        *self.histogram.entry(self.counts[domain]).or_default() += 1;
-    }
-
-    /// The smallest count over eligible domains; `i32::MAX` when none is eligible (as upstream).
-    pub(crate) fn min(&self) -> i64 {
-        self.histogram
-            .keys()
-            .next()
-            .copied()
-            .unwrap_or(i64::from(i32::MAX))
-    }
-
-    /// The count of a domain (0 when it is not eligible).
-    pub(crate) fn count(&self, domain: usize) -> i64 {
-        match self.present.get(domain) {
-            Some(true) => self.counts[domain],
-            _ => 0,
-        }
-    }
-
-    /// How many domains are eligible.
-    pub(crate) fn eligible(&self) -> usize {
-        self.eligible
-    }
-
-    /// `(domain, count)` for every eligible domain.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (usize, i64)> + '_ {
-        self.counts
-            .iter()
-            .zip(&self.present)
-            .enumerate()
-            .filter(|(_, (_, p))| **p)
-            .map(|(d, (c, _))| (d, *c))
-    }
-}
-
 /// What PreFilter computes for Filter (`preFilterState` upstream).
 #[derive(Clone, Debug, Default)]
 pub struct PreFilterState {
     pub(crate) constraints: Vec<Constraint>,
-    pub(crate) domains: Vec<DomainCounts>,
+    /// Per constraint: the nodes it counts (its node inclusion policies).
+    filters: Vec<NodeFilter>,
+    /// Per constraint: matching pods per domain, shared with the snapshot until the
+    /// preemption path changes them.
+    pub(crate) domains: Vec<Arc<DomainCounts>>,
     /// Per constraint: each node's domain (shared with the snapshot, not copied).
     node_domains: Vec<Arc<Vec<u32>>>,
     /// Per constraint: whether the incoming pod matches its own selector.
@@ -181,68 +86,31 @@ impl PreFilterState {
 }
 
 impl PodTopologySpread {
-    /// `calPreFilterState`: counts matching pods per domain over every eligible node.
+    /// `calPreFilterState`: matching pods per domain over the nodes each constraint
+    /// counts, read from the snapshot's incrementally kept sums.
     pub(crate) fn pre_filter_state(&self, pod: &Pod, snapshot: &Snapshot) -> PreFilterState {
         let constraints = self.constraints_for(pod, &WhenUnsatisfiable::DoNotSchedule, snapshot);
         if constraints.is_empty() {
             return PreFilterState::default();
         }
         let symbols = snapshot.symbols();
-        let per_constraint: Vec<_> = constraints
+        let required_keys = required_keys(&constraints);
+        let filters: Vec<NodeFilter> = constraints
+            .iter()
+            .map(|c| self.node_filter(c, pod, required_keys.clone()))
+            .collect();
+        let domains = constraints
+            .iter()
+            .zip(&filters)
+            .map(|(c, f)| snapshot.domain_counts(pod.namespace, &c.selector, c.topology_key, f))
+            .collect();
+        let node_domains = constraints
             .iter()
             .map(|c| {
-                let domains = snapshot.domains(c.topology_key);
-                let counts = snapshot.match_counts(pod.namespace, &c.selector);
-                (domains, counts)
+                snapshot
+                    .domains(c.topology_key)
+                    .map_or_else(|| Arc::new(Vec::new()), |d| d.shared_node_domains())
             })
-            .collect();
-        let mut domains: Vec<DomainCounts> = per_constraint
-            .iter()
-            .map(|(d, _)| DomainCounts::with_domains(d.map_or(0, |d| d.len())))
-            .collect();
-        // Policies are per constraint, but most pods share one pair: check each node once
-        // per distinct (affinity, taints) pair rather than once per constraint.
-        let mut verdicts: [Option<bool>; 4];
-        for node in snapshot.nodes() {
-            let labels = &node.node.labels;
-            if !self.features.node_inclusion_policy
-                && !pod
-                    .required_node_affinity
-                    .matches(labels, &node.node.name, symbols)
-            {
-                continue;
-            }
-            if !node_has_all_keys(labels, &constraints) {
-                continue;
-            }
-            verdicts = [None; 4];
-            let idx = node.id.index();
-            for (i, c) in constraints.iter().enumerate() {
-                if self.features.node_inclusion_policy {
-                    let slot = &mut verdicts
-                        [(c.node_affinity_policy as usize) * 2 + c.node_taints_policy as usize];
-                    let included =
-                        *slot.get_or_insert_with(|| self.node_included(c, pod, node, symbols));
-                    if !included {
-                        continue;
-                    }
-                }
-                let (Some(keys), counts) = &per_constraint[i] else {
-                    continue;
-                };
-                let dom = keys.domain_of(idx);
-                if dom == NO_DOMAIN {
-                    continue;
-                }
-                domains[i].accumulate(dom as usize, i64::from(counts[idx]));
-            }
-        }
-        for d in &mut domains {
-            d.finish();
-        }
-        let node_domains = per_constraint
-            .iter()
-            .map(|(d, _)| d.map_or_else(|| Arc::new(Vec::new()), |d| d.shared_node_domains()))
             .collect();
         let self_match = constraints
             .iter()
@@ -250,6 +118,7 @@ impl PodTopologySpread {
             .collect();
         let mut state = PreFilterState {
             constraints,
+            filters,
             domains,
             node_domains,
             self_match,
@@ -270,26 +139,13 @@ impl PodTopologySpread {
         snapshot: &Snapshot,
     ) {
         let symbols = snapshot.symbols();
-        let labels = &node.node.labels;
-        if updated.namespace != preemptor.namespace
-            || !node_has_all_keys(labels, &state.constraints)
-        {
-            return;
-        }
-        if !self.features.node_inclusion_policy
-            && !preemptor
-                .required_node_affinity
-                .matches(labels, &node.node.name, symbols)
-        {
+        if updated.namespace != preemptor.namespace {
             return;
         }
         for i in 0..state.constraints.len() {
             let c = &state.constraints[i];
-            if !c.selector.matches(&updated.labels, symbols) {
-                continue;
-            }
-            if self.features.node_inclusion_policy
-                && !self.node_included(c, preemptor, node, symbols)
+            if !c.selector.matches(&updated.labels, symbols)
+                || !state.filters[i].admits(node, symbols)
             {
                 continue;
             }
@@ -300,7 +156,7 @@ impl PodTopologySpread {
             else {
                 continue;
             };
-            state.domains[i].update(dom as usize, delta);
+            Arc::make_mut(&mut state.domains[i]).update(dom as usize, delta);
         }
         state.refresh_minimums();
     }

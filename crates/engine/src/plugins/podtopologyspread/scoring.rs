@@ -1,12 +1,13 @@
 //! PreScore, Score and NormalizeScore: soft (`ScheduleAnyway`) constraints.
 
 use super::PodTopologySpread;
-use super::common::{Constraint, node_has_all_keys};
+use super::common::{Constraint, node_has_all_keys, required_keys};
 use crate::api::{Pod, WhenUnsatisfiable};
 use crate::framework::{
     CycleState, MAX_NODE_SCORE, NodeScore, PreScorePlugin, ScorePlugin, Status,
 };
 use crate::snapshot::{NO_DOMAIN, NodeId, NodeInfo, Snapshot};
+use smallvec::SmallVec;
 use std::sync::Arc;
 
 /// One soft constraint's working data for Score.
@@ -94,6 +95,11 @@ impl PodTopologySpread {
             .iter()
             .map(|s| s.constraint.clone())
             .collect();
+        let keys = if require_all {
+            required_keys(&plain)
+        } else {
+            SmallVec::new()
+        };
         let mut sizes = vec![0usize; score_constraints.len()];
         let mut ignored_count = 0;
         for &id in feasible {
@@ -122,33 +128,18 @@ impl PodTopologySpread {
                 sizes[i]
             };
             sc.weight = ((size + 2) as f64).ln();
-            sc.per_node = snapshot.match_counts(pod.namespace, &sc.constraint.selector);
-        }
-        for node in snapshot.nodes() {
-            let labels = &node.node.labels;
-            if !self.features.node_inclusion_policy
-                && !pod
-                    .required_node_affinity
-                    .matches(labels, &node.node.name, symbols)
-            {
+            let c = &sc.constraint;
+            if sc.is_hostname {
+                sc.per_node = snapshot.match_counts(pod.namespace, &c.selector);
                 continue;
             }
-            if require_all && !node_has_all_keys(labels, &plain) {
-                continue;
-            }
-            let idx = node.id.index();
-            for sc in score_constraints.iter_mut() {
-                if sc.is_hostname {
-                    continue;
-                }
-                if self.features.node_inclusion_policy
-                    && !self.node_included(&sc.constraint, pod, node, symbols)
-                {
-                    continue;
-                }
-                let slot = sc.slot(sc.domain_of(idx));
-                if let Some(count) = &mut sc.domain_counts[slot] {
-                    *count += i64::from(sc.per_node[idx]);
+            // Upstream sums over every node (not only the feasible ones) that carries the
+            // keys and passes the policies, into the domains the feasible nodes are in.
+            let filter = self.node_filter(c, pod, keys.clone());
+            let sums = snapshot.domain_counts(pod.namespace, &c.selector, c.topology_key, &filter);
+            for (slot, count) in sc.domain_counts.iter_mut().enumerate() {
+                if let Some(count) = count {
+                    *count = sums.count(slot);
                 }
             }
         }
