@@ -1,7 +1,9 @@
 //! Placements are identical with incremental counting on and off, on random clusters,
 //! through the whole default profile: random constraints, node inclusion policies,
 //! node selectors, tolerations, nodes without a zone, pods deleted and nodes added
-//! mid-run, and preemption.
+//! mid-run, and preemption. The same runs prove that screening Filters (which skip the
+//! rest of the chain on nodes they reject) decide exactly as the full chain `explain`
+//! runs.
 
 use k8s_openapi::api::core::v1::Toleration;
 use proptest::prelude::*;
@@ -94,8 +96,18 @@ fn build_pod(i: usize, p: &PodSpec) -> k8s_openapi::api::core::v1::Pod {
     pod
 }
 
+/// How each pod's cycle runs.
+#[derive(Clone, Copy)]
+enum Mode {
+    /// `schedule_one` with incremental counting on or off.
+    Schedule { incremental: bool },
+    /// `explain`: every Filter on every node, no screening.
+    Explain,
+}
+
 /// Runs the steps; what happened at each (placement, Pending, victims), by name.
-fn run(nodes: &[NodeSpec], steps: &[Step], incremental: bool) -> Vec<String> {
+fn run(nodes: &[NodeSpec], steps: &[Step], mode: Mode) -> Vec<String> {
+    let incremental = !matches!(mode, Mode::Schedule { incremental: false });
     let mut s = Snapshot::new();
     s.set_incremental(incremental);
     for (i, n) in nodes.iter().enumerate() {
@@ -122,8 +134,14 @@ fn run(nodes: &[NodeSpec], steps: &[Step], incremental: bool) -> Vec<String> {
             }
             Step::Pod(spec) => {
                 let p = convert::pod(&build_pod(i, spec), s.symbols_mut()).expect("valid pod");
-                let mut result = sched.schedule_one(&s, &p);
-                if let Some(pre) = sched.take_preemption() {
+                let (mut result, preemption) = match mode {
+                    Mode::Schedule { .. } => (sched.schedule_one(&s, &p), sched.take_preemption()),
+                    Mode::Explain => {
+                        let e = sched.explain(&s, &p);
+                        (e.result, e.preemption)
+                    }
+                };
+                if let Some(pre) = preemption {
                     let victims: Vec<String> = pre
                         .victims
                         .iter()
@@ -134,8 +152,16 @@ fn run(nodes: &[NodeSpec], steps: &[Step], incremental: bool) -> Vec<String> {
                     result = sched.schedule_nominated(&s, &p, pre.node);
                 }
                 match result {
-                    ScheduleResult::Scheduled { node, .. } => {
-                        out.push(format!("{} -> {}", p.name, s.node(node).node.name));
+                    ScheduleResult::Scheduled {
+                        node,
+                        evaluated_nodes,
+                        feasible_nodes,
+                    } => {
+                        out.push(format!(
+                            "{} -> {} ({feasible_nodes}/{evaluated_nodes} feasible)",
+                            p.name,
+                            s.node(node).node.name
+                        ));
                         let id = s.add_pod(p).expect("unique pod");
                         s.bind(id, node);
                         bound.push(id);
@@ -195,6 +221,20 @@ proptest! {
         nodes in prop::collection::vec(node_spec(), 1..12),
         steps in prop::collection::vec(step(), 1..50),
     ) {
-        prop_assert_eq!(run(&nodes, &steps, true), run(&nodes, &steps, false));
+        prop_assert_eq!(
+            run(&nodes, &steps, Mode::Schedule { incremental: true }),
+            run(&nodes, &steps, Mode::Schedule { incremental: false })
+        );
+    }
+
+    #[test]
+    fn screening_decides_as_the_full_filter_chain(
+        nodes in prop::collection::vec(node_spec(), 1..12),
+        steps in prop::collection::vec(step(), 1..50),
+    ) {
+        prop_assert_eq!(
+            run(&nodes, &steps, Mode::Schedule { incremental: true }),
+            run(&nodes, &steps, Mode::Explain)
+        );
     }
 }

@@ -102,6 +102,14 @@ pub trait FilterPlugin: Plugin {
     /// Success, or why the node does not fit.
     fn filter(&self, state: &CycleState, pod: &Pod, node: &NodeInfo, snapshot: &Snapshot)
     -> Status;
+
+    /// Whether this Filter is cheap and selective enough to run ahead of the others:
+    /// a node it rejects is infeasible whatever the others say, so the scheduler skips
+    /// the rest of the chain for it, and recomputes the node's status in profile order
+    /// only when statuses are reported (no node fits).
+    fn screens(&self) -> bool {
+        false
+    }
 }
 
 /// PreScore: computes per-pod state once, before Score runs on each feasible node.

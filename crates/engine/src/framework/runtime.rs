@@ -38,6 +38,36 @@ pub struct NodePluginScores {
 pub(crate) struct ActiveFilters<'a>(Vec<&'a dyn FilterPlugin>);
 
 impl ActiveFilters<'_> {
+    /// Runs only the screening plugins ([`FilterPlugin::screens`]) on one node: a
+    /// rejection means the node is infeasible, though its status in profile order may
+    /// come from an earlier plugin.
+    pub(crate) fn screen(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        node: &NodeInfo,
+        snapshot: &Snapshot,
+    ) -> Status {
+        for pl in self.0.iter().filter(|pl| pl.screens()) {
+            let s = pl.filter(state, pod, node, snapshot);
+            if !s.is_success() {
+                let name = pl.name();
+                let s = if s.is_rejected() {
+                    s
+                } else {
+                    Status::error(format!("running {name:?} filter plugin: {s}"))
+                };
+                return s.with_plugin(name);
+            }
+        }
+        Status::success()
+    }
+
+    /// Whether any active plugin screens.
+    pub(crate) fn has_screens(&self) -> bool {
+        self.0.iter().any(|pl| pl.screens())
+    }
+
     /// Runs the Filter plugins on one node, stopping at the first rejection
     /// (`RunFilterPlugins`).
     pub(crate) fn run(

@@ -76,6 +76,8 @@ struct Cycle {
     pre_filter: Vec<(&'static str, Status)>,
     feasible: Vec<NodeId>,
     statuses: Vec<(NodeId, Status)>,
+    /// Nodes a screening Filter rejected whose statuses were not worked out (a node fit).
+    screened: usize,
     diagnosis: Diagnosis,
     pre_score: Vec<(&'static str, Status)>,
     scores: ScoreTable,
@@ -238,6 +240,7 @@ impl Scheduler {
             pre_filter: Vec::new(),
             feasible: Vec::new(),
             statuses: Vec::new(),
+            screened: 0,
             diagnosis: Diagnosis::default(),
             pre_score: Vec::new(),
             scores: ScoreTable::default(),
@@ -301,7 +304,7 @@ impl Scheduler {
                 ids
             }
         };
-        if let Err(e) = self.find_feasible(snapshot, pod, &nodes, &mut c) {
+        if let Err(e) = self.find_feasible(snapshot, pod, &nodes, &mut c, record) {
             c.result = ScheduleResult::Error(e);
             return c;
         }
@@ -315,6 +318,7 @@ impl Scheduler {
         pod: &Pod,
         nodes: &[NodeId],
         c: &mut Cycle,
+        record: bool,
     ) -> Result<(), Status> {
         let n = nodes.len();
         let to_find = self.num_feasible_nodes_to_find(n);
@@ -325,9 +329,23 @@ impl Scheduler {
                 .collect();
         } else {
             let filters = self.profile.active_filters(&c.state);
+            // Explanations report every node's verdict in order, so they never screen.
+            let screen = !record && filters.has_screens();
+            let mut screened = Vec::new();
             for i in 0..n {
                 let id = nodes[(self.next_start_node_index + i) % n];
-                let s = filters.run(&c.state, pod, snapshot.node(id), snapshot);
+                let node = snapshot.node(id);
+                if screen {
+                    let s = filters.screen(&c.state, pod, node, snapshot);
+                    if s.is_rejected() {
+                        screened.push(id);
+                        continue;
+                    } else if !s.is_success() {
+                        result = Err(s);
+                        break;
+                    }
+                }
+                let s = filters.run(&c.state, pod, node, snapshot);
                 if s.is_success() {
                     c.feasible.push(id);
                     if c.feasible.len() >= to_find {
@@ -340,11 +358,24 @@ impl Scheduler {
                     break;
                 }
             }
+            c.screened = screened.len();
+            // Statuses are reported only when no node fits: then the screened-out nodes
+            // get theirs from the whole chain, in profile order, as if never screened.
+            if result.is_ok() && c.feasible.is_empty() {
+                for id in screened {
+                    let s = filters.run(&c.state, pod, snapshot.node(id), snapshot);
+                    if !s.is_rejected() {
+                        result = Err(s);
+                        break;
+                    }
+                    c.statuses.push((id, s));
+                }
+                c.screened = 0;
+            }
         }
-        let processed = c.feasible.len() + c.statuses.len();
+        let processed = c.feasible.len() + c.statuses.len() + c.screened;
         let all = snapshot.nodes().len();
         self.next_start_node_index = (self.next_start_node_index + processed) % all;
-        c.diagnosis.explicit = c.statuses.iter().map(|(_, s)| s.clone()).collect();
         result
     }
 
@@ -356,9 +387,10 @@ impl Scheduler {
         all: usize,
         record: bool,
     ) -> ScheduleResult {
-        let evaluated = c.feasible.len() + c.statuses.len();
+        let evaluated = c.feasible.len() + c.statuses.len() + c.screened;
         match c.feasible.as_slice() {
             [] => {
+                c.diagnosis.explicit = c.statuses.iter().map(|(_, s)| s.clone()).collect();
                 let mut by_node: Vec<Option<Status>> = vec![None; all];
                 for (id, s) in &c.statuses {
                     if let Some(slot) = by_node.get_mut(id.index()) {
@@ -381,7 +413,7 @@ impl Scheduler {
             }
             [only] => ScheduleResult::Scheduled {
                 node: *only,
-                evaluated_nodes: 1 + c.statuses.len(),
+                evaluated_nodes: evaluated,
                 feasible_nodes: 1,
             },
             feasible => {

@@ -219,6 +219,12 @@ impl FilterPlugin for PodTopologySpread {
         };
         filter_node(s, node)
     }
+
+    /// A count lookup per constraint: cheap, and the Filter that rejects most nodes
+    /// when spreading is tight.
+    fn screens(&self) -> bool {
+        true
+    }
 }
 
 /// Filter's check for one node against every hard constraint:
