@@ -103,12 +103,18 @@ pub trait FilterPlugin: Plugin {
     fn filter(&self, state: &CycleState, pod: &Pod, node: &NodeInfo, snapshot: &Snapshot)
     -> Status;
 
-    /// Whether this Filter is cheap and selective enough to run ahead of the others:
-    /// a node it rejects is infeasible whatever the others say, so the scheduler skips
-    /// the rest of the chain for it, and recomputes the node's status in profile order
-    /// only when statuses are reported (no node fits).
+    /// Whether this Filter is cheap and selective enough to run ahead of the others
+    /// through [`Self::rejects`]: a node it rejects is infeasible whatever the others
+    /// say, so the scheduler skips the chain for it, and works out the node's status in
+    /// profile order only when statuses are reported (no node fits).
     fn screens(&self) -> bool {
         false
+    }
+
+    /// Whether the plugin certainly rejects the node, decided without building a status.
+    /// An internal error counts as not rejecting, so the full chain reports it.
+    fn rejects(&self, state: &CycleState, pod: &Pod, node: &NodeInfo, snapshot: &Snapshot) -> bool {
+        self.filter(state, pod, node, snapshot).is_rejected()
     }
 }
 

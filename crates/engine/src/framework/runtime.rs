@@ -35,37 +35,31 @@ pub struct NodePluginScores {
 
 /// The Filter plugins a cycle runs, in the profile's order (see
 /// [`Profile::active_filters`]).
-pub(crate) struct ActiveFilters<'a>(Vec<&'a dyn FilterPlugin>);
+pub(crate) struct ActiveFilters<'a> {
+    all: Vec<&'a dyn FilterPlugin>,
+    /// The screening ones among them.
+    screens: Vec<&'a dyn FilterPlugin>,
+}
 
 impl ActiveFilters<'_> {
-    /// Runs only the screening plugins ([`FilterPlugin::screens`]) on one node: a
-    /// rejection means the node is infeasible, though its status in profile order may
-    /// come from an earlier plugin.
-    pub(crate) fn screen(
+    /// Whether a screening plugin ([`FilterPlugin::screens`]) rejects the node: then it
+    /// is infeasible, though its status in profile order may come from an earlier plugin.
+    #[inline]
+    pub(crate) fn screen_rejects(
         &self,
         state: &CycleState,
         pod: &Pod,
         node: &NodeInfo,
         snapshot: &Snapshot,
-    ) -> Status {
-        for pl in self.0.iter().filter(|pl| pl.screens()) {
-            let s = pl.filter(state, pod, node, snapshot);
-            if !s.is_success() {
-                let name = pl.name();
-                let s = if s.is_rejected() {
-                    s
-                } else {
-                    Status::error(format!("running {name:?} filter plugin: {s}"))
-                };
-                return s.with_plugin(name);
-            }
-        }
-        Status::success()
+    ) -> bool {
+        self.screens
+            .iter()
+            .any(|pl| pl.rejects(state, pod, node, snapshot))
     }
 
     /// Whether any active plugin screens.
     pub(crate) fn has_screens(&self) -> bool {
-        self.0.iter().any(|pl| pl.screens())
+        !self.screens.is_empty()
     }
 
     /// Runs the Filter plugins on one node, stopping at the first rejection
@@ -77,7 +71,7 @@ impl ActiveFilters<'_> {
         node: &NodeInfo,
         snapshot: &Snapshot,
     ) -> Status {
-        for pl in &self.0 {
+        for pl in &self.all {
             let s = pl.filter(state, pod, node, snapshot);
             if !s.is_success() {
                 let name = pl.name();
@@ -169,13 +163,14 @@ impl Profile {
     /// The Filter plugins that run this cycle: those whose PreFilter did not Skip.
     /// Computed once per cycle so the per-node loop compares no plugin names.
     pub(crate) fn active_filters(&self, state: &CycleState) -> ActiveFilters<'_> {
-        ActiveFilters(
-            self.filter
-                .iter()
-                .filter(|pl| !state.is_filter_skipped(pl.name()))
-                .map(|pl| &**pl)
-                .collect(),
-        )
+        let all: Vec<&dyn FilterPlugin> = self
+            .filter
+            .iter()
+            .filter(|pl| !state.is_filter_skipped(pl.name()))
+            .map(|pl| &**pl)
+            .collect();
+        let screens = all.iter().copied().filter(|pl| pl.screens()).collect();
+        ActiveFilters { all, screens }
     }
 
     /// Every Filter plugin's verdict on one node (Skip for those PreFilter switched off).

@@ -55,6 +55,21 @@ impl FilterPlugin for TaintToleration {
             ),
         }
     }
+
+    /// A scan of the node's taints; rejecting tainted nodes early spares the message.
+    fn screens(&self) -> bool {
+        true
+    }
+
+    fn rejects(&self, _: &CycleState, pod: &Pod, node: &NodeInfo, _: &Snapshot) -> bool {
+        find_untolerated_taint(
+            &node.node.taints,
+            &pod.tolerations,
+            self.comparison_ops,
+            |t| t.effect.blocks_scheduling(),
+        )
+        .is_some()
+    }
 }
 
 impl PreScorePlugin for TaintToleration {

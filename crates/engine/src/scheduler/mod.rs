@@ -335,15 +335,9 @@ impl Scheduler {
             for i in 0..n {
                 let id = nodes[(self.next_start_node_index + i) % n];
                 let node = snapshot.node(id);
-                if screen {
-                    let s = filters.screen(&c.state, pod, node, snapshot);
-                    if s.is_rejected() {
-                        screened.push(id);
-                        continue;
-                    } else if !s.is_success() {
-                        result = Err(s);
-                        break;
-                    }
+                if screen && filters.screen_rejects(&c.state, pod, node, snapshot) {
+                    screened.push(id);
+                    continue;
                 }
                 let s = filters.run(&c.state, pod, node, snapshot);
                 if s.is_success() {

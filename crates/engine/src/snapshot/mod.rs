@@ -10,7 +10,7 @@ use crate::api::{Labels, Node, Pod, Selector, Sym, Symbols, Workloads};
 use crate::plugins::imagelocality::ImageStateSummary;
 use counts::MatchCounts;
 pub(crate) use domain_counts::{DomainCounts, DomainSums, NodeFilter};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
 pub use node_info::NodeInfo;
@@ -93,6 +93,12 @@ pub struct Snapshot {
     incremental: bool,
     image_states: HashMap<Box<str>, ImageStateSummary>,
     namespaces: HashMap<Sym, Labels>,
+    /// Nodes with a bound pod that has pod affinity or anti-affinity
+    /// (`HavePodsWithAffinityList`).
+    affinity_nodes: BTreeSet<NodeId>,
+    /// Nodes with a bound pod that has required anti-affinity
+    /// (`HavePodsWithRequiredAntiAffinityList`).
+    anti_affinity_nodes: BTreeSet<NodeId>,
 }
 
 impl Clone for Snapshot {
@@ -109,6 +115,8 @@ impl Clone for Snapshot {
             incremental: self.incremental,
             image_states: self.image_states.clone(),
             namespaces: self.namespaces.clone(),
+            affinity_nodes: self.affinity_nodes.clone(),
+            anti_affinity_nodes: self.anti_affinity_nodes.clone(),
         }
     }
 }
@@ -215,6 +223,38 @@ impl Snapshot {
         self.nodes[node.index()].add_pod(id, &entry.pod);
         let counts = self.counts.get_mut().unwrap_or_else(|e| e.into_inner());
         counts.apply(&entry.pod, node.index(), 1, &self.symbols);
+        self.index_affinity(node);
+    }
+
+    /// Keeps the affinity node lists in step with a node's pods.
+    fn index_affinity(&mut self, node: NodeId) {
+        let info = &self.nodes[node.index()];
+        for (set, has) in [
+            (
+                &mut self.affinity_nodes,
+                !info.pods_with_affinity().is_empty(),
+            ),
+            (
+                &mut self.anti_affinity_nodes,
+                !info.pods_with_required_anti_affinity().is_empty(),
+            ),
+        ] {
+            if has {
+                set.insert(node);
+            } else {
+                set.remove(&node);
+            }
+        }
+    }
+
+    /// Nodes with a bound pod that has pod affinity or anti-affinity, in index order.
+    pub fn nodes_with_pod_affinity(&self) -> impl Iterator<Item = &NodeInfo> {
+        self.affinity_nodes.iter().map(|&id| self.node(id))
+    }
+
+    /// Nodes with a bound pod that has required pod anti-affinity, in index order.
+    pub fn nodes_with_required_anti_affinity(&self) -> impl Iterator<Item = &NodeInfo> {
+        self.anti_affinity_nodes.iter().map(|&id| self.node(id))
     }
 
     /// Removes a pod (bound or not), returning it.
@@ -226,6 +266,7 @@ impl Snapshot {
             self.nodes[node.index()].remove_pod(id, &entry.pod);
             let counts = self.counts.get_mut().unwrap_or_else(|e| e.into_inner());
             counts.apply(&entry.pod, node.index(), -1, &self.symbols);
+            self.index_affinity(node);
         }
         Some(entry.pod)
     }

@@ -86,5 +86,12 @@ proptest! {
             got_anti.sort();
             prop_assert_eq!(got_anti, anti);
         }
+        // The snapshot's affinity node lists equal a scan of the nodes.
+        let listed: Vec<_> = s.nodes_with_required_anti_affinity().map(|n| n.id).collect();
+        let scanned: Vec<_> = s.nodes().iter().filter(|n| !n.pods_with_required_anti_affinity().is_empty()).map(|n| n.id).collect();
+        prop_assert_eq!(listed, scanned);
+        let listed: Vec<_> = s.nodes_with_pod_affinity().map(|n| n.id).collect();
+        let scanned: Vec<_> = s.nodes().iter().filter(|n| !n.pods_with_affinity().is_empty()).map(|n| n.id).collect();
+        prop_assert_eq!(listed, scanned);
     }
 }

@@ -100,7 +100,7 @@ impl InterPodAffinity {
         };
         s.matches_own_affinity =
             matches_all(&s.required_affinity, pod.namespace, &pod.labels, symbols);
-        for node in snapshot.nodes() {
+        for node in snapshot.nodes_with_required_anti_affinity() {
             for &id in node.pods_with_required_anti_affinity() {
                 let Some(existing) = snapshot.pod(id) else {
                     continue;

@@ -101,7 +101,12 @@ impl PreScorePlugin for InterPodAffinity {
             symbols: snapshot.symbols(),
             empty: Labels::default(),
         };
-        for node in snapshot.nodes() {
+        let nodes: Box<dyn Iterator<Item = &NodeInfo>> = if has_constraints {
+            Box::new(snapshot.nodes().iter())
+        } else {
+            Box::new(snapshot.nodes_with_pod_affinity())
+        };
+        for node in nodes {
             if node.node.labels.is_empty() {
                 continue;
             }

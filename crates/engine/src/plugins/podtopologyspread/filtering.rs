@@ -225,25 +225,49 @@ impl FilterPlugin for PodTopologySpread {
     fn screens(&self) -> bool {
         true
     }
+
+    fn rejects(&self, state: &CycleState, _: &Pod, node: &NodeInfo, _: &Snapshot) -> bool {
+        state
+            .read::<PreFilterState>()
+            .is_some_and(|s| check_node(s, node).is_some())
+    }
 }
 
 /// Filter's check for one node against every hard constraint:
 /// `matching pods in the node's domain + self-match - global minimum <= maxSkew`.
 #[inline]
 pub(crate) fn filter_node(s: &PreFilterState, node: &NodeInfo) -> Status {
+    match check_node(s, node) {
+        None => Status::success(),
+        Some(Violation::MissingKey) => Status::new(
+            Code::UnschedulableAndUnresolvable,
+            ERR_REASON_NODE_LABEL_NOT_MATCH,
+        ),
+        Some(Violation::Skew) => Status::new(Code::Unschedulable, ERR_REASON_CONSTRAINTS_NOT_MATCH),
+    }
+}
+
+/// How a node breaks the hard constraints.
+enum Violation {
+    /// It lacks a constraint's topology key.
+    MissingKey,
+    /// Placing the pod there would exceed a constraint's maxSkew.
+    Skew,
+}
+
+/// The first constraint the node breaks, if any.
+#[inline]
+fn check_node(s: &PreFilterState, node: &NodeInfo) -> Option<Violation> {
     let idx = node.id.index();
     for (i, c) in s.constraints.iter().enumerate() {
         let dom = s.node_domains[i].get(idx).copied().unwrap_or(NO_DOMAIN);
         if dom == NO_DOMAIN {
-            return Status::new(
-                Code::UnschedulableAndUnresolvable,
-                ERR_REASON_NODE_LABEL_NOT_MATCH,
-            );
+            return Some(Violation::MissingKey);
         }
         let skew = s.domains[i].count(dom as usize) + s.self_match[i] - s.min_match[i];
         if skew > i64::from(c.max_skew) {
-            return Status::new(Code::Unschedulable, ERR_REASON_CONSTRAINTS_NOT_MATCH);
+            return Some(Violation::Skew);
         }
     }
-    Status::success()
+    None
 }
