@@ -1,7 +1,7 @@
 //! NodeResourcesBalancedAllocation: favour nodes whose resources would be used in
 //! similar proportions once the pod lands.
 
-use super::resource_allocation::MAX_NODE_SCORE;
+use super::resource_allocation::{MAX_NODE_SCORE, pairs};
 use smallvec::SmallVec;
 
 /// The node's score: `(1 − σ) · 100`, truncated, where σ is the standard deviation of
@@ -12,9 +12,16 @@ use smallvec::SmallVec;
 /// `use_requested = true` (BalancedAllocation counts real requests, not the non-zero
 /// defaults). Weights play no part.
 pub fn balanced_allocation_score(requested: &[i64], allocatable: &[i64]) -> i64 {
-    let mut fractions: SmallVec<[f64; 4]> = SmallVec::with_capacity(requested.len());
+    balanced_score(pairs(requested, allocatable))
+}
+
+/// [`balanced_allocation_score`] over `(requested, allocatable)` pairs as
+/// [`resource_amounts`](super::resource_allocation::resource_amounts) yields them.
+#[inline]
+pub(crate) fn balanced_score(amounts: impl Iterator<Item = (i64, i64)>) -> i64 {
+    let mut fractions: SmallVec<[f64; 4]> = SmallVec::new();
     let mut total = 0.0_f64;
-    for (&req, &alloc) in requested.iter().zip(allocatable) {
+    for (req, alloc) in amounts {
         if alloc == 0 {
             continue;
         }

@@ -1,7 +1,7 @@
 //! NodeResourcesFit's `LeastAllocated` strategy (the default): favour nodes with
 //! more room left.
 
-use super::resource_allocation::{MAX_NODE_SCORE, ResourceSpec, weighted_mean};
+use super::resource_allocation::{MAX_NODE_SCORE, ResourceSpec, pairs, weighted_mean};
 
 /// One resource's score: `(capacity − requested) · 100 / capacity`, integer division;
 /// 0 when the capacity is 0 or already exceeded.
@@ -24,5 +24,9 @@ pub fn least_allocated_score(
     allocatable: &[i64],
     resources: &[ResourceSpec],
 ) -> i64 {
-    weighted_mean(requested, allocatable, resources, least_requested_score)
+    weighted_mean(
+        pairs(requested, allocatable),
+        resources,
+        least_requested_score,
+    )
 }

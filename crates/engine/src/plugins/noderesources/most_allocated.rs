@@ -1,6 +1,6 @@
 //! NodeResourcesFit's `MostAllocated` strategy: favour fuller nodes (bin packing).
 
-use super::resource_allocation::{MAX_NODE_SCORE, ResourceSpec, weighted_mean};
+use super::resource_allocation::{MAX_NODE_SCORE, ResourceSpec, pairs, weighted_mean};
 
 /// One resource's score: `requested · 100 / capacity`, integer division, with the
 /// request capped at the capacity (non-zero defaults can push it past); 0 when the
@@ -24,5 +24,9 @@ pub fn most_allocated_score(
     allocatable: &[i64],
     resources: &[ResourceSpec],
 ) -> i64 {
-    weighted_mean(requested, allocatable, resources, most_requested_score)
+    weighted_mean(
+        pairs(requested, allocatable),
+        resources,
+        most_requested_score,
+    )
 }

@@ -1,15 +1,16 @@
 //! The NodeResourcesFit and NodeResourcesBalancedAllocation plugins: thin wrappers that
 //! read the node's incrementally kept sums and call this module's arithmetic.
 
-use super::balanced_allocation::balanced_allocation_score;
+use super::balanced_allocation::balanced_score;
 use super::fit::{IgnoredResources, insufficient_resources, is_unresolvable};
-use super::least_allocated::least_allocated_score;
-use super::most_allocated::most_allocated_score;
+use super::least_allocated::least_requested_score;
+use super::most_allocated::most_requested_score;
 use super::requested_to_capacity_ratio::{
     UtilizationShapePoint, requested_to_capacity_ratio_score,
 };
 use super::resource_allocation::{
-    NodeResources, ResourceSpec, default_resources, is_best_effort, pod_request_list, score_inputs,
+    NodeResources, ResourceAmounts, ResourceSpec, default_resources, is_best_effort,
+    pod_request_list, resource_amounts, weighted_mean,
 };
 use crate::api::Pod;
 use crate::config::{NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs, ResourceSpecArg};
@@ -175,11 +176,17 @@ const FIT_PRE_SCORE_KEY: &str = "PreScoreNodeResourcesFit";
 impl Fit {
     /// The node's score by the configured strategy, given the pod's requests.
     fn node_score(&self, requests: &FitPreScoreState, node: &NodeInfo) -> i64 {
-        let (req, alloc) = score_inputs(&node_resources(node), &self.resources, &requests.0, false);
+        let view = node_resources(node);
+        let amounts = resource_amounts(&view, &self.resources, &requests.0, false);
         match &self.strategy {
-            Strategy::LeastAllocated => least_allocated_score(&req, &alloc, &self.resources),
-            Strategy::MostAllocated => most_allocated_score(&req, &alloc, &self.resources),
+            Strategy::LeastAllocated => {
+                weighted_mean(amounts, &self.resources, least_requested_score)
+            }
+            Strategy::MostAllocated => {
+                weighted_mean(amounts, &self.resources, most_requested_score)
+            }
             Strategy::RequestedToCapacityRatio(shape) => {
+                let (req, alloc): (ResourceAmounts, ResourceAmounts) = amounts.unzip();
                 requested_to_capacity_ratio_score(&req, &alloc, &self.resources, shape)
             }
         }
@@ -253,8 +260,8 @@ const BALANCED_PRE_SCORE_KEY: &str = "PreScoreNodeResourcesBalancedAllocation";
 impl BalancedAllocation {
     /// The node's balance score, given the pod's requests.
     fn node_score(&self, requests: &BalancedPreScoreState, node: &NodeInfo) -> i64 {
-        let (req, alloc) = score_inputs(&node_resources(node), &self.resources, &requests.0, true);
-        balanced_allocation_score(&req, &alloc)
+        let view = node_resources(node);
+        balanced_score(resource_amounts(&view, &self.resources, &requests.0, true))
     }
 }
 

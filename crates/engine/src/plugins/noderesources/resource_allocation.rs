@@ -6,7 +6,7 @@ use crate::api::resources::{
     CPU, EPHEMERAL_STORAGE, MEMORY, NonZeroRequests, PodResourceRequests, Resources,
     is_scalar_resource_name,
 };
-use smallvec::{SmallVec, smallvec};
+use smallvec::SmallVec;
 
 /// The highest score a plugin gives a node.
 pub const MAX_NODE_SCORE: i64 = 100;
@@ -137,41 +137,48 @@ pub fn allocatable_and_requested(
     }
 }
 
-/// The `(requested, allocatable)` vectors a scorer takes, one entry per resource in
-/// `resources`; entries whose allocatable is 0 are left at `(0, 0)` (upstream's
+/// `(requested, allocatable)` per resource in `resources`, computed as the scorer
+/// iterates; entries whose allocatable is 0 come out as `(0, 0)` (upstream's
 /// `resourceAllocationScorer.score`). `pod_requests` comes from [`pod_request_list`].
+#[inline]
+pub fn resource_amounts<'a>(
+    node: &'a NodeResources<'a>,
+    resources: &'a [ResourceSpec],
+    pod_requests: &'a [i64],
+    use_requested: bool,
+) -> impl Iterator<Item = (i64, i64)> + 'a {
+    resources
+        .iter()
+        .zip(pod_requests)
+        .map(move |(resource, &pod_request)| {
+            let (alloc, req) =
+                allocatable_and_requested(node, resource, pod_request, use_requested);
+            if alloc == 0 { (0, 0) } else { (req, alloc) }
+        })
+}
+
+/// [`resource_amounts`] collected: the `(requested, allocatable)` vectors.
 pub fn score_inputs(
     node: &NodeResources<'_>,
     resources: &[ResourceSpec],
     pod_requests: &[i64],
     use_requested: bool,
 ) -> (ResourceAmounts, ResourceAmounts) {
-    let mut requested = smallvec![0; resources.len()];
-    let mut allocatable = smallvec![0; resources.len()];
-    for (i, (resource, &pod_request)) in resources.iter().zip(pod_requests).enumerate() {
-        let (alloc, req) = allocatable_and_requested(node, resource, pod_request, use_requested);
-        if alloc == 0 {
-            continue;
-        }
-        if let (Some(a), Some(r)) = (allocatable.get_mut(i), requested.get_mut(i)) {
-            *a = alloc;
-            *r = req;
-        }
-    }
-    (requested, allocatable)
+    resource_amounts(node, resources, pod_requests, use_requested).unzip()
 }
 
 /// The weighted mean of per-resource scores over the resources the node has
 /// (allocatable ≠ 0), with integer division as upstream: `Σ score·w / Σ w`, or 0.
+/// `amounts` yields `(requested, allocatable)` per resource, in `resources` order.
+#[inline]
 pub(crate) fn weighted_mean(
-    requested: &[i64],
-    allocatable: &[i64],
+    amounts: impl Iterator<Item = (i64, i64)>,
     resources: &[ResourceSpec],
     per_resource: impl Fn(i64, i64) -> i64,
 ) -> i64 {
     let mut node_score: i64 = 0;
     let mut weight_sum: i64 = 0;
-    for ((&req, &alloc), spec) in requested.iter().zip(allocatable).zip(resources) {
+    for ((req, alloc), spec) in amounts.zip(resources) {
         if alloc == 0 {
             continue;
         }
@@ -182,4 +189,12 @@ pub(crate) fn weighted_mean(
         return 0;
     }
     node_score.wrapping_div(weight_sum)
+}
+
+/// Pairs two slices as [`weighted_mean`]'s `(requested, allocatable)` input.
+pub(crate) fn pairs<'a>(
+    requested: &'a [i64],
+    allocatable: &'a [i64],
+) -> impl Iterator<Item = (i64, i64)> + 'a {
+    requested.iter().copied().zip(allocatable.iter().copied())
 }
