@@ -10,7 +10,7 @@ mod status;
 pub use cycle_state::{CycleState, StateData};
 pub use plugin::{
     FilterPlugin, MAX_NODE_SCORE, NodeScore, Plugin, PreFilterPlugin, PreFilterResult,
-    PreScorePlugin, QueueSortPlugin, QueuedPod, ScorePlugin, score_each,
+    PreScorePlugin, QueueSortPlugin, QueuedPod, ScorePlugin, Screen, score_each,
 };
 pub use profile::{ConfigError, Profile};
 pub(crate) use runtime::ScoreTable;

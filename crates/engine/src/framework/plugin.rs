@@ -103,20 +103,25 @@ pub trait FilterPlugin: Plugin {
     fn filter(&self, state: &CycleState, pod: &Pod, node: &NodeInfo, snapshot: &Snapshot)
     -> Status;
 
-    /// Whether this Filter is cheap and selective enough to run ahead of the others
-    /// through [`Self::rejects`]: a node it rejects is infeasible whatever the others
-    /// say, so the scheduler skips the chain for it, and works out the node's status in
-    /// profile order only when statuses are reported (no node fits).
-    fn screens(&self) -> bool {
-        false
-    }
-
-    /// Whether the plugin certainly rejects the node, decided without building a status.
-    /// An internal error counts as not rejecting, so the full chain reports it.
-    fn rejects(&self, state: &CycleState, pod: &Pod, node: &NodeInfo, snapshot: &Snapshot) -> bool {
-        self.filter(state, pod, node, snapshot).is_rejected()
+    /// For a Filter cheap and selective enough to run ahead of the others: a check,
+    /// prepared once per cycle, of whether the plugin certainly rejects a node, decided
+    /// without building a status. A node it rejects is infeasible whatever the others
+    /// say, so the scheduler skips the chain for it and works out the node's status in
+    /// profile order only when statuses are reported (no node fits). `None` (the
+    /// default): the plugin does not screen. An internal error must not reject, so the
+    /// full chain reports it.
+    fn screen<'a>(
+        &'a self,
+        _state: &'a CycleState,
+        _pod: &'a Pod,
+        _snapshot: &'a Snapshot,
+    ) -> Option<Screen<'a>> {
+        None
     }
 }
+
+/// A screening Filter's per-cycle check: true when the plugin rejects the node.
+pub type Screen<'a> = Box<dyn Fn(&NodeInfo) -> bool + 'a>;
 
 /// PreScore: computes per-pod state once, before Score runs on each feasible node.
 pub trait PreScorePlugin: Plugin {

@@ -3,7 +3,8 @@
 //! results intersect; scores are normalized, range-checked, weighted and summed.
 
 use super::{
-    Code, CycleState, FilterPlugin, MAX_NODE_SCORE, NodeScore, PreFilterResult, Profile, Status,
+    Code, CycleState, FilterPlugin, MAX_NODE_SCORE, NodeScore, PreFilterResult, Profile, Screen,
+    Status,
 };
 use crate::api::Pod;
 use crate::snapshot::{NodeId, NodeInfo, Snapshot};
@@ -37,29 +38,20 @@ pub struct NodePluginScores {
 /// [`Profile::active_filters`]).
 pub(crate) struct ActiveFilters<'a> {
     all: Vec<&'a dyn FilterPlugin>,
-    /// The screening ones among them.
-    screens: Vec<&'a dyn FilterPlugin>,
 }
 
 impl ActiveFilters<'_> {
-    /// Whether a screening plugin ([`FilterPlugin::screens`]) rejects the node: then it
-    /// is infeasible, though its status in profile order may come from an earlier plugin.
-    #[inline]
-    pub(crate) fn screen_rejects(
-        &self,
-        state: &CycleState,
-        pod: &Pod,
-        node: &NodeInfo,
-        snapshot: &Snapshot,
-    ) -> bool {
-        self.screens
+    /// The screening checks of the active plugins ([`FilterPlugin::screen`]).
+    pub(crate) fn screens<'s>(
+        &'s self,
+        state: &'s CycleState,
+        pod: &'s Pod,
+        snapshot: &'s Snapshot,
+    ) -> Vec<Screen<'s>> {
+        self.all
             .iter()
-            .any(|pl| pl.rejects(state, pod, node, snapshot))
-    }
-
-    /// Whether any active plugin screens.
-    pub(crate) fn has_screens(&self) -> bool {
-        !self.screens.is_empty()
+            .filter_map(|pl| pl.screen(state, pod, snapshot))
+            .collect()
     }
 
     /// Runs the Filter plugins on one node, stopping at the first rejection
@@ -163,14 +155,13 @@ impl Profile {
     /// The Filter plugins that run this cycle: those whose PreFilter did not Skip.
     /// Computed once per cycle so the per-node loop compares no plugin names.
     pub(crate) fn active_filters(&self, state: &CycleState) -> ActiveFilters<'_> {
-        let all: Vec<&dyn FilterPlugin> = self
+        let all = self
             .filter
             .iter()
             .filter(|pl| !state.is_filter_skipped(pl.name()))
             .map(|pl| &**pl)
             .collect();
-        let screens = all.iter().copied().filter(|pl| pl.screens()).collect();
-        ActiveFilters { all, screens }
+        ActiveFilters { all }
     }
 
     /// Every Filter plugin's verdict on one node (Skip for those PreFilter switched off).

@@ -5,7 +5,7 @@ use super::helper::default_normalize_score;
 use crate::api::{Pod, TaintEffect, Toleration, find_untolerated_taint};
 use crate::features::Features;
 use crate::framework::{
-    Code, CycleState, FilterPlugin, NodeScore, Plugin, PreScorePlugin, ScorePlugin, Status,
+    Code, CycleState, FilterPlugin, NodeScore, Plugin, PreScorePlugin, ScorePlugin, Screen, Status,
     score_each,
 };
 use crate::snapshot::{NodeId, NodeInfo, Snapshot};
@@ -57,18 +57,21 @@ impl FilterPlugin for TaintToleration {
     }
 
     /// A scan of the node's taints; rejecting tainted nodes early spares the message.
-    fn screens(&self) -> bool {
-        true
-    }
-
-    fn rejects(&self, _: &CycleState, pod: &Pod, node: &NodeInfo, _: &Snapshot) -> bool {
-        find_untolerated_taint(
-            &node.node.taints,
-            &pod.tolerations,
-            self.comparison_ops,
-            |t| t.effect.blocks_scheduling(),
-        )
-        .is_some()
+    fn screen<'a>(
+        &'a self,
+        _: &'a CycleState,
+        pod: &'a Pod,
+        _: &'a Snapshot,
+    ) -> Option<Screen<'a>> {
+        Some(Box::new(move |node: &NodeInfo| {
+            find_untolerated_taint(
+                &node.node.taints,
+                &pod.tolerations,
+                self.comparison_ops,
+                |t| t.effect.blocks_scheduling(),
+            )
+            .is_some()
+        }))
     }
 }
 

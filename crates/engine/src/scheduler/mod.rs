@@ -330,12 +330,16 @@ impl Scheduler {
         } else {
             let filters = self.profile.active_filters(&c.state);
             // Explanations report every node's verdict in order, so they never screen.
-            let screen = !record && filters.has_screens();
+            let screens = if record {
+                Vec::new()
+            } else {
+                filters.screens(&c.state, pod, snapshot)
+            };
             let mut screened = Vec::new();
             for i in 0..n {
                 let id = nodes[(self.next_start_node_index + i) % n];
                 let node = snapshot.node(id);
-                if screen && filters.screen_rejects(&c.state, pod, node, snapshot) {
+                if screens.iter().any(|rejects| rejects(node)) {
                     screened.push(id);
                     continue;
                 }

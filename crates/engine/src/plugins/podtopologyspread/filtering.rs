@@ -3,7 +3,7 @@
 use super::PodTopologySpread;
 use super::common::{Constraint, required_keys};
 use crate::api::{Pod, WhenUnsatisfiable};
-use crate::framework::{Code, CycleState, FilterPlugin, PreFilterPlugin, Status};
+use crate::framework::{Code, CycleState, FilterPlugin, PreFilterPlugin, Screen, Status};
 use crate::snapshot::{DomainCounts, NO_DOMAIN, NodeFilter, NodeInfo, Snapshot};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -222,14 +222,16 @@ impl FilterPlugin for PodTopologySpread {
 
     /// A count lookup per constraint: cheap, and the Filter that rejects most nodes
     /// when spreading is tight.
-    fn screens(&self) -> bool {
-        true
-    }
-
-    fn rejects(&self, state: &CycleState, _: &Pod, node: &NodeInfo, _: &Snapshot) -> bool {
-        state
-            .read::<PreFilterState>()
-            .is_some_and(|s| check_node(s, node).is_some())
+    fn screen<'a>(
+        &'a self,
+        state: &'a CycleState,
+        _: &'a Pod,
+        _: &'a Snapshot,
+    ) -> Option<Screen<'a>> {
+        let s = state.read::<PreFilterState>()?;
+        Some(Box::new(move |node: &NodeInfo| {
+            check_node(s, node).is_some()
+        }))
     }
 }
 
