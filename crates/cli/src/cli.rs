@@ -49,6 +49,10 @@ pub(crate) struct BenchArgs {
     /// the reference the incremental path is checked against).
     #[arg(long)]
     pub(crate) no_incremental: bool,
+    /// Run the workload this many times, each on a fresh cluster, and report the run
+    /// with the median throughput (shared machines are noisy).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub(crate) runs: u32,
 }
 
 /// `topospread bench --format`.

@@ -274,3 +274,39 @@ fn usage_errors_exit_2() {
     let o = run(&["simulate", "-o", "xml"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn bench_json_reports_the_measured_figures() {
+    let o = run(&[
+        "bench",
+        "topology-spreading-500nodes",
+        "--format",
+        "json",
+        "--runs",
+        "2",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("one JSON object");
+    assert_eq!(v["workload"], "topology-spreading-500nodes");
+    for key in [
+        "pods_per_second",
+        "p50_ms",
+        "p99_ms",
+        "peak_rss_bytes",
+        "nodes_scored_per_pod",
+    ] {
+        assert!(v[key].as_f64().is_some_and(|x| x > 0.0), "{key}: {v}");
+    }
+    assert!(v["p50_ms"].as_f64() <= v["p99_ms"].as_f64(), "{v}");
+    assert_eq!(v["scheduled"], v["measured_pods"], "{v}");
+    assert_eq!(v["runs_pods_per_second"].as_array().map(Vec::len), Some(2));
+    // Adaptive percentageOfNodesToScore on 500 nodes: 50 - 500/125 = 46% of them.
+    assert!(v["nodes_scored_per_pod"].as_f64() <= Some(230.0), "{v}");
+}
+
+#[test]
+fn bench_unknown_workload_exits_2() {
+    let o = run(&["bench", "nope"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("workload \"nope\""), "{}", stderr(&o));
+}

@@ -31,6 +31,8 @@ struct Report {
     incremental: bool,
     first_10pct_mean_ms: f64,
     last_10pct_mean_ms: f64,
+    /// Every run's pods/s, in run order; the report is the median run's.
+    runs_pods_per_second: Vec<f64>,
 }
 
 /// Schedules `pod` and binds it where it lands; the feasible node count, if placed.
@@ -74,19 +76,13 @@ fn mean(xs: &[f64]) -> f64 {
     }
 }
 
-pub(crate) fn run(args: &BenchArgs) -> Result<ExitCode> {
-    let workload = perf::workload(&args.workload).ok_or_else(|| {
-        anyhow!(
-            "workload {:?}: Unsupported value; supported: {}",
-            args.workload,
-            perf::WORKLOADS.join(", ")
-        )
-    })?;
+/// One run of the workload on a fresh cluster.
+fn measure(args: &BenchArgs, workload: &perf::PerfWorkload) -> Result<Report> {
     let Prepared {
         mut snapshot,
         init,
         measured,
-    } = perf::prepare(&workload).context("preparing the workload")?;
+    } = perf::prepare(workload).context("preparing the workload")?;
     snapshot.set_incremental(!args.no_incremental);
     let config = SchedulerConfig {
         percentage_of_nodes_to_score: Some(args.percentage),
@@ -141,7 +137,29 @@ pub(crate) fn run(args: &BenchArgs) -> Result<ExitCode> {
         incremental: !args.no_incremental,
         first_10pct_mean_ms: first,
         last_10pct_mean_ms: last,
+        runs_pods_per_second: Vec::new(),
     };
+    Ok(report)
+}
+
+pub(crate) fn run(args: &BenchArgs) -> Result<ExitCode> {
+    let workload = perf::workload(&args.workload).ok_or_else(|| {
+        anyhow!(
+            "workload {:?}: Unsupported value; supported: {}",
+            args.workload,
+            perf::WORKLOADS.join(", ")
+        )
+    })?;
+    let mut reports = (0..args.runs)
+        .map(|_| measure(args, &workload))
+        .collect::<Result<Vec<_>>>()?;
+    let throughputs: Vec<f64> = reports.iter().map(|r| r.pods_per_second).collect();
+    let mut order: Vec<usize> = (0..reports.len()).collect();
+    order.sort_by(|&a, &b| throughputs[a].total_cmp(&throughputs[b]));
+    let median = order[order.len() / 2];
+    let mut report = reports.swap_remove(median);
+    report.runs_pods_per_second = throughputs;
+    let (first, last) = (report.first_10pct_mean_ms, report.last_10pct_mean_ms);
     let mut out = std::io::stdout().lock();
     match args.format {
         BenchFormat::Json => writeln!(out, "{}", serde_json::to_string(&report)?)?,
@@ -188,6 +206,18 @@ pub(crate) fn run(args: &BenchArgs) -> Result<ExitCode> {
                 "scheduled             {} ({} unschedulable)",
                 report.scheduled, report.unschedulable
             )?;
+            if report.runs_pods_per_second.len() > 1 {
+                let runs: Vec<String> = report
+                    .runs_pods_per_second
+                    .iter()
+                    .map(|p| format!("{p:.0}"))
+                    .collect();
+                writeln!(
+                    out,
+                    "runs (pods/s)         {} (the median run is reported)",
+                    runs.join(", ")
+                )?;
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -229,6 +229,22 @@ impl FilterPlugin for PodTopologySpread {
         _: &'a Snapshot,
     ) -> Option<Screen<'a>> {
         let s = state.read::<PreFilterState>()?;
+        if let ([c], [domains], [counts]) = (
+            s.constraints.as_slice(),
+            s.node_domains.as_slice(),
+            s.domains.as_slice(),
+        ) {
+            // One constraint (the usual case): a node is rejected when it lacks the key or
+            // its domain already holds more than `maxSkew + min - selfMatch` pods.
+            let limit = i64::from(c.max_skew) + s.min_match[0] - s.self_match[0];
+            let (domains, counts) = (domains.as_slice(), &**counts);
+            return Some(Box::new(move |node: &NodeInfo| {
+                match domains.get(node.id.index()) {
+                    Some(&dom) if dom != NO_DOMAIN => counts.count(dom as usize) > limit,
+                    _ => true,
+                }
+            }));
+        }
         Some(Box::new(move |node: &NodeInfo| {
             check_node(s, node).is_some()
         }))
