@@ -33,6 +33,8 @@ struct Report {
     last_10pct_mean_ms: f64,
     /// Every run's pods/s, in run order; the report is the median run's.
     runs_pods_per_second: Vec<f64>,
+    /// Every run's last-10% / first-10% mean latency, in run order.
+    runs_last_to_first: Vec<f64>,
 }
 
 /// Schedules `pod` and binds it where it lands; the feasible node count, if placed.
@@ -138,6 +140,7 @@ fn measure(args: &BenchArgs, workload: &perf::PerfWorkload) -> Result<Report> {
         first_10pct_mean_ms: first,
         last_10pct_mean_ms: last,
         runs_pods_per_second: Vec::new(),
+        runs_last_to_first: Vec::new(),
     };
     Ok(report)
 }
@@ -157,8 +160,19 @@ pub(crate) fn run(args: &BenchArgs) -> Result<ExitCode> {
     let mut order: Vec<usize> = (0..reports.len()).collect();
     order.sort_by(|&a, &b| throughputs[a].total_cmp(&throughputs[b]));
     let median = order[order.len() / 2];
+    let ratios = reports
+        .iter()
+        .map(|r| {
+            if r.first_10pct_mean_ms > 0.0 {
+                r.last_10pct_mean_ms / r.first_10pct_mean_ms
+            } else {
+                0.0
+            }
+        })
+        .collect();
     let mut report = reports.swap_remove(median);
     report.runs_pods_per_second = throughputs;
+    report.runs_last_to_first = ratios;
     let (first, last) = (report.first_10pct_mean_ms, report.last_10pct_mean_ms);
     let mut out = std::io::stdout().lock();
     match args.format {
@@ -210,11 +224,12 @@ pub(crate) fn run(args: &BenchArgs) -> Result<ExitCode> {
                 let runs: Vec<String> = report
                     .runs_pods_per_second
                     .iter()
-                    .map(|p| format!("{p:.0}"))
+                    .zip(&report.runs_last_to_first)
+                    .map(|(p, r)| format!("{p:.0} (x{r:.2})"))
                     .collect();
                 writeln!(
                     out,
-                    "runs (pods/s)         {} (the median run is reported)",
+                    "runs pods/s (last/first) {} (the median run is reported)",
                     runs.join(", ")
                 )?;
             }
