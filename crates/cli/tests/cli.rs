@@ -137,6 +137,20 @@ fn explain_a_pending_pod() {
 }
 
 #[test]
+fn explain_shows_what_score_counted() {
+    let o = run(&["explain", "-f", &fixture("soft-spread.yaml"), "dflt"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    // The system defaults, with the Service's selector, as Score counted them after
+    // `old` (n1) and `soft` (placed before this pod) are bound.
+    assert!(
+        out.contains("topology.kubernetes.io/zone maxSkew=5 ScheduleAnyway app=web"),
+        "{out}"
+    );
+    insta::assert_snapshot!("explain_soft_spread", out);
+}
+
+#[test]
 fn explain_a_pod_made_from_a_workload() {
     let o = run(&["explain", "-f", &fixture("workloads.yaml"), "data/db-1"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));

@@ -3,7 +3,8 @@
 
 use super::config::SchedulerSetup;
 use anyhow::{Result, anyhow};
-use topospread::api::{Pod, WhenUnsatisfiable};
+use std::collections::BTreeMap;
+use topospread::api::Pod;
 use topospread::framework::Status;
 use topospread::render::{
     ConstraintCounts, ExplainView, FilterVerdict, NodeExplanation, PluginScore,
@@ -72,25 +73,16 @@ fn view(e: &Explanation, snapshot: &Snapshot, pod: &Pod) -> ExplainView {
             context.push(format!("PreScore {plugin}: {s}"));
         }
     }
-    let hard = pod
-        .spread_constraints
-        .iter()
-        .filter(|c| c.when_unsatisfiable == WhenUnsatisfiable::DoNotSchedule);
-    let filter_counts = e
-        .domain_counts
-        .iter()
-        .zip(hard)
-        .map(|(m, c)| ConstraintCounts {
-            constraint: format!(
-                "{} maxSkew={} {} {}",
-                symbols.resolve(c.topology_key),
-                c.max_skew,
-                c.when_unsatisfiable.as_str(),
-                c.selector.display(symbols)
-            ),
-            counts: m.iter().map(|(k, v)| (k.clone(), *v)).collect(),
-        })
-        .collect();
+    let counts = |list: &[(String, BTreeMap<String, i64>)]| -> Vec<ConstraintCounts> {
+        list.iter()
+            .map(|(constraint, m)| ConstraintCounts {
+                constraint: constraint.clone(),
+                counts: m.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+            })
+            .collect()
+    };
+    let filter_counts = counts(&e.filter_counts);
+    let score_counts = counts(&e.score_counts);
     let nodes = e
         .filter
         .iter()
@@ -135,7 +127,7 @@ fn view(e: &Explanation, snapshot: &Snapshot, pod: &Pod) -> ExplainView {
         context,
         nodes,
         filter_counts,
-        score_counts: Vec::new(),
+        score_counts,
         outcome,
     }
 }

@@ -3,7 +3,7 @@
 use super::{Cycle, ScheduleResult};
 use crate::api::Pod;
 use crate::framework::{NodePluginScores, Profile, Status};
-use crate::plugins::podtopologyspread::PreFilterState;
+use crate::plugins::podtopologyspread::{PreFilterState, PreScoreState};
 use crate::snapshot::{NodeId, Snapshot};
 use std::collections::BTreeMap;
 
@@ -31,8 +31,12 @@ pub struct Explanation {
     pub pre_score: Vec<(&'static str, Status)>,
     /// Each feasible node's scores per plugin (empty when scoring did not run).
     pub scores: Vec<NodePluginScores>,
-    /// PodTopologySpread's matching-pod counts per domain, per hard constraint.
-    pub domain_counts: Vec<BTreeMap<String, i64>>,
+    /// PodTopologySpread's hard constraints as Filter saw them: each constraint (as
+    /// text) with its matching pods per eligible domain.
+    pub filter_counts: Vec<(String, BTreeMap<String, i64>)>,
+    /// PodTopologySpread's soft constraints as Score saw them: each constraint with its
+    /// matching pods per domain of the scored nodes (empty when Score did not run).
+    pub score_counts: Vec<(String, BTreeMap<String, i64>)>,
     /// The chosen node or the failure.
     pub result: ScheduleResult,
     /// What DefaultPreemption decided when no node fit, if it found a candidate.
@@ -61,10 +65,24 @@ impl Explanation {
             filter,
             pre_score: c.pre_score,
             scores: c.scores.by_node(&c.feasible),
-            domain_counts: c
+            filter_counts: c
                 .state
                 .read::<PreFilterState>()
-                .map(|s| s.domain_counts(snapshot))
+                .map(|s| {
+                    s.descriptions(snapshot)
+                        .into_iter()
+                        .zip(s.domain_counts(snapshot))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            score_counts: c
+                .state
+                .read::<PreScoreState>()
+                .filter(|_| {
+                    !c.state
+                        .is_score_skipped(crate::plugins::podtopologyspread::NAME)
+                })
+                .map(|s| s.domain_counts(&c.feasible, snapshot))
                 .unwrap_or_default(),
             result: c.result,
             preemption: c.preemption,

@@ -123,6 +123,21 @@ impl PodTopologySpread {
     }
 }
 
+/// A constraint for people: `zone maxSkew=1 DoNotSchedule app=web`.
+pub(crate) fn describe(
+    c: &Constraint,
+    when: &WhenUnsatisfiable,
+    symbols: &crate::api::Symbols,
+) -> String {
+    format!(
+        "{} maxSkew={} {} {}",
+        symbols.resolve(c.topology_key),
+        c.max_skew,
+        when.as_str(),
+        c.selector.display(symbols)
+    )
+}
+
 /// Every constraint's topology key, sorted and deduplicated: a node must carry them all
 /// to count (`nodeLabelsMatchSpreadConstraints`).
 pub(crate) fn required_keys(constraints: &[Constraint]) -> SmallVec<[Sym; 2]> {

@@ -1,7 +1,7 @@
 //! PreFilter and Filter: hard (`DoNotSchedule`) constraints.
 
 use super::PodTopologySpread;
-use super::common::{Constraint, required_keys};
+use super::common::{Constraint, describe, required_keys};
 use crate::api::{Pod, WhenUnsatisfiable};
 use crate::framework::{Code, CycleState, FilterPlugin, PreFilterPlugin, Screen, Status};
 use crate::snapshot::{DomainCounts, NO_DOMAIN, NodeFilter, NodeInfo, Snapshot};
@@ -55,6 +55,15 @@ impl PreFilterState {
                     })
                     .collect()
             })
+            .collect()
+    }
+
+    /// Per hard constraint: how it reads (`zone maxSkew=1 DoNotSchedule app=web`), for
+    /// reports beside [`Self::domain_counts`].
+    pub fn descriptions(&self, snapshot: &Snapshot) -> Vec<String> {
+        self.constraints
+            .iter()
+            .map(|c| describe(c, &WhenUnsatisfiable::DoNotSchedule, snapshot.symbols()))
             .collect()
     }
 

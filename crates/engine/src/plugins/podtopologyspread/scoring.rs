@@ -1,13 +1,14 @@
 //! PreScore, Score and NormalizeScore: soft (`ScheduleAnyway`) constraints.
 
 use super::PodTopologySpread;
-use super::common::{Constraint, node_has_all_keys, required_keys};
+use super::common::{Constraint, describe, node_has_all_keys, required_keys};
 use crate::api::{Pod, WhenUnsatisfiable};
 use crate::framework::{
     CycleState, MAX_NODE_SCORE, NodeScore, PreScorePlugin, ScorePlugin, Status,
 };
 use crate::snapshot::{NO_DOMAIN, NodeId, NodeInfo, Snapshot};
 use smallvec::SmallVec;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// One soft constraint's working data for Score.
@@ -51,6 +52,50 @@ pub struct PreScoreState {
     pub(crate) constraints: Vec<ScoreConstraint>,
     /// Nodes that miss a required topology key: scored 0.
     pub(crate) ignored: Vec<bool>,
+}
+
+impl PreScoreState {
+    /// Per soft constraint: how it reads and the matching pods Score counted, per
+    /// domain of the scored nodes (per scored node for hostname). Nodes without a
+    /// required key are left out, as Score gives them 0.
+    pub fn domain_counts(
+        &self,
+        feasible: &[NodeId],
+        snapshot: &Snapshot,
+    ) -> Vec<(String, BTreeMap<String, i64>)> {
+        let symbols = snapshot.symbols();
+        self.constraints
+            .iter()
+            .map(|sc| {
+                let keys = snapshot.domains(sc.constraint.topology_key);
+                let value = |slot: usize| {
+                    u32::try_from(slot)
+                        .ok()
+                        .filter(|&d| keys.is_some_and(|k| (d as usize) < k.len()))
+                        .and_then(|d| keys.map(|k| symbols.resolve(k.value(d)).to_string()))
+                        .unwrap_or_default()
+                };
+                let mut counts = BTreeMap::new();
+                for &id in feasible {
+                    let idx = id.index();
+                    if self.ignored.get(idx).copied().unwrap_or(false) {
+                        continue;
+                    }
+                    let slot = sc.slot(sc.domain_of(idx));
+                    let count = if sc.is_hostname {
+                        i64::from(sc.per_node.get(idx).copied().unwrap_or(0))
+                    } else {
+                        sc.domain_counts.get(slot).copied().flatten().unwrap_or(0)
+                    };
+                    counts.insert(value(slot), count);
+                }
+                (
+                    describe(&sc.constraint, &WhenUnsatisfiable::ScheduleAnyway, symbols),
+                    counts,
+                )
+            })
+            .collect()
+    }
 }
 
 impl PodTopologySpread {
