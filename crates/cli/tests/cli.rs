@@ -69,6 +69,17 @@ fn simulate_workloads() {
 }
 
 #[test]
+fn simulate_counts_with_match_label_keys() {
+    let o = run(&["simulate", "-f", &fixture("match-label-keys.yaml")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    // The old revision's three pods in zone a do not count for the new revision.
+    assert!(out.contains("    before: a=0 b=0  skew 0\n"), "{out}");
+    assert!(out.contains("    after:  a=2 b=2  skew 0\n"), "{out}");
+    assert!(out.contains("(app=web,pod-template-hash="), "{out}");
+}
+
+#[test]
 fn simulate_json_is_machine_readable() {
     let o = run(&["simulate", "-o", "json"]);
     assert_eq!(o.status.code(), Some(0));

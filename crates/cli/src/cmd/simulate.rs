@@ -126,12 +126,15 @@ fn workload_constraints(
     pod.spread_constraints
         .iter()
         .map(|c| {
+            // Counted as the scheduler counts: matchLabelKeys merged from the pod's labels.
+            let selector = c.selector_for(&pod.labels);
+            let description = selector.display(symbols);
             (
                 c.clone(),
                 Highlight {
-                    selector: c.selector.clone(),
+                    selector,
                     namespace: Some(pod.namespace),
-                    description: c.selector.display(symbols),
+                    description,
                 },
             )
         })

@@ -1,4 +1,4 @@
-use super::{Selector, Sym};
+use super::{Labels, Selector, Sym};
 
 /// `whenUnsatisfiable`: what to do when a constraint cannot be met.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -80,4 +80,28 @@ pub struct SpreadConstraintSpec {
     pub node_taints_policy: Option<NodeInclusionPolicy>,
     /// `matchLabelKeys`.
     pub match_label_keys: Vec<Sym>,
+}
+
+impl SpreadConstraintSpec {
+    /// The selector the constraint counts with for a pod with `pod_labels`: the pod's
+    /// values of `matchLabelKeys` (those it has) ANDed with `labelSelector`
+    /// (`mergeLabelSetWithSelector`); with no `labelSelector`, the pod's values alone.
+    pub fn selector_for(&self, pod_labels: &Labels) -> Selector {
+        if self.match_label_keys.is_empty() {
+            return self.selector.clone();
+        }
+        let set = Labels::from_pairs(
+            self.match_label_keys
+                .iter()
+                .filter_map(|k| pod_labels.get(*k).map(|v| (*k, v))),
+        );
+        if set.is_empty() {
+            return self.selector.clone();
+        }
+        let merged = Selector::from_set(&set);
+        match self.selector.requirements() {
+            Some(reqs) => merged.with(reqs),
+            None => merged,
+        }
+    }
 }

@@ -60,17 +60,11 @@ impl PodTopologySpread {
             .iter()
             .filter(|c| &c.when_unsatisfiable == action)
             .map(|c| {
-                let mut selector = c.selector.clone();
-                if self.features.match_label_keys && !c.match_label_keys.is_empty() {
-                    let set = Labels::from_pairs(
-                        c.match_label_keys
-                            .iter()
-                            .filter_map(|k| pod_labels.get(*k).map(|v| (*k, v))),
-                    );
-                    if !set.is_empty() {
-                        selector = merge_set_with_selector(&set, &selector);
-                    }
-                }
+                let selector = if self.features.match_label_keys {
+                    c.selector_for(pod_labels)
+                } else {
+                    c.selector.clone()
+                };
                 let mut constraint = Constraint {
                     max_skew: c.max_skew,
                     topology_key: c.topology_key,
@@ -151,16 +145,6 @@ pub(crate) fn required_keys(constraints: &[Constraint]) -> SmallVec<[Sym; 2]> {
 #[inline]
 pub(crate) fn node_has_all_keys(labels: &Labels, constraints: &[Constraint]) -> bool {
     constraints.iter().all(|c| labels.has(c.topology_key))
-}
-
-/// `mergeLabelSetWithSelector`: the set's `key=value` requirements plus the selector's
-/// own. A `Nothing` selector contributes no requirements (so the set alone remains).
-fn merge_set_with_selector(set: &Labels, selector: &Selector) -> Selector {
-    let merged = Selector::from_set(set);
-    match selector.requirements() {
-        Some(reqs) => merged.with(reqs),
-        None => merged,
-    }
 }
 
 /// `helper.DefaultSelector`: the labels of the Services selecting the pod, plus its
