@@ -79,6 +79,53 @@ fn simulate_counts_with_match_label_keys() {
     assert!(out.contains("(app=web,pod-template-hash="), "{out}");
 }
 
+fn added_affinity_config(operator: &str) -> String {
+    temp(
+        &format!("added-affinity-{operator}.yaml"),
+        &format!(
+            "apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- pluginConfig:
+  - name: NodeAffinity
+    args:
+      addedAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms:
+          - matchExpressions:
+            - {{key: zone, operator: {operator}, values: [zoneB]}}
+"
+        ),
+    )
+}
+
+#[test]
+fn added_affinity_keeps_every_pod_off_the_excluded_zone() {
+    let o = run(&["simulate", "--config", &added_affinity_config("NotIn")]);
+    let out = stdout(&o);
+    // The docs' example: zoneB is off limits, yet still a domain for the zone
+    // constraint (inclusion policies read the pod's affinity, not the profile's), so
+    // zoneA takes one pod and the rest stay pending.
+    assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
+    assert!(!out.contains("zoneB\n"), "{out}");
+    assert!(out.contains("1 scheduled, 5 pending"), "{out}");
+    assert!(
+        out.contains("2 node(s) didn't match scheduler-enforced node affinity"),
+        "{out}"
+    );
+}
+
+#[test]
+fn invalid_added_affinity_exits_2_naming_the_field() {
+    let o = run(&["simulate", "--config", &added_affinity_config("Bogus")]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("profiles[0].pluginConfig[0].args.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]: Invalid value: \"Bogus\" is not a valid node selector operator"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn simulate_json_is_machine_readable() {
     let o = run(&["simulate", "-o", "json"]);

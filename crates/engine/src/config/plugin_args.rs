@@ -100,3 +100,19 @@ pub struct InterPodAffinityArgs {
     #[serde(default)]
     pub ignore_preferred_terms_of_existing_pods: bool,
 }
+
+/// `NodeAffinityArgs`.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NodeAffinityArgs {
+    /// `apiVersion`, when written as a typed object.
+    #[serde(default)]
+    pub api_version: Option<String>,
+    /// `kind`, when written as a typed object.
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// Node affinity the scheduler applies to every pod of the profile, on top of the
+    /// pod's own: required terms filter, preferred terms add to the score.
+    #[serde(default)]
+    pub added_affinity: Option<k8s_openapi::api::core::v1::NodeAffinity>,
+}

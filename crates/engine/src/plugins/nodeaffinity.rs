@@ -2,7 +2,10 @@
 //! `PreFilterResult` for `matchFields` on `metadata.name`); Score by preferred terms.
 
 use super::helper::default_normalize_score;
-use crate::api::Pod;
+use crate::api::{
+    NodeSelectorMatcher, NodeSelectorTermMatcher, Pod, PreferredNodeAffinity, Symbols,
+};
+use crate::config::NodeAffinityArgs;
 use crate::framework::{
     Code, CycleState, FilterPlugin, NodeScore, Plugin, PreFilterPlugin, PreFilterResult,
     PreScorePlugin, ScorePlugin, Status,
@@ -15,10 +18,58 @@ pub const NAME: &str = "NodeAffinity";
 pub const ERR_REASON_POD: &str = "node(s) didn't match Pod's node affinity/selector";
 /// PreFilter's reason when the terms pin the pod to no node name (`errReasonConflict`).
 pub const ERR_REASON_CONFLICT: &str = "pod affinity terms conflict";
+/// Filter's reason when a node fails the profile's `addedAffinity` (`errReasonEnforced`).
+pub const ERR_REASON_ENFORCED: &str = "node(s) didn't match scheduler-enforced node affinity";
 
-/// The NodeAffinity plugin (without `addedAffinity`).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NodeAffinity;
+/// The NodeAffinity plugin, with the profile's `addedAffinity` if any.
+#[derive(Clone, Debug, Default)]
+pub struct NodeAffinity {
+    /// `addedAffinity.requiredDuringSchedulingIgnoredDuringExecution`.
+    added_required: Option<NodeSelectorMatcher>,
+    /// `addedAffinity.preferredDuringSchedulingIgnoredDuringExecution`, when non-empty.
+    added_preferred: Option<PreferredNodeAffinity>,
+}
+
+impl NodeAffinity {
+    /// Builds the plugin; `addedAffinity` terms must all parse (upstream parses them
+    /// strictly here). On error: the field inside the args and the message.
+    pub fn new(args: &NodeAffinityArgs, symbols: &mut Symbols) -> Result<Self, (String, String)> {
+        let Some(added) = &args.added_affinity else {
+            return Ok(Self::default());
+        };
+        let mut plugin = Self::default();
+        if let Some(ns) = &added.required_during_scheduling_ignored_during_execution {
+            let matcher = NodeSelectorMatcher::parse(ns, symbols);
+            if let Some((i, e)) = matcher.terms.iter().enumerate().find_map(|(i, t)| match t {
+                NodeSelectorTermMatcher::Invalid(e) => Some((i, e)),
+                NodeSelectorTermMatcher::Valid { .. } => None,
+            }) {
+                return Err((
+                    format!(
+                        "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]"
+                    ),
+                    format!("Invalid value: {e}"),
+                ));
+            }
+            plugin.added_required = Some(matcher);
+        }
+        if let Some(terms) = added
+            .preferred_during_scheduling_ignored_during_execution
+            .as_deref()
+            .filter(|t| !t.is_empty())
+        {
+            let preferred = PreferredNodeAffinity::parse(terms, symbols);
+            if let Some(e) = &preferred.error {
+                return Err((
+                    "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution".into(),
+                    format!("Invalid value: {e}"),
+                ));
+            }
+            plugin.added_preferred = Some(preferred);
+        }
+        Ok(plugin)
+    }
+}
 
 impl Plugin for NodeAffinity {
     fn name(&self) -> &'static str {
@@ -37,7 +88,7 @@ impl PreFilterPlugin for NodeAffinity {
         pod: &Pod,
         _: &Snapshot,
     ) -> (Status, Option<PreFilterResult>) {
-        if pod.required_node_affinity.is_empty() {
+        if pod.required_node_affinity.is_empty() && self.added_required.is_none() {
             return (Status::skip(), None);
         }
         match &pod.required_node_names {
@@ -58,6 +109,11 @@ impl PreFilterPlugin for NodeAffinity {
 
 impl FilterPlugin for NodeAffinity {
     fn filter(&self, _: &CycleState, pod: &Pod, node: &NodeInfo, snapshot: &Snapshot) -> Status {
+        if let Some(added) = &self.added_required
+            && !added.matches(&node.node.labels, &node.node.name, snapshot.symbols())
+        {
+            return Status::new(Code::UnschedulableAndUnresolvable, ERR_REASON_ENFORCED);
+        }
         if pod.required_node_affinity.matches(
             &node.node.labels,
             &node.node.name,
@@ -73,7 +129,8 @@ impl FilterPlugin for NodeAffinity {
 impl PreScorePlugin for NodeAffinity {
     fn pre_score(&self, _: &mut CycleState, pod: &Pod, _: &[NodeId], _: &Snapshot) -> Status {
         match &pod.preferred_node_affinity {
-            None => Status::skip(),
+            None if self.added_preferred.is_none() => Status::skip(),
+            None => Status::success(),
             Some(p) => match &p.error {
                 Some(e) => Status::error(e.clone()),
                 None => Status::success(),
@@ -90,9 +147,11 @@ impl ScorePlugin for NodeAffinity {
         node: &NodeInfo,
         snapshot: &Snapshot,
     ) -> Result<i64, Status> {
-        Ok(pod.preferred_node_affinity.as_ref().map_or(0, |p| {
-            p.score(&node.node.labels, &node.node.name, snapshot.symbols())
-        }))
+        let (labels, name, symbols) = (&node.node.labels, &node.node.name, snapshot.symbols());
+        let score = |p: &Option<PreferredNodeAffinity>| {
+            p.as_ref().map_or(0, |p| p.score(labels, name, symbols))
+        };
+        Ok(score(&self.added_preferred) + score(&pod.preferred_node_affinity))
     }
 
     fn normalize_score(&self, _: &CycleState, _: &Pod, scores: &mut [NodeScore]) -> Status {
@@ -122,7 +181,7 @@ mod tests {
     }
 
     fn codes(s: &Snapshot, p: &Pod) -> Vec<Code> {
-        filter_all(&NodeAffinity, s, p)
+        filter_all(&NodeAffinity::default(), s, p)
             .into_iter()
             .map(|(c, _)| c)
             .collect()
@@ -218,7 +277,8 @@ mod tests {
                 {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}
             ]))),
         );
-        let (st, r) = NodeAffinity.pre_filter_with_result(&mut CycleState::new(), &p, &s);
+        let (st, r) =
+            NodeAffinity::default().pre_filter_with_result(&mut CycleState::new(), &p, &s);
         assert!(st.is_success());
         assert_eq!(
             r.map(|r| r.node_names.into_iter().collect::<Vec<_>>()),
@@ -235,13 +295,14 @@ mod tests {
                 ]}
             ]))),
         );
-        let (st, _) = NodeAffinity.pre_filter_with_result(&mut CycleState::new(), &p, &s);
+        let (st, _) =
+            NodeAffinity::default().pre_filter_with_result(&mut CycleState::new(), &p, &s);
         assert_eq!(st.code(), NO);
         assert_eq!(st.reasons()[0], ERR_REASON_CONFLICT);
 
         let p = pod(&mut s, with_spec(json!({})));
         assert!(
-            NodeAffinity
+            NodeAffinity::default()
                 .pre_filter(&mut CycleState::new(), &p, &s)
                 .is_skip()
         );
@@ -281,7 +342,7 @@ mod tests {
         let mut s = snapshot(&nodes, &[]);
         let p = pod(&mut s, with_spec(json!({})));
         assert_eq!(
-            scores(&NodeAffinity, &s, &p),
+            scores(&NodeAffinity::default(), &s, &p),
             None,
             "no affinity: PreScore skips"
         );
@@ -293,7 +354,10 @@ mod tests {
         ];
         let mut s = snapshot(&nodes, &[]);
         let p = pod(&mut s, affinity1.clone());
-        assert_eq!(scores(&NodeAffinity, &s, &p), Some(vec![0, 0, 0]));
+        assert_eq!(
+            scores(&NodeAffinity::default(), &s, &p),
+            Some(vec![0, 0, 0])
+        );
 
         let nodes = [
             node("1", label1.clone()),
@@ -302,11 +366,100 @@ mod tests {
         ];
         let mut s = snapshot(&nodes, &[]);
         let p = pod(&mut s, affinity1);
-        assert_eq!(scores(&NodeAffinity, &s, &p), Some(vec![100, 0, 0]));
+        assert_eq!(
+            scores(&NodeAffinity::default(), &s, &p),
+            Some(vec![100, 0, 0])
+        );
 
         let nodes = [node("1", label1), node("5", label5), node("2", label2)];
         let mut s = snapshot(&nodes, &[]);
         let p = pod(&mut s, affinity2);
-        assert_eq!(scores(&NodeAffinity, &s, &p), Some(vec![18, 100, 36]));
+        assert_eq!(
+            scores(&NodeAffinity::default(), &s, &p),
+            Some(vec![18, 100, 36])
+        );
+    }
+
+    fn added(s: &mut Snapshot, added: Value) -> NodeAffinity {
+        let args: NodeAffinityArgs = serde_json::from_value(json!({ "addedAffinity": added }))
+            .unwrap_or_else(|e| panic!("{e}"));
+        NodeAffinity::new(&args, s.symbols_mut()).unwrap_or_else(|e| panic!("{e:?}"))
+    }
+
+    fn zones() -> Snapshot {
+        snapshot(
+            &[
+                node("n1", json!({"zone": "a"})),
+                node("n2", json!({"zone": "b"})),
+            ],
+            &[],
+        )
+    }
+
+    #[test]
+    fn added_required_affinity_filters_before_the_pods_own() {
+        let mut s = zones();
+        let pl = added(
+            &mut s,
+            json!({"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]}}),
+        );
+        let plain = pod(&mut s, with_spec(json!({})));
+        assert_eq!(
+            filter_all(&pl, &s, &plain),
+            vec![(OK, String::new()), (NO, ERR_REASON_ENFORCED.to_string())]
+        );
+        let on_b = pod(&mut s, with_spec(json!({"nodeSelector": {"zone": "b"}})));
+        assert_eq!(
+            filter_all(&pl, &s, &on_b),
+            vec![
+                (NO, ERR_REASON_POD.to_string()),
+                (NO, ERR_REASON_ENFORCED.to_string())
+            ]
+        );
+    }
+
+    #[test]
+    fn added_preferred_affinity_adds_to_the_score() {
+        let mut s = zones();
+        let pl = added(
+            &mut s,
+            json!({"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 3, "preference": {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}}]}),
+        );
+        // No preference of its own: PreScore still runs for the added terms.
+        let plain = pod(&mut s, with_spec(json!({})));
+        assert_eq!(scores(&pl, &s, &plain), Some(vec![100, 0]));
+        let prefers_b = pod(
+            &mut s,
+            with_spec(
+                json!({"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 2, "preference": {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["b"]}]}}]}}}),
+            ),
+        );
+        // 3 against 2, normalized to the maximum.
+        assert_eq!(scores(&pl, &s, &prefers_b), Some(vec![100, 66]));
+        // Without added terms a pod with no preference is skipped.
+        assert_eq!(scores(&NodeAffinity::default(), &s, &plain), None);
+    }
+
+    #[test]
+    fn invalid_added_affinity_is_refused_with_its_path() {
+        let mut s = zones();
+        let args: NodeAffinityArgs = serde_json::from_value(json!({"addedAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]},
+                {"matchExpressions": [{"key": "zone", "operator": "Bad"}]}]}}}))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let err = NodeAffinity::new(&args, s.symbols_mut()).err();
+        let (path, msg) = err.unwrap_or_default();
+        assert_eq!(
+            path,
+            "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[1]"
+        );
+        assert!(
+            msg.contains("\"Bad\" is not a valid node selector operator"),
+            "{msg}"
+        );
     }
 }

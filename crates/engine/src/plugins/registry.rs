@@ -13,8 +13,8 @@ use super::queuesort::PrioritySort;
 use super::tainttoleration::TaintToleration;
 use crate::api::Symbols;
 use crate::config::{
-    InterPodAffinityArgs, NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs,
-    PodTopologySpreadArgs,
+    InterPodAffinityArgs, NodeAffinityArgs, NodeResourcesBalancedAllocationArgs,
+    NodeResourcesFitArgs, PodTopologySpreadArgs,
 };
 use crate::features::Features;
 use crate::framework::{
@@ -240,16 +240,8 @@ pub fn build(
             b.score = Some(p);
         }
         "NodeAffinity" => {
-            if raw_args
-                .and_then(|a| a.get("addedAffinity"))
-                .is_some_and(|a| !a.is_null())
-            {
-                return Err((
-                    "addedAffinity".into(),
-                    "Forbidden: not supported by topospread".into(),
-                ));
-            }
-            let p = Arc::new(NodeAffinity);
+            let a: NodeAffinityArgs = args(raw_args)?;
+            let p = Arc::new(NodeAffinity::new(&a, symbols)?);
             b.pre_filter = Some(p.clone());
             b.filter = Some(p.clone());
             b.pre_score = Some(p.clone());
