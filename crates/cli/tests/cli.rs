@@ -127,6 +127,18 @@ fn invalid_added_affinity_exits_2_naming_the_field() {
 }
 
 #[test]
+fn scheduling_gates_keep_a_pod_pending() {
+    let o = run(&["simulate", "-f", &fixture("scheduling-gates.yaml")]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("default/gated: waiting for scheduling gates: [example.com/quota]\n"),
+        "{out}"
+    );
+    assert!(out.contains("1 scheduled, 1 pending"), "{out}");
+}
+
+#[test]
 fn simulate_json_is_machine_readable() {
     let o = run(&["simulate", "-o", "json"]);
     assert_eq!(o.status.code(), Some(0));

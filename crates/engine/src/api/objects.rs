@@ -68,6 +68,8 @@ pub struct Pod {
     /// Container images, init containers first, normalized once as ImageLocality
     /// compares them (`:latest` added to an untagged name).
     pub images: Vec<Box<str>>,
+    /// `spec.schedulingGates` names: while any remains, the pod is not scheduled.
+    pub scheduling_gates: Vec<Box<str>>,
 }
 
 /// A node, in the compact form the scheduler works on.

@@ -110,6 +110,12 @@ pub fn pod(p: &core::Pod, symbols: &mut Symbols) -> Result<Pod, ConvertError> {
             .chain(&spec.containers)
             .map(|c| normalized_image_name(c.image.as_deref().unwrap_or("")).into())
             .collect(),
+        scheduling_gates: spec
+            .scheduling_gates
+            .iter()
+            .flatten()
+            .map(|g| g.name.as_str().into())
+            .collect(),
         labels,
         node_name: spec
             .node_name

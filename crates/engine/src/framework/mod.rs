@@ -9,8 +9,8 @@ mod status;
 
 pub use cycle_state::{CycleState, StateData};
 pub use plugin::{
-    FilterPlugin, MAX_NODE_SCORE, NodeScore, Plugin, PreFilterPlugin, PreFilterResult,
-    PreScorePlugin, QueueSortPlugin, QueuedPod, ScorePlugin, Screen, score_each,
+    FilterPlugin, MAX_NODE_SCORE, NodeScore, Plugin, PreEnqueuePlugin, PreFilterPlugin,
+    PreFilterResult, PreScorePlugin, QueueSortPlugin, QueuedPod, ScorePlugin, Screen, score_each,
 };
 pub use profile::{ConfigError, Profile};
 pub(crate) use runtime::ScoreTable;

@@ -50,6 +50,12 @@ pub struct NodeScore {
     pub score: i64,
 }
 
+/// PreEnqueue: decides whether a pod may enter the scheduling queue at all.
+pub trait PreEnqueuePlugin: Plugin {
+    /// Success, or why the pod waits outside the queue (no cycle runs for it).
+    fn pre_enqueue(&self, pod: &Pod) -> Status;
+}
+
 /// What every plugin has: a name.
 pub trait Plugin: Send + Sync {
     /// The plugin's registry name (e.g. `PodTopologySpread`).

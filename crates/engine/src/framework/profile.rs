@@ -2,7 +2,9 @@
 //! `KubeSchedulerProfile` applied on top of the v1 defaults, as kube-scheduler does
 //! (`mergePlugins`, then the framework's multi-point expansion and score weights).
 
-use super::{FilterPlugin, PreFilterPlugin, PreScorePlugin, QueueSortPlugin, ScorePlugin};
+use super::{
+    FilterPlugin, PreEnqueuePlugin, PreFilterPlugin, PreScorePlugin, QueueSortPlugin, ScorePlugin,
+};
 use crate::api::Symbols;
 use crate::config::{
     DEFAULT_SCHEDULER_NAME, ParseError, PluginRef, PluginSet, Plugins, ProfileConfig,
@@ -108,6 +110,7 @@ pub struct Profile {
     scheduler_name: String,
     percentage_of_nodes_to_score: Option<i32>,
     enabled: BTreeMap<Point, Vec<(String, i64)>>,
+    pub(crate) pre_enqueue: Vec<Arc<dyn PreEnqueuePlugin>>,
     pub(crate) queue_sort: Arc<dyn QueueSortPlugin>,
     pub(crate) pre_filter: Vec<Arc<dyn PreFilterPlugin>>,
     pub(crate) filter: Vec<Arc<dyn FilterPlugin>>,
@@ -367,6 +370,10 @@ impl Profile {
             });
         }
         let profile = Self {
+            pre_enqueue: list(Point::PreEnqueue)
+                .iter()
+                .filter_map(|n| get(n).pre_enqueue)
+                .collect(),
             queue_sort: queue_sort.clone(),
             pre_filter: list(Point::PreFilter)
                 .iter()

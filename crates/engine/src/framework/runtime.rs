@@ -93,6 +93,18 @@ pub(crate) struct PreFilterOutcome {
 }
 
 impl Profile {
+    /// Runs the PreEnqueue plugins (`RunPreEnqueuePlugins`): the first that does not
+    /// succeed keeps the pod out of the queue.
+    pub(crate) fn run_pre_enqueue(&self, pod: &Pod) -> Status {
+        for pl in &self.pre_enqueue {
+            let s = pl.pre_enqueue(pod);
+            if !s.is_success() {
+                return s.with_plugin(pl.name());
+            }
+        }
+        Status::success()
+    }
+
     /// Runs every PreFilter plugin (`RunPreFilterPlugins`).
     pub(crate) fn run_pre_filter(
         &self,

@@ -11,6 +11,7 @@ pub mod nodeunschedulable;
 pub mod podtopologyspread;
 pub mod queuesort;
 pub mod registry;
+pub mod schedulinggates;
 pub mod tainttoleration;
 #[cfg(test)]
 pub(crate) mod testutil;

@@ -10,6 +10,7 @@ use super::noderesources::{BalancedAllocation, Fit};
 use super::nodeunschedulable::NodeUnschedulable;
 use super::podtopologyspread::PodTopologySpread;
 use super::queuesort::PrioritySort;
+use super::schedulinggates::SchedulingGates;
 use super::tainttoleration::TaintToleration;
 use crate::api::Symbols;
 use crate::config::{
@@ -18,7 +19,7 @@ use crate::config::{
 };
 use crate::features::Features;
 use crate::framework::{
-    FilterPlugin, PreFilterPlugin, PreScorePlugin, QueueSortPlugin, ScorePlugin,
+    FilterPlugin, PreEnqueuePlugin, PreFilterPlugin, PreScorePlugin, QueueSortPlugin, ScorePlugin,
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -170,12 +171,11 @@ pub fn points(name: &str) -> Option<&'static [Point]> {
 }
 
 /// Whether a known plugin is accepted but does nothing in this engine (volumes,
-/// resource claims, preemption, binding, scheduling gates).
+/// resource claims, preemption, binding).
 pub fn is_inert(name: &str) -> bool {
     matches!(
         name,
-        "SchedulingGates"
-            | "VolumeRestrictions"
+        "VolumeRestrictions"
             | "NodeVolumeLimits"
             | "VolumeBinding"
             | "VolumeZone"
@@ -188,6 +188,8 @@ pub fn is_inert(name: &str) -> bool {
 /// A built plugin, as the extension points see it.
 #[derive(Clone, Default)]
 pub struct Built {
+    /// As PreEnqueue.
+    pub pre_enqueue: Option<Arc<dyn PreEnqueuePlugin>>,
     /// As QueueSort.
     pub queue_sort: Option<Arc<dyn QueueSortPlugin>>,
     /// As PreFilter.
@@ -230,6 +232,7 @@ pub fn build(
 ) -> Result<Built, (String, String)> {
     let mut b = Built::default();
     match name {
+        "SchedulingGates" => b.pre_enqueue = Some(Arc::new(SchedulingGates)),
         "PrioritySort" => b.queue_sort = Some(Arc::new(PrioritySort)),
         "NodeUnschedulable" => b.filter = Some(Arc::new(NodeUnschedulable::new(features))),
         "NodeName" => b.filter = Some(Arc::new(NodeName)),
@@ -309,6 +312,7 @@ mod tests {
             if is_inert(name) {
                 continue;
             }
+            assert_eq!(b.pre_enqueue.is_some(), pts.contains(&PreEnqueue), "{name}");
             assert_eq!(b.queue_sort.is_some(), pts.contains(&QueueSort), "{name}");
             assert_eq!(b.pre_filter.is_some(), pts.contains(&PreFilter), "{name}");
             assert_eq!(b.filter.is_some(), pts.contains(&Filter), "{name}");

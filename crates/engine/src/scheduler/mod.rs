@@ -76,6 +76,8 @@ struct Cycle {
     pre_filter: Vec<(&'static str, Status)>,
     feasible: Vec<NodeId>,
     statuses: Vec<(NodeId, Status)>,
+    /// A PreEnqueue plugin kept the pod out of the queue: no cycle ran.
+    gated: bool,
     /// Nodes a screening Filter rejected whose statuses were not worked out (a node fit).
     screened: usize,
     diagnosis: Diagnosis,
@@ -213,6 +215,7 @@ impl Scheduler {
     ) -> Cycle {
         let mut c = self.filter_and_score(snapshot, pod, nominated, record);
         if self.preemption_enabled
+            && !c.gated
             && let ScheduleResult::Unschedulable { message, .. } = &mut c.result
         {
             let failed = preemption::Failed {
@@ -241,12 +244,29 @@ impl Scheduler {
             feasible: Vec::new(),
             statuses: Vec::new(),
             screened: 0,
+            gated: false,
             diagnosis: Diagnosis::default(),
             pre_score: Vec::new(),
             scores: ScoreTable::default(),
             result: ScheduleResult::Error(Status::error("no nodes available to schedule pods")),
             preemption: None,
         };
+        let gate = self.profile.run_pre_enqueue(pod);
+        if !gate.is_success() {
+            // Upstream never queues the pod; reported here as pending with the reason.
+            let message = gate.reasons().join(", ");
+            c.gated = true;
+            c.diagnosis.pre_filter_msg = Some(message.clone());
+            c.result = if gate.is_rejected() {
+                ScheduleResult::Unschedulable {
+                    message,
+                    node_statuses: Vec::new(),
+                }
+            } else {
+                ScheduleResult::Error(gate)
+            };
+            return c;
+        }
         let all = snapshot.nodes().len();
         if all == 0 {
             return c;
