@@ -434,40 +434,43 @@ impl Scheduler {
                 evaluated_nodes: evaluated,
                 feasible_nodes: 1,
             },
-            feasible => {
-                let feasible = feasible.to_vec();
-                // Without Score plugins every feasible node ties (totals stay empty).
-                let no_scores = vec![0; feasible.len()];
-                if !self.profile.score.is_empty() {
-                    let s = self.profile.run_pre_score(
-                        &mut c.state,
-                        pod,
-                        &feasible,
-                        snapshot,
-                        &mut c.pre_score,
-                    );
-                    if !s.is_success() {
-                        return ScheduleResult::Error(s);
-                    }
-                    match self
-                        .profile
-                        .run_score(&c.state, pod, &feasible, snapshot, record)
-                    {
-                        Ok(scores) => c.scores = scores,
-                        Err(s) => return ScheduleResult::Error(s),
-                    }
-                }
-                ScheduleResult::Scheduled {
-                    node: if self.profile.score.is_empty() {
-                        self.select_host(&feasible, &no_scores)
-                    } else {
-                        self.select_host(&feasible, &c.scores.totals)
-                    },
+            _ => {
+                // Taken out while scoring mutates the cycle, then put back for explain.
+                let feasible = std::mem::take(&mut c.feasible);
+                let result = self.score_and_select(snapshot, pod, c, &feasible, record);
+                c.feasible = feasible;
+                result.map_or_else(ScheduleResult::Error, |node| ScheduleResult::Scheduled {
+                    node,
                     evaluated_nodes: evaluated,
-                    feasible_nodes: feasible.len(),
-                }
+                    feasible_nodes: c.feasible.len(),
+                })
             }
         }
+    }
+
+    /// PreScore, Score and `selectHost` over two or more feasible nodes. Without Score
+    /// plugins every node ties at 0.
+    fn score_and_select(
+        &mut self,
+        snapshot: &Snapshot,
+        pod: &Pod,
+        c: &mut Cycle,
+        feasible: &[NodeId],
+        record: bool,
+    ) -> Result<NodeId, Status> {
+        if self.profile.score.is_empty() {
+            return Ok(self.select_host(feasible, &vec![0; feasible.len()]));
+        }
+        let s = self
+            .profile
+            .run_pre_score(&mut c.state, pod, feasible, snapshot, &mut c.pre_score);
+        if !s.is_success() {
+            return Err(s);
+        }
+        c.scores = self
+            .profile
+            .run_score(&c.state, pod, feasible, snapshot, record)?;
+        Ok(self.select_host(feasible, &c.scores.totals))
     }
 
     /// `selectHost`: a uniform choice (reservoir sampling) among the top-scored nodes.
