@@ -25,6 +25,7 @@ pub mod framework;
 pub mod load;
 pub mod perf;
 pub mod plugins;
+pub mod queue;
 pub mod render;
 pub mod scenario;
 pub mod scheduler;

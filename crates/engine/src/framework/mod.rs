@@ -2,12 +2,14 @@
 //! kube-scheduler's `framework` package defines them.
 
 mod cycle_state;
+mod events;
 mod plugin;
 mod profile;
 mod runtime;
 mod status;
 
 pub use cycle_state::{CycleState, StateData};
+pub use events::{ActionType, ClusterEvent, EventResource};
 pub use plugin::{
     FilterPlugin, MAX_NODE_SCORE, NodeScore, Plugin, PreEnqueuePlugin, PreFilterPlugin,
     PreFilterResult, PreScorePlugin, QueueSortPlugin, QueuedPod, ScorePlugin, Screen, score_each,

@@ -1,4 +1,4 @@
-use super::{CycleState, Status};
+use super::{ClusterEvent, CycleState, Status};
 use crate::api::Pod;
 use crate::snapshot::{NodeId, NodeInfo, Snapshot};
 use std::collections::BTreeSet;
@@ -60,6 +60,12 @@ pub trait PreEnqueuePlugin: Plugin {
 pub trait Plugin: Send + Sync {
     /// The plugin's registry name (e.g. `PodTopologySpread`).
     fn name(&self) -> &'static str;
+
+    /// The cluster events that may make a pod this plugin rejected schedulable
+    /// (`EventsToRegister`); by default every event.
+    fn events_to_register(&self) -> Vec<ClusterEvent> {
+        vec![ClusterEvent::WILDCARD]
+    }
 }
 
 /// PreFilter: computes per-pod state once, before Filter runs on each node.

@@ -3,7 +3,8 @@
 //! (`mergePlugins`, then the framework's multi-point expansion and score weights).
 
 use super::{
-    FilterPlugin, PreEnqueuePlugin, PreFilterPlugin, PreScorePlugin, QueueSortPlugin, ScorePlugin,
+    ClusterEvent, FilterPlugin, PreEnqueuePlugin, PreFilterPlugin, PreScorePlugin, QueueSortPlugin,
+    ScorePlugin,
 };
 use crate::api::Symbols;
 use crate::config::{
@@ -116,6 +117,8 @@ pub struct Profile {
     pub(crate) filter: Vec<Arc<dyn FilterPlugin>>,
     pub(crate) pre_score: Vec<Arc<dyn PreScorePlugin>>,
     pub(crate) score: Vec<(Arc<dyn ScorePlugin>, i64)>,
+    /// The events each plugin that can reject a pod registered (`EventsToRegister`).
+    events: HashMap<&'static str, Vec<ClusterEvent>>,
 }
 
 impl std::fmt::Debug for Profile {
@@ -369,7 +372,8 @@ impl Profile {
                 scheduler_name,
             });
         }
-        let profile = Self {
+        let mut profile = Self {
+            events: HashMap::new(),
             pre_enqueue: list(Point::PreEnqueue)
                 .iter()
                 .filter_map(|n| get(n).pre_enqueue)
@@ -414,7 +418,42 @@ impl Profile {
             scheduler_name,
             percentage_of_nodes_to_score: config.percentage_of_nodes_to_score,
         };
+        profile.events = profile.registered_events();
         Ok(profile)
+    }
+
+    /// The events registered by every plugin that can reject a pod (PreEnqueue,
+    /// PreFilter and Filter plugins), by plugin name.
+    fn registered_events(&self) -> HashMap<&'static str, Vec<ClusterEvent>> {
+        let plugins = self
+            .pre_enqueue
+            .iter()
+            .map(|p| (p.name(), p.events_to_register()))
+            .chain(
+                self.pre_filter
+                    .iter()
+                    .map(|p| (p.name(), p.events_to_register())),
+            )
+            .chain(
+                self.filter
+                    .iter()
+                    .map(|p| (p.name(), p.events_to_register())),
+            );
+        plugins.collect()
+    }
+
+    /// Whether `event` may make schedulable a pod that `rejected_by` turned down
+    /// (`isPodWorthRequeuing` without queueing hints): some rejecting plugin registered
+    /// it. A pod no plugin rejected (an error) is retried on any event.
+    pub fn worth_requeuing(&self, rejected_by: &[&'static str], event: &ClusterEvent) -> bool {
+        if rejected_by.is_empty() {
+            return true;
+        }
+        rejected_by.iter().any(|name| {
+            self.events
+                .get(name)
+                .is_none_or(|evs| evs.iter().any(|r| event.matches(r)))
+        })
     }
 
     /// The profile's `schedulerName`.

@@ -6,6 +6,7 @@ use crate::api::{
     NodeSelectorMatcher, NodeSelectorTermMatcher, Pod, PreferredNodeAffinity, Symbols,
 };
 use crate::config::NodeAffinityArgs;
+use crate::framework::{ActionType as A, ClusterEvent, EventResource as R};
 use crate::framework::{
     Code, CycleState, FilterPlugin, NodeScore, Plugin, PreFilterPlugin, PreFilterResult,
     PreScorePlugin, ScorePlugin, Status,
@@ -74,6 +75,10 @@ impl NodeAffinity {
 impl Plugin for NodeAffinity {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn events_to_register(&self) -> Vec<ClusterEvent> {
+        vec![ClusterEvent::new(R::Node, A::ADD | A::UPDATE_NODE_LABEL)]
     }
 }
 

@@ -1,6 +1,7 @@
 //! NodeName: a pod that names a node (`spec.nodeName`) fits only that node.
 
 use crate::api::Pod;
+use crate::framework::{ActionType as A, ClusterEvent, EventResource as R};
 use crate::framework::{Code, CycleState, FilterPlugin, Plugin, Status};
 use crate::snapshot::{NodeInfo, Snapshot};
 
@@ -16,6 +17,10 @@ pub struct NodeName;
 impl Plugin for NodeName {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn events_to_register(&self) -> Vec<ClusterEvent> {
+        vec![ClusterEvent::new(R::Node, A::ADD)]
     }
 }
 

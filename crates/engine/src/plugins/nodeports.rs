@@ -107,6 +107,13 @@ impl crate::framework::Plugin for NodePorts {
     fn name(&self) -> &'static str {
         NAME
     }
+    fn events_to_register(&self) -> Vec<crate::framework::ClusterEvent> {
+        use crate::framework::{ActionType as A, ClusterEvent, EventResource as R};
+        vec![
+            ClusterEvent::new(R::AssignedPod, A::DELETE),
+            ClusterEvent::new(R::Node, A::ADD | A::UPDATE),
+        ]
+    }
 }
 
 impl crate::framework::PreFilterPlugin for NodePorts {

@@ -3,6 +3,7 @@
 
 use crate::api::{Pod, Taint, TaintEffect};
 use crate::features::Features;
+use crate::framework::{ActionType as A, ClusterEvent, EventResource as R};
 use crate::framework::{Code, CycleState, FilterPlugin, Plugin, Status};
 use crate::snapshot::{NodeInfo, Snapshot};
 
@@ -37,6 +38,13 @@ impl NodeUnschedulable {
 impl Plugin for NodeUnschedulable {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn events_to_register(&self) -> Vec<ClusterEvent> {
+        vec![
+            ClusterEvent::new(R::Node, A::ADD | A::UPDATE_NODE_TAINT),
+            ClusterEvent::new(R::UnscheduledPod, A::UPDATE_POD_TOLERATION),
+        ]
     }
 }
 

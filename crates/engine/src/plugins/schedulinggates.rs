@@ -2,6 +2,7 @@
 //! gate is removed (PreEnqueue), so no cycle runs for it.
 
 use crate::api::Pod;
+use crate::framework::{ActionType as A, ClusterEvent, EventResource as R};
 use crate::framework::{Code, Plugin, PreEnqueuePlugin, Status};
 
 /// The plugin's registry name.
@@ -14,6 +15,13 @@ pub struct SchedulingGates;
 impl Plugin for SchedulingGates {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn events_to_register(&self) -> Vec<ClusterEvent> {
+        vec![ClusterEvent::new(
+            R::UnscheduledPod,
+            A::UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
+        )]
     }
 }
 

@@ -4,6 +4,7 @@
 use super::helper::default_normalize_score;
 use crate::api::{Pod, TaintEffect, Toleration, find_untolerated_taint};
 use crate::features::Features;
+use crate::framework::{ActionType as A, ClusterEvent, EventResource as R};
 use crate::framework::{
     Code, CycleState, FilterPlugin, NodeScore, Plugin, PreScorePlugin, ScorePlugin, Screen, Status,
     score_each,
@@ -37,6 +38,13 @@ pub struct PreScoreState {
 impl Plugin for TaintToleration {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn events_to_register(&self) -> Vec<ClusterEvent> {
+        vec![
+            ClusterEvent::new(R::Node, A::ADD | A::UPDATE_NODE_TAINT),
+            ClusterEvent::new(R::UnscheduledPod, A::UPDATE_POD_TOLERATION),
+        ]
     }
 }
 

@@ -2,6 +2,7 @@
 //! existing pods'), as Filter; preferred terms (both ways) and existing pods' required
 //! affinity, as Score.
 
+use crate::framework::{ActionType as A, ClusterEvent, EventResource as R};
 mod filtering;
 mod scoring;
 #[cfg(test)]
@@ -60,6 +61,13 @@ impl InterPodAffinity {
 impl Plugin for InterPodAffinity {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn events_to_register(&self) -> Vec<ClusterEvent> {
+        vec![
+            ClusterEvent::new(R::AssignedPod, A::ALL),
+            ClusterEvent::new(R::Node, A::ADD | A::UPDATE_NODE_LABEL),
+        ]
     }
 }
 

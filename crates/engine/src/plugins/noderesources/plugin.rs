@@ -14,6 +14,7 @@ use super::resource_allocation::{
 };
 use crate::api::Pod;
 use crate::config::{NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs, ResourceSpecArg};
+use crate::framework::{ActionType as A, ClusterEvent, EventResource as R};
 use crate::framework::{
     Code, CycleState, FilterPlugin, NodeScore, Plugin, PreFilterPlugin, PreScorePlugin,
     ScorePlugin, Status, score_each,
@@ -121,6 +122,17 @@ impl Fit {
 impl Plugin for Fit {
     fn name(&self) -> &'static str {
         FIT_NAME
+    }
+
+    fn events_to_register(&self) -> Vec<ClusterEvent> {
+        vec![
+            ClusterEvent::new(R::AssignedPod, A::DELETE | A::UPDATE_POD_SCALE_DOWN),
+            ClusterEvent::new(R::UnscheduledPod, A::UPDATE_POD_SCALE_DOWN),
+            ClusterEvent::new(
+                R::Node,
+                A::ADD | A::UPDATE_NODE_ALLOCATABLE | A::UPDATE_NODE_TAINT | A::UPDATE_NODE_LABEL,
+            ),
+        ]
     }
 }
 

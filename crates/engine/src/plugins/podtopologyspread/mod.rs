@@ -2,6 +2,7 @@
 //! (Filter for `DoNotSchedule`, Score for `ScheduleAnyway`), with cluster-wide default
 //! constraints for pods that define none.
 
+use crate::framework::{ActionType as A, ClusterEvent, EventResource as R};
 mod common;
 mod filtering;
 mod scoring;
@@ -46,6 +47,16 @@ pub struct PodTopologySpread {
 impl Plugin for PodTopologySpread {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn events_to_register(&self) -> Vec<ClusterEvent> {
+        vec![
+            ClusterEvent::new(R::AssignedPod, A::ADD | A::UPDATE_POD_LABEL | A::DELETE),
+            ClusterEvent::new(
+                R::Node,
+                A::ADD | A::DELETE | A::UPDATE_NODE_LABEL | A::UPDATE_NODE_TAINT,
+            ),
+        ]
     }
 }
 
