@@ -29,6 +29,7 @@ pub mod queue;
 pub mod render;
 pub mod scenario;
 pub mod scheduler;
+pub mod simulation;
 pub mod snapshot;
 pub mod validation;
 pub mod workloads;

@@ -95,6 +95,14 @@ pub enum ConfigError {
         /// Its scheduler name.
         scheduler_name: String,
     },
+    /// Two profiles share a scheduler name.
+    #[error("{field}: Duplicate value: {name:?}")]
+    DuplicateProfile {
+        /// The second profile's `schedulerName`.
+        field: String,
+        /// The name.
+        name: String,
+    },
     /// A field the engine cannot honour.
     #[error("{field}: Forbidden: {message}")]
     Unsupported {

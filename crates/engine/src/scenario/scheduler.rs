@@ -6,7 +6,8 @@ use crate::config::SchedulerConfig;
 use crate::convert;
 use crate::features::Features;
 use crate::load;
-use crate::scheduler::{ScheduleResult, Scheduler};
+use crate::scheduler::{PodOutcome, Scheduler};
+use crate::simulation::{SimEvent, Simulation};
 use crate::snapshot::{PodId, Snapshot};
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
@@ -165,53 +166,60 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
             SchedulerConfig::profile_from_value(v).map_err(|e| bad("config", &e))?,
         ),
     };
-    let mut scheduler =
+    let scheduler =
         Scheduler::new(&config, case.features, &mut snapshot).map_err(|e| bad("config", &e))?;
+    let mut sim = Simulation::new(scheduler);
 
     let mut mismatches = Vec::new();
-    let mut placements: BTreeMap<String, Placement> = BTreeMap::new();
-    let mut scheduled: Vec<PodId> = Vec::new();
-    let mut preempted: Vec<String> = Vec::new();
+    let mut scheduled: Vec<(String, PodId)> = Vec::new();
     for (i, p) in case.schedule.iter().enumerate() {
         let field = format!("schedule[{i}]");
         let p: core::Pod = load::typed(p, file, &format!("{what} {field}"))?;
-        let mut pod = convert::pod(&p, snapshot.symbols_mut()).map_err(|e| bad(&field, &e))?;
+        let pod = convert::pod(&p, snapshot.symbols_mut()).map_err(|e| bad(&field, &e))?;
         if pod.node_name.is_some() {
             return Err(bad(
                 &format!("{field}.spec.nodeName"),
                 &"Forbidden: a pod to schedule must not name a node",
             ));
         }
-        pod.node_name = None;
         let pod_name = pod.name.to_string();
-        let id = snapshot.add_pod(pod.clone()).map_err(|e| bad(&field, &e))?;
-        scheduled.push(id);
-        let mut result = scheduler.schedule_one(&snapshot, &pod);
-        if let Some(p) = scheduler.take_preemption() {
-            // The victims are deleted; the pod's next cycle tries its nominated node first.
-            for v in &p.victims {
-                if let Some(victim) = snapshot.remove_pod(*v) {
-                    preempted.push(victim.name.to_string());
-                }
-            }
-            result = scheduler.schedule_nominated(&snapshot, &pod, p.node);
+        let id = snapshot.add_pod(pod).map_err(|e| bad(&field, &e))?;
+        scheduled.push((pod_name.clone(), id));
+        // Upstream's tests create each pod and wait for the scheduler to settle.
+        if let Err(e) = sim.enqueue(&snapshot, id) {
+            return Err(bad(&field, &e));
         }
-        let placement = match result {
-            ScheduleResult::Scheduled { node, .. } => {
-                snapshot.bind(id, node);
-                Ok(snapshot.node(node).node.name.to_string())
-            }
-            ScheduleResult::Unschedulable { message, .. } => Err(message),
-            ScheduleResult::Error(s) => Err(format!("error: {s}")),
-        };
-        placements.insert(pod_name.clone(), placement);
+        sim.run(&mut snapshot, |_, _| {})
+            .map_err(|e| bad(&field, &e))?;
+        let ids: Vec<PodId> = scheduled.iter().map(|(_, id)| *id).collect();
         for (j, check) in case.expect.spread.iter().enumerate() {
             if check.after.as_deref() == Some(pod_name.as_str()) {
-                check_spread(check, j, &mut snapshot, &scheduled, &mut mismatches)
+                check_spread(check, j, &mut snapshot, &ids, &mut mismatches)
                     .map_err(|e| bad("expect.spread", &e))?;
             }
         }
     }
+    let preempted: Vec<String> = sim
+        .events()
+        .iter()
+        .filter_map(|e| match e {
+            SimEvent::Preempted { victim, .. } => Some(victim.name.to_string()),
+            _ => None,
+        })
+        .collect();
+    let mut placements: BTreeMap<String, Placement> = BTreeMap::new();
+    for (name, id) in &scheduled {
+        let placement = if snapshot.pod(*id).is_none() {
+            Err("preempted".to_string())
+        } else {
+            match sim.scheduler().outcome(&snapshot, *id) {
+                PodOutcome::Bound(node) => Ok(snapshot.node(node).node.name.to_string()),
+                PodOutcome::Pending(message) => Err(message),
+            }
+        };
+        placements.insert(name.clone(), placement);
+    }
+    let scheduled: Vec<PodId> = scheduled.iter().map(|(_, id)| *id).collect();
     for (j, check) in case.expect.spread.iter().enumerate() {
         match &check.after {
             None => check_spread(check, j, &mut snapshot, &scheduled, &mut mismatches)

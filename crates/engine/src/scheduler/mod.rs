@@ -5,22 +5,39 @@
 
 mod explain;
 mod fit_error;
+mod nominator;
 mod preemption;
 mod rng;
+mod schedule_one;
 
 pub use explain::{Explanation, NodeFilterVerdicts};
 pub use preemption::{
     MIN_CANDIDATE_NODES_ABSOLUTE, MIN_CANDIDATE_NODES_PERCENTAGE, NO_VICTIMS, NOT_HELPFUL,
     Preemption,
 };
+pub use schedule_one::{Attempt, EnqueueError, PodOutcome};
 
 use crate::api::Pod;
 use crate::config::SchedulerConfig;
 use crate::features::Features;
 use crate::framework::{ConfigError, CycleState, Profile, QueuedPod, ScoreTable, Status};
+use crate::queue::{QueueConfig, SchedulingQueue};
+use crate::snapshot::PodId;
 use crate::snapshot::{NodeId, Snapshot};
 use fit_error::{Diagnosis, fit_error_message};
+use nominator::Nominator;
 use rng::Rng;
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// A configured backoff in whole seconds, or the default.
+fn backoff_seconds(configured: Option<i64>, default: u64) -> Duration {
+    Duration::from_secs(
+        configured
+            .and_then(|s| u64::try_from(s).ok())
+            .unwrap_or(default),
+    )
+}
 
 /// Below this many nodes, every node is evaluated (`minFeasibleNodesToFind`).
 pub const MIN_FEASIBLE_NODES_TO_FIND: usize = 100;
@@ -51,20 +68,32 @@ pub enum ScheduleResult {
     Error(Status),
 }
 
-/// The scheduler: one profile, the rotating start index and the tie-break generator.
+/// The scheduler: every profile of the configuration, the scheduling queue, the pods
+/// nominated by preemption, the rotating start index and the tie-break generator. The
+/// snapshot (the scheduler's cache) is the caller's: the simulator and the live
+/// scheduler own it and hand it in.
 pub struct Scheduler {
-    profile: Profile,
+    profiles: Vec<Profile>,
+    /// Per profile: DefaultPreemption is its PostFilter.
+    preemption_enabled: Vec<bool>,
+    /// The profile of the cycle under way.
+    current: usize,
     percentage_of_nodes_to_score: i32,
     next_start_node_index: usize,
     rng: Rng,
-    preemption_enabled: bool,
     nomination: Option<Preemption>,
+    nominator: Nominator,
+    queue: SchedulingQueue,
+    /// Why each pod that is still pending failed its last cycle.
+    last_failure: HashMap<PodId, String>,
+    /// The pod whose cycles are recorded, and the last recording.
+    explain: Option<(PodId, Option<Explanation>)>,
 }
 
 impl std::fmt::Debug for Scheduler {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Scheduler")
-            .field("profile", &self.profile)
+            .field("profiles", &self.profiles)
             .field("next_start_node_index", &self.next_start_node_index)
             .finish_non_exhaustive()
     }
@@ -110,17 +139,48 @@ impl Scheduler {
             });
         }
         // v1 defaulting gives a configuration without profiles the default one.
-        let default_profile = crate::config::ProfileConfig::default();
-        let first = config.profiles.first().unwrap_or(&default_profile);
-        let profile = Profile::build(first, 0, features, snapshot.symbols_mut())?;
-        let preemption_enabled = profile
-            .enabled(crate::plugins::registry::Point::PostFilter)
+        let defaults = [crate::config::ProfileConfig::default()];
+        let configured = if config.profiles.is_empty() {
+            &defaults[..]
+        } else {
+            &config.profiles[..]
+        };
+        let mut profiles: Vec<Profile> = Vec::with_capacity(configured.len());
+        for (i, p) in configured.iter().enumerate() {
+            let profile = Profile::build(p, i, features, snapshot.symbols_mut())?;
+            if profiles
+                .iter()
+                .any(|q| q.scheduler_name() == profile.scheduler_name())
+            {
+                return Err(ConfigError::DuplicateProfile {
+                    field: format!("profiles[{i}].schedulerName"),
+                    name: profile.scheduler_name().to_string(),
+                });
+            }
+            profiles.push(profile);
+        }
+        let preemption_enabled = profiles
             .iter()
-            .any(|(n, _)| n == "DefaultPreemption");
+            .map(|p| {
+                p.enabled(crate::plugins::registry::Point::PostFilter)
+                    .iter()
+                    .any(|(n, _)| n == "DefaultPreemption")
+            })
+            .collect();
+        let queue = SchedulingQueue::new(QueueConfig {
+            initial_backoff: backoff_seconds(config.pod_initial_backoff_seconds, 1),
+            max_backoff: backoff_seconds(config.pod_max_backoff_seconds, 10),
+            ..QueueConfig::default()
+        });
         Ok(Self {
+            profiles,
             preemption_enabled,
+            current: 0,
             nomination: None,
-            profile,
+            nominator: Nominator::default(),
+            queue,
+            last_failure: HashMap::new(),
+            explain: None,
             percentage_of_nodes_to_score: config.percentage_of_nodes_to_score.unwrap_or(0),
             next_start_node_index: 0,
             rng: Rng::new(0),
@@ -132,14 +192,27 @@ impl Scheduler {
         self.rng = Rng::new(seed);
     }
 
-    /// The profile in use.
+    /// The first profile (the one a `default-scheduler` pod gets when the configuration
+    /// names no other).
     pub fn profile(&self) -> &Profile {
-        &self.profile
+        &self.profiles[0]
+    }
+
+    /// Every profile, in configuration order.
+    pub fn profiles(&self) -> &[Profile] {
+        &self.profiles
+    }
+
+    /// The index of the profile serving `scheduler_name`, if any.
+    pub fn profile_index(&self, scheduler_name: &str) -> Option<usize> {
+        self.profiles
+            .iter()
+            .position(|p| p.scheduler_name() == scheduler_name)
     }
 
     /// Queue order (QueueSort): whether `a` (queued at `arrival_a`) goes before `b`.
     pub fn queue_less(&self, a: &Pod, arrival_a: u64, b: &Pod, arrival_b: u64) -> bool {
-        self.profile.queue_sort.less(
+        self.profiles[self.current].queue_sort.less(
             QueuedPod {
                 pod: a,
                 arrival: arrival_a,
@@ -158,7 +231,7 @@ impl Scheduler {
             return num_all_nodes;
         }
         let mut percentage = i64::from(
-            self.profile
+            self.profiles[self.current]
                 .percentage_of_nodes_to_score()
                 .unwrap_or(self.percentage_of_nodes_to_score),
         );
@@ -201,8 +274,18 @@ impl Scheduler {
     /// plugin (raw, normalized, weighted), PodTopologySpread's domain counts, and the
     /// chosen node or the failure message.
     pub fn explain(&mut self, snapshot: &Snapshot, pod: &Pod) -> Explanation {
-        let c = self.cycle(snapshot, pod, None, true);
-        Explanation::from_cycle(&self.profile, snapshot, pod, c)
+        self.explain_cycle(snapshot, pod, None)
+    }
+
+    /// [`Self::explain`] for a pod that may be nominated to a node.
+    fn explain_cycle(
+        &mut self,
+        snapshot: &Snapshot,
+        pod: &Pod,
+        nominated: Option<NodeId>,
+    ) -> Explanation {
+        let c = self.cycle(snapshot, pod, nominated, true);
+        Explanation::from_cycle(&self.profiles[self.current], snapshot, pod, c)
     }
 
     /// A whole cycle; `record` keeps every plugin's scores for an explanation.
@@ -213,8 +296,9 @@ impl Scheduler {
         nominated: Option<NodeId>,
         record: bool,
     ) -> Cycle {
+        self.current = self.profile_index(&pod.scheduler_name).unwrap_or(0);
         let mut c = self.filter_and_score(snapshot, pod, nominated, record);
-        if self.preemption_enabled
+        if self.preemption_enabled[self.current]
             && !c.gated
             && let ScheduleResult::Unschedulable { message, .. } = &mut c.result
         {
@@ -223,7 +307,13 @@ impl Scheduler {
                 statuses: &c.statuses,
                 absent: c.diagnosis.absent.as_ref(),
             };
-            match preemption::preempt(&self.profile, snapshot, pod, &failed, &mut self.rng) {
+            match preemption::preempt(
+                &self.profiles[self.current],
+                snapshot,
+                pod,
+                &failed,
+                &mut self.rng,
+            ) {
                 Ok(p) => c.preemption = Some(p),
                 Err(post_filter_msg) => message.push_str(&format!(" {post_filter_msg}.")),
             }
@@ -251,7 +341,7 @@ impl Scheduler {
             result: ScheduleResult::Error(Status::error("no nodes available to schedule pods")),
             preemption: None,
         };
-        let gate = self.profile.run_pre_enqueue(pod);
+        let gate = self.profiles[self.current].run_pre_enqueue(pod);
         if !gate.is_success() {
             // Upstream never queues the pod; reported here as pending with the reason.
             let message = gate.reasons().join(", ");
@@ -271,7 +361,7 @@ impl Scheduler {
         if all == 0 {
             return c;
         }
-        let pre = self.profile.run_pre_filter(&mut c.state, pod, snapshot);
+        let pre = self.profiles[self.current].run_pre_filter(&mut c.state, pod, snapshot);
         c.pre_filter = pre.verdicts;
         if !pre.status.is_success() {
             if !pre.status.is_rejected() {
@@ -291,7 +381,9 @@ impl Scheduler {
             return c;
         }
         if let Some(n) = nominated.filter(|n| n.index() < all) {
-            let s = self.profile.active_filters(&c.state).run(
+            let s = nominator::filter(
+                &self.profiles[self.current],
+                &self.nominator,
                 &c.state,
                 pod,
                 snapshot.node(n),
@@ -343,12 +435,12 @@ impl Scheduler {
         let n = nodes.len();
         let to_find = self.num_feasible_nodes_to_find(n);
         let mut result = Ok(());
-        if self.profile.filter.is_empty() {
+        if self.profiles[self.current].filter.is_empty() {
             c.feasible = (0..to_find)
                 .map(|i| nodes[(self.next_start_node_index + i) % n])
                 .collect();
         } else {
-            let filters = self.profile.active_filters(&c.state);
+            let filters = self.profiles[self.current].active_filters(&c.state);
             // Explanations report every node's verdict in order, so they never screen.
             let screens = if record {
                 Vec::new()
@@ -359,11 +451,23 @@ impl Scheduler {
             for i in 0..n {
                 let id = nodes[(self.next_start_node_index + i) % n];
                 let node = snapshot.node(id);
-                if screens.iter().any(|rejects| rejects(node)) {
+                let nominated = nominator::affects(&self.nominator, snapshot, pod, id);
+                if !nominated && screens.iter().any(|rejects| rejects(node)) {
                     screened.push(id);
                     continue;
                 }
-                let s = filters.run(&c.state, pod, node, snapshot);
+                let s = if nominated {
+                    nominator::filter(
+                        &self.profiles[self.current],
+                        &self.nominator,
+                        &c.state,
+                        pod,
+                        node,
+                        snapshot,
+                    )
+                } else {
+                    filters.run(&c.state, pod, node, snapshot)
+                };
                 if s.is_success() {
                     c.feasible.push(id);
                     if c.feasible.len() >= to_find {
@@ -458,18 +562,21 @@ impl Scheduler {
         feasible: &[NodeId],
         record: bool,
     ) -> Result<NodeId, Status> {
-        if self.profile.score.is_empty() {
+        if self.profiles[self.current].score.is_empty() {
             return Ok(self.select_host(feasible, &vec![0; feasible.len()]));
         }
-        let s = self
-            .profile
-            .run_pre_score(&mut c.state, pod, feasible, snapshot, &mut c.pre_score);
+        let s = self.profiles[self.current].run_pre_score(
+            &mut c.state,
+            pod,
+            feasible,
+            snapshot,
+            &mut c.pre_score,
+        );
         if !s.is_success() {
             return Err(s);
         }
-        c.scores = self
-            .profile
-            .run_score(&c.state, pod, feasible, snapshot, record)?;
+        c.scores =
+            self.profiles[self.current].run_score(&c.state, pod, feasible, snapshot, record)?;
         Ok(self.select_host(feasible, &c.scores.totals))
     }
 

@@ -44,7 +44,7 @@ fn more_important(snapshot: &Snapshot, a: PodId, b: PodId) -> std::cmp::Ordering
 
 /// Whether a victim leaves the simulated node or comes back to it.
 #[derive(Copy, Clone, PartialEq, Eq)]
-enum Change {
+pub(super) enum Change {
     Remove,
     Add,
 }
@@ -52,7 +52,7 @@ enum Change {
 /// Applies a victim's removal or return to the node copy and to every active PreFilter
 /// plugin's state (`RemovePod` / `AddPod`).
 #[allow(clippy::too_many_arguments)]
-fn apply(
+pub(super) fn apply(
     change: Change,
     profile: &Profile,
     state: &mut CycleState,

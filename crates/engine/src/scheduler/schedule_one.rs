@@ -1,0 +1,332 @@
+//! The queue-driven loop, as kube-scheduler's `schedule_one.go` and event handlers run
+//! it: pods enter the queue, `schedule_next` pops one and runs its cycle against the
+//! cache, assumes it on the chosen node or hands it back to the queue (nominated, when
+//! preemption found victims), and cluster events move waiting pods back.
+
+use super::{Preemption, ScheduleResult, Scheduler};
+use crate::api::Pod;
+use crate::framework::{ActionType, ClusterEvent, EventResource, Status};
+use crate::queue::{PendingCounts, SchedulingQueue};
+use crate::snapshot::{NodeId, PodId, Snapshot, SnapshotError};
+use std::time::Duration;
+
+/// What `schedule_next` did with the pod it popped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Attempt {
+    /// The pod was assumed on `node`: the caller binds it, then calls
+    /// [`Scheduler::finish_binding`] (or [`Scheduler::binding_failed`]).
+    Assumed {
+        /// The pod.
+        pod: PodId,
+        /// The chosen node.
+        node: NodeId,
+        /// How many cycles the pod has had, this one included.
+        attempts: u32,
+    },
+    /// No node fits now; the pod waits in the queue for an event that may help.
+    Unschedulable {
+        /// The pod.
+        pod: PodId,
+        /// upstream's `FitError` message (with PostFilter's words).
+        message: String,
+        /// The victims to evict so the pod fits its nominated node, if preemption
+        /// found some: the caller deletes each (then [`Scheduler::delete_pod`]).
+        preemption: Option<Preemption>,
+    },
+    /// A plugin failed (not a verdict): the pod backs off.
+    Error {
+        /// The pod.
+        pod: PodId,
+        /// The error.
+        message: String,
+    },
+}
+
+/// Where a pod stands after the scheduler is done with it for now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PodOutcome {
+    /// Bound (or assumed) to a node.
+    Bound(NodeId),
+    /// Waiting, with the reason its last cycle gave (or that it has not run yet).
+    Pending(String),
+}
+
+/// Why a pod cannot enter the queue.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum EnqueueError {
+    /// No profile serves the pod's `spec.schedulerName`.
+    #[error("pod {pod}: spec.schedulerName: no profile serves scheduler {scheduler:?}")]
+    NoProfile {
+        /// `namespace/name`.
+        pod: String,
+        /// The scheduler it asks for.
+        scheduler: String,
+    },
+    /// The pod is not in the cache, or already bound.
+    #[error("pod {pod:?}: not a pending pod of the cache")]
+    NotPending {
+        /// The pod.
+        pod: PodId,
+    },
+    /// The queue refused it.
+    #[error(transparent)]
+    Queue(#[from] crate::queue::QueueError),
+}
+
+/// The plugins whose statuses rejected the pod; empty when one is unknown (then any
+/// event may help).
+fn rejecting_plugins(result: &ScheduleResult) -> Vec<&'static str> {
+    let ScheduleResult::Unschedulable { node_statuses, .. } = result else {
+        return Vec::new();
+    };
+    let mut out: Vec<&'static str> = Vec::new();
+    for (_, s) in node_statuses {
+        match s.plugin() {
+            Some(p) if !out.contains(&p) => out.push(p),
+            Some(_) => {}
+            None => return Vec::new(),
+        }
+    }
+    out
+}
+
+impl Scheduler {
+    /// The scheduling queue.
+    pub fn queue(&self) -> &SchedulingQueue {
+        &self.queue
+    }
+
+    /// How many pods wait where.
+    pub fn pending(&self) -> PendingCounts {
+        self.queue.pending()
+    }
+
+    /// Adds a pending pod of the cache to the queue. A pod a PreEnqueue plugin holds
+    /// back (scheduling gates) waits, gated, until it is updated.
+    pub fn enqueue(
+        &mut self,
+        snapshot: &Snapshot,
+        id: PodId,
+        now: Duration,
+    ) -> Result<(), EnqueueError> {
+        let pod = snapshot
+            .pod(id)
+            .filter(|_| snapshot.pod_node(id).is_none())
+            .ok_or(EnqueueError::NotPending { pod: id })?;
+        let profile =
+            self.profile_index(&pod.scheduler_name)
+                .ok_or_else(|| EnqueueError::NoProfile {
+                    pod: format!("{}/{}", snapshot.symbols().resolve(pod.namespace), pod.name),
+                    scheduler: pod.scheduler_name.to_string(),
+                })?;
+        let gate = self.profiles[profile].run_pre_enqueue(pod);
+        let gated = !gate.is_success();
+        if gated {
+            self.last_failure.insert(id, gate.reasons().join(", "));
+        }
+        self.queue.add(id, pod.priority, profile, gated, now)?;
+        Ok(())
+    }
+
+    /// A pending pod changed (labels, priority, scheduling gates): the queue re-keys it
+    /// and a gated or unschedulable pod is tried again.
+    pub fn pending_pod_updated(
+        &mut self,
+        snapshot: &Snapshot,
+        id: PodId,
+        now: Duration,
+    ) -> Result<(), EnqueueError> {
+        let pod = snapshot
+            .pod(id)
+            .ok_or(EnqueueError::NotPending { pod: id })?;
+        let profile = self.profile_index(&pod.scheduler_name).unwrap_or(0);
+        let gated = !self.profiles[profile].run_pre_enqueue(pod).is_success();
+        if !gated && self.queue.queue_of(id) == Some(crate::queue::QueueName::Gated) {
+            self.last_failure.remove(&id);
+        }
+        self.queue.update(id, pod.priority, gated, now)?;
+        Ok(())
+    }
+
+    /// Records the pod's explanation each time it is scheduled, for
+    /// [`Self::explanation`].
+    pub fn explain_pod(&mut self, id: PodId) {
+        self.explain = Some((id, None));
+    }
+
+    /// The last recorded cycle of the pod named by [`Self::explain_pod`].
+    pub fn explanation(&self) -> Option<&super::Explanation> {
+        self.explain.as_ref()?.1.as_ref()
+    }
+
+    /// Pops the next pod and runs its cycle. A pod that fits is assumed on its node in
+    /// `snapshot` (counted there from now on); one that does not goes back to the queue,
+    /// nominated when preemption found victims. `None` when no pod can be popped.
+    pub fn schedule_next(&mut self, snapshot: &mut Snapshot, now: Duration) -> Option<Attempt> {
+        let popped = self.queue.pop(now)?;
+        let id = popped.pod;
+        let Some(pod) = snapshot.pod(id) else {
+            self.queue.delete(id);
+            return self.schedule_next(snapshot, now);
+        };
+        let nominated = self.nominator.node_of(id);
+        let recording = self.explain.as_ref().is_some_and(|(p, _)| *p == id);
+        let (result, preemption) = if recording {
+            let e = self.explain_cycle(snapshot, pod, nominated);
+            let out = (e.result.clone(), e.preemption.clone());
+            self.explain = Some((id, Some(e)));
+            out
+        } else {
+            let c = self.cycle(snapshot, pod, nominated, false);
+            (c.result, c.preemption)
+        };
+        Some(match result {
+            ScheduleResult::Scheduled { node, .. } => {
+                self.nominator.delete(id);
+                self.queue.done(id);
+                self.last_failure.remove(&id);
+                snapshot.bind(id, node);
+                Attempt::Assumed {
+                    pod: id,
+                    node,
+                    attempts: popped.attempts,
+                }
+            }
+            ScheduleResult::Unschedulable { ref message, .. } => {
+                let message = message.clone();
+                match &preemption {
+                    Some(p) => self.nominator.add(id, p.node),
+                    None => {
+                        self.nominator.delete(id);
+                    }
+                }
+                let rejected_by = rejecting_plugins(&result);
+                self.last_failure.insert(id, message.clone());
+                // The pod was popped above, so it is in the queue.
+                let _ = self
+                    .queue
+                    .add_unschedulable(id, rejected_by, popped.cycle, now);
+                Attempt::Unschedulable {
+                    pod: id,
+                    message,
+                    preemption,
+                }
+            }
+            ScheduleResult::Error(s) => {
+                let message = format!("error: {s}");
+                self.last_failure.insert(id, message.clone());
+                let _ = self.queue.add_backoff(id, now);
+                Attempt::Error { pod: id, message }
+            }
+        })
+    }
+
+    /// The binding of an assumed pod went through: pods waiting for a pod to be
+    /// added may now fit.
+    pub fn finish_binding(&mut self, _id: PodId, now: Duration) {
+        self.on_event(&ClusterEvent::ASSIGNED_POD_ADD, now);
+    }
+
+    /// The binding of an assumed pod failed: it leaves its node and backs off.
+    pub fn binding_failed(
+        &mut self,
+        snapshot: &mut Snapshot,
+        id: PodId,
+        now: Duration,
+    ) -> Result<PodId, SnapshotError> {
+        let pod = snapshot.remove_pod(id);
+        let Some(mut pod) = pod else {
+            return Ok(id);
+        };
+        pod.node_name = None;
+        let new_id = snapshot.add_pod(pod)?;
+        self.on_event(&ClusterEvent::ASSIGNED_POD_DELETE, now);
+        if self.enqueue(snapshot, new_id, now).is_ok() {
+            let _ = self.queue.add_backoff(new_id, now);
+        }
+        Ok(new_id)
+    }
+
+    /// A cluster event: every waiting pod a plugin that rejected it registered this
+    /// event for goes back to the active (or backoff) queue.
+    pub fn on_event(&mut self, event: &ClusterEvent, now: Duration) {
+        let profiles = &self.profiles;
+        self.queue.on_event(event, now, |profile, rejected_by, e| {
+            profiles
+                .get(profile)
+                .is_none_or(|p| p.worth_requeuing(rejected_by, e))
+        });
+    }
+
+    /// Adds a node to the cache and tells the queue.
+    pub fn add_node(
+        &mut self,
+        snapshot: &mut Snapshot,
+        node: crate::api::Node,
+        now: Duration,
+    ) -> Result<NodeId, SnapshotError> {
+        let id = snapshot.add_node(node)?;
+        self.on_event(&ClusterEvent::NODE_ADD, now);
+        Ok(id)
+    }
+
+    /// Adds a pod to the cache: a bound one is counted on its node (and the queue is
+    /// told), a pending one is queued.
+    pub fn add_pod(
+        &mut self,
+        snapshot: &mut Snapshot,
+        pod: Pod,
+        now: Duration,
+    ) -> Result<Result<PodId, EnqueueError>, SnapshotError> {
+        let bound = pod.node_name.is_some();
+        let id = snapshot.add_pod(pod)?;
+        if bound {
+            self.on_event(&ClusterEvent::ASSIGNED_POD_ADD, now);
+            return Ok(Ok(id));
+        }
+        Ok(self.enqueue(snapshot, id, now).map(|()| id))
+    }
+
+    /// Deletes a pod from the cache and the queue (a victim of preemption, or a watch's
+    /// DELETED event); a bound pod's room goes back to the queue's waiting pods.
+    pub fn delete_pod(&mut self, snapshot: &mut Snapshot, id: PodId, now: Duration) -> Option<Pod> {
+        let bound = snapshot.pod_node(id).is_some();
+        self.queue.delete(id);
+        self.nominator.delete(id);
+        self.last_failure.remove(&id);
+        let pod = snapshot.remove_pod(id)?;
+        if bound {
+            self.on_event(
+                &ClusterEvent::new(EventResource::AssignedPod, ActionType::DELETE),
+                now,
+            );
+        }
+        Some(pod)
+    }
+
+    /// Where the pod stands: bound, or pending with its last cycle's reason.
+    pub fn outcome(&self, snapshot: &Snapshot, id: PodId) -> PodOutcome {
+        match snapshot.pod_node(id) {
+            Some(node) => PodOutcome::Bound(node),
+            None => PodOutcome::Pending(
+                self.last_failure
+                    .get(&id)
+                    .cloned()
+                    .unwrap_or_else(|| "waiting in the scheduling queue".into()),
+            ),
+        }
+    }
+
+    /// The node preemption nominated the pod to, if any.
+    pub fn nominated_node(&self, id: PodId) -> Option<NodeId> {
+        self.nominator.node_of(id)
+    }
+
+    /// The status a gated pod's PreEnqueue plugins gave, if it is gated.
+    pub fn gate_status(&self, snapshot: &Snapshot, id: PodId) -> Option<Status> {
+        let pod = snapshot.pod(id)?;
+        let profile = self.profile_index(&pod.scheduler_name)?;
+        let s = self.profiles[profile].run_pre_enqueue(pod);
+        (!s.is_success()).then_some(s)
+    }
+}

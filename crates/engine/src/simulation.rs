@@ -1,0 +1,224 @@
+//! Scheduling on a virtual clock: the same queue and cycle the live scheduler runs,
+//! with binding immediate and preemption's evictions carried out at once. A run ends
+//! when the queue can make no more progress (every pod bound or waiting for an event
+//! that will not come). `simulate`, `explain`, the scenario runner and the benchmarks
+//! all schedule through it.
+
+use crate::api::{ControllerKind, Pod};
+use crate::queue::{Clock, VirtualClock};
+use crate::scheduler::{Attempt, EnqueueError, Scheduler};
+use crate::snapshot::{NodeId, PodId, Snapshot, SnapshotError};
+use std::time::Duration;
+
+/// Something that happened in a run, in order.
+#[derive(Clone, Debug)]
+pub enum SimEvent {
+    /// A pod was bound.
+    Bound {
+        /// The pod.
+        pod: PodId,
+        /// Its node.
+        node: NodeId,
+        /// Its scheduling attempts so far, this one included.
+        attempt: u32,
+    },
+    /// A pod was evicted so a higher-priority pod fits.
+    Preempted {
+        /// The evicted pod, as it was.
+        victim: Box<Pod>,
+        /// The node it ran on.
+        node: NodeId,
+        /// The preemptor.
+        by: PodId,
+    },
+    /// A preempted pod's controller created its replacement, now pending.
+    Replaced {
+        /// `namespace/name` of the evicted pod.
+        victim: String,
+        /// The new pod.
+        replacement: PodId,
+    },
+}
+
+/// Why a run stopped early.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum SimulationError {
+    /// More cycles ran than the run allows: some pods kept preempting each other.
+    #[error("stopped after {cycles} scheduling cycles without settling")]
+    NoProgress {
+        /// The cycles run.
+        cycles: u64,
+    },
+    /// A replacement pod could not be added.
+    #[error(transparent)]
+    Snapshot(#[from] SnapshotError),
+}
+
+/// A scheduler on a virtual clock.
+#[derive(Debug)]
+pub struct Simulation {
+    scheduler: Scheduler,
+    clock: VirtualClock,
+    events: Vec<SimEvent>,
+    cycles: u64,
+    /// Names handed to replacement pods, so they are unique and reproducible.
+    replacements: u64,
+}
+
+impl Simulation {
+    /// A simulation driving `scheduler`.
+    pub fn new(scheduler: Scheduler) -> Self {
+        Self {
+            scheduler,
+            clock: VirtualClock::new(),
+            events: Vec::new(),
+            cycles: 0,
+            replacements: 0,
+        }
+    }
+
+    /// The scheduler.
+    pub fn scheduler(&self) -> &Scheduler {
+        &self.scheduler
+    }
+
+    /// The scheduler, to configure it (seed, explained pod).
+    pub fn scheduler_mut(&mut self) -> &mut Scheduler {
+        &mut self.scheduler
+    }
+
+    /// What happened so far.
+    pub fn events(&self) -> &[SimEvent] {
+        &self.events
+    }
+
+    /// Scheduling cycles run so far.
+    pub fn cycles(&self) -> u64 {
+        self.cycles
+    }
+
+    /// The virtual time.
+    pub fn now(&self) -> Duration {
+        self.clock.now()
+    }
+
+    /// Queues one pending pod of the snapshot.
+    pub fn enqueue(&mut self, snapshot: &Snapshot, id: PodId) -> Result<(), EnqueueError> {
+        self.scheduler.enqueue(snapshot, id, self.clock.now())
+    }
+
+    /// Queues every pending, non-terminating pod of the snapshot, in the snapshot's
+    /// order; returns the pods no profile serves, with the reason.
+    pub fn enqueue_pending(&mut self, snapshot: &Snapshot) -> Vec<(PodId, EnqueueError)> {
+        let pending: Vec<PodId> = snapshot
+            .pods()
+            .filter(|(id, p)| snapshot.pod_node(*id).is_none() && !p.terminating)
+            .map(|(id, _)| id)
+            .collect();
+        pending
+            .into_iter()
+            .filter_map(|id| self.enqueue(snapshot, id).err().map(|e| (id, e)))
+            .collect()
+    }
+
+    /// Runs until the queue can make no more progress. `on_bound` is called after
+    /// every binding (for progress bars and per-step checks).
+    pub fn run(
+        &mut self,
+        snapshot: &mut Snapshot,
+        mut on_bound: impl FnMut(&Snapshot, PodId),
+    ) -> Result<(), SimulationError> {
+        // Enough for every pod to be retried after every event it waits for, with room
+        // for preemption chains; a run past it is a livelock, not a schedule.
+        let limit = 1_000 + 200 * (snapshot.pods().count() as u64 + 1);
+        let mut run_cycles = 0;
+        loop {
+            let now = self.clock.now();
+            let Some(attempt) = self.scheduler.schedule_next(snapshot, now) else {
+                match self.scheduler.queue().next_backoff_expiry() {
+                    Some(t) if t > now => {
+                        self.clock.advance_to(t);
+                        continue;
+                    }
+                    _ => return Ok(()),
+                }
+            };
+            self.cycles += 1;
+            run_cycles += 1;
+            if run_cycles > limit {
+                return Err(SimulationError::NoProgress { cycles: run_cycles });
+            }
+            match attempt {
+                Attempt::Assumed {
+                    pod,
+                    node,
+                    attempts: attempt,
+                } => {
+                    self.scheduler.finish_binding(pod, now);
+                    self.events.push(SimEvent::Bound { pod, node, attempt });
+                    on_bound(snapshot, pod);
+                }
+                Attempt::Unschedulable {
+                    pod,
+                    preemption: Some(p),
+                    ..
+                } => {
+                    for v in p.victims {
+                        self.evict(snapshot, v, p.node, pod)?;
+                    }
+                }
+                Attempt::Unschedulable { .. } | Attempt::Error { .. } => {}
+            }
+        }
+    }
+
+    /// Evicts a victim, and has its controller create a replacement.
+    fn evict(
+        &mut self,
+        snapshot: &mut Snapshot,
+        victim: PodId,
+        node: NodeId,
+        by: PodId,
+    ) -> Result<(), SimulationError> {
+        let now = self.clock.now();
+        let Some(pod) = self.scheduler.delete_pod(snapshot, victim, now) else {
+            return Ok(());
+        };
+        let name = format!("{}/{}", snapshot.symbols().resolve(pod.namespace), pod.name);
+        let replacement = pod.controller.as_ref().map(|c| {
+            let mut r = pod.clone();
+            r.node_name = None;
+            if c.kind != ControllerKind::StatefulSet {
+                self.replacements += 1;
+                r.name = replacement_name(&c.name, self.replacements).into();
+            }
+            r
+        });
+        self.events.push(SimEvent::Preempted {
+            victim: Box::new(pod),
+            node,
+            by,
+        });
+        if let Some(r) = replacement {
+            if let Ok(id) = self.scheduler.add_pod(snapshot, r, now)? {
+                self.events.push(SimEvent::Replaced {
+                    victim: name,
+                    replacement: id,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A controller-style name (`<controller>-<5 characters>`), reproducible per run.
+fn replacement_name(controller: &str, n: u64) -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let mut x = n.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x5DEE_CE66;
+    let mut suffix = String::with_capacity(5);
+    for _ in 0..5 {
+        suffix.push(ALPHABET[(x % ALPHABET.len() as u64) as usize] as char);
+        x /= ALPHABET.len() as u64;
+    }
+    format!("{controller}-{suffix}")
+}
