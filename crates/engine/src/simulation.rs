@@ -121,12 +121,12 @@ impl Simulation {
             .collect()
     }
 
-    /// Runs until the queue can make no more progress. `on_bound` is called after
-    /// every binding (for progress bars and per-step checks).
+    /// Runs until the queue can make no more progress. `on_attempt` sees every
+    /// cycle's outcome once it is carried out (for progress bars and measurements).
     pub fn run(
         &mut self,
         snapshot: &mut Snapshot,
-        mut on_bound: impl FnMut(&Snapshot, PodId),
+        mut on_attempt: impl FnMut(&Snapshot, &Attempt),
     ) -> Result<(), SimulationError> {
         // Enough for every pod to be retried after every event it waits for, with room
         // for preemption chains; a run past it is a livelock, not a schedule.
@@ -148,27 +148,32 @@ impl Simulation {
             if run_cycles > limit {
                 return Err(SimulationError::NoProgress { cycles: run_cycles });
             }
-            match attempt {
+            match &attempt {
                 Attempt::Assumed {
                     pod,
                     node,
-                    attempts: attempt,
+                    attempts,
+                    ..
                 } => {
-                    self.scheduler.finish_binding(pod, now);
-                    self.events.push(SimEvent::Bound { pod, node, attempt });
-                    on_bound(snapshot, pod);
+                    self.scheduler.finish_binding(*pod, now);
+                    self.events.push(SimEvent::Bound {
+                        pod: *pod,
+                        node: *node,
+                        attempt: *attempts,
+                    });
                 }
                 Attempt::Unschedulable {
                     pod,
                     preemption: Some(p),
                     ..
                 } => {
-                    for v in p.victims {
-                        self.evict(snapshot, v, p.node, pod)?;
+                    for v in &p.victims {
+                        self.evict(snapshot, *v, p.node, *pod)?;
                     }
                 }
                 Attempt::Unschedulable { .. } | Attempt::Error { .. } => {}
             }
+            on_attempt(snapshot, &attempt);
         }
     }
 
@@ -199,13 +204,13 @@ impl Simulation {
             node,
             by,
         });
-        if let Some(r) = replacement {
-            if let Ok(id) = self.scheduler.add_pod(snapshot, r, now)? {
-                self.events.push(SimEvent::Replaced {
-                    victim: name,
-                    replacement: id,
-                });
-            }
+        if let Some(r) = replacement
+            && let Ok(id) = self.scheduler.add_pod(snapshot, r, now)?
+        {
+            self.events.push(SimEvent::Replaced {
+                victim: name,
+                replacement: id,
+            });
         }
         Ok(())
     }

@@ -9,7 +9,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 use topospread::api::Pod;
 use topospread::perf::{self, Prepared};
-use topospread::scheduler::{ScheduleResult, Scheduler};
+use topospread::scheduler::{Attempt, Scheduler};
+use topospread::simulation::Simulation;
 use topospread::snapshot::Snapshot;
 use topospread::{Features, SchedulerConfig};
 
@@ -37,21 +38,13 @@ struct Report {
     runs_last_to_first: Vec<f64>,
 }
 
-/// Schedules `pod` and binds it where it lands; the feasible node count, if placed.
-fn place(scheduler: &mut Scheduler, snapshot: &mut Snapshot, pod: Pod) -> Result<Option<usize>> {
-    match scheduler.schedule_one(snapshot, &pod) {
-        ScheduleResult::Scheduled {
-            node,
-            feasible_nodes,
-            ..
-        } => {
-            let id = snapshot.add_pod(pod)?;
-            snapshot.bind(id, node);
-            Ok(Some(feasible_nodes))
-        }
-        ScheduleResult::Unschedulable { .. } => Ok(None),
-        ScheduleResult::Error(status) => Err(anyhow!("pod {}: {status}", pod.name)),
+/// Adds `pods` to the cluster and the scheduling queue.
+fn enqueue(sim: &mut Simulation, snapshot: &mut Snapshot, pods: Vec<Pod>) -> Result<()> {
+    for pod in pods {
+        let id = snapshot.add_pod(pod)?;
+        sim.enqueue(snapshot, id)?;
     }
+    Ok(())
 }
 
 /// Peak resident memory of this process (`VmHWM`), where the kernel reports it.
@@ -92,23 +85,26 @@ fn measure(args: &BenchArgs, workload: &perf::PerfWorkload) -> Result<Report> {
     };
     let mut scheduler = Scheduler::new(&config, Features::default(), &mut snapshot)?;
     scheduler.set_seed(args.seed);
+    let mut sim = Simulation::new(scheduler);
     let (init_pods, measured_pods) = (init.len(), measured.len());
-    for pod in init {
-        place(&mut scheduler, &mut snapshot, pod)?;
-    }
+    enqueue(&mut sim, &mut snapshot, init)?;
+    sim.run(&mut snapshot, |_, _| {})?;
+    enqueue(&mut sim, &mut snapshot, measured)?;
 
+    // scheduler_perf's latency: from one cycle's end to the next pod's binding.
     let mut latencies = Vec::with_capacity(measured_pods);
     let (mut scored, mut scheduled) = (0usize, 0usize);
     let start = Instant::now();
-    for pod in measured {
-        let t = Instant::now();
-        let placed = place(&mut scheduler, &mut snapshot, pod)?;
-        latencies.push(t.elapsed().as_secs_f64() * 1e3);
-        if let Some(feasible) = placed {
-            scored += feasible;
+    let mut last = Instant::now();
+    sim.run(&mut snapshot, |_, a| {
+        let now = Instant::now();
+        latencies.push((now - last).as_secs_f64() * 1e3);
+        last = now;
+        if let Attempt::Assumed { feasible_nodes, .. } = a {
+            scored += feasible_nodes;
             scheduled += 1;
         }
-    }
+    })?;
     let elapsed = start.elapsed().as_secs_f64();
     let tenth = (latencies.len() / 10).max(1).min(latencies.len());
     let first = mean(&latencies[..tenth]);

@@ -8,6 +8,7 @@ use anyhow::{Result, bail};
 use std::io::Write;
 use std::process::ExitCode;
 use topospread::render::render_explanation;
+use topospread::simulation::SimEvent;
 
 pub(crate) fn run(args: &ExplainArgs) -> Result<ExitCode> {
     let input = input::load(&args.files)?;
@@ -46,26 +47,37 @@ pub(crate) fn run(args: &ExplainArgs) -> Result<ExitCode> {
             world.snapshot.node(node).node.name
         );
     }
-    let Some(pos) = world.queue.iter().position(|q| *q == id) else {
-        bail!("pod {ns}/{name}: not queued for the default scheduler (see spec.schedulerName)");
-    };
     let mut runtime = Runtime::new(&setup, &mut world.snapshot, args.seed)?;
-    let ahead = world.queue[..pos].to_vec();
-    let results = schedule_all(&mut runtime, &mut world.snapshot, &ahead, false);
+    runtime.explain_pod(id);
+    let (results, _) = schedule_all(&mut runtime, &mut world, false)?;
     let Some(pod) = world.snapshot.pod(id).cloned() else {
-        bail!("pod {ns}/{name}: vanished from the snapshot");
+        bail!("pod {ns}/{name}: preempted by a higher-priority pod before it was bound");
     };
-    let mut view = runtime.explain(&world.snapshot, &pod);
-    if !ahead.is_empty() {
-        let placed = results
+    let Some(mut view) = runtime.explanation(&world.snapshot, &pod) else {
+        let why = match results.iter().find(|(p, _)| *p == id) {
+            Some((_, Placement::Unschedulable(m))) => m.clone(),
+            _ => "it never got a scheduling cycle".to_string(),
+        };
+        bail!("pod {ns}/{name}: no scheduling cycle to explain: {why}");
+    };
+    let bound = |e: &SimEvent| matches!(e, SimEvent::Bound { pod, .. } if *pod == id);
+    let events = runtime.events();
+    let others = |n: usize| {
+        events[..n]
             .iter()
-            .filter(|(_, p)| matches!(p, Placement::Scheduled(_)))
-            .count();
-        view.context.push(format!(
-            "queued after {} pod(s), scheduled first and bound as simulate would ({placed} placed, {} pending)",
-            ahead.len(),
-            ahead.len() - placed
-        ));
+            .filter(|e| matches!(e, SimEvent::Bound { .. }))
+            .count()
+    };
+    match events.iter().position(bound) {
+        Some(at) if others(at) > 0 => view.context.push(format!(
+            "scheduled after {} other pod(s) were bound, as simulate schedules them",
+            others(at)
+        )),
+        None if others(events.len()) > 0 => view.context.push(format!(
+            "its last cycle is shown; {} other pod(s) were bound in the simulation",
+            others(events.len())
+        )),
+        _ => {}
     }
     let text = render_explanation(&view);
     std::io::stdout().lock().write_all(text.as_bytes())?;

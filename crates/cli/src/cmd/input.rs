@@ -66,7 +66,7 @@ pub(crate) struct World {
     pub(crate) snapshot: Snapshot,
     /// The workloads' pods and ReplicaSets.
     pub(crate) expansion: Expansion,
-    /// Pending pods for the default scheduler, in PrioritySort order.
+    /// Pending pods, in PrioritySort order.
     pub(crate) queue: Vec<PodId>,
     /// Things to tell the user (skipped objects, workloads that could not be expanded).
     pub(crate) notes: Vec<String>,
@@ -102,18 +102,10 @@ pub(crate) fn build(input: &Input, seed: u64) -> Result<World> {
         if snapshot.pod_node(id).is_some() || pod.terminating {
             continue;
         }
-        if &*pod.scheduler_name != "default-scheduler" {
-            notes.push(format!(
-                "pod {}/{}: spec.schedulerName is {:?}: left for that scheduler",
-                snapshot.symbols().resolve(pod.namespace),
-                pod.name,
-                pod.scheduler_name
-            ));
-            continue;
-        }
         queue.push((id, pod.priority));
     }
-    // PrioritySort: higher priority first; equal priority in arrival (file) order.
+    // Listed in PrioritySort order (higher priority first, then file order), the
+    // order the queue first pops them in.
     queue.sort_by_key(|q| std::cmp::Reverse(q.1));
     Ok(World {
         snapshot,

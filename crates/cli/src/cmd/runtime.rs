@@ -9,8 +9,9 @@ use topospread::framework::Status;
 use topospread::render::{
     ConstraintCounts, ExplainView, FilterVerdict, NodeExplanation, PluginScore,
 };
-use topospread::scheduler::{Explanation, ScheduleResult, Scheduler};
-use topospread::snapshot::{NodeId, Snapshot};
+use topospread::scheduler::{Attempt, Explanation, PodOutcome, ScheduleResult, Scheduler};
+use topospread::simulation::{SimEvent, Simulation};
+use topospread::snapshot::{NodeId, PodId, Snapshot};
 
 /// Where one pod went.
 #[derive(Clone, Debug)]
@@ -21,9 +22,9 @@ pub(crate) enum Placement {
     Unschedulable(String),
 }
 
-/// The runtime.
+/// The engine's simulation: the scheduling queue on a virtual clock.
 pub(crate) struct Runtime {
-    scheduler: Scheduler,
+    sim: Simulation,
 }
 
 impl Runtime {
@@ -32,22 +33,73 @@ impl Runtime {
         let mut scheduler = Scheduler::new(&setup.config, setup.features, snapshot)
             .map_err(|e| anyhow!("{}: {e}", setup.origin))?;
         scheduler.set_seed(seed);
-        Ok(Self { scheduler })
+        Ok(Self {
+            sim: Simulation::new(scheduler),
+        })
     }
 
-    /// Schedules one pod (does not bind).
-    pub(crate) fn schedule_one(&mut self, snapshot: &Snapshot, pod: &Pod) -> Placement {
-        match self.scheduler.schedule_one(snapshot, pod) {
-            ScheduleResult::Scheduled { node, .. } => Placement::Scheduled(node),
-            ScheduleResult::Unschedulable { message, .. } => Placement::Unschedulable(message),
-            ScheduleResult::Error(s) => Placement::Unschedulable(format!("error: {s}")),
+    /// Queues `pods`; those no profile serves come back with the reason.
+    pub(crate) fn enqueue(&mut self, snapshot: &Snapshot, pods: &[PodId]) -> Vec<(PodId, String)> {
+        pods.iter()
+            .filter_map(|id| {
+                self.sim
+                    .enqueue(snapshot, *id)
+                    .err()
+                    .map(|e| (*id, e.to_string()))
+            })
+            .collect()
+    }
+
+    /// Schedules until the queue settles; `progress` draws a bar of `total` pods.
+    pub(crate) fn run(
+        &mut self,
+        snapshot: &mut Snapshot,
+        total: usize,
+        progress: bool,
+    ) -> Result<()> {
+        let bar = progress.then(|| {
+            let b = indicatif::ProgressBar::new(total as u64);
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{bar:40} {pos}/{len} pods bound {per_sec} {eta}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            b
+        });
+        let result = self.sim.run(snapshot, |_, a| {
+            if let (Some(b), Attempt::Assumed { .. }) = (&bar, a) {
+                b.inc(1);
+            }
+        });
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        result.map_err(|e| anyhow!("simulation: {e}"))
+    }
+
+    /// Where a pod stands now.
+    pub(crate) fn placement(&self, snapshot: &Snapshot, id: PodId) -> Placement {
+        match self.sim.scheduler().outcome(snapshot, id) {
+            PodOutcome::Bound(node) => Placement::Scheduled(node),
+            PodOutcome::Pending(m) => Placement::Unschedulable(m),
         }
     }
 
-    /// Runs one cycle and explains it.
-    pub(crate) fn explain(&mut self, snapshot: &Snapshot, pod: &Pod) -> ExplainView {
-        let e = self.scheduler.explain(snapshot, pod);
-        view(&e, snapshot, pod)
+    /// What happened, in order.
+    pub(crate) fn events(&self) -> &[SimEvent] {
+        self.sim.events()
+    }
+
+    /// Records `id`'s cycles, so [`Self::explanation`] can show its last one.
+    pub(crate) fn explain_pod(&mut self, id: PodId) {
+        self.sim.scheduler_mut().explain_pod(id);
+    }
+
+    /// The recorded pod's last cycle, as the renderer's plain data.
+    pub(crate) fn explanation(&self, snapshot: &Snapshot, pod: &Pod) -> Option<ExplainView> {
+        let e = self.sim.scheduler().explanation()?;
+        Some(view(e, snapshot, pod))
     }
 }
 

@@ -12,6 +12,7 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use topospread::load::Object;
 use topospread::render::{Highlight, domain_counts, render_cluster, skew};
+use topospread::simulation::SimEvent;
 use topospread::snapshot::{NodeId, PodId, Snapshot};
 
 /// Progress is drawn on stderr past this many pods, when stderr is a terminal.
@@ -26,6 +27,16 @@ struct PodResult {
     zone: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     message: Option<String>,
+}
+
+/// A pod preemption evicted.
+#[derive(Serialize)]
+pub(crate) struct PreemptedReport {
+    namespace: String,
+    pod: String,
+    node: String,
+    /// `namespace/name` of the preemptor.
+    by: String,
 }
 
 /// One constraint of a workload, before and after.
@@ -60,6 +71,7 @@ struct Report {
     scheduled: usize,
     pending: usize,
     pods: Vec<PodResult>,
+    preempted: Vec<PreemptedReport>,
     workloads: Vec<WorkloadReport>,
     notes: Vec<String>,
 }
@@ -74,39 +86,49 @@ pub(crate) fn zone_of(snapshot: &Snapshot, node: NodeId) -> Option<String> {
         .map(|v| symbols.resolve(v).to_string())
 }
 
-/// Schedules `queue` in order, binding each placed pod; `progress` draws a bar.
+/// Each pod's placement, and the preemptions carried out.
+pub(crate) type Scheduled = (Vec<(PodId, Placement)>, Vec<PreemptedReport>);
+
+/// Schedules the world's pending pods through the engine's queue until it settles;
+/// returns each pod's placement (the pending pods in queue order, then the replacements
+/// of preempted pods) and the preemptions carried out.
 pub(crate) fn schedule_all(
     runtime: &mut Runtime,
-    snapshot: &mut Snapshot,
-    queue: &[PodId],
+    world: &mut input::World,
     progress: bool,
-) -> Vec<(PodId, Placement)> {
-    let bar = progress.then(|| {
-        let b = indicatif::ProgressBar::new(queue.len() as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} pods {per_sec} {eta}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b
-    });
-    let mut out = Vec::with_capacity(queue.len());
-    for &id in queue {
-        let Some(pod) = snapshot.pod(id) else {
-            continue;
-        };
-        let placement = runtime.schedule_one(snapshot, pod);
-        if let Placement::Scheduled(node) = placement {
-            snapshot.bind(id, node);
-        }
-        out.push((id, placement));
-        if let Some(b) = &bar {
-            b.inc(1);
+) -> Result<Scheduled> {
+    let refused = runtime.enqueue(&world.snapshot, &world.queue);
+    runtime.run(&mut world.snapshot, world.queue.len(), progress)?;
+    let snapshot = &world.snapshot;
+    let symbols = snapshot.symbols();
+    let mut order = world.queue.clone();
+    let mut preempted = Vec::new();
+    for e in runtime.events() {
+        match e {
+            SimEvent::Replaced { replacement, .. } => order.push(*replacement),
+            SimEvent::Preempted { victim, node, by } => preempted.push(PreemptedReport {
+                namespace: symbols.resolve(victim.namespace).to_string(),
+                pod: victim.name.to_string(),
+                node: snapshot.node(*node).node.name.to_string(),
+                by: snapshot.pod(*by).map_or_else(String::new, |p| {
+                    format!("{}/{}", symbols.resolve(p.namespace), p.name)
+                }),
+            }),
+            SimEvent::Bound { .. } => {}
         }
     }
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
-    out
+    let results = order
+        .into_iter()
+        .filter(|id| snapshot.pod(*id).is_some())
+        .map(|id| {
+            let placement = match refused.iter().find(|(r, _)| *r == id) {
+                Some((_, message)) => Placement::Unschedulable(message.clone()),
+                None => runtime.placement(snapshot, id),
+            };
+            (id, placement)
+        })
+        .collect();
+    Ok((results, preempted))
 }
 
 /// Per workload: its constraints (from its first pod) with their highlight.
@@ -148,7 +170,7 @@ pub(crate) fn run(args: &SimulateArgs) -> Result<ExitCode> {
     let mut runtime = Runtime::new(&setup, &mut world.snapshot, args.seed)?;
     let before = world.snapshot.clone();
     let progress = world.queue.len() > PROGRESS_THRESHOLD && std::io::stderr().is_terminal();
-    let results = schedule_all(&mut runtime, &mut world.snapshot, &world.queue, progress);
+    let (results, preempted) = schedule_all(&mut runtime, &mut world, progress)?;
     let snapshot = &world.snapshot;
     let symbols = snapshot.symbols();
 
@@ -218,6 +240,7 @@ pub(crate) fn run(args: &SimulateArgs) -> Result<ExitCode> {
         scheduled,
         pending,
         pods,
+        preempted,
         workloads,
         notes: world.notes.clone(),
     };
@@ -311,6 +334,16 @@ fn table(r: &Report) -> String {
                 c.skew_before,
                 fmt(&c.after),
                 c.skew_after
+            );
+        }
+    }
+    if !r.preempted.is_empty() {
+        let _ = writeln!(out, "\nPreempted");
+        for p in &r.preempted {
+            let _ = writeln!(
+                out,
+                "  {}/{} on {}: evicted for {}",
+                p.namespace, p.pod, p.node, p.by
             );
         }
     }

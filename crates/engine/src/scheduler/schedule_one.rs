@@ -22,6 +22,8 @@ pub enum Attempt {
         node: NodeId,
         /// How many cycles the pod has had, this one included.
         attempts: u32,
+        /// How many nodes passed Filter in this cycle.
+        feasible_nodes: usize,
     },
     /// No node fits now; the pod waits in the queue for an event that may help.
     Unschedulable {
@@ -181,7 +183,11 @@ impl Scheduler {
             (c.result, c.preemption)
         };
         Some(match result {
-            ScheduleResult::Scheduled { node, .. } => {
+            ScheduleResult::Scheduled {
+                node,
+                feasible_nodes,
+                ..
+            } => {
                 self.nominator.delete(id);
                 self.queue.done(id);
                 self.last_failure.remove(&id);
@@ -190,6 +196,7 @@ impl Scheduler {
                     pod: id,
                     node,
                     attempts: popped.attempts,
+                    feasible_nodes,
                 }
             }
             ScheduleResult::Unschedulable { ref message, .. } => {
