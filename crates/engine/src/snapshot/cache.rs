@@ -13,9 +13,10 @@
 //! costs O(nodes × labels + bound pods + groups × nodes). Node removals are rare next to
 //! pod events, so that trade keeps every per-pod path a plain slice index.
 
+use super::objects::WorkloadKind;
 use super::topology::TopologyIndex;
 use super::{NodeId, PodId, Snapshot, SnapshotError};
-use crate::api::{Labels, Node, Pod, Selector, Sym};
+use crate::api::{Node, Pod};
 
 /// Where a stored pod is in the cache's life cycle.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -51,30 +52,6 @@ impl From<PodId> for PodKey<'_> {
 impl<'a> From<&'a str> for PodKey<'a> {
     fn from(uid: &'a str) -> Self {
         Self::Uid(uid)
-    }
-}
-
-/// The kinds of workload objects default spreading reads.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub enum WorkloadKind {
-    /// `v1` Service.
-    Service,
-    /// `v1` ReplicationController.
-    ReplicationController,
-    /// `apps/v1` ReplicaSet.
-    ReplicaSet,
-    /// `apps/v1` StatefulSet.
-    StatefulSet,
-}
-
-impl std::fmt::Display for WorkloadKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Self::Service => "service",
-            Self::ReplicationController => "replicationcontroller",
-            Self::ReplicaSet => "replicaset",
-            Self::StatefulSet => "statefulset",
-        })
     }
 }
 
@@ -196,24 +173,6 @@ pub enum CacheError {
         /// The namespace.
         namespace: String,
     },
-}
-
-/// Sets (adds or replaces) the object `namespace/name` in a workload list.
-fn upsert<T>(list: &mut Vec<(Sym, Box<str>, T)>, namespace: Sym, name: &str, value: T) {
-    match list
-        .iter_mut()
-        .find(|(ns, n, _)| *ns == namespace && &**n == name)
-    {
-        Some(entry) => entry.2 = value,
-        None => list.push((namespace, name.into(), value)),
-    }
-}
-
-/// Removes every object `namespace/name` from a workload list; whether one was there.
-fn remove<T>(list: &mut Vec<(Sym, Box<str>, T)>, namespace: Sym, name: &str) -> bool {
-    let before = list.len();
-    list.retain(|(ns, n, _)| !(*ns == namespace && &**n == name));
-    list.len() != before
 }
 
 impl Snapshot {
@@ -555,75 +514,6 @@ impl Snapshot {
         }
         self.count_images(&info.node, -1);
         Ok(info.node)
-    }
-
-    /// Adds or replaces the Service `namespace/name` (`spec.selector`; `None` selects
-    /// nothing).
-    pub fn set_service(&mut self, namespace: Sym, name: &str, selector: Option<Labels>) {
-        upsert(&mut self.workloads.services, namespace, name, selector);
-    }
-
-    /// Adds or replaces the ReplicationController `namespace/name`.
-    pub fn set_replication_controller(
-        &mut self,
-        namespace: Sym,
-        name: &str,
-        selector: Option<Labels>,
-    ) {
-        upsert(
-            &mut self.workloads.replication_controllers,
-            namespace,
-            name,
-            selector,
-        );
-    }
-
-    /// Adds or replaces the ReplicaSet `namespace/name` (`None`: the selector does not
-    /// parse).
-    pub fn set_replica_set(&mut self, namespace: Sym, name: &str, selector: Option<Selector>) {
-        upsert(&mut self.workloads.replica_sets, namespace, name, selector);
-    }
-
-    /// Adds or replaces the StatefulSet `namespace/name`.
-    pub fn set_stateful_set(&mut self, namespace: Sym, name: &str, selector: Option<Selector>) {
-        upsert(&mut self.workloads.stateful_sets, namespace, name, selector);
-    }
-
-    /// Removes the workload object `namespace/name` of `kind`.
-    pub fn remove_workload(
-        &mut self,
-        kind: WorkloadKind,
-        namespace: Sym,
-        name: &str,
-    ) -> Result<(), CacheError> {
-        let w = &mut self.workloads;
-        let found = match kind {
-            WorkloadKind::Service => remove(&mut w.services, namespace, name),
-            WorkloadKind::ReplicationController => {
-                remove(&mut w.replication_controllers, namespace, name)
-            }
-            WorkloadKind::ReplicaSet => remove(&mut w.replica_sets, namespace, name),
-            WorkloadKind::StatefulSet => remove(&mut w.stateful_sets, namespace, name),
-        };
-        if found {
-            Ok(())
-        } else {
-            Err(CacheError::WorkloadNotFound {
-                kind,
-                namespace: self.symbols.resolve(namespace).into(),
-                name: name.into(),
-            })
-        }
-    }
-
-    /// Removes a namespace, returning its labels. (A pod added to it later recreates
-    /// it with only the `kubernetes.io/metadata.name` label.)
-    pub fn remove_namespace(&mut self, namespace: Sym) -> Result<Labels, CacheError> {
-        self.namespaces
-            .remove(&namespace)
-            .ok_or_else(|| CacheError::NamespaceNotFound {
-                namespace: self.symbols.resolve(namespace).into(),
-            })
     }
 
     /// Drops the counting groups (per namespace and selector) and per-domain sums no

@@ -1,6 +1,8 @@
 //! One test per [`CacheError`], plus the life cycle the errors guard.
 
+use super::super::WorkloadKind;
 use super::*;
+use crate::api::{Labels, Selector};
 use crate::builders::{NodeBuilder, PodBuilder};
 use crate::convert;
 
@@ -222,4 +224,25 @@ fn removed_node_keeps_pods_until_it_returns() {
     s.remove_pod(id);
     let r = pod(&mut s, "r", None);
     assert_eq!(s.add_pod(r), Ok(id));
+}
+
+#[test]
+fn prune_drops_groups_nobody_read_since_the_last_prune() {
+    let (mut s, _) = cluster();
+    let ns = s.symbols_mut().intern("default");
+    let app = s.symbols_mut().intern("app");
+    let (a, b) = (s.symbols_mut().intern("a"), s.symbols_mut().intern("b"));
+    let sel_a = Selector::from_set(&Labels::from_pairs([(app, a)]));
+    let sel_b = Selector::from_set(&Labels::from_pairs([(app, b)]));
+    s.match_counts(ns, &sel_a);
+    s.match_counts(ns, &sel_b);
+    assert_eq!(s.tracked_groups(), 2);
+    assert_eq!(s.prune_groups(), 0, "both read in this generation");
+    s.match_counts(ns, &sel_a);
+    assert_eq!(s.prune_groups(), 1);
+    assert_eq!(s.tracked_groups(), 1);
+    // the surviving group is still kept current
+    let p = pod(&mut s, "x", Some("n0"));
+    s.add_pod(p).expect("unique");
+    assert_eq!(s.match_counts(ns, &sel_a).as_slice(), &[1, 0]);
 }

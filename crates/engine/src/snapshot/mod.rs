@@ -5,6 +5,7 @@ mod cache;
 mod counts;
 mod domain_counts;
 mod node_info;
+mod objects;
 mod topology;
 
 use crate::api::{Labels, Node, Pod, Selector, Sym, Symbols, Workloads};
@@ -14,8 +15,9 @@ pub(crate) use domain_counts::{DomainCounts, DomainSums, NodeFilter};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
-pub use cache::{CacheError, PodKey, PodState, WorkloadKind};
+pub use cache::{CacheError, PodKey, PodState};
 pub use node_info::NodeInfo;
+pub use objects::WorkloadKind;
 pub use topology::{KeyDomains, NO_DOMAIN, TopologyIndex};
 
 /// A node's index in the snapshot.
