@@ -246,3 +246,16 @@ fn prune_drops_groups_nobody_read_since_the_last_prune() {
     s.add_pod(p).expect("unique");
     assert_eq!(s.match_counts(ns, &sel_a).as_slice(), &[1, 0]);
 }
+
+#[test]
+fn binding_a_pod_whose_node_is_gone_stops_waiting_for_it() {
+    let (mut s, _) = cluster();
+    let b = pod(&mut s, "b", Some("n0"));
+    let b = s.add_pod(b).expect("unique");
+    let n0 = s.remove_node("n0").expect("known");
+    s.bind(b, NodeId(0));
+    s.add_node(n0).expect("back");
+    let total: usize = s.nodes().iter().map(|n| n.pods().len()).sum();
+    assert_eq!(total, 1, "counted once, on n1");
+    assert_eq!(s.pod_node(b), s.node_id("n1"));
+}

@@ -249,8 +249,12 @@ impl Snapshot {
         if entry.node.is_some() || node.index() >= self.nodes.len() {
             return;
         }
-        entry.pod.node_name = Some(self.nodes[node.index()].node.name.clone());
+        let waiting_on = entry
+            .pod
+            .node_name
+            .replace(self.nodes[node.index()].node.name.clone());
         entry.state = PodState::Added;
+        self.undetach(id, waiting_on.as_deref());
         self.attach(id, node);
     }
 
