@@ -30,6 +30,9 @@ pub struct ControllerRef {
 /// A pod, in the compact form the scheduler works on.
 #[derive(Clone, Debug)]
 pub struct Pod {
+    /// `metadata.uid`, or `namespace/name` when the manifest leaves it out: the key the
+    /// snapshot's cache operations find the pod by.
+    pub uid: Box<str>,
     /// `metadata.name`.
     pub name: Box<str>,
     /// `metadata.namespace` (`default` when left out).

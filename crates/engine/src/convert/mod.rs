@@ -85,7 +85,12 @@ pub fn pod(p: &core::Pod, symbols: &mut Symbols) -> Result<Pod, ConvertError> {
         .and_then(|a| a.node_affinity.as_ref());
     let requests = pod_requests_with(spec, p.status.as_ref(), Default::default())
         .map_err(|e| resource_err(&object, &e))?;
+    let uid: Box<str> = match meta.uid.as_deref() {
+        Some(u) if !u.is_empty() => u.into(),
+        _ => format!("{}/{name}", symbols.resolve(namespace)).into(),
+    };
     Ok(Pod {
+        uid,
         name: name.as_str().into(),
         namespace,
         required_node_names: node_affinity

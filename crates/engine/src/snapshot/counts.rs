@@ -18,8 +18,11 @@ struct Group {
     namespace: Sym,
     selector: Selector,
     per_node: Arc<Vec<u32>>,
-    /// Per-domain sums of `per_node`, by topology key and node filter.
-    sums: Vec<DomainSums>,
+    /// Per-domain sums of `per_node`, by topology key and node filter, each with the
+    /// generation it was last read in.
+    sums: Vec<(DomainSums, u64)>,
+    /// The generation the group was last read in (see [`MatchCounts::prune`]).
+    last_used: u64,
 }
 
 /// All topology groups seen so far.
@@ -27,6 +30,8 @@ struct Group {
 pub(crate) struct MatchCounts {
     index: HashMap<(Sym, Selector), usize>,
     groups: Vec<Group>,
+    /// The current generation: reads stamp what they touch with it.
+    generation: u64,
 }
 
 /// Whether `pod` counts for a group: not terminating, same namespace, selected.
@@ -69,8 +74,14 @@ impl MatchCounts {
         symbols: &Symbols,
     ) -> Arc<DomainCounts> {
         let idx = self.group(namespace, selector, nodes.len(), bound, symbols);
+        let generation = self.generation;
         let g = &mut self.groups[idx];
-        if let Some(s) = g.sums.iter().find(|s| s.key == key && &s.filter == filter) {
+        if let Some((s, used)) = g
+            .sums
+            .iter_mut()
+            .find(|(s, _)| s.key == key && &s.filter == filter)
+        {
+            *used = generation;
             return Arc::clone(&s.counts);
         }
         if g.sums.len() >= MAX_SUMS_PER_GROUP {
@@ -78,7 +89,7 @@ impl MatchCounts {
         }
         let sums = DomainSums::build(key, filter.clone(), nodes, domains, &g.per_node, symbols);
         let counts = Arc::clone(&sums.counts);
-        g.sums.push(sums);
+        g.sums.push((sums, generation));
         counts
     }
 
@@ -93,7 +104,10 @@ impl MatchCounts {
     ) -> usize {
         let key = (namespace, selector.clone());
         match self.index.get(&key) {
-            Some(&i) => i,
+            Some(&i) => {
+                self.groups[i].last_used = self.generation;
+                i
+            }
             None => {
                 let mut per_node = vec![0u32; nodes];
                 for (node, pod) in bound {
@@ -106,6 +120,7 @@ impl MatchCounts {
                     selector: selector.clone(),
                     per_node: Arc::new(per_node),
                     sums: Vec::new(),
+                    last_used: self.generation,
                 });
                 self.index.insert(key, self.groups.len() - 1);
                 self.groups.len() - 1
@@ -123,7 +138,7 @@ impl MatchCounts {
                 }
                 let c = &mut per_node[node];
                 *c = c.saturating_add_signed(delta);
-                for sums in &mut g.sums {
+                for (sums, _) in &mut g.sums {
                     sums.apply(node, i64::from(delta));
                 }
             }
@@ -137,6 +152,52 @@ impl MatchCounts {
             Arc::make_mut(&mut g.per_node).resize(nodes, 0);
             g.sums.clear();
         }
+    }
+
+    /// Drops every per-domain sum: node labels or taints changed, so domains and the
+    /// nodes filters admit may have too. They are rebuilt on the next read.
+    pub(crate) fn clear_sums(&mut self) {
+        for g in &mut self.groups {
+            g.sums.clear();
+        }
+    }
+
+    /// Forgets node `node` (by index): later nodes move down one slot, as the
+    /// snapshot's node list does. O(groups × nodes); the sums are dropped.
+    pub(crate) fn remove_node(&mut self, node: usize) {
+        for g in &mut self.groups {
+            let per_node = Arc::make_mut(&mut g.per_node);
+            if node < per_node.len() {
+                per_node.remove(node);
+            }
+            g.sums.clear();
+        }
+    }
+
+    /// Drops the groups and sums nobody read since the previous call, then starts a new
+    /// generation; returns how many groups were dropped. A scheduler calling this once
+    /// per pass over its pending pods keeps exactly the groups those pods still use,
+    /// so memory stays bounded however many selectors come and go.
+    pub(crate) fn prune(&mut self) -> usize {
+        let generation = self.generation;
+        let before = self.groups.len();
+        self.groups.retain(|g| g.last_used >= generation);
+        for g in &mut self.groups {
+            g.sums.retain(|(_, used)| *used >= generation);
+        }
+        self.index = self
+            .groups
+            .iter()
+            .enumerate()
+            .map(|(i, g)| ((g.namespace, g.selector.clone()), i))
+            .collect();
+        self.generation += 1;
+        before - self.groups.len()
+    }
+
+    /// How many per-domain sums are tracked over all groups.
+    pub(crate) fn sums_len(&self) -> usize {
+        self.groups.iter().map(|g| g.sums.len()).sum()
     }
 
     /// How many groups are tracked.

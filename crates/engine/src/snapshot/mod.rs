@@ -1,9 +1,11 @@
 //! The cluster as the scheduler sees it: nodes, the pods bound to them, and the objects
 //! default spreading reads, with indices kept current as pods are bound and removed.
 
+mod cache;
 mod counts;
 mod domain_counts;
 mod node_info;
+mod objects;
 mod topology;
 
 use crate::api::{Labels, Node, Pod, Selector, Sym, Symbols, Workloads};
@@ -13,7 +15,9 @@ pub(crate) use domain_counts::{DomainCounts, DomainSums, NodeFilter};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
+pub use cache::{CacheError, PodKey, PodState};
 pub use node_info::NodeInfo;
+pub use objects::WorkloadKind;
 pub use topology::{KeyDomains, NO_DOMAIN, TopologyIndex};
 
 /// A node's index in the snapshot.
@@ -76,7 +80,10 @@ pub enum SnapshotError {
 #[derive(Clone, Debug)]
 struct PodEntry {
     pod: Pod,
+    /// The node the pod counts on: `None` while pending, or while its node is gone.
     node: Option<NodeId>,
+    /// Where the pod is in the cache's life cycle.
+    state: PodState,
 }
 
 /// The cluster state: nodes, pods, and the indices the plugins read.
@@ -87,6 +94,13 @@ pub struct Snapshot {
     node_ids: HashMap<Box<str>, NodeId>,
     pods: Vec<Option<PodEntry>>,
     pod_ids: HashMap<(Sym, Box<str>), PodId>,
+    /// Pods by UID.
+    pod_uids: HashMap<Box<str>, PodId>,
+    /// Freed pod slots, reused by the next pod added.
+    free_pods: Vec<PodId>,
+    /// Pods bound to a node the snapshot no longer has, by node name: known but not
+    /// counted until the node comes back.
+    detached: HashMap<Box<str>, Vec<PodId>>,
     workloads: Workloads,
     topology: TopologyIndex,
     counts: Mutex<MatchCounts>,
@@ -109,6 +123,9 @@ impl Clone for Snapshot {
             node_ids: self.node_ids.clone(),
             pods: self.pods.clone(),
             pod_ids: self.pod_ids.clone(),
+            pod_uids: self.pod_uids.clone(),
+            free_pods: self.free_pods.clone(),
+            detached: self.detached.clone(),
             workloads: self.workloads.clone(),
             topology: self.topology.clone(),
             counts: Mutex::new(self.lock_counts().clone()),
@@ -161,32 +178,30 @@ impl Snapshot {
         let id = NodeId(u32::try_from(self.nodes.len()).unwrap_or(u32::MAX));
         self.topology.add_node(id.index(), &node.labels);
         self.node_ids.insert(node.name.clone(), id);
-        let mut seen = std::collections::HashSet::new();
-        for image in &node.images {
-            for name in &image.names {
-                if seen.insert(name.clone()) {
-                    self.image_states
-                        .entry(name.clone())
-                        .or_insert(ImageStateSummary {
-                            size: image.size,
-                            num_nodes: 0,
-                        })
-                        .num_nodes += 1;
-                }
-            }
-        }
+        self.count_images(&node, 1);
+        let name = node.name.clone();
         self.nodes.push(NodeInfo::new(id, node));
         self.counts
             .get_mut()
             .unwrap_or_else(|e| e.into_inner())
             .add_node(self.nodes.len());
+        for pod in self.detached.remove(&name).unwrap_or_default() {
+            self.attach(pod, id);
+        }
         Ok(id)
     }
 
-    /// Adds a pod; one with `spec.nodeName` is bound to that node at once.
+    /// Adds a pod; one with `spec.nodeName` is bound to that node at once. An add for a
+    /// pod the cache assumed (same UID) confirms it instead: Assumed -> Added, moved to
+    /// the node it landed on if that is not the assumed one (the informer's Add).
     pub fn add_pod(&mut self, pod: Pod) -> Result<PodId, SnapshotError> {
+        if let Some(&id) = self.pod_uids.get(&pod.uid)
+            && matches!(self.pod_state(id), Some(PodState::Assumed { .. }))
+        {
+            return self.confirm(id, pod);
+        }
         let key = (pod.namespace, pod.name.clone());
-        if self.pod_ids.contains_key(&key) {
+        if self.pod_ids.contains_key(&key) || self.pod_uids.contains_key(&pod.uid) {
             return Err(SnapshotError::DuplicatePod {
                 namespace: self.symbols.resolve(pod.namespace).to_string(),
                 name: pod.name.to_string(),
@@ -200,9 +215,24 @@ impl Snapshot {
                 node: n.to_string(),
             })?),
         };
-        let id = PodId(u32::try_from(self.pods.len()).unwrap_or(u32::MAX));
         self.ensure_namespace(pod.namespace);
-        self.pods.push(Some(PodEntry { pod, node: None }));
+        let uid = pod.uid.clone();
+        let entry = PodEntry {
+            pod,
+            node: None,
+            state: PodState::Pending,
+        };
+        let id = match self.free_pods.pop() {
+            Some(id) => {
+                self.pods[id.index()] = Some(entry);
+                id
+            }
+            None => {
+                self.pods.push(Some(entry));
+                PodId(u32::try_from(self.pods.len() - 1).unwrap_or(u32::MAX))
+            }
+        };
+        self.pod_uids.insert(uid, id);
         self.pod_ids.insert(key, id);
         if let Some(node) = node {
             self.bind(id, node);
@@ -210,19 +240,52 @@ impl Snapshot {
         Ok(id)
     }
 
-    /// Binds a stored pod to a node, updating the node's pods and every count.
+    /// Binds a stored pod to a node, updating the node's pods and every count (the pod
+    /// is then Added; see [`Self::assume_pod`] for the optimistic bind).
     pub fn bind(&mut self, id: PodId, node: NodeId) {
         let Some(Some(entry)) = self.pods.get_mut(id.index()) else {
             return;
         };
-        if entry.node.is_some() {
+        if entry.node.is_some() || node.index() >= self.nodes.len() {
             return;
         }
+        let waiting_on = entry
+            .pod
+            .node_name
+            .replace(self.nodes[node.index()].node.name.clone());
+        entry.state = PodState::Added;
+        self.undetach(id, waiting_on.as_deref());
+        self.attach(id, node);
+    }
+
+    /// Counts a stored pod, not counted now, on `node`: its aggregates, every group's
+    /// counts and the affinity node lists.
+    fn attach(&mut self, id: PodId, node: NodeId) {
+        let Some(Some(entry)) = self.pods.get_mut(id.index()) else {
+            return;
+        };
+        let Some(info) = self.nodes.get_mut(node.index()) else {
+            return;
+        };
         entry.node = Some(node);
-        entry.pod.node_name = Some(self.nodes[node.index()].node.name.clone());
-        self.nodes[node.index()].add_pod(id, &entry.pod);
+        info.add_pod(id, &entry.pod);
         let counts = self.counts.get_mut().unwrap_or_else(|e| e.into_inner());
         counts.apply(&entry.pod, node.index(), 1, &self.symbols);
+        self.index_affinity(node);
+    }
+
+    /// Stops counting a stored pod on its node (the reverse of [`Self::attach`]); the
+    /// pod's `node_name` is left as it is.
+    fn detach(&mut self, id: PodId) {
+        let Some(Some(entry)) = self.pods.get_mut(id.index()) else {
+            return;
+        };
+        let Some(node) = entry.node.take() else {
+            return;
+        };
+        self.nodes[node.index()].remove_pod(id, &entry.pod);
+        let counts = self.counts.get_mut().unwrap_or_else(|e| e.into_inner());
+        counts.apply(&entry.pod, node.index(), -1, &self.symbols);
         self.index_affinity(node);
     }
 
@@ -257,17 +320,16 @@ impl Snapshot {
         self.anti_affinity_nodes.iter().map(|&id| self.node(id))
     }
 
-    /// Removes a pod (bound or not), returning it.
+    /// Removes a pod (bound or not), returning it; its slot is reused by a later pod.
     pub fn remove_pod(&mut self, id: PodId) -> Option<Pod> {
+        self.pods.get(id.index())?.as_ref()?;
+        self.detach(id);
         let entry = self.pods.get_mut(id.index())?.take()?;
         self.pod_ids
             .remove(&(entry.pod.namespace, entry.pod.name.clone()));
-        if let Some(node) = entry.node {
-            self.nodes[node.index()].remove_pod(id, &entry.pod);
-            let counts = self.counts.get_mut().unwrap_or_else(|e| e.into_inner());
-            counts.apply(&entry.pod, node.index(), -1, &self.symbols);
-            self.index_affinity(node);
-        }
+        self.pod_uids.remove(&entry.pod.uid);
+        self.undetach(id, entry.pod.node_name.as_deref());
+        self.free_pods.push(id);
         Some(entry.pod)
     }
 
@@ -302,7 +364,8 @@ impl Snapshot {
         self.pod_ids.get(&(ns, Box::from(name))).copied()
     }
 
-    /// Every stored pod with its id, in insertion order.
+    /// Every stored pod with its id, in slot order (insertion order until a removed
+    /// pod's slot is reused).
     pub fn pods(&self) -> impl Iterator<Item = (PodId, &Pod)> {
         self.pods.iter().enumerate().filter_map(|(i, e)| {
             e.as_ref()
@@ -444,5 +507,7 @@ impl Snapshot {
     }
 }
 
+#[cfg(test)]
+mod cache_proptests;
 #[cfg(test)]
 mod proptests;

@@ -88,6 +88,17 @@ impl TopologyIndex {
         }
     }
 
+    /// An index rebuilt from every node's labels, in node order: what a node removal
+    /// or relabelling leaves (domains no node carries any more disappear, and indices
+    /// come out as a snapshot built from scratch numbers them). O(nodes × labels).
+    pub(crate) fn rebuild<'a>(labels: impl Iterator<Item = &'a crate::api::Labels>) -> Self {
+        let mut index = Self::default();
+        for (i, l) in labels.enumerate() {
+            index.add_node(i, l);
+        }
+        index
+    }
+
     /// The domains of `key`, if any node carries it.
     #[inline]
     pub fn key(&self, key: Sym) -> Option<&KeyDomains> {
