@@ -7,6 +7,8 @@ mod lenient;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::core::v1::{Node, Pod, ReplicationController, Service};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::scheduling::v1::PriorityClass;
 use lenient::Lenient;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -35,7 +37,7 @@ pub enum LoadError {
     },
     /// A document's kind is not one topospread reads or knows to skip.
     #[error(
-        "{file}: document {document}: kind: Unsupported value: {kind:?} (apiVersion {api_version:?}); topospread reads Node, Pod, Service, ReplicaSet, ReplicationController, StatefulSet, Deployment, DaemonSet, Job, CronJob, List and KubeSchedulerConfiguration"
+        "{file}: document {document}: kind: Unsupported value: {kind:?} (apiVersion {api_version:?}); topospread reads Node, Pod, Service, ReplicaSet, ReplicationController, StatefulSet, Deployment, DaemonSet, Job, CronJob, PriorityClass, PodDisruptionBudget, List and KubeSchedulerConfiguration"
     )]
     UnknownKind {
         /// The file.
@@ -115,6 +117,10 @@ pub enum Object {
     Job(Job),
     /// A batch/v1 CronJob.
     CronJob(CronJob),
+    /// A scheduling.k8s.io/v1 PriorityClass.
+    PriorityClass(PriorityClass),
+    /// A policy/v1 PodDisruptionBudget.
+    PodDisruptionBudget(PodDisruptionBudget),
     /// A `kubescheduler.config.k8s.io/v1` KubeSchedulerConfiguration, untyped here.
     SchedulerConfiguration(Value),
 }
@@ -133,6 +139,8 @@ impl Object {
             Object::DaemonSet(_) => "DaemonSet",
             Object::Job(_) => "Job",
             Object::CronJob(_) => "CronJob",
+            Object::PriorityClass(_) => "PriorityClass",
+            Object::PodDisruptionBudget(_) => "PodDisruptionBudget",
             Object::SchedulerConfiguration(_) => "KubeSchedulerConfiguration",
         }
     }
@@ -165,7 +173,6 @@ const SKIPPED_KINDS: &[&str] = &[
     "Endpoints",
     "EndpointSlice",
     "Event",
-    "PodDisruptionBudget",
     "HorizontalPodAutoscaler",
     "Role",
     "RoleBinding",
@@ -181,7 +188,6 @@ const SKIPPED_KINDS: &[&str] = &[
     "ResourceQuota",
     "ControllerRevision",
     "Lease",
-    "PriorityClass",
     "RuntimeClass",
     "CustomResourceDefinition",
     "MutatingWebhookConfiguration",
@@ -281,6 +287,8 @@ pub(crate) fn parse_object(
         "DaemonSet" => Object::DaemonSet(typed(value, &file, &what)?),
         "Job" => Object::Job(typed(value, &file, &what)?),
         "CronJob" => Object::CronJob(typed(value, &file, &what)?),
+        "PriorityClass" => Object::PriorityClass(typed(value, &file, &what)?),
+        "PodDisruptionBudget" => Object::PodDisruptionBudget(typed(value, &file, &what)?),
         "KubeSchedulerConfiguration" if api_version.starts_with("kubescheduler.config.k8s.io/") => {
             Object::SchedulerConfiguration(value.clone())
         }

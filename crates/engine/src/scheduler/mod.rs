@@ -58,6 +58,7 @@ pub struct Scheduler {
     next_start_node_index: usize,
     rng: Rng,
     preemption_enabled: bool,
+    preemption_limits: preemption::Limits,
     nomination: Option<Preemption>,
 }
 
@@ -117,8 +118,10 @@ impl Scheduler {
             .enabled(crate::plugins::registry::Point::PostFilter)
             .iter()
             .any(|(n, _)| n == "DefaultPreemption");
+        let preemption_limits = preemption::Limits::from_profile(first)?;
         Ok(Self {
             preemption_enabled,
+            preemption_limits,
             nomination: None,
             profile,
             percentage_of_nodes_to_score: config.percentage_of_nodes_to_score.unwrap_or(0),
@@ -223,7 +226,14 @@ impl Scheduler {
                 statuses: &c.statuses,
                 absent: c.diagnosis.absent.as_ref(),
             };
-            match preemption::preempt(&self.profile, snapshot, pod, &failed, &mut self.rng) {
+            match preemption::preempt(
+                &self.profile,
+                snapshot,
+                pod,
+                &failed,
+                self.preemption_limits,
+                &mut self.rng,
+            ) {
                 Ok(p) => c.preemption = Some(p),
                 Err(post_filter_msg) => message.push_str(&format!(" {post_filter_msg}.")),
             }
