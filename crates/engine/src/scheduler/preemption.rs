@@ -447,3 +447,71 @@ pub(super) fn preempt(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::PluginConfig;
+    use crate::load::parse_manifests;
+
+    fn profile_with(args: serde_json::Value) -> ProfileConfig {
+        ProfileConfig {
+            plugin_config: vec![PluginConfig {
+                name: "DefaultPreemption".into(),
+                args: Some(args),
+            }],
+            ..ProfileConfig::default()
+        }
+    }
+
+    #[test]
+    fn candidate_limits_default_read_and_validate() {
+        let d = Limits::from_profile(&ProfileConfig::default()).expect("defaults");
+        assert_eq!(d, Limits::default());
+        assert_eq!(d.num_candidates(5000), 500);
+        assert_eq!(d.num_candidates(50), 50);
+        let l = Limits::from_profile(&profile_with(serde_json::json!({
+            "minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 2
+        })))
+        .expect("valid");
+        assert_eq!(l.num_candidates(50), 2);
+        let e = Limits::from_profile(&profile_with(serde_json::json!({
+            "minCandidateNodesPercentage": 101
+        })))
+        .expect_err("out of range");
+        assert_eq!(
+            e.to_string(),
+            "profiles[0].pluginConfig[0].args.minCandidateNodesPercentage: Invalid value: 101: not in valid range [0, 100]"
+        );
+        assert!(
+            Limits::from_profile(&profile_with(serde_json::json!({
+                "minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0
+            })))
+            .is_err()
+        );
+        assert!(Limits::from_profile(&profile_with(serde_json::json!({"bogus": 1}))).is_err());
+    }
+
+    #[test]
+    fn pdb_split_counts_down_each_budget() {
+        let text = "kind: Node\napiVersion: v1\nmetadata: {name: n1}\n---
+kind: PodDisruptionBudget\napiVersion: policy/v1\nmetadata: {name: db}
+spec: {selector: {matchLabels: {app: db}}}
+status: {disruptionsAllowed: 1, currentHealthy: 3, desiredHealthy: 2, expectedPods: 3}
+---
+kind: Pod\napiVersion: v1\nmetadata: {name: a, labels: {app: db}}\nspec: {nodeName: n1, containers: [{name: c}]}
+---
+kind: Pod\napiVersion: v1\nmetadata: {name: b, labels: {app: db}}\nspec: {nodeName: n1, containers: [{name: c}]}
+---
+kind: Pod\napiVersion: v1\nmetadata: {name: c}\nspec: {nodeName: n1, containers: [{name: c}]}
+";
+        let m = parse_manifests(text, "t.yaml").expect("parses");
+        let snapshot = crate::convert::build_snapshot(&m.objects).expect("builds");
+        let ids: Vec<PodId> = snapshot.pods().map(|(id, _)| id).collect();
+        let (violating, fine) = split_by_pdb_violation(&ids, &snapshot);
+        // a uses the one allowed disruption, b would take the budget below zero; c has
+        // no labels, so no budget covers it.
+        assert_eq!(violating, vec![ids[1]]);
+        assert_eq!(fine, vec![ids[0], ids[2]]);
+    }
+}
