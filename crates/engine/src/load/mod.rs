@@ -389,6 +389,19 @@ mod tests {
     }
 
     #[test]
+    fn priority_classes_and_disruption_budgets_are_typed() {
+        let text = "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 1000\npreemptionPolicy: Never\n---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: db}\nspec: {minAvailable: 1, selector: {matchLabels: {app: db}}}\n";
+        let m = parse_manifests(text, "f.yaml").expect("parses");
+        assert!(m.skipped.is_empty());
+        let kinds: Vec<&str> = m.objects.iter().map(|l| l.object.kind()).collect();
+        assert_eq!(kinds, ["PriorityClass", "PodDisruptionBudget"]);
+        let Object::PriorityClass(pc) = &m.objects[0].object else {
+            panic!("not a PriorityClass")
+        };
+        assert_eq!(pc.value, 1000);
+    }
+
+    #[test]
     fn unknown_field_and_kind_and_type_errors_name_the_place() {
         let e = parse_manifests(
             "kind: Pod\nmetadata: {name: p}\nspec: {nodeNme: x}\n",
