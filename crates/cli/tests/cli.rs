@@ -394,3 +394,58 @@ fn bench_unknown_workload_exits_2() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("workload \"nope\""), "{}", stderr(&o));
 }
+
+const MISSING_PRIORITY_CLASS: &str = "apiVersion: v1
+kind: Node
+metadata: {name: n1, labels: {zone: a}}
+status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: ghost}
+spec: {priorityClassName: nope, containers: [{name: c, image: pause}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: fine}
+spec: {priorityClassName: high, containers: [{name: c, image: pause}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: plain}
+spec: {containers: [{name: c, image: pause}]}
+";
+
+#[test]
+fn a_pod_naming_a_missing_priority_class_is_refused_and_the_rest_schedule() {
+    let path = temp("missing-priority-class.yaml", MISSING_PRIORITY_CLASS);
+    let o = run(&["simulate", "-f", &path]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
+    assert!(
+        out.contains("Refused by admission (never created)\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "  default/ghost: pods \"ghost\" is forbidden: no PriorityClass with name nope was found\n"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("2 scheduled, 0 pending, 1 refused"), "{out}");
+
+    let o = run(&["simulate", "-f", &path, "-o", "json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(json["scheduled"], 2);
+    assert_eq!(json["refused"][0]["pod"], "ghost");
+    assert_eq!(
+        json["refused"][0]["message"],
+        "pods \"ghost\" is forbidden: no PriorityClass with name nope was found"
+    );
+}

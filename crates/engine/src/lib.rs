@@ -16,6 +16,7 @@
 //! # let _ = scenario::CaseKind::Plugin;
 //! ```
 
+pub mod admission;
 pub mod api;
 pub mod builders;
 pub mod config;

@@ -155,7 +155,10 @@ impl Simulation {
                     attempts,
                     ..
                 } => {
-                    self.scheduler.finish_binding(*pod, now);
+                    // Binding is immediate here: the assumed pod is confirmed at once.
+                    if self.scheduler.finish_binding(snapshot, *pod, now).is_err() {
+                        continue;
+                    }
                     self.events.push(SimEvent::Bound {
                         pod: *pod,
                         node: *node,

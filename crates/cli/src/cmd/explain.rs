@@ -15,6 +15,16 @@ pub(crate) fn run(args: &ExplainArgs) -> Result<ExitCode> {
     let setup = config::load(args.config.as_deref())?;
     let mut world = input::build(&input, args.seed)?;
     let (ns, name) = input::split_pod_ref(&args.pod);
+    if let Some(r) = world
+        .refused
+        .iter()
+        .find(|r| r.namespace == ns && r.name == name)
+    {
+        bail!(
+            "pod {ns}/{name}: refused by admission, never created: {}",
+            r.error
+        );
+    }
     let Some(id) = world.snapshot.pod_id(ns, name) else {
         let mut names: Vec<String> = world
             .queue

@@ -3,7 +3,7 @@
 
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
-use topospread::convert::{self, BuildError, build_snapshot};
+use topospread::convert::{self, Refused};
 use topospread::load::{Loaded, parse_manifests};
 use topospread::snapshot::{PodId, Snapshot};
 use topospread::workloads::{Expansion, expand};
@@ -70,24 +70,21 @@ pub(crate) struct World {
     pub(crate) queue: Vec<PodId>,
     /// Things to tell the user (skipped objects, workloads that could not be expanded).
     pub(crate) notes: Vec<String>,
+    /// Pods Priority admission refused (a PriorityClass that does not exist): never in
+    /// the snapshot, reported like pending pods.
+    pub(crate) refused: Vec<Refused>,
 }
 
 /// Builds the world: snapshot from the files, workloads expanded (`seed` fixes names).
 pub(crate) fn build(input: &Input, seed: u64) -> Result<World> {
     let expansion = expand(&input.objects, seed);
-    let mut snapshot = build_snapshot(input.objects.iter().chain(&expansion.replica_sets))?;
+    let built = convert::build(input.objects.iter().chain(&expansion.replica_sets))?;
+    let mut snapshot = built.snapshot;
+    let mut refused = built.refused;
     for p in &expansion.pods {
-        let pod =
-            convert::pod(&p.pod, snapshot.symbols_mut()).map_err(|source| BuildError::Convert {
-                file: p.source.file.clone(),
-                source,
-            })?;
-        snapshot
-            .add_pod(pod)
-            .map_err(|source| BuildError::Snapshot {
-                file: p.source.file.clone(),
-                source,
-            })?;
+        if let Some(r) = convert::admit_and_add(&mut snapshot, &p.pod, &p.source.file)? {
+            refused.push(r);
+        }
     }
     let mut notes = input.notes.clone();
     notes.extend(expansion.notes.iter().cloned());
@@ -112,6 +109,7 @@ pub(crate) fn build(input: &Input, seed: u64) -> Result<World> {
         expansion,
         queue: queue.into_iter().map(|(id, _)| id).collect(),
         notes,
+        refused,
     })
 }
 

@@ -64,6 +64,15 @@ struct WorkloadReport {
     constraints: Vec<ConstraintReport>,
 }
 
+/// A pod the API server's Priority admission would refuse: never created.
+#[derive(Serialize)]
+struct RefusedPod {
+    namespace: String,
+    pod: String,
+    file: String,
+    message: String,
+}
+
 /// The whole run, as `-o json` prints it.
 #[derive(Serialize)]
 struct Report {
@@ -74,6 +83,8 @@ struct Report {
     preempted: Vec<PreemptedReport>,
     workloads: Vec<WorkloadReport>,
     notes: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    refused: Vec<RefusedPod>,
 }
 
 /// The zone a node is in, by the well-known label or the docs' `zone`.
@@ -243,6 +254,16 @@ pub(crate) fn run(args: &SimulateArgs) -> Result<ExitCode> {
         preempted,
         workloads,
         notes: world.notes.clone(),
+        refused: world
+            .refused
+            .iter()
+            .map(|r| RefusedPod {
+                namespace: r.namespace.clone(),
+                pod: r.name.clone(),
+                file: r.file.clone(),
+                message: r.error.to_string(),
+            })
+            .collect(),
     };
     let text = match args.output {
         OutputFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
@@ -265,11 +286,13 @@ pub(crate) fn run(args: &SimulateArgs) -> Result<ExitCode> {
             eprintln!("note: {n}");
         }
     }
-    Ok(if pending > 0 || !world.expansion.errors.is_empty() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(
+        if pending > 0 || !world.refused.is_empty() || !world.expansion.errors.is_empty() {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        },
+    )
 }
 
 /// The placement table, per-workload spread, pending pods and notes.
@@ -363,10 +386,20 @@ fn table(r: &Report) -> String {
             );
         }
     }
+    if !r.refused.is_empty() {
+        let _ = writeln!(out, "\nRefused by admission (never created)");
+        for p in &r.refused {
+            let _ = writeln!(out, "  {}/{}: {}", p.namespace, p.pod, p.message);
+        }
+    }
     for n in &r.notes {
         let _ = writeln!(out, "note: {n}");
     }
-    let _ = writeln!(out, "\n{} scheduled, {} pending", r.scheduled, r.pending);
+    let _ = write!(out, "\n{} scheduled, {} pending", r.scheduled, r.pending);
+    if !r.refused.is_empty() {
+        let _ = write!(out, ", {} refused", r.refused.len());
+    }
+    out.push('\n');
     out
 }
 
@@ -404,6 +437,8 @@ fn snapshot_yaml(objects: &[topospread::load::Loaded], world: &input::World) -> 
             Object::DaemonSet(o) => push(o)?,
             Object::Job(o) => push(o)?,
             Object::CronJob(o) => push(o)?,
+            Object::PriorityClass(o) => push(o)?,
+            Object::PodDisruptionBudget(o) => push(o)?,
             Object::SchedulerConfiguration(_) => {}
         }
     }

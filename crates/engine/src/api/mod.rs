@@ -3,6 +3,7 @@
 //! Kubernetes objects are parsed into these once, at the edge, so the scheduling hot
 //! path compares integers rather than hashing strings.
 
+mod disruption;
 mod interner;
 mod labels;
 mod node_affinity;
@@ -20,10 +21,16 @@ pub use selector::{Op, Requirement, Selector, SelectorError};
 pub use taints::{Taint, TaintEffect, Toleration, TolerationOp, find_untolerated_taint};
 mod objects;
 mod pod_affinity;
+mod priority;
 pub mod quantity;
 pub mod resources;
 mod spread;
 
+pub use disruption::{DisruptionBudget, DisruptionBudgets};
 pub use objects::{ControllerKind, ControllerRef, Node, NodeImage, Pod, Workloads};
 pub use pod_affinity::{AffinityTerm, PodAffinity, WeightedAffinityTerm};
+pub use priority::{
+    PreemptionPolicy, PriorityClass, PriorityClasses, SYSTEM_CLUSTER_CRITICAL,
+    SYSTEM_CLUSTER_CRITICAL_VALUE, SYSTEM_NODE_CRITICAL, SYSTEM_NODE_CRITICAL_VALUE,
+};
 pub use spread::{NodeInclusionPolicy, SpreadConstraintSpec, WhenUnsatisfiable};

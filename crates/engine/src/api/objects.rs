@@ -1,7 +1,7 @@
 use super::resources::{HostPort, PodResourceRequests, Resources};
 use super::{
-    Labels, PodAffinity, PreferredNodeAffinity, RequiredNodeAffinity, Selector,
-    SpreadConstraintSpec, Sym, Taint, Toleration,
+    DisruptionBudgets, Labels, PodAffinity, PreferredNodeAffinity, PriorityClasses,
+    RequiredNodeAffinity, Selector, SpreadConstraintSpec, Sym, Taint, Toleration,
 };
 use std::collections::BTreeSet;
 
@@ -47,6 +47,15 @@ pub struct Pod {
     pub priority: i32,
     /// `spec.preemptionPolicy` is `Never`: the pod may not preempt others.
     pub preemption_never: bool,
+    /// `status.startTime` in nanoseconds since the Unix epoch; `None` for a pod that has
+    /// not started (upstream's `GetPodStartTime` then takes "now": later than any start).
+    pub start_time: Option<i128>,
+    /// `status.nominatedNodeName`: the node an earlier preemption nominated.
+    pub nominated_node_name: Option<Box<str>>,
+    /// Terminating because the scheduler preempted it: `metadata.deletionTimestamp` set
+    /// and a `DisruptionTarget` condition that is `True` with reason
+    /// `PreemptionByScheduler` (`podTerminatingByPreemption`).
+    pub terminating_by_preemption: bool,
     /// `spec.schedulerName` (`default-scheduler` when left out).
     pub scheduler_name: Box<str>,
     /// The controlling owner, if any.
@@ -112,4 +121,8 @@ pub struct Workloads {
     pub replica_sets: Vec<(Sym, Box<str>, Option<Selector>)>,
     /// StatefulSets: namespace, name, compiled `spec.selector` (`None` if it does not parse).
     pub stateful_sets: Vec<(Sym, Box<str>, Option<Selector>)>,
+    /// PriorityClasses, which Priority admission resolves pods' priorities from.
+    pub priority_classes: PriorityClasses,
+    /// PodDisruptionBudgets, which DefaultPreemption tries not to violate.
+    pub disruption_budgets: DisruptionBudgets,
 }

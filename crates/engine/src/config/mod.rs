@@ -9,9 +9,9 @@ mod scheduler;
 
 pub use args::{DefaultingType, PodTopologySpreadArgs};
 pub use plugin_args::{
-    InterPodAffinityArgs, NodeAffinityArgs, NodeResourcesBalancedAllocationArgs,
-    NodeResourcesFitArgs, RequestedToCapacityRatioArg, ResourceSpecArg, ScoringStrategyArg,
-    UtilizationShapePointArg,
+    DefaultPreemptionArgs, InterPodAffinityArgs, NodeAffinityArgs,
+    NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs, RequestedToCapacityRatioArg,
+    ResourceSpecArg, ScoringStrategyArg, UtilizationShapePointArg,
 };
 pub use scheduler::{
     DEFAULT_SCHEDULER_NAME, ParseError, PluginConfig, PluginRef, PluginSet, Plugins, ProfileConfig,

@@ -116,3 +116,21 @@ pub struct NodeAffinityArgs {
     #[serde(default)]
     pub added_affinity: Option<k8s_openapi::api::core::v1::NodeAffinity>,
 }
+
+/// `DefaultPreemptionArgs`: how many candidate nodes preemption looks for.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DefaultPreemptionArgs {
+    /// `apiVersion`, when written as a typed object.
+    #[serde(default)]
+    pub api_version: Option<String>,
+    /// `kind`, when written as a typed object.
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// Candidates as a percentage of the nodes (0..=100; default 10).
+    #[serde(default)]
+    pub min_candidate_nodes_percentage: Option<i32>,
+    /// Candidates as an absolute number (>= 0; default 100).
+    #[serde(default)]
+    pub min_candidate_nodes_absolute: Option<i32>,
+}

@@ -1,6 +1,7 @@
 //! From k8s-openapi objects to the engine's compact types: interning, selector
 //! compilation and defaulting happen here, once. Errors name the object and field.
 
+use crate::admission::{AdmissionError, resolve_priority};
 use crate::api::resources::{host_ports, node_allocatable, pod_requests_with};
 use crate::api::{
     ControllerKind, ControllerRef, Labels, Node, NodeImage, NodeInclusionPolicy,
@@ -129,6 +130,18 @@ pub fn pod(p: &core::Pod, symbols: &mut Symbols) -> Result<Pod, ConvertError> {
             .map(Into::into),
         terminating: meta.deletion_timestamp.is_some(),
         priority: spec.priority.unwrap_or(0),
+        start_time: p
+            .status
+            .as_ref()
+            .and_then(|st| st.start_time.as_ref())
+            .map(|t| t.0.as_nanosecond()),
+        nominated_node_name: p
+            .status
+            .as_ref()
+            .and_then(|st| st.nominated_node_name.as_deref())
+            .filter(|n| !n.is_empty())
+            .map(Into::into),
+        terminating_by_preemption: terminating_by_preemption(p),
         preemption_never: spec.preemption_policy.as_deref() == Some("Never"),
         scheduler_name: spec
             .scheduler_name
@@ -155,6 +168,21 @@ pub fn pod(p: &core::Pod, symbols: &mut Symbols) -> Result<Pod, ConvertError> {
             })
             .collect::<Result<_, _>>()?,
     })
+}
+
+/// `podTerminatingByPreemption`: deleted, with a `DisruptionTarget` condition that is
+/// `True` for reason `PreemptionByScheduler` (the first such condition decides).
+fn terminating_by_preemption(p: &core::Pod) -> bool {
+    p.metadata.deletion_timestamp.is_some()
+        && p.status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .into_iter()
+            .flatten()
+            .find(|c| c.type_ == "DisruptionTarget")
+            .is_some_and(|c| {
+                c.status == "True" && c.reason.as_deref() == Some("PreemptionByScheduler")
+            })
 }
 
 /// `nodeaffinity.GetRequiredNodeAffinity`: nodeSelector and required terms.
@@ -325,7 +353,10 @@ pub enum BuildError {
     },
 }
 
-/// Records the selector-bearing objects default spreading reads.
+/// Records the objects the scheduler reads besides nodes and pods: the selector-bearing
+/// objects default spreading reads, PriorityClasses (for admission) and
+/// PodDisruptionBudgets (for preemption). A later object with the same name replaces an
+/// earlier PriorityClass or PodDisruptionBudget.
 pub fn add_workload(object: &Object, workloads: &mut Workloads, symbols: &mut Symbols) {
     let ns_of = |m: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
                  symbols: &mut Symbols| {
@@ -375,15 +406,89 @@ pub fn add_workload(object: &Object, workloads: &mut Workloads, symbols: &mut Sy
                 .stateful_sets
                 .push((ns, name_of(&ss.metadata), sel));
         }
+        Object::PriorityClass(pc) => workloads
+            .priority_classes
+            .add(crate::api::PriorityClass::from_k8s(pc)),
+        Object::PodDisruptionBudget(pdb) => {
+            let ns = ns_of(&pdb.metadata, symbols);
+            workloads
+                .disruption_budgets
+                .add(crate::api::DisruptionBudget::from_k8s(pdb, ns, symbols));
+        }
         _ => {}
     }
 }
 
-/// Builds a snapshot from loaded manifests: nodes first, then the workload objects, then
-/// pods (a pod with `spec.nodeName` is bound; one without stays pending in the snapshot).
+/// A pod the Priority admission plugin refused: not in the snapshot, reported instead.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refused {
+    /// The file it came from.
+    pub file: String,
+    /// `metadata.namespace` (defaulted).
+    pub namespace: String,
+    /// `metadata.name`.
+    pub name: String,
+    /// Why (the API server's message).
+    pub error: AdmissionError,
+}
+
+/// A snapshot built from manifests, and the pods admission refused.
+#[derive(Debug)]
+pub struct Built {
+    /// Nodes, workload objects and admitted pods.
+    pub snapshot: Snapshot,
+    /// Pods refused by Priority admission, in file order.
+    pub refused: Vec<Refused>,
+}
+
+/// Runs Priority admission on a pod, converts it and adds it to the snapshot. `Ok(None)`
+/// when admission refused it (the refusal is returned, the snapshot is unchanged).
+pub fn admit_and_add(
+    snapshot: &mut Snapshot,
+    pod: &core::Pod,
+    file: &str,
+) -> Result<Option<Refused>, BuildError> {
+    let mut pod = pod.clone();
+    if let Err(error) = resolve_priority(&mut pod, &snapshot.workloads().priority_classes) {
+        return Ok(Some(Refused {
+            file: file.to_string(),
+            namespace: pod
+                .metadata
+                .namespace
+                .clone()
+                .unwrap_or_else(|| DEFAULT_NAMESPACE.to_string()),
+            name: pod.metadata.name.clone().unwrap_or_default(),
+            error,
+        }));
+    }
+    let converted =
+        self::pod(&pod, snapshot.symbols_mut()).map_err(|source| BuildError::Convert {
+            file: file.to_string(),
+            source,
+        })?;
+    snapshot
+        .add_pod(converted)
+        .map_err(|source| BuildError::Snapshot {
+            file: file.to_string(),
+            source,
+        })?;
+    Ok(None)
+}
+
+/// [`build`], keeping only the snapshot: pods refused by Priority admission are left out.
 pub fn build_snapshot<'a>(
     objects: impl IntoIterator<Item = &'a Loaded> + Clone,
 ) -> Result<Snapshot, BuildError> {
+    build(objects).map(|b| b.snapshot)
+}
+
+/// Builds a snapshot from loaded manifests: nodes first, then the workload objects
+/// (PriorityClasses and PodDisruptionBudgets among them), then pods through Priority
+/// admission (a pod with `spec.nodeName` is bound; one without stays pending in the
+/// snapshot; a refused one is listed in [`Built::refused`]).
+pub fn build<'a>(
+    objects: impl IntoIterator<Item = &'a Loaded> + Clone,
+) -> Result<Built, BuildError> {
     let mut snapshot = Snapshot::new();
     for l in objects.clone() {
         if let Object::Node(n) = &l.object {
@@ -404,19 +509,13 @@ pub fn build_snapshot<'a>(
         add_workload(&l.object, &mut workloads, snapshot.symbols_mut());
         *snapshot.workloads_mut() = workloads;
     }
+    let mut refused = Vec::new();
     for l in objects {
-        if let Object::Pod(p) = &l.object {
-            let pod = pod(p, snapshot.symbols_mut()).map_err(|source| BuildError::Convert {
-                file: l.source.file.clone(),
-                source,
-            })?;
-            snapshot
-                .add_pod(pod)
-                .map_err(|source| BuildError::Snapshot {
-                    file: l.source.file.clone(),
-                    source,
-                })?;
+        if let Object::Pod(p) = &l.object
+            && let Some(r) = admit_and_add(&mut snapshot, p, &l.source.file)?
+        {
+            refused.push(r);
         }
     }
-    Ok(snapshot)
+    Ok(Built { snapshot, refused })
 }

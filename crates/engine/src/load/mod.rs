@@ -7,6 +7,8 @@ mod lenient;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::core::v1::{Node, Pod, ReplicationController, Service};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::scheduling::v1::PriorityClass;
 use lenient::Lenient;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -35,7 +37,7 @@ pub enum LoadError {
     },
     /// A document's kind is not one topospread reads or knows to skip.
     #[error(
-        "{file}: document {document}: kind: Unsupported value: {kind:?} (apiVersion {api_version:?}); topospread reads Node, Pod, Service, ReplicaSet, ReplicationController, StatefulSet, Deployment, DaemonSet, Job, CronJob, List and KubeSchedulerConfiguration"
+        "{file}: document {document}: kind: Unsupported value: {kind:?} (apiVersion {api_version:?}); topospread reads Node, Pod, Service, ReplicaSet, ReplicationController, StatefulSet, Deployment, DaemonSet, Job, CronJob, PriorityClass, PodDisruptionBudget, List and KubeSchedulerConfiguration"
     )]
     UnknownKind {
         /// The file.
@@ -115,6 +117,10 @@ pub enum Object {
     Job(Job),
     /// A batch/v1 CronJob.
     CronJob(CronJob),
+    /// A scheduling.k8s.io/v1 PriorityClass.
+    PriorityClass(PriorityClass),
+    /// A policy/v1 PodDisruptionBudget.
+    PodDisruptionBudget(PodDisruptionBudget),
     /// A `kubescheduler.config.k8s.io/v1` KubeSchedulerConfiguration, untyped here.
     SchedulerConfiguration(Value),
 }
@@ -133,6 +139,8 @@ impl Object {
             Object::DaemonSet(_) => "DaemonSet",
             Object::Job(_) => "Job",
             Object::CronJob(_) => "CronJob",
+            Object::PriorityClass(_) => "PriorityClass",
+            Object::PodDisruptionBudget(_) => "PodDisruptionBudget",
             Object::SchedulerConfiguration(_) => "KubeSchedulerConfiguration",
         }
     }
@@ -165,7 +173,6 @@ const SKIPPED_KINDS: &[&str] = &[
     "Endpoints",
     "EndpointSlice",
     "Event",
-    "PodDisruptionBudget",
     "HorizontalPodAutoscaler",
     "Role",
     "RoleBinding",
@@ -181,7 +188,6 @@ const SKIPPED_KINDS: &[&str] = &[
     "ResourceQuota",
     "ControllerRevision",
     "Lease",
-    "PriorityClass",
     "RuntimeClass",
     "CustomResourceDefinition",
     "MutatingWebhookConfiguration",
@@ -281,6 +287,8 @@ pub(crate) fn parse_object(
         "DaemonSet" => Object::DaemonSet(typed(value, &file, &what)?),
         "Job" => Object::Job(typed(value, &file, &what)?),
         "CronJob" => Object::CronJob(typed(value, &file, &what)?),
+        "PriorityClass" => Object::PriorityClass(typed(value, &file, &what)?),
+        "PodDisruptionBudget" => Object::PodDisruptionBudget(typed(value, &file, &what)?),
         "KubeSchedulerConfiguration" if api_version.starts_with("kubescheduler.config.k8s.io/") => {
             Object::SchedulerConfiguration(value.clone())
         }
@@ -378,6 +386,19 @@ mod tests {
             Some("4")
         );
         assert_eq!(m.objects[1].source.item, Some(0));
+    }
+
+    #[test]
+    fn priority_classes_and_disruption_budgets_are_typed() {
+        let text = "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 1000\npreemptionPolicy: Never\n---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: db}\nspec: {minAvailable: 1, selector: {matchLabels: {app: db}}}\n";
+        let m = parse_manifests(text, "f.yaml").expect("parses");
+        assert!(m.skipped.is_empty());
+        let kinds: Vec<&str> = m.objects.iter().map(|l| l.object.kind()).collect();
+        assert_eq!(kinds, ["PriorityClass", "PodDisruptionBudget"]);
+        let Object::PriorityClass(pc) = &m.objects[0].object else {
+            panic!("not a PriorityClass")
+        };
+        assert_eq!(pc.value, 1000);
     }
 
     #[test]

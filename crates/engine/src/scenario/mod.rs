@@ -212,11 +212,14 @@ pub(crate) fn build_cluster(
     }
     for (i, p) in pods.iter().enumerate() {
         let p: core::Pod = load::typed(p, file, &format!("{what} pods[{i}]"))?;
-        let pod =
-            convert::pod(&p, snapshot.symbols_mut()).map_err(|e| bad(format!("pods[{i}]"), &e))?;
-        snapshot
-            .add_pod(pod)
-            .map_err(|e| bad(format!("pods[{i}]"), &e))?;
+        // Existing pods pass Priority admission too; a refused one is a broken case.
+        let added = convert::admit_and_add(&mut snapshot, &p, file).map_err(|e| match e {
+            convert::BuildError::Convert { source, .. } => bad(format!("pods[{i}]"), &source),
+            convert::BuildError::Snapshot { source, .. } => bad(format!("pods[{i}]"), &source),
+        })?;
+        if let Some(r) = added {
+            return Err(bad(format!("pods[{i}]"), &r.error));
+        }
     }
     Ok(snapshot)
 }

@@ -1,6 +1,7 @@
 //! Scheduler cases: the whole profile, pods scheduled one after another and bound.
 
 use super::{Mismatch, Outcome, ScenarioError};
+use crate::admission::resolve_priority;
 use crate::api::{Selector, Sym};
 use crate::config::SchedulerConfig;
 use crate::convert;
@@ -46,6 +47,9 @@ struct Expect {
     spread: Vec<SpreadCheck>,
     #[serde(default)]
     preempted: Option<Preempted>,
+    /// Pods of `schedule` that Priority admission must refuse, with the message.
+    #[serde(default)]
+    refused: BTreeMap<String, String>,
 }
 
 #[derive(Deserialize)]
@@ -172,9 +176,14 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
 
     let mut mismatches = Vec::new();
     let mut scheduled: Vec<(String, PodId)> = Vec::new();
+    let mut refused: BTreeMap<String, String> = BTreeMap::new();
     for (i, p) in case.schedule.iter().enumerate() {
         let field = format!("schedule[{i}]");
-        let p: core::Pod = load::typed(p, file, &format!("{what} {field}"))?;
+        let mut p: core::Pod = load::typed(p, file, &format!("{what} {field}"))?;
+        if let Err(e) = resolve_priority(&mut p, &snapshot.workloads().priority_classes) {
+            refused.insert(e.pod().to_string(), e.to_string());
+            continue;
+        }
         let pod = convert::pod(&p, snapshot.symbols_mut()).map_err(|e| bad(&field, &e))?;
         if pod.node_name.is_some() {
             return Err(bad(
@@ -219,6 +228,9 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
         };
         placements.insert(name.clone(), placement);
     }
+    for (name, message) in &refused {
+        placements.insert(name.clone(), Err(message.clone()));
+    }
     let scheduled: Vec<PodId> = scheduled.iter().map(|(_, id)| *id).collect();
     for (j, check) in case.expect.spread.iter().enumerate() {
         match &check.after {
@@ -255,6 +267,12 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
                 Err(msg) => format!("Pending ({msg})"),
             };
             mismatches.push(Mismatch::new(format!("placements[{pod}]"), want, got));
+        }
+    }
+    for (pod, want) in &case.expect.refused {
+        let got = refused.get(pod).map_or("admitted", String::as_str);
+        if got != want {
+            mismatches.push(Mismatch::new(format!("refused[{pod}]"), want, got));
         }
     }
     match &case.expect.preempted {

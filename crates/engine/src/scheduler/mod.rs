@@ -81,6 +81,8 @@ pub struct Scheduler {
     percentage_of_nodes_to_score: i32,
     next_start_node_index: usize,
     rng: Rng,
+    /// Per profile: DefaultPreemptionArgs' candidate limits.
+    preemption_limits: Vec<preemption::Limits>,
     nomination: Option<Preemption>,
     nominator: Nominator,
     queue: SchedulingQueue,
@@ -88,6 +90,8 @@ pub struct Scheduler {
     last_failure: HashMap<PodId, String>,
     /// The pod whose cycles are recorded, and the last recording.
     explain: Option<(PodId, Option<Explanation>)>,
+    /// Bindings since the cache last dropped counting groups nobody reads.
+    cycles_since_prune: u32,
 }
 
 impl std::fmt::Debug for Scheduler {
@@ -167,6 +171,11 @@ impl Scheduler {
                     .any(|(n, _)| n == "DefaultPreemption")
             })
             .collect();
+        let preemption_limits = configured
+            .iter()
+            .enumerate()
+            .map(|(i, p)| preemption::Limits::from_profile(p, i))
+            .collect::<Result<_, _>>()?;
         let queue = SchedulingQueue::new(QueueConfig {
             initial_backoff: backoff_seconds(config.pod_initial_backoff_seconds, 1),
             max_backoff: backoff_seconds(config.pod_max_backoff_seconds, 10),
@@ -175,12 +184,14 @@ impl Scheduler {
         Ok(Self {
             profiles,
             preemption_enabled,
+            preemption_limits,
             current: 0,
             nomination: None,
             nominator: Nominator::default(),
             queue,
             last_failure: HashMap::new(),
             explain: None,
+            cycles_since_prune: 0,
             percentage_of_nodes_to_score: config.percentage_of_nodes_to_score.unwrap_or(0),
             next_start_node_index: 0,
             rng: Rng::new(0),
@@ -312,6 +323,7 @@ impl Scheduler {
                 snapshot,
                 pod,
                 &failed,
+                self.preemption_limits[self.current],
                 &mut self.rng,
             ) {
                 Ok(p) => c.preemption = Some(p),

@@ -35,6 +35,22 @@ impl Nominator {
         Some(node)
     }
 
+    /// Drops every nomination to a deleted node, and renumbers the nodes after it as
+    /// the cache does when it closes the gap.
+    pub(crate) fn delete_node(&mut self, node: NodeId) {
+        for pod in self.by_node.remove(&node).unwrap_or_default() {
+            self.of_pod.remove(&pod);
+        }
+        let shift = |n: NodeId| if n > node { NodeId(n.0 - 1) } else { n };
+        self.by_node = std::mem::take(&mut self.by_node)
+            .into_iter()
+            .map(|(n, pods)| (shift(n), pods))
+            .collect();
+        for n in self.of_pod.values_mut() {
+            *n = shift(*n);
+        }
+    }
+
     /// The node the pod is nominated to.
     pub(crate) fn node_of(&self, pod: PodId) -> Option<NodeId> {
         self.of_pod.get(&pod).copied()

@@ -1,12 +1,14 @@
 //! DefaultPreemption's PostFilter (upstream's `preemption.Evaluator` with the default
 //! plugin's victim selection): when no node fits, find nodes where evicting
 //! lower-priority pods makes room, pick the best by upstream's ordered criteria, and
-//! nominate it. PodDisruptionBudgets are not modelled (no pod violates one).
+//! nominate it. Victims whose eviction would break a PodDisruptionBudget are reprieved
+//! first, and the node with the fewest such violations wins.
 
 use super::fit_error::{Diagnosis, fit_error_message};
 use super::rng::Rng;
 use crate::api::Pod;
-use crate::framework::{Code, CycleState, Profile, Status};
+use crate::config::{DefaultPreemptionArgs, ProfileConfig};
+use crate::framework::{Code, ConfigError, CycleState, Profile, Status};
 use crate::snapshot::{NodeId, NodeInfo, PodId, Snapshot};
 
 /// `minCandidateNodesPercentage` default.
@@ -17,6 +19,91 @@ pub const MIN_CANDIDATE_NODES_ABSOLUTE: usize = 100;
 pub const NO_VICTIMS: &str = "No preemption victims found for incoming pod";
 /// Status of nodes preemption cannot help (UnschedulableAndUnresolvable ones).
 pub const NOT_HELPFUL: &str = "Preemption is not helpful for scheduling";
+
+/// How many candidate nodes preemption looks for (`DefaultPreemptionArgs`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) struct Limits {
+    /// `minCandidateNodesPercentage`.
+    percentage: usize,
+    /// `minCandidateNodesAbsolute`.
+    absolute: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            percentage: MIN_CANDIDATE_NODES_PERCENTAGE,
+            absolute: MIN_CANDIDATE_NODES_ABSOLUTE,
+        }
+    }
+}
+
+impl Limits {
+    /// Reads DefaultPreemption's `pluginConfig` entry of `profile`, if any, with v1
+    /// defaulting and upstream's `ValidateDefaultPreemptionArgs` ranges.
+    pub(super) fn from_profile(profile: &ProfileConfig, index: usize) -> Result<Self, ConfigError> {
+        let Some((i, pc)) = profile
+            .plugin_config
+            .iter()
+            .enumerate()
+            .find(|(_, pc)| pc.name == "DefaultPreemption")
+        else {
+            return Ok(Self::default());
+        };
+        let field = format!("profiles[{index}].pluginConfig[{i}].args");
+        let args: DefaultPreemptionArgs = match &pc.args {
+            None | Some(serde_json::Value::Null) => DefaultPreemptionArgs::default(),
+            Some(v) => serde_path_to_error::deserialize(v).map_err(|e| {
+                let path = e.path().to_string();
+                ConfigError::PluginArgs {
+                    field: if path == "." {
+                        field.clone()
+                    } else {
+                        format!("{field}.{path}")
+                    },
+                    message: e.into_inner().to_string(),
+                }
+            })?,
+        };
+        let percentage = args.min_candidate_nodes_percentage.unwrap_or(10);
+        let absolute = args.min_candidate_nodes_absolute.unwrap_or(100);
+        let invalid = |name: &str, value: i32, why: &str| ConfigError::PluginArgs {
+            field: format!("{field}.{name}"),
+            message: format!("Invalid value: {value}: {why}"),
+        };
+        if !(0..=100).contains(&percentage) {
+            return Err(invalid(
+                "minCandidateNodesPercentage",
+                percentage,
+                "not in valid range [0, 100]",
+            ));
+        }
+        if absolute < 0 {
+            return Err(invalid(
+                "minCandidateNodesAbsolute",
+                absolute,
+                "not in valid range [0, inf)",
+            ));
+        }
+        if percentage == 0 && absolute == 0 {
+            return Err(ConfigError::PluginArgs {
+                field: format!("{field}.minCandidateNodesPercentage"),
+                message: "Invalid value: 0: minCandidateNodesPercentage and minCandidateNodesAbsolute cannot both be zero".into(),
+            });
+        }
+        Ok(Self {
+            percentage: usize::try_from(percentage).unwrap_or(0),
+            absolute: usize::try_from(absolute).unwrap_or(0),
+        })
+    }
+
+    /// `calculateNumCandidates`.
+    fn num_candidates(self, nodes: usize) -> usize {
+        (nodes * self.percentage / 100)
+            .max(self.absolute)
+            .min(nodes)
+    }
+}
 
 /// A preemption DefaultPreemption decided on: evict `victims` and nominate `node`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,10 +123,90 @@ pub(super) struct Failed<'a> {
     pub(super) absent: Option<&'a Status>,
 }
 
-/// `MoreImportantPod`: higher priority, then earlier start (arrival order here).
+/// A pod's start as `GetPodStartTime` reads it: `status.startTime`, or "now" (later
+/// than every recorded start) for a pod that has not started.
+fn start_time(pod: Option<&Pod>) -> i128 {
+    pod.and_then(|p| p.start_time).unwrap_or(i128::MAX)
+}
+
+/// `MoreImportantPod`: higher priority, then earlier start; pods that tie on both keep
+/// their arrival order.
 fn more_important(snapshot: &Snapshot, a: PodId, b: PodId) -> std::cmp::Ordering {
-    let prio = |id| snapshot.pod(id).map_or(0, |p| p.priority);
-    prio(b).cmp(&prio(a)).then(a.cmp(&b))
+    let (pa, pb) = (snapshot.pod(a), snapshot.pod(b));
+    let prio = |p: Option<&Pod>| p.map_or(0, |p| p.priority);
+    prio(pb)
+        .cmp(&prio(pa))
+        .then(start_time(pa).cmp(&start_time(pb)))
+        .then(a.cmp(&b))
+}
+
+/// `filterPodsWithPDBViolation`: splits `victims` (in order) into those whose eviction
+/// would take a PodDisruptionBudget below zero allowed disruptions and the others.
+/// Each covered pod not yet in the budget's `disruptedPods` uses one disruption.
+fn split_by_pdb_violation(victims: &[PodId], snapshot: &Snapshot) -> (Vec<PodId>, Vec<PodId>) {
+    let budgets: Vec<_> = snapshot.workloads().disruption_budgets.iter().collect();
+    let mut allowed: Vec<i64> = budgets
+        .iter()
+        .map(|b| i64::from(b.disruptions_allowed))
+        .collect();
+    let (mut violating, mut fine) = (Vec::new(), Vec::new());
+    for &id in victims {
+        let Some(pod) = snapshot.pod(id) else {
+            continue;
+        };
+        let mut violated = false;
+        for (b, left) in budgets.iter().zip(allowed.iter_mut()) {
+            if !b.covers(pod.namespace, &pod.labels, snapshot.symbols())
+                || b.disrupted_pods.contains(&pod.name)
+            {
+                continue;
+            }
+            *left -= 1;
+            if *left < 0 {
+                violated = true;
+            }
+        }
+        if violated {
+            violating.push(id);
+        } else {
+            fine.push(id);
+        }
+    }
+    (violating, fine)
+}
+
+/// `PodEligibleToPreemptOthers`: a pod with `preemptionPolicy: Never` never preempts,
+/// and one whose nominated node (if Filter did not find it unresolvable) already has a
+/// lower-priority pod terminating because of preemption waits for it instead.
+fn eligible(snapshot: &Snapshot, pod: &Pod, failed: &Failed<'_>) -> Result<(), &'static str> {
+    if pod.preemption_never {
+        return Err("not eligible due to preemptionPolicy=Never.");
+    }
+    let Some(nominated) = pod
+        .nominated_node_name
+        .as_deref()
+        .and_then(|n| snapshot.node_id(n))
+    else {
+        return Ok(());
+    };
+    let code = failed
+        .statuses
+        .iter()
+        .find(|(id, _)| *id == nominated)
+        .map(|(_, s)| s.code())
+        .or(failed.absent.map(Status::code));
+    if code == Some(Code::UnschedulableAndUnresolvable) {
+        return Ok(());
+    }
+    let waiting = snapshot.node(nominated).pods().iter().any(|&id| {
+        snapshot
+            .pod(id)
+            .is_some_and(|p| p.priority < pod.priority && p.terminating_by_preemption)
+    });
+    if waiting {
+        return Err("not eligible due to a terminating pod on the nominated node.");
+    }
+    Ok(())
 }
 
 /// Whether a victim leaves the simulated node or comes back to it.
@@ -81,15 +248,20 @@ pub(super) fn apply(
     Ok(())
 }
 
+/// Victims on one node, most important first, and how many of them violate a
+/// PodDisruptionBudget.
+type Victims = (Vec<PodId>, usize);
+
 /// `SelectVictimsOnNode`: remove every lower-priority pod; if the pod then fits,
-/// reprieve as many as possible, most important first.
+/// reprieve as many as possible, PDB-violating ones first, most important first within
+/// each group.
 fn select_victims(
     profile: &Profile,
     state: &CycleState,
     pod: &Pod,
     node: NodeId,
     snapshot: &Snapshot,
-) -> Result<Vec<PodId>, Status> {
+) -> Result<Victims, Status> {
     let mut state = state.clone();
     let mut info = snapshot.node(node).clone();
     let mut potential: Vec<PodId> = info
@@ -121,8 +293,11 @@ fn select_victims(
         return Err(s);
     }
     potential.sort_by(|a, b| more_important(snapshot, *a, *b));
+    let (violating, fine) = split_by_pdb_violation(&potential, snapshot);
+    let first_fine = violating.len();
     let mut victims = Vec::new();
-    for id in potential {
+    let mut violations = 0;
+    for (i, id) in violating.iter().chain(&fine).copied().enumerate() {
         let Some(v) = snapshot.pod(id) else { continue };
         apply(
             Change::Add,
@@ -146,33 +321,40 @@ fn select_victims(
                 snapshot,
             )?;
             victims.push(id);
+            if i < first_fine {
+                violations += 1;
+            }
         }
     }
-    Ok(victims)
+    if first_fine != 0 && !fine.is_empty() {
+        victims.sort_by(|a, b| more_important(snapshot, *a, *b));
+    }
+    Ok((victims, violations))
 }
 
-/// `pickOneNodeForPreemption` without PDBs: lowest top victim priority, then lowest
-/// priority sum, then fewest victims, then the latest start of the top-priority
-/// victims, then the first candidate.
-fn pick(candidates: &[(NodeId, Vec<PodId>)], snapshot: &Snapshot) -> Option<usize> {
-    let prio = |id: &PodId| i64::from(snapshot.pod(*id).map_or(0, |p| p.priority));
-    type Key = fn(&[PodId], &dyn Fn(&PodId) -> i64) -> i64;
-    let keys: [Key; 4] = [
-        |v, prio| -v.first().map_or(i64::MIN, prio),
-        |v, prio| {
+/// `pickOneNodeForPreemption`: fewest PodDisruptionBudget violations, then lowest top
+/// victim priority, then lowest priority sum, then fewest victims, then the latest
+/// earliest start among the top-priority victims, then the first candidate.
+fn pick(candidates: &[(NodeId, Victims)], snapshot: &Snapshot) -> Option<usize> {
+    let prio = |id: &PodId| i128::from(snapshot.pod(*id).map_or(0, |p| p.priority));
+    type Key = fn(&Victims, &dyn Fn(&PodId) -> i128, &Snapshot) -> i128;
+    let keys: [Key; 5] = [
+        |(_, violations), _, _| -i128::try_from(*violations).unwrap_or(i128::MAX),
+        |(v, _), prio, _| -v.first().map_or(i128::MIN, prio),
+        |(v, _), prio, _| {
             -v.iter()
-                .map(|id| prio(id) + i64::from(i32::MAX) + 1)
-                .sum::<i64>()
+                .map(|id| prio(id) + i128::from(i32::MAX) + 1)
+                .sum::<i128>()
         },
-        |v, _| -i64::try_from(v.len()).unwrap_or(i64::MAX),
-        |v, prio| {
-            // Start order stands in for start time: the earliest top-priority victim.
-            let top = v.first().map_or(0, prio);
+        |(v, _), _, _| -i128::try_from(v.len()).unwrap_or(i128::MAX),
+        |(v, _), prio, snapshot| {
+            // GetEarliestPodStartTime: the earliest start among the top-priority victims.
+            let top = v.iter().map(prio).max().unwrap_or(0);
             v.iter()
                 .filter(|id| prio(id) == top)
-                .map(|id| i64::from(id.0))
+                .map(|id| start_time(snapshot.pod(*id)))
                 .min()
-                .unwrap_or(0)
+                .unwrap_or(i128::MIN)
         },
     ];
     let mut left: Vec<usize> = (0..candidates.len()).collect();
@@ -180,9 +362,9 @@ fn pick(candidates: &[(NodeId, Vec<PodId>)], snapshot: &Snapshot) -> Option<usiz
         if left.len() <= 1 {
             break;
         }
-        let scored: Vec<(usize, i64)> = left
+        let scored: Vec<(usize, i128)> = left
             .iter()
-            .map(|&i| (i, key(&candidates[i].1, &prio)))
+            .map(|&i| (i, key(&candidates[i].1, &prio, snapshot)))
             .collect();
         let best = scored.iter().map(|s| s.1).max().unwrap_or(0);
         left = scored
@@ -201,10 +383,11 @@ pub(super) fn preempt(
     snapshot: &Snapshot,
     pod: &Pod,
     failed: &Failed<'_>,
+    limits: Limits,
     rng: &mut Rng,
 ) -> Result<Preemption, String> {
-    if pod.preemption_never {
-        return Err("preemption: not eligible due to preemptionPolicy=Never.".into());
+    if let Err(why) = eligible(snapshot, pod, failed) {
+        return Err(format!("preemption: {why}"));
     }
     let all = snapshot.nodes().len();
     let absent_code = failed.absent.map(Status::code);
@@ -230,15 +413,13 @@ pub(super) fn preempt(
         return Err(format!("preemption: {}", fit_error_message(all, &d)));
     }
     let offset = rng.below(potential.len());
-    let wanted = (potential.len() * MIN_CANDIDATE_NODES_PERCENTAGE / 100)
-        .max(MIN_CANDIDATE_NODES_ABSOLUTE)
-        .min(potential.len());
+    let wanted = limits.num_candidates(potential.len());
     let mut candidates = Vec::new();
     let mut statuses = Vec::new();
     for i in 0..potential.len() {
         let node = potential[(offset + i) % potential.len()];
         match select_victims(profile, failed.state, pod, node, snapshot) {
-            Ok(v) if !v.is_empty() => {
+            Ok(v) if !v.0.is_empty() => {
                 candidates.push((node, v));
                 if candidates.len() >= wanted {
                     break;
@@ -253,7 +434,7 @@ pub(super) fn preempt(
     }
     match pick(&candidates, snapshot) {
         Some(i) => {
-            let (node, victims) = candidates.swap_remove(i);
+            let (node, (victims, _)) = candidates.swap_remove(i);
             Ok(Preemption { node, victims })
         }
         None => {
@@ -264,5 +445,82 @@ pub(super) fn preempt(
             };
             Err(format!("preemption: {}", fit_error_message(all, &d)))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::PluginConfig;
+    use crate::load::parse_manifests;
+
+    fn profile_with(args: serde_json::Value) -> ProfileConfig {
+        ProfileConfig {
+            plugin_config: vec![PluginConfig {
+                name: "DefaultPreemption".into(),
+                args: Some(args),
+            }],
+            ..ProfileConfig::default()
+        }
+    }
+
+    #[test]
+    fn candidate_limits_default_read_and_validate() {
+        let d = Limits::from_profile(&ProfileConfig::default(), 0).expect("defaults");
+        assert_eq!(d, Limits::default());
+        assert_eq!(d.num_candidates(5000), 500);
+        assert_eq!(d.num_candidates(50), 50);
+        let l = Limits::from_profile(
+            &profile_with(serde_json::json!({
+                "minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 2
+            })),
+            0,
+        )
+        .expect("valid");
+        assert_eq!(l.num_candidates(50), 2);
+        let e = Limits::from_profile(
+            &profile_with(serde_json::json!({
+                "minCandidateNodesPercentage": 101
+            })),
+            0,
+        )
+        .expect_err("out of range");
+        assert_eq!(
+            e.to_string(),
+            "profiles[0].pluginConfig[0].args.minCandidateNodesPercentage: Invalid value: 101: not in valid range [0, 100]"
+        );
+        assert!(
+            Limits::from_profile(
+                &profile_with(serde_json::json!({
+                    "minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0
+                })),
+                0
+            )
+            .is_err()
+        );
+        assert!(Limits::from_profile(&profile_with(serde_json::json!({"bogus": 1})), 0).is_err());
+    }
+
+    #[test]
+    fn pdb_split_counts_down_each_budget() {
+        let text = "kind: Node\napiVersion: v1\nmetadata: {name: n1}\n---
+kind: PodDisruptionBudget\napiVersion: policy/v1\nmetadata: {name: db}
+spec: {selector: {matchLabels: {app: db}}}
+status: {disruptionsAllowed: 1, currentHealthy: 3, desiredHealthy: 2, expectedPods: 3}
+---
+kind: Pod\napiVersion: v1\nmetadata: {name: a, labels: {app: db}}\nspec: {nodeName: n1, containers: [{name: c}]}
+---
+kind: Pod\napiVersion: v1\nmetadata: {name: b, labels: {app: db}}\nspec: {nodeName: n1, containers: [{name: c}]}
+---
+kind: Pod\napiVersion: v1\nmetadata: {name: c}\nspec: {nodeName: n1, containers: [{name: c}]}
+";
+        let m = parse_manifests(text, "t.yaml").expect("parses");
+        let snapshot = crate::convert::build_snapshot(&m.objects).expect("builds");
+        let ids: Vec<PodId> = snapshot.pods().map(|(id, _)| id).collect();
+        let (violating, fine) = split_by_pdb_violation(&ids, &snapshot);
+        // a uses the one allowed disruption, b would take the budget below zero; c has
+        // no labels, so no budget covers it.
+        assert_eq!(violating, vec![ids[1]]);
+        assert_eq!(fine, vec![ids[0], ids[2]]);
     }
 }

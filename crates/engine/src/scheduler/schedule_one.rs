@@ -7,7 +7,10 @@ use super::{Preemption, ScheduleResult, Scheduler};
 use crate::api::Pod;
 use crate::framework::{ActionType, ClusterEvent, EventResource, Status};
 use crate::queue::{PendingCounts, SchedulingQueue};
-use crate::snapshot::{NodeId, PodId, Snapshot, SnapshotError};
+use crate::snapshot::{CacheError, NodeId, PodId, Snapshot, SnapshotError};
+
+/// How many bindings pass between prunings of the cache's unused counting groups.
+const PRUNE_EVERY: u32 = 4096;
 use std::time::Duration;
 
 /// What `schedule_next` did with the pod it popped.
@@ -191,7 +194,17 @@ impl Scheduler {
                 self.nominator.delete(id);
                 self.queue.done(id);
                 self.last_failure.remove(&id);
-                snapshot.bind(id, node);
+                // The pod was popped, so it is a pending pod of the cache.
+                if let Err(e) = snapshot.assume_pod(id, node) {
+                    let message = format!("error: {e}");
+                    self.last_failure.insert(id, message.clone());
+                    return Some(Attempt::Error { pod: id, message });
+                }
+                self.cycles_since_prune += 1;
+                if self.cycles_since_prune >= PRUNE_EVERY {
+                    self.cycles_since_prune = 0;
+                    snapshot.prune_groups();
+                }
                 Attempt::Assumed {
                     pod: id,
                     node,
@@ -230,28 +243,32 @@ impl Scheduler {
 
     /// The binding of an assumed pod went through: pods waiting for a pod to be
     /// added may now fit.
-    pub fn finish_binding(&mut self, _id: PodId, now: Duration) {
+    pub fn finish_binding(
+        &mut self,
+        snapshot: &mut Snapshot,
+        id: PodId,
+        now: Duration,
+    ) -> Result<(), CacheError> {
+        snapshot.finish_binding(id)?;
         self.on_event(&ClusterEvent::ASSIGNED_POD_ADD, now);
+        Ok(())
     }
 
-    /// The binding of an assumed pod failed: it leaves its node and backs off.
+    /// The binding of an assumed pod failed: the cache forgets the assumption and the
+    /// pod backs off in the queue (`handleBindingCycleError`).
     pub fn binding_failed(
         &mut self,
         snapshot: &mut Snapshot,
         id: PodId,
         now: Duration,
-    ) -> Result<PodId, SnapshotError> {
-        let pod = snapshot.remove_pod(id);
-        let Some(mut pod) = pod else {
-            return Ok(id);
-        };
-        pod.node_name = None;
-        let new_id = snapshot.add_pod(pod)?;
+    ) -> Result<(), EnqueueError> {
+        snapshot
+            .forget_pod(id)
+            .map_err(|_| EnqueueError::NotPending { pod: id })?;
         self.on_event(&ClusterEvent::ASSIGNED_POD_DELETE, now);
-        if self.enqueue(snapshot, new_id, now).is_ok() {
-            let _ = self.queue.add_backoff(new_id, now);
-        }
-        Ok(new_id)
+        self.enqueue(snapshot, id, now)?;
+        self.queue.add_backoff(id, now)?;
+        Ok(())
     }
 
     /// A cluster event: every waiting pod a plugin that rejected it registered this
@@ -335,5 +352,99 @@ impl Scheduler {
         let profile = self.profile_index(&pod.scheduler_name)?;
         let s = self.profiles[profile].run_pre_enqueue(pod);
         (!s.is_success()).then_some(s)
+    }
+}
+
+/// The update actions between two versions of a node.
+fn node_update(old: &crate::api::Node, new: &crate::api::Node) -> ActionType {
+    let changes = [
+        (old.labels != new.labels, ActionType::UPDATE_NODE_LABEL),
+        (
+            old.taints != new.taints || old.unschedulable != new.unschedulable,
+            ActionType::UPDATE_NODE_TAINT,
+        ),
+        (
+            old.allocatable != new.allocatable,
+            ActionType::UPDATE_NODE_ALLOCATABLE,
+        ),
+    ];
+    changes
+        .into_iter()
+        .filter(|(changed, _)| *changed)
+        .map(|(_, a)| a)
+        .reduce(|a, b| a | b)
+        .unwrap_or(ActionType::UPDATE_OTHER)
+}
+
+impl Scheduler {
+    /// A node changed: the cache follows, and pods waiting for such a change are
+    /// retried.
+    pub fn update_node(
+        &mut self,
+        snapshot: &mut Snapshot,
+        node: crate::api::Node,
+        now: Duration,
+    ) -> Result<NodeId, CacheError> {
+        let old = snapshot
+            .node_id(&node.name)
+            .map(|id| snapshot.node(id).node.clone());
+        let action = old.map_or(ActionType::UPDATE_OTHER, |o| node_update(&o, &node));
+        let name = node.name.clone();
+        let id = snapshot.update_node(&name, node)?;
+        self.on_event(&ClusterEvent::new(EventResource::Node, action), now);
+        Ok(id)
+    }
+
+    /// A node was deleted: nominations to it are dropped.
+    pub fn remove_node(
+        &mut self,
+        snapshot: &mut Snapshot,
+        name: &str,
+        now: Duration,
+    ) -> Result<crate::api::Node, CacheError> {
+        if let Some(id) = snapshot.node_id(name) {
+            self.nominator.delete_node(id);
+        }
+        let node = snapshot.remove_node(name)?;
+        self.on_event(
+            &ClusterEvent::new(EventResource::Node, ActionType::DELETE),
+            now,
+        );
+        Ok(node)
+    }
+
+    /// A pod changed (a watch's MODIFIED event): a pending pod is re-queued as it now
+    /// is; a bound (or newly bound) one is recounted and waiting pods may be retried.
+    pub fn update_pod(
+        &mut self,
+        snapshot: &mut Snapshot,
+        pod: Pod,
+        now: Duration,
+    ) -> Result<PodId, CacheError> {
+        let uid = pod.uid.clone();
+        let old_labels = snapshot
+            .pod_by_uid(&uid)
+            .and_then(|id| snapshot.pod(id))
+            .map(|p| p.labels.clone());
+        let id = snapshot.update_pod(&uid, pod)?;
+        if snapshot.pod_node(id).is_some() {
+            self.queue.delete(id);
+            self.nominator.delete(id);
+            self.last_failure.remove(&id);
+            let labels_changed = snapshot
+                .pod(id)
+                .is_some_and(|p| old_labels.as_ref() != Some(&p.labels));
+            let action = if labels_changed {
+                ActionType::UPDATE_POD_LABEL
+            } else {
+                ActionType::UPDATE_OTHER
+            };
+            self.on_event(&ClusterEvent::new(EventResource::AssignedPod, action), now);
+        } else if self.queue.contains(id) {
+            let _ = self.pending_pod_updated(snapshot, id, now);
+        } else {
+            let _ = self.enqueue(snapshot, id, now);
+        }
+        Ok(id)
     }
 }

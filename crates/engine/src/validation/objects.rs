@@ -223,7 +223,11 @@ impl Workload {
             Object::DaemonSet(o) => Self::DaemonSet(o.clone()),
             Object::Job(o) => Self::Job(o.clone()),
             Object::CronJob(o) => Self::CronJob(o.clone()),
-            Object::Node(_) | Object::Service(_) | Object::SchedulerConfiguration(_) => {
+            Object::Node(_)
+            | Object::Service(_)
+            | Object::PriorityClass(_)
+            | Object::PodDisruptionBudget(_)
+            | Object::SchedulerConfiguration(_) => {
                 return None;
             }
         })
