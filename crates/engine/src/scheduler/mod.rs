@@ -610,4 +610,6 @@ impl Scheduler {
 }
 
 #[cfg(test)]
+mod queue_tests;
+#[cfg(test)]
 mod tests;

@@ -3,7 +3,7 @@ use crate::convert;
 use k8s_openapi::api::core::v1 as core;
 use serde_json::json;
 
-fn snapshot(nodes: usize) -> Snapshot {
+pub(super) fn snapshot(nodes: usize) -> Snapshot {
     let mut s = Snapshot::new();
     for i in 0..nodes {
         let n: core::Node = match serde_json::from_value(json!({
@@ -24,7 +24,7 @@ fn snapshot(nodes: usize) -> Snapshot {
     s
 }
 
-fn pod(s: &mut Snapshot, v: serde_json::Value) -> Pod {
+pub(super) fn pod(s: &mut Snapshot, v: serde_json::Value) -> Pod {
     let p: core::Pod = match serde_json::from_value(v) {
         Ok(p) => p,
         Err(e) => panic!("{e}"),
@@ -35,7 +35,7 @@ fn pod(s: &mut Snapshot, v: serde_json::Value) -> Pod {
     }
 }
 
-fn scheduler(s: &mut Snapshot) -> Scheduler {
+pub(super) fn scheduler(s: &mut Snapshot) -> Scheduler {
     match Scheduler::new(&SchedulerConfig::default(), Features::default(), s) {
         Ok(x) => x,
         Err(e) => panic!("{e}"),
