@@ -8,8 +8,10 @@ use serde_json::json;
 const T0: Duration = Duration::ZERO;
 
 fn two_profiles(s: &mut Snapshot) -> Scheduler {
-    let mut second = ProfileConfig::default();
-    second.scheduler_name = Some("topospread".into());
+    let second = ProfileConfig {
+        scheduler_name: Some("topospread".into()),
+        ..ProfileConfig::default()
+    };
     let mut config = SchedulerConfig::default();
     config.profiles.push(second);
     Scheduler::new(&config, Features::default(), s).unwrap_or_else(|e| panic!("{e}"))
