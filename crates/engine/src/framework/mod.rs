@@ -4,6 +4,7 @@
 mod cycle_state;
 mod plugin;
 mod profile;
+mod profiles;
 mod runtime;
 mod status;
 
@@ -13,6 +14,7 @@ pub use plugin::{
     PreFilterResult, PreScorePlugin, QueueSortPlugin, QueuedPod, ScorePlugin, Screen, score_each,
 };
 pub use profile::{ConfigError, Profile};
+pub use profiles::{Profiles, check_config, check_configuration};
 pub(crate) use runtime::ScoreTable;
 pub use runtime::{NodePluginScores, PluginScore};
 pub use status::{Code, Status};
