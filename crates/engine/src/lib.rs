@@ -37,6 +37,6 @@ pub mod workloads;
 
 pub use config::SchedulerConfig;
 pub use features::Features;
-pub use framework::ConfigError;
+pub use framework::{ConfigError, Profiles, check_configuration};
 pub use scheduler::{Explanation, Preemption, ScheduleResult, Scheduler};
 pub use snapshot::Snapshot;

@@ -4,16 +4,20 @@
 //! validation will reject), so that validation can name the field and the bad value.
 
 mod args;
+mod component;
 mod plugin_args;
 mod scheduler;
+mod strict;
 
 pub use args::{DefaultingType, PodTopologySpreadArgs};
+pub use component::{ClientConnection, LeaderElection, parse_duration};
 pub use plugin_args::{
     DefaultPreemptionArgs, InterPodAffinityArgs, NodeAffinityArgs,
     NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs, RequestedToCapacityRatioArg,
     ResourceSpecArg, ScoringStrategyArg, UtilizationShapePointArg,
 };
 pub use scheduler::{
-    DEFAULT_SCHEDULER_NAME, ParseError, PluginConfig, PluginRef, PluginSet, Plugins, ProfileConfig,
-    SchedulerConfig,
+    API_VERSION, DEFAULT_SCHEDULER_NAME, KIND, ParseError, PluginConfig, PluginRef, PluginSet,
+    Plugins, ProfileConfig, SchedulerConfig,
 };
+pub(crate) use strict::decode as decode_strict;

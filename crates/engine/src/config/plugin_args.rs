@@ -4,7 +4,7 @@ use serde::Deserialize;
 
 /// A resource and its weight (`ResourceSpec`).
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct ResourceSpecArg {
     /// The resource name.
     pub name: String,
@@ -15,7 +15,7 @@ pub struct ResourceSpecArg {
 
 /// A point of `requestedToCapacityRatio.shape`.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct UtilizationShapePointArg {
     /// Utilization in percent (0..=100).
     pub utilization: i32,
@@ -25,7 +25,7 @@ pub struct UtilizationShapePointArg {
 
 /// `requestedToCapacityRatio`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct RequestedToCapacityRatioArg {
     /// The shape.
     #[serde(default)]
@@ -34,7 +34,7 @@ pub struct RequestedToCapacityRatioArg {
 
 /// `scoringStrategy` of NodeResourcesFit.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct ScoringStrategyArg {
     /// `LeastAllocated` (default), `MostAllocated` or `RequestedToCapacityRatio`.
     #[serde(default, rename = "type")]
@@ -49,7 +49,7 @@ pub struct ScoringStrategyArg {
 
 /// `NodeResourcesFitArgs`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct NodeResourcesFitArgs {
     /// `apiVersion`, when written as a typed object.
     #[serde(default)]
@@ -70,7 +70,7 @@ pub struct NodeResourcesFitArgs {
 
 /// `NodeResourcesBalancedAllocationArgs`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct NodeResourcesBalancedAllocationArgs {
     /// `apiVersion`, when written as a typed object.
     #[serde(default)]
@@ -85,7 +85,7 @@ pub struct NodeResourcesBalancedAllocationArgs {
 
 /// `InterPodAffinityArgs`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct InterPodAffinityArgs {
     /// `apiVersion`, when written as a typed object.
     #[serde(default)]
@@ -103,7 +103,7 @@ pub struct InterPodAffinityArgs {
 
 /// `NodeAffinityArgs`.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct NodeAffinityArgs {
     /// `apiVersion`, when written as a typed object.
     #[serde(default)]
@@ -117,9 +117,9 @@ pub struct NodeAffinityArgs {
     pub added_affinity: Option<k8s_openapi::api::core::v1::NodeAffinity>,
 }
 
-/// `DefaultPreemptionArgs`: how many candidate nodes preemption looks for.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+/// `DefaultPreemptionArgs`: how many nodes preemption looks at, at least.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct DefaultPreemptionArgs {
     /// `apiVersion`, when written as a typed object.
     #[serde(default)]
@@ -127,10 +127,30 @@ pub struct DefaultPreemptionArgs {
     /// `kind`, when written as a typed object.
     #[serde(default)]
     pub kind: Option<String>,
-    /// Candidates as a percentage of the nodes (0..=100; default 10).
-    #[serde(default)]
-    pub min_candidate_nodes_percentage: Option<i32>,
-    /// Candidates as an absolute number (>= 0; default 100).
-    #[serde(default)]
-    pub min_candidate_nodes_absolute: Option<i32>,
+    /// The minimum share of nodes to find candidates on, in percent (default 10).
+    #[serde(default = "default_min_candidate_nodes_percentage")]
+    pub min_candidate_nodes_percentage: i32,
+    /// The minimum number of nodes to find candidates on (default 100).
+    #[serde(default = "default_min_candidate_nodes_absolute")]
+    pub min_candidate_nodes_absolute: i32,
+}
+
+fn default_min_candidate_nodes_percentage() -> i32 {
+    10
+}
+
+fn default_min_candidate_nodes_absolute() -> i32 {
+    100
+}
+
+impl Default for DefaultPreemptionArgs {
+    /// The v1 defaults: 10 percent, 100 nodes.
+    fn default() -> Self {
+        Self {
+            api_version: None,
+            kind: None,
+            min_candidate_nodes_percentage: default_min_candidate_nodes_percentage(),
+            min_candidate_nodes_absolute: default_min_candidate_nodes_absolute(),
+        }
+    }
 }

@@ -1,11 +1,17 @@
 //! `KubeSchedulerConfiguration` (`kubescheduler.config.k8s.io/v1`), as written.
 
+use super::component::{ClientConnection, LeaderElection};
+use super::strict::{decode, join};
+use super::{
+    DefaultPreemptionArgs, InterPodAffinityArgs, NodeAffinityArgs,
+    NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs, PodTopologySpreadArgs,
+};
 use serde::Deserialize;
 use serde_json::Value;
 
 /// A plugin named in a plugin set, with its score weight.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct PluginRef {
     /// The plugin name (or `*` in `disabled`).
     pub name: String,
@@ -16,7 +22,7 @@ pub struct PluginRef {
 
 /// `enabled` / `disabled` plugins of one extension point.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct PluginSet {
     /// Plugins enabled in addition to (or re-configuring) the defaults.
     #[serde(default)]
@@ -28,7 +34,7 @@ pub struct PluginSet {
 
 /// `plugins`: a plugin set per extension point, and `multiPoint`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct Plugins {
     /// PreEnqueue.
     #[serde(default)]
@@ -73,7 +79,7 @@ pub struct Plugins {
 
 /// One `pluginConfig` entry.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct PluginConfig {
     /// The plugin name.
     pub name: String,
@@ -84,7 +90,7 @@ pub struct PluginConfig {
 
 /// One scheduling profile (`KubeSchedulerProfile`).
 #[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct ProfileConfig {
     /// `schedulerName` (default `default-scheduler`).
     #[serde(default)]
@@ -120,7 +126,7 @@ pub const DEFAULT_SCHEDULER_NAME: &str = "default-scheduler";
 /// A parsed `KubeSchedulerConfiguration`. Fields the engine does not act on (leader
 /// election, client connection, extenders...) are accepted as written.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct SchedulerConfig {
     /// `apiVersion`.
     #[serde(default)]
@@ -133,10 +139,10 @@ pub struct SchedulerConfig {
     pub parallelism: Option<i32>,
     /// `leaderElection`.
     #[serde(default)]
-    pub leader_election: Option<Value>,
+    pub leader_election: Option<LeaderElection>,
     /// `clientConnection`.
     #[serde(default)]
-    pub client_connection: Option<Value>,
+    pub client_connection: Option<ClientConnection>,
     /// `healthzBindAddress` (deprecated).
     #[serde(default)]
     pub healthz_bind_address: Option<String>,
@@ -198,15 +204,132 @@ impl SchedulerConfig {
         }
     }
 
-    /// Parses a configuration object; unknown fields are errors naming the field.
+    /// Parses a configuration object strictly: unknown fields (also inside the args of
+    /// the plugins whose args are typed) are errors naming the field. `apiVersion` and
+    /// `kind` are not checked; see [`from_document`](Self::from_document).
     pub fn from_value(value: &Value) -> Result<Self, ParseError> {
-        parse(value)
+        let config: Self = decode(value, "")?;
+        for (i, profile) in config.profiles.iter().enumerate() {
+            check_args(profile, &format!("profiles[{i}]"))?;
+        }
+        Ok(config)
     }
 
-    /// Parses a lone profile (as scenario cases write `config:`).
-    pub fn profile_from_value(value: &Value) -> Result<ProfileConfig, ParseError> {
-        parse(value)
+    /// Parses a whole `KubeSchedulerConfiguration` document as kube-scheduler reads its
+    /// `--config`: `apiVersion` must be `kubescheduler.config.k8s.io/v1` and `kind`
+    /// `KubeSchedulerConfiguration`; then [`from_value`](Self::from_value).
+    pub fn from_document(value: &Value) -> Result<Self, ParseError> {
+        if !value.is_object() {
+            return Err(ParseError {
+                field: "(object)".into(),
+                message: "Invalid value: a KubeSchedulerConfiguration must be a mapping".into(),
+            });
+        }
+        let api_version = value.get("apiVersion").and_then(Value::as_str);
+        if api_version != Some(API_VERSION) {
+            return Err(ParseError {
+                field: "apiVersion".into(),
+                message: format!(
+                    "Unsupported value: {}: only {API_VERSION} is supported",
+                    go_string(api_version)
+                ),
+            });
+        }
+        let kind = value.get("kind").and_then(Value::as_str);
+        if kind != Some(KIND) {
+            return Err(ParseError {
+                field: "kind".into(),
+                message: format!(
+                    "Unsupported value: {}: supported values: \"{KIND}\"",
+                    go_string(kind)
+                ),
+            });
+        }
+        Self::from_value(value)
     }
+
+    /// Parses a lone profile (as scenario cases write `config:`), strictly.
+    pub fn profile_from_value(value: &Value) -> Result<ProfileConfig, ParseError> {
+        let profile: ProfileConfig = decode(value, "")?;
+        check_args(&profile, "")?;
+        Ok(profile)
+    }
+
+    /// The profiles after v1 defaulting: none written means the default profile.
+    pub fn profiles(&self) -> Vec<ProfileConfig> {
+        if self.profiles.is_empty() {
+            vec![ProfileConfig::default()]
+        } else {
+            self.profiles.clone()
+        }
+    }
+
+    /// `parallelism` after v1 defaulting (16).
+    pub fn parallelism(&self) -> i32 {
+        self.parallelism.unwrap_or(16)
+    }
+
+    /// `podInitialBackoffSeconds` after v1 defaulting (1).
+    pub fn pod_initial_backoff_seconds(&self) -> i64 {
+        self.pod_initial_backoff_seconds.unwrap_or(1)
+    }
+
+    /// `podMaxBackoffSeconds` after v1 defaulting (10).
+    pub fn pod_max_backoff_seconds(&self) -> i64 {
+        self.pod_max_backoff_seconds.unwrap_or(10)
+    }
+
+    /// `leaderElection` after v1 defaulting.
+    pub fn leader_election(&self) -> LeaderElection {
+        self.leader_election.clone().unwrap_or_default()
+    }
+
+    /// `clientConnection` after v1 defaulting.
+    pub fn client_connection(&self) -> ClientConnection {
+        self.client_connection.clone().unwrap_or_default()
+    }
+}
+
+impl ProfileConfig {
+    /// `schedulerName` after v1 defaulting: left out means `default-scheduler`; an
+    /// empty name stays empty (validation refuses it).
+    pub fn scheduler_name(&self) -> &str {
+        self.scheduler_name
+            .as_deref()
+            .unwrap_or(DEFAULT_SCHEDULER_NAME)
+    }
+}
+
+/// The one `apiVersion` kube-scheduler reads.
+pub const API_VERSION: &str = "kubescheduler.config.k8s.io/v1";
+/// The configuration's `kind`.
+pub const KIND: &str = "KubeSchedulerConfiguration";
+
+fn go_string(s: Option<&str>) -> String {
+    crate::validation::go_quote(s.unwrap_or(""))
+}
+
+/// Decodes the args of every plugin whose args are typed, strictly, so that an unknown
+/// field in them is refused before anything runs.
+fn check_args(profile: &ProfileConfig, prefix: &str) -> Result<(), ParseError> {
+    for (j, pc) in profile.plugin_config.iter().enumerate() {
+        let Some(args) = pc.args.as_ref().filter(|a| !a.is_null()) else {
+            continue;
+        };
+        let path = join(prefix, &format!("pluginConfig[{j}].args"));
+        match pc.name.as_str() {
+            "PodTopologySpread" => decode::<PodTopologySpreadArgs>(args, &path).map(drop)?,
+            "NodeResourcesFit" => decode::<NodeResourcesFitArgs>(args, &path).map(drop)?,
+            "NodeResourcesBalancedAllocation" => {
+                decode::<NodeResourcesBalancedAllocationArgs>(args, &path).map(drop)?
+            }
+            "InterPodAffinity" => decode::<InterPodAffinityArgs>(args, &path).map(drop)?,
+            "NodeAffinity" => decode::<NodeAffinityArgs>(args, &path).map(drop)?,
+            "DefaultPreemption" => decode::<DefaultPreemptionArgs>(args, &path).map(drop)?,
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// A configuration that does not match the v1 shape.
@@ -217,11 +340,4 @@ pub struct ParseError {
     pub field: String,
     /// What is wrong.
     pub message: String,
-}
-
-fn parse<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, ParseError> {
-    serde_path_to_error::deserialize(value).map_err(|e| ParseError {
-        field: e.path().to_string(),
-        message: e.into_inner().to_string(),
-    })
 }

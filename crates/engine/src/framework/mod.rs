@@ -5,6 +5,7 @@ mod cycle_state;
 mod events;
 mod plugin;
 mod profile;
+mod profiles;
 mod runtime;
 mod status;
 
@@ -15,6 +16,7 @@ pub use plugin::{
     PreFilterResult, PreScorePlugin, QueueSortPlugin, QueuedPod, ScorePlugin, Screen, score_each,
 };
 pub use profile::{ConfigError, Profile};
+pub use profiles::{Profiles, check_config, check_configuration};
 pub(crate) use runtime::ScoreTable;
 pub use runtime::{NodePluginScores, PluginScore};
 pub use status::{Code, Status};

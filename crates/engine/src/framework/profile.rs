@@ -8,10 +8,12 @@ use super::{
 };
 use crate::api::Symbols;
 use crate::config::{
-    DEFAULT_SCHEDULER_NAME, ParseError, PluginRef, PluginSet, Plugins, ProfileConfig,
+    DEFAULT_SCHEDULER_NAME, DefaultPreemptionArgs, ParseError, PluginRef, PluginSet, Plugins,
+    ProfileConfig,
 };
 use crate::features::Features;
 use crate::plugins::registry::{self, Built, DEFAULT_MULTI_POINT, Point};
+use crate::validation::{ErrorType, FieldError, aggregate_message, go_quote};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -21,6 +23,12 @@ pub enum ConfigError {
     /// The configuration does not match the v1 shape.
     #[error(transparent)]
     Parse(#[from] ParseError),
+    /// kube-scheduler's start-up validation failed; every error names its field.
+    #[error("{}", aggregate_message(errors).unwrap_or_default())]
+    Invalid {
+        /// The field errors, in upstream's order.
+        errors: Vec<FieldError>,
+    },
     /// A plugin name the registry does not know.
     #[error("{field}: Invalid value: {name:?}: no plugin with this name is registered")]
     UnknownPlugin {
@@ -113,11 +121,114 @@ pub enum ConfigError {
     },
 }
 
+impl ConfigError {
+    /// The error as field errors, as `topospread validate` reports them; `None` for a
+    /// configuration that could not be decoded at all ([`ConfigError::Parse`]).
+    pub fn field_errors(&self) -> Option<Vec<FieldError>> {
+        let one = |field: &str, kind: ErrorType, value: Option<String>, detail: String| {
+            vec![FieldError {
+                field: field.to_string(),
+                kind,
+                bad_value: value,
+                detail,
+                origin: None,
+            }]
+        };
+        Some(match self {
+            Self::Parse(_) => return None,
+            Self::Invalid { errors } => errors.clone(),
+            Self::UnknownPlugin { field, name } => one(
+                field,
+                ErrorType::Invalid,
+                Some(go_quote(name)),
+                "no plugin with this name is registered".into(),
+            ),
+            Self::NotExtending {
+                field,
+                name,
+                interface,
+            } => one(
+                field,
+                ErrorType::Invalid,
+                Some(go_quote(name)),
+                format!(
+                    "plugin {} does not extend {interface} plugin",
+                    go_quote(name)
+                ),
+            ),
+            Self::DuplicatePlugin {
+                field,
+                name,
+                interface,
+            } => one(
+                field,
+                ErrorType::Duplicate,
+                Some(format!(
+                    "plugin {} already registered as {}",
+                    go_quote(name),
+                    go_quote(interface)
+                )),
+                String::new(),
+            ),
+            Self::DuplicateProfile { field, name } => one(
+                field,
+                ErrorType::Duplicate,
+                Some(go_quote(name)),
+                String::new(),
+            ),
+            Self::RepeatedPluginConfig { field, name } => one(
+                field,
+                ErrorType::Duplicate,
+                Some(format!("repeated config for plugin {name}")),
+                String::new(),
+            ),
+            Self::PluginArgs { field, message } => {
+                one(field, ErrorType::Invalid, None, message.clone())
+            }
+            Self::Percentage { field, value } => one(
+                field,
+                ErrorType::Invalid,
+                Some(value.to_string()),
+                "not in valid range [0-100]".into(),
+            ),
+            Self::QueueSort {
+                field,
+                scheduler_name,
+                count,
+            } => one(
+                field,
+                ErrorType::Invalid,
+                None,
+                format!(
+                    "only one queue sort plugin required for profile with scheduler name {}, but got {count}",
+                    go_quote(scheduler_name)
+                ),
+            ),
+            Self::NoBind {
+                field,
+                scheduler_name,
+            } => one(
+                field,
+                ErrorType::Invalid,
+                None,
+                format!(
+                    "at least one bind plugin is needed for profile with scheduler name {}",
+                    go_quote(scheduler_name)
+                ),
+            ),
+            Self::Unsupported { field, message } => {
+                one(field, ErrorType::Forbidden, None, message.clone())
+            }
+        })
+    }
+}
+
 /// The plugins of one profile, per extension point, ready to run.
 #[derive(Clone)]
 pub struct Profile {
     scheduler_name: String,
     percentage_of_nodes_to_score: Option<i32>,
+    default_preemption: DefaultPreemptionArgs,
     enabled: BTreeMap<Point, Vec<(String, i64)>>,
     pub(crate) pre_enqueue: Vec<Arc<dyn PreEnqueuePlugin>>,
     pub(crate) queue_sort: Arc<dyn QueueSortPlugin>,
@@ -361,6 +472,12 @@ impl Profile {
             built.insert(name, b);
         }
 
+        let default_preemption = match args.get("DefaultPreemption") {
+            Some((i, Some(a))) if !a.is_null() => {
+                crate::config::decode_strict(a, &format!("{prefix}.pluginConfig[{i}].args"))?
+            }
+            _ => DefaultPreemptionArgs::default(),
+        };
         let list = |point: Point| enabled.get(&point).cloned().unwrap_or_default();
         let get = |name: &str| built.get(name).cloned().unwrap_or_default();
         let queue_sorts: Vec<_> = list(Point::QueueSort)
@@ -425,6 +542,7 @@ impl Profile {
                 .collect(),
             scheduler_name,
             percentage_of_nodes_to_score: config.percentage_of_nodes_to_score,
+            default_preemption,
         };
         profile.events = profile.registered_events();
         Ok(profile)
@@ -472,6 +590,12 @@ impl Profile {
     /// The profile's own `percentageOfNodesToScore`, if set.
     pub fn percentage_of_nodes_to_score(&self) -> Option<i32> {
         self.percentage_of_nodes_to_score
+    }
+
+    /// The profile's `DefaultPreemptionArgs` after v1 defaulting (10 percent, 100 nodes
+    /// when not configured).
+    pub fn default_preemption_args(&self) -> &DefaultPreemptionArgs {
+        &self.default_preemption
     }
 
     /// The plugins enabled at `point`, in run order, with Score weights (0 elsewhere);

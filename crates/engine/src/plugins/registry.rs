@@ -211,13 +211,7 @@ impl std::fmt::Debug for Built {
 fn args<T: DeserializeOwned + Default>(args: Option<&Value>) -> Result<T, (String, String)> {
     match args {
         None | Some(Value::Null) => Ok(T::default()),
-        Some(v) => serde_path_to_error::deserialize(v).map_err(|e| {
-            let path = e.path().to_string();
-            (
-                if path == "." { String::new() } else { path },
-                e.into_inner().to_string(),
-            )
-        }),
+        Some(v) => crate::config::decode_strict(v, "").map_err(|e| (e.field, e.message)),
     }
 }
 

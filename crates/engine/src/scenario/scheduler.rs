@@ -6,6 +6,7 @@ use crate::api::{Selector, Sym};
 use crate::config::SchedulerConfig;
 use crate::convert;
 use crate::features::Features;
+use crate::framework::{ConfigError, check_config, check_configuration};
 use crate::load;
 use crate::scheduler::{PodOutcome, Scheduler};
 use crate::simulation::{SimEvent, Simulation};
@@ -29,11 +30,14 @@ struct SchedulerCase {
     #[serde(default)]
     config: Option<Value>,
     #[serde(default)]
+    scheduler_configuration: Option<Value>,
+    #[serde(default)]
     objects: Vec<Value>,
     #[serde(default)]
     nodes: Vec<Value>,
     #[serde(default)]
     pods: Vec<Value>,
+    #[serde(default)]
     schedule: Vec<Value>,
     expect: Expect,
 }
@@ -50,6 +54,8 @@ struct Expect {
     /// Pods of `schedule` that Priority admission must refuse, with the message.
     #[serde(default)]
     refused: BTreeMap<String, String>,
+    #[serde(default)]
+    config_error: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -164,11 +170,42 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
 
     let mut snapshot = super::build_cluster(&case.nodes, &case.objects, &case.pods, file, name)?;
 
-    let config = match &case.config {
-        None => SchedulerConfig::default(),
-        Some(v) => SchedulerConfig::from_profile(
-            SchedulerConfig::profile_from_value(v).map_err(|e| bad("config", &e))?,
-        ),
+    let config = match (&case.config, &case.scheduler_configuration) {
+        (Some(_), Some(_)) => {
+            return Err(bad(
+                "schedulerConfiguration",
+                &"Forbidden: give either config (one profile) or schedulerConfiguration",
+            ));
+        }
+        (None, None) => Ok(SchedulerConfig::default()),
+        (Some(v), None) => SchedulerConfig::profile_from_value(v)
+            .map(SchedulerConfig::from_profile)
+            .map_err(ConfigError::from)
+            .and_then(|c| check_config(&c, case.features).map(|()| c)),
+        (None, Some(v)) => check_configuration(v, case.features),
+    };
+    let config = match (config, &case.expect.config_error) {
+        (Err(e), Some(want)) => {
+            let got = e.to_string();
+            return Ok(if got.contains(want.as_str()) {
+                Outcome::Passed
+            } else {
+                Outcome::Failed(vec![Mismatch::new(
+                    "configError",
+                    format!("an error containing {want:?}"),
+                    got,
+                )])
+            });
+        }
+        (Ok(_), Some(want)) => {
+            return Ok(Outcome::Failed(vec![Mismatch::new(
+                "configError",
+                format!("an error containing {want:?}"),
+                "the configuration was accepted",
+            )]));
+        }
+        (Err(e), None) => return Err(bad("config", &e)),
+        (Ok(c), None) => c,
     };
     let scheduler =
         Scheduler::new(&config, case.features, &mut snapshot).map_err(|e| bad("config", &e))?;

@@ -53,20 +53,10 @@ impl Limits {
         let field = format!("profiles[{index}].pluginConfig[{i}].args");
         let args: DefaultPreemptionArgs = match &pc.args {
             None | Some(serde_json::Value::Null) => DefaultPreemptionArgs::default(),
-            Some(v) => serde_path_to_error::deserialize(v).map_err(|e| {
-                let path = e.path().to_string();
-                ConfigError::PluginArgs {
-                    field: if path == "." {
-                        field.clone()
-                    } else {
-                        format!("{field}.{path}")
-                    },
-                    message: e.into_inner().to_string(),
-                }
-            })?,
+            Some(v) => crate::config::decode_strict(v, &field)?,
         };
-        let percentage = args.min_candidate_nodes_percentage.unwrap_or(10);
-        let absolute = args.min_candidate_nodes_absolute.unwrap_or(100);
+        let percentage = args.min_candidate_nodes_percentage;
+        let absolute = args.min_candidate_nodes_absolute;
         let invalid = |name: &str, value: i32, why: &str| ConfigError::PluginArgs {
             field: format!("{field}.{name}"),
             message: format!("Invalid value: {value}: {why}"),

@@ -1,12 +1,9 @@
-//! `PodTopologySpreadArgs` inside a `KubeSchedulerConfiguration`: found at
-//! `profiles[i].pluginConfig[j].args` for the entries named `PodTopologySpread`, decoded
-//! strictly (as kube-scheduler decodes its config) and validated with
-//! [`validate_pod_topology_spread_args`](super::validate_pod_topology_spread_args), every
-//! error prefixed with where the args sit.
+//! A `KubeSchedulerConfiguration` as `topospread validate` checks it: through the same
+//! path as `--config` ([`validate_scheduler_configuration`]), and the
+//! `PodTopologySpreadArgs` it holds ([`pod_topology_spread_args`]).
 
 use serde_json::Value;
 
-use super::args::validate_pod_topology_spread_args;
 use super::field::{FieldError, FieldPath};
 use crate::config::PodTopologySpreadArgs;
 use crate::load::{LoadError, typed};
@@ -58,13 +55,27 @@ pub fn pod_topology_spread_args(
     Ok(out)
 }
 
-/// Validates every `PodTopologySpreadArgs` of a `KubeSchedulerConfiguration`. `Err` when
-/// the args cannot be decoded; otherwise the field errors (empty: valid).
+/// Validates a `KubeSchedulerConfiguration` document exactly as `--config` reads it
+/// ([`check_configuration`](crate::framework::check_configuration)): `Err` when it
+/// cannot be decoded (wrong apiVersion or kind, an unknown field, a type error);
+/// otherwise the start-up errors (empty: kube-scheduler would start with it).
 pub fn validate_scheduler_configuration(config: &Value) -> Result<Vec<FieldError>, ConfigError> {
-    Ok(pod_topology_spread_args(config)?
-        .iter()
-        .flat_map(|(path, args)| validate_pod_topology_spread_args(args, path))
-        .collect())
+    match crate::framework::check_configuration(config, crate::features::Features::default()) {
+        Ok(_) => Ok(Vec::new()),
+        Err(e) => match e.field_errors() {
+            Some(errors) => Ok(errors),
+            None => Err(match e {
+                crate::framework::ConfigError::Parse(p) => ConfigError {
+                    field: p.field,
+                    message: p.message,
+                },
+                other => ConfigError {
+                    field: String::new(),
+                    message: other.to_string(),
+                },
+            }),
+        },
+    }
 }
 
 fn not_a_list(path: &FieldPath) -> ConfigError {
@@ -110,7 +121,7 @@ mod tests {
             "apiVersion": "kubescheduler.config.k8s.io/v1",
             "kind": "KubeSchedulerConfiguration",
             "profiles": [
-                {"schedulerName": "a", "pluginConfig": [{"name": "NodeResourcesFit", "args": {"x": 1}}]},
+                {"schedulerName": "a", "pluginConfig": [{"name": "NodeResourcesFit", "args": {"ignoredResources": ["x"]}}]},
                 {"schedulerName": "b", "pluginConfig": [
                     {"name": "DefaultPreemption"},
                     {"name": "PodTopologySpread", "args": args}
@@ -141,7 +152,13 @@ mod tests {
             validate_scheduler_configuration(&config(json!({"defaultingType": "System"}))),
             Ok(Vec::new())
         );
-        assert_eq!(validate_scheduler_configuration(&json!({})), Ok(Vec::new()));
+        assert_eq!(
+            validate_scheduler_configuration(&json!({
+                "apiVersion": "kubescheduler.config.k8s.io/v1",
+                "kind": "KubeSchedulerConfiguration"
+            })),
+            Ok(Vec::new())
+        );
         assert_eq!(
             validate_scheduler_configuration(&config(Value::Null)),
             Ok(Vec::new())
@@ -165,7 +182,18 @@ mod tests {
             e.to_string(),
             "profiles[1].pluginConfig[1].args.defaultingTyp: unknown field"
         );
-        let e = validate_scheduler_configuration(&json!({"profiles": 3})).expect_err("not a list");
+        let e = validate_scheduler_configuration(&json!({
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": 3
+        }))
+        .expect_err("not a list");
         assert_eq!(e.field, "profiles");
+        let e = validate_scheduler_configuration(&json!({
+            "apiVersion": "kubescheduler.config.k8s.io/v1beta3",
+            "kind": "KubeSchedulerConfiguration"
+        }))
+        .expect_err("old version");
+        assert_eq!(e.field, "apiVersion");
     }
 }

@@ -42,6 +42,7 @@ pub mod lint;
 mod names;
 mod objects;
 mod pod;
+mod scheduler_config;
 
 pub use args::validate_pod_topology_spread_args;
 pub use case::{
@@ -67,4 +68,7 @@ pub use objects::{
 pub use pod::{
     PodValidationOptions, validate_match_label_keys_legacy, validate_match_label_keys_merged,
     validate_topology_spread_constraints,
+};
+pub use scheduler_config::{
+    validate_default_preemption_args, validate_kube_scheduler_configuration,
 };
