@@ -8,7 +8,7 @@ use crate::convert;
 use crate::features::Features;
 use crate::framework::{ConfigError, check_config, check_configuration};
 use crate::load;
-use crate::scheduler::{PodOutcome, Scheduler};
+use crate::scheduler::{EnqueueError, PodOutcome, Scheduler};
 use crate::simulation::{SimEvent, Simulation};
 use crate::snapshot::{PodId, Snapshot};
 use k8s_openapi::api::core::v1 as core;
@@ -214,6 +214,7 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
     let mut mismatches = Vec::new();
     let mut scheduled: Vec<(String, PodId)> = Vec::new();
     let mut refused: BTreeMap<String, String> = BTreeMap::new();
+    let mut unserved: BTreeMap<PodId, String> = BTreeMap::new();
     for (i, p) in case.schedule.iter().enumerate() {
         let field = format!("schedule[{i}]");
         let mut p: core::Pod = load::typed(p, file, &format!("{what} {field}"))?;
@@ -232,8 +233,13 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
         let id = snapshot.add_pod(pod).map_err(|e| bad(&field, &e))?;
         scheduled.push((pod_name.clone(), id));
         // Upstream's tests create each pod and wait for the scheduler to settle.
-        if let Err(e) = sim.enqueue(&snapshot, id) {
-            return Err(bad(&field, &e));
+        match sim.enqueue(&snapshot, id) {
+            Ok(()) => {}
+            // A pod no profile serves is never queued: it stays Pending.
+            Err(e @ EnqueueError::NoProfile { .. }) => {
+                unserved.insert(id, e.to_string());
+            }
+            Err(e) => return Err(bad(&field, &e)),
         }
         sim.run(&mut snapshot, |_, _| {})
             .map_err(|e| bad(&field, &e))?;
@@ -257,6 +263,8 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
     for (name, id) in &scheduled {
         let placement = if snapshot.pod(*id).is_none() {
             Err("preempted".to_string())
+        } else if let Some(message) = unserved.get(id) {
+            Err(message.clone())
         } else {
             match sim.scheduler().outcome(&snapshot, *id) {
                 PodOutcome::Bound(node) => Ok(snapshot.node(node).node.name.to_string()),
