@@ -3,6 +3,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a failure is a failing test
 
+#[path = "cli/config.rs"]
+mod config;
 #[path = "cli/test_command.rs"]
 mod test_command;
 

@@ -2,33 +2,7 @@
 //! kube-scheduler does at start-up; each refusal exits 2 with a message naming the field,
 //! and `topospread validate` refuses the same files.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a failure is a failing test
-
-use std::process::{Command, Output};
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_topospread"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// Writes `text` to a fresh temporary file and returns its path.
-fn temp(name: &str, text: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("topospread-config-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join(name);
-    std::fs::write(&path, text).expect("temp file");
-    path.display().to_string()
-}
+use super::{run, stderr, stdout, temp};
 
 const HEAD: &str = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n";
 const NODES: &str = "apiVersion: v1\nkind: Node\nmetadata: {name: n1, labels: {topology.kubernetes.io/zone: a}}\nstatus: {allocatable: {cpu: '4', memory: 8Gi, pods: '10'}}\n";
