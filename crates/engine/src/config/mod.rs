@@ -21,3 +21,24 @@ pub use scheduler::{
     Plugins, ProfileConfig, SchedulerConfig,
 };
 pub(crate) use strict::decode as decode_strict;
+
+/// A field of an object or of a plugin's args that cannot be used, named by its path
+/// inside that object (`addedAffinity.requiredDuringScheduling...`, `labelSelector`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct FieldProblem {
+    /// The path inside the object (empty: the object itself).
+    pub field: String,
+    /// What is wrong, in the API server's words.
+    pub message: String,
+}
+
+impl FieldProblem {
+    /// A problem at `field`.
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}

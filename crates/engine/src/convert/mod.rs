@@ -158,13 +158,15 @@ pub fn pod(p: &core::Pod, symbols: &mut Symbols) -> Result<Pod, ConvertError> {
             .flatten()
             .enumerate()
             .map(|(i, c)| {
-                spread_constraint(c, symbols).map_err(|(field, message)| {
-                    err(
-                        &object,
-                        format!("spec.topologySpreadConstraints[{i}].{field}"),
-                        message,
-                    )
-                })
+                spread_constraint(c, symbols).map_err(
+                    |crate::config::FieldProblem { field, message }| {
+                        err(
+                            &object,
+                            format!("spec.topologySpreadConstraints[{i}].{field}"),
+                            message,
+                        )
+                    },
+                )
             })
             .collect::<Result<_, _>>()?,
     })
@@ -243,9 +245,11 @@ fn tolerations(spec: &core::PodSpec, object: &str) -> Result<Vec<Toleration>, Co
 pub fn spread_constraint(
     c: &core::TopologySpreadConstraint,
     symbols: &mut Symbols,
-) -> Result<SpreadConstraintSpec, (String, String)> {
-    let selector = Selector::from_label_selector(c.label_selector.as_ref(), symbols)
-        .map_err(|e| ("labelSelector".to_string(), format!("Invalid value: {e}")))?;
+) -> Result<SpreadConstraintSpec, crate::config::FieldProblem> {
+    let selector =
+        Selector::from_label_selector(c.label_selector.as_ref(), symbols).map_err(|e| {
+            crate::config::FieldProblem::new("labelSelector", format!("Invalid value: {e}"))
+        })?;
     Ok(SpreadConstraintSpec {
         max_skew: c.max_skew,
         topology_key: symbols.intern(&c.topology_key),

@@ -460,7 +460,7 @@ impl Profile {
             }
             let (i, a) = args.get(&name).cloned().unwrap_or((0, None));
             let b = registry::build(&name, a.as_ref(), features, symbols).map_err(
-                |(field, message)| ConfigError::PluginArgs {
+                |crate::config::FieldProblem { field, message }| ConfigError::PluginArgs {
                     field: if field.is_empty() {
                         format!("{prefix}.pluginConfig[{i}].args")
                     } else {

@@ -34,7 +34,10 @@ pub struct NodeAffinity {
 impl NodeAffinity {
     /// Builds the plugin; `addedAffinity` terms must all parse (upstream parses them
     /// strictly here). On error: the field inside the args and the message.
-    pub fn new(args: &NodeAffinityArgs, symbols: &mut Symbols) -> Result<Self, (String, String)> {
+    pub fn new(
+        args: &NodeAffinityArgs,
+        symbols: &mut Symbols,
+    ) -> Result<Self, crate::config::FieldProblem> {
         let Some(added) = &args.added_affinity else {
             return Ok(Self::default());
         };
@@ -45,7 +48,7 @@ impl NodeAffinity {
                 NodeSelectorTermMatcher::Invalid(e) => Some((i, e)),
                 NodeSelectorTermMatcher::Valid { .. } => None,
             }) {
-                return Err((
+                return Err(crate::config::FieldProblem::new(
                     format!(
                         "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]"
                     ),
@@ -61,8 +64,8 @@ impl NodeAffinity {
         {
             let preferred = PreferredNodeAffinity::parse(terms, symbols);
             if let Some(e) = &preferred.error {
-                return Err((
-                    "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution".into(),
+                return Err(crate::config::FieldProblem::new(
+                    "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution",
                     format!("Invalid value: {e}"),
                 ));
             }
@@ -457,7 +460,10 @@ mod tests {
                 {"matchExpressions": [{"key": "zone", "operator": "Bad"}]}]}}}))
         .unwrap_or_else(|e| panic!("{e}"));
         let err = NodeAffinity::new(&args, s.symbols_mut()).err();
-        let (path, msg) = err.unwrap_or_default();
+        let crate::config::FieldProblem {
+            field: path,
+            message: msg,
+        } = err.unwrap_or_default();
         assert_eq!(
             path,
             "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[1]"

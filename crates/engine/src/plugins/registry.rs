@@ -14,7 +14,7 @@ use super::schedulinggates::SchedulingGates;
 use super::tainttoleration::TaintToleration;
 use crate::api::Symbols;
 use crate::config::{
-    InterPodAffinityArgs, NodeAffinityArgs, NodeResourcesBalancedAllocationArgs,
+    FieldProblem, InterPodAffinityArgs, NodeAffinityArgs, NodeResourcesBalancedAllocationArgs,
     NodeResourcesFitArgs, PodTopologySpreadArgs,
 };
 use crate::features::Features;
@@ -208,10 +208,12 @@ impl std::fmt::Debug for Built {
     }
 }
 
-fn args<T: DeserializeOwned + Default>(args: Option<&Value>) -> Result<T, (String, String)> {
+fn args<T: DeserializeOwned + Default>(args: Option<&Value>) -> Result<T, FieldProblem> {
     match args {
         None | Some(Value::Null) => Ok(T::default()),
-        Some(v) => crate::config::decode_strict(v, "").map_err(|e| (e.field, e.message)),
+        Some(v) => {
+            crate::config::decode_strict(v, "").map_err(|e| FieldProblem::new(e.field, e.message))
+        }
     }
 }
 
@@ -223,7 +225,7 @@ pub fn build(
     raw_args: Option<&Value>,
     features: Features,
     symbols: &mut Symbols,
-) -> Result<Built, (String, String)> {
+) -> Result<Built, FieldProblem> {
     let mut b = Built::default();
     match name {
         "SchedulingGates" => b.pre_enqueue = Some(Arc::new(SchedulingGates)),
@@ -251,7 +253,7 @@ pub fn build(
         }
         "NodeResourcesFit" => {
             let a: NodeResourcesFitArgs = args(raw_args)?;
-            let p = Arc::new(Fit::new(&a).map_err(|e| (String::new(), e.to_string()))?);
+            let p = Arc::new(Fit::new(&a).map_err(|e| FieldProblem::new("", e.to_string()))?);
             b.pre_filter = Some(p.clone());
             b.filter = Some(p.clone());
             b.pre_score = Some(p.clone());
@@ -259,8 +261,9 @@ pub fn build(
         }
         "NodeResourcesBalancedAllocation" => {
             let a: NodeResourcesBalancedAllocationArgs = args(raw_args)?;
-            let p =
-                Arc::new(BalancedAllocation::new(&a).map_err(|e| (String::new(), e.to_string()))?);
+            let p = Arc::new(
+                BalancedAllocation::new(&a).map_err(|e| FieldProblem::new("", e.to_string()))?,
+            );
             b.pre_score = Some(p.clone());
             b.score = Some(p);
         }
@@ -269,7 +272,7 @@ pub fn build(
             let a: PodTopologySpreadArgs = args(raw_args)?;
             let p = Arc::new(
                 PodTopologySpread::new(&a, features, symbols)
-                    .map_err(|e| (String::new(), e.to_string()))?,
+                    .map_err(|e| FieldProblem::new("", e.to_string()))?,
             );
             b.pre_filter = Some(p.clone());
             b.filter = Some(p.clone());
@@ -278,8 +281,9 @@ pub fn build(
         }
         "InterPodAffinity" => {
             let a: InterPodAffinityArgs = args(raw_args)?;
-            let p =
-                Arc::new(InterPodAffinity::new(&a).map_err(|e| (String::new(), e.to_string()))?);
+            let p = Arc::new(
+                InterPodAffinity::new(&a).map_err(|e| FieldProblem::new("", e.to_string()))?,
+            );
             b.pre_filter = Some(p.clone());
             b.filter = Some(p.clone());
             b.pre_score = Some(p.clone());
