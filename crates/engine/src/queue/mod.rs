@@ -12,7 +12,7 @@ pub use clock::{Clock, SystemClock, VirtualClock};
 use crate::framework::ClusterEvent;
 use crate::snapshot::PodId;
 use std::cmp::{Ordering, Reverse};
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BTreeSet, BinaryHeap, HashMap};
 use std::time::Duration;
 
 /// Default `podInitialBackoffSeconds`.
@@ -155,6 +155,8 @@ pub struct SchedulingQueue {
     pods: HashMap<PodId, Info>,
     active: BinaryHeap<ActiveKey>,
     backoff: BinaryHeap<Reverse<(Duration, u64, PodId, u64)>>,
+    /// The pods among the unschedulable ones, so an event visits only them.
+    unschedulable: BTreeSet<PodId>,
     next_seq: u64,
     scheduling_cycle: u64,
     move_request_cycle: u64,
@@ -256,6 +258,7 @@ impl SchedulingQueue {
     /// Forgets a pod (deleted, or bound by someone else).
     pub fn delete(&mut self, pod: PodId) {
         self.pods.remove(&pod);
+        self.unschedulable.remove(&pod);
     }
 
     /// Whether the pod is queued (in flight included).
@@ -362,7 +365,7 @@ impl SchedulingQueue {
 
     /// The pod was bound: it leaves the queue.
     pub fn done(&mut self, pod: PodId) {
-        self.pods.remove(&pod);
+        self.delete(pod);
     }
 
     /// A cluster event happened: every unschedulable pod that `worth` says it may help
@@ -376,12 +379,14 @@ impl SchedulingQueue {
     ) -> usize {
         self.move_request_cycle = self.scheduling_cycle;
         let moved: Vec<PodId> = self
-            .pods
+            .unschedulable
             .iter()
-            .filter(|(_, i)| {
-                i.queue == QueueName::Unschedulable && worth(i.profile, &i.rejected_by, event)
+            .filter(|id| {
+                self.pods
+                    .get(id)
+                    .is_some_and(|i| worth(i.profile, &i.rejected_by, event))
             })
-            .map(|(id, _)| *id)
+            .copied()
             .collect();
         for pod in &moved {
             self.requeue(*pod, now);
@@ -394,12 +399,14 @@ impl SchedulingQueue {
     pub fn flush_unschedulable_leftover(&mut self, now: Duration) -> usize {
         let max = self.config.max_in_unschedulable;
         let stale: Vec<PodId> = self
-            .pods
+            .unschedulable
             .iter()
-            .filter(|(_, i)| {
-                i.queue == QueueName::Unschedulable && now.saturating_sub(i.timestamp) > max
+            .filter(|id| {
+                self.pods
+                    .get(id)
+                    .is_some_and(|i| now.saturating_sub(i.timestamp) > max)
             })
-            .map(|(id, _)| *id)
+            .copied()
             .collect();
         for pod in &stale {
             self.requeue(*pod, now);
@@ -451,6 +458,12 @@ impl SchedulingQueue {
         let Some(info) = self.pods.get_mut(&pod) else {
             return;
         };
+        if info.queue == QueueName::Unschedulable {
+            self.unschedulable.remove(&pod);
+        }
+        if to == QueueName::Unschedulable {
+            self.unschedulable.insert(pod);
+        }
         info.queue = to;
         info.generation += 1;
         match to {
