@@ -124,13 +124,23 @@ impl Scheduler {
                     pod: format!("{}/{}", snapshot.symbols().resolve(pod.namespace), pod.name),
                     scheduler: pod.scheduler_name.to_string(),
                 })?;
-        let gate = self.profiles[profile].run_pre_enqueue(pod);
-        let gated = !gate.is_success();
-        if gated {
-            self.last_failure.insert(id, gate.reasons().join(", "));
-        }
+        let gated = self.held_back(id, pod, profile);
         self.queue.add(id, pod.priority, profile, gated, now)?;
         Ok(())
+    }
+
+    /// Runs the profile's PreEnqueue plugins: whether they hold the pod back. A gated
+    /// pod's reason is kept as its pending message, and cleared once it passes.
+    fn held_back(&mut self, id: PodId, pod: &Pod, profile: usize) -> bool {
+        let gate = self.profiles[profile].run_pre_enqueue(pod);
+        if gate.is_success() {
+            if self.queue.queue_of(id) == Some(crate::queue::QueueName::Gated) {
+                self.last_failure.remove(&id);
+            }
+            return false;
+        }
+        self.last_failure.insert(id, gate.reasons().join(", "));
+        true
     }
 
     /// A pending pod changed (labels, priority, scheduling gates): the queue re-keys it
@@ -145,10 +155,7 @@ impl Scheduler {
             .pod(id)
             .ok_or(EnqueueError::NotPending { pod: id })?;
         let profile = self.profile_index(&pod.scheduler_name).unwrap_or(0);
-        let gated = !self.profiles[profile].run_pre_enqueue(pod).is_success();
-        if !gated && self.queue.queue_of(id) == Some(crate::queue::QueueName::Gated) {
-            self.last_failure.remove(&id);
-        }
+        let gated = self.held_back(id, pod, profile);
         self.queue.update(id, pod.priority, gated, now)?;
         Ok(())
     }
