@@ -240,10 +240,7 @@ impl SchedulingQueue {
         gated: bool,
         now: Duration,
     ) -> Result<(), QueueError> {
-        let info = self
-            .pods
-            .get_mut(&pod)
-            .ok_or(QueueError::NotQueued { pod })?;
+        let info = self.info_mut(pod)?;
         info.priority = priority;
         let to = match (info.queue, gated) {
             (QueueName::InFlight, _) => return Ok(()),
@@ -253,6 +250,11 @@ impl SchedulingQueue {
         };
         self.move_to(pod, to, now);
         Ok(())
+    }
+
+    /// The queue's record of a pod it holds.
+    fn info_mut(&mut self, pod: PodId) -> Result<&mut Info, QueueError> {
+        self.pods.get_mut(&pod).ok_or(QueueError::NotQueued { pod })
     }
 
     /// Forgets a pod (deleted, or bound by someone else).
@@ -336,10 +338,7 @@ impl SchedulingQueue {
         cycle: u64,
         now: Duration,
     ) -> Result<(), QueueError> {
-        let info = self
-            .pods
-            .get_mut(&pod)
-            .ok_or(QueueError::NotQueued { pod })?;
+        let info = self.info_mut(pod)?;
         info.rejected_by = rejected_by;
         info.timestamp = now;
         let to = if self.move_request_cycle >= cycle {
@@ -353,10 +352,7 @@ impl SchedulingQueue {
 
     /// The pod's cycle or binding failed with an error: it waits out its backoff.
     pub fn add_backoff(&mut self, pod: PodId, now: Duration) -> Result<(), QueueError> {
-        let info = self
-            .pods
-            .get_mut(&pod)
-            .ok_or(QueueError::NotQueued { pod })?;
+        let info = self.info_mut(pod)?;
         info.rejected_by.clear();
         info.timestamp = now;
         self.move_to(pod, QueueName::Backoff, now);
