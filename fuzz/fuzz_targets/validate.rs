@@ -5,9 +5,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use topospread::convert::build_snapshot;
-use topospread::load::{Object, parse_manifests, parse_yaml_documents};
-use topospread::validation::{
+use topospread_k8s::build::build_snapshot;
+use topospread_k8s::load::{Object, parse_manifests, parse_yaml_documents};
+use topospread_k8s::validation::{
     ApiServerFeatures, ClusterLinter, Workload, aggregate_message, lint_workload,
     template_pods_create, validate_scheduler_configuration, validate_workload_create,
 };

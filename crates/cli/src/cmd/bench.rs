@@ -8,11 +8,11 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Instant;
 use topospread::api::Pod;
-use topospread::perf::{self, Prepared};
 use topospread::scheduler::{Attempt, Scheduler};
 use topospread::simulation::Simulation;
 use topospread::snapshot::Snapshot;
 use topospread::{Features, SchedulerConfig};
+use topospread_scenario::perf::{self, Prepared};
 
 /// What `bench` reports.
 #[derive(Debug, Serialize)]

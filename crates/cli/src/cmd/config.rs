@@ -9,7 +9,7 @@ use topospread::check_configuration;
 use topospread::config::API_VERSION;
 use topospread::config::SchedulerConfig;
 use topospread::features::Features;
-use topospread::load::parse_yaml_documents;
+use topospread_k8s::load::parse_yaml_documents;
 
 /// What the runtime is built from.
 #[derive(Clone, Debug)]

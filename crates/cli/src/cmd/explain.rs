@@ -7,8 +7,8 @@ use crate::cli::ExplainArgs;
 use anyhow::{Result, bail};
 use std::io::Write;
 use std::process::ExitCode;
-use topospread::render::render_explanation;
 use topospread::simulation::SimEvent;
+use topospread_report::render_explanation;
 
 pub(crate) fn run(args: &ExplainArgs) -> Result<ExitCode> {
     let input = input::load(&args.files)?;

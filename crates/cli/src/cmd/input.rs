@@ -3,10 +3,11 @@
 
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
-use topospread::convert::{self, Refused};
-use topospread::load::{Loaded, parse_manifests};
+use topospread::convert;
 use topospread::snapshot::{PodId, Snapshot};
-use topospread::workloads::{Expansion, expand};
+use topospread_k8s::build::{self, Refused};
+use topospread_k8s::load::{Loaded, parse_manifests};
+use topospread_k8s::workloads::{Expansion, expand};
 
 /// The largest file read: larger ones are refused before reading.
 pub(crate) const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
@@ -78,11 +79,11 @@ pub(crate) struct World {
 /// Builds the world: snapshot from the files, workloads expanded (`seed` fixes names).
 pub(crate) fn build(input: &Input, seed: u64) -> Result<World> {
     let expansion = expand(&input.objects, seed);
-    let built = convert::build(input.objects.iter().chain(&expansion.replica_sets))?;
+    let built = build::build(input.objects.iter().chain(&expansion.replica_sets))?;
     let mut snapshot = built.snapshot;
     let mut refused = built.refused;
     for p in &expansion.pods {
-        if let Some(r) = convert::admit_and_add(&mut snapshot, &p.pod, &p.source.file)? {
+        if let Some(r) = build::admit_and_add(&mut snapshot, &p.pod, &p.source.file)? {
             refused.push(r);
         }
     }

@@ -6,12 +6,12 @@ use anyhow::{Result, anyhow};
 use std::collections::BTreeMap;
 use topospread::api::Pod;
 use topospread::framework::Status;
-use topospread::render::{
-    ConstraintCounts, ExplainView, FilterVerdict, NodeExplanation, PluginScore,
-};
 use topospread::scheduler::{Attempt, Explanation, PodOutcome, ScheduleResult, Scheduler};
 use topospread::simulation::{SimEvent, Simulation};
 use topospread::snapshot::{NodeId, PodId, Snapshot};
+use topospread_report::{
+    ConstraintCounts, ExplainView, FilterVerdict, NodeExplanation, PluginScore,
+};
 
 /// Where one pod went.
 #[derive(Clone, Debug)]

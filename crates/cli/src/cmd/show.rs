@@ -6,11 +6,11 @@ use anyhow::{Result, anyhow};
 use std::io::Write;
 use std::process::ExitCode;
 use topospread::api::Selector;
-use topospread::convert::build_snapshot;
-use topospread::render::{
+use topospread::snapshot::Snapshot;
+use topospread_k8s::build::build_snapshot;
+use topospread_report::{
     Highlight, ShowOptions, default_topology_keys, parse_selector, render_cluster,
 };
-use topospread::snapshot::Snapshot;
 
 /// The pods to mark: `--selector`, else the first spread constraint's selector, else all.
 pub(crate) fn highlight(snapshot: &mut Snapshot, selector: Option<&str>) -> Result<Highlight> {

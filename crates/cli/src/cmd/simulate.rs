@@ -10,10 +10,10 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
-use topospread::load::Object;
-use topospread::render::{Highlight, domain_counts, render_cluster, skew};
 use topospread::simulation::SimEvent;
 use topospread::snapshot::{NodeId, PodId, Snapshot};
+use topospread_k8s::load::Object;
+use topospread_report::{Highlight, domain_counts, render_cluster, skew};
 
 /// Progress is drawn on stderr past this many pods, when stderr is a terminal.
 const PROGRESS_THRESHOLD: usize = 2000;
@@ -405,7 +405,7 @@ fn table(r: &Report) -> String {
 
 /// The resulting snapshot as multi-document YAML: nodes, workloads, then pods with
 /// `spec.nodeName` set, ready to be read back.
-fn snapshot_yaml(objects: &[topospread::load::Loaded], world: &input::World) -> Result<String> {
+fn snapshot_yaml(objects: &[topospread_k8s::load::Loaded], world: &input::World) -> Result<String> {
     let snapshot = &world.snapshot;
     let node_of = |pod: &k8s_openapi::api::core::v1::Pod| -> Option<String> {
         let ns = pod.metadata.namespace.as_deref().unwrap_or("default");

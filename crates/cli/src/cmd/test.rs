@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use topospread::scenario::{self, Outcome};
+use topospread_scenario::{self as scenario, Outcome};
 
 /// Collects *.yaml / *.yml files under `path`, sorted for a stable order.
 fn collect(path: &Path, out: &mut Vec<PathBuf>) -> Result<()> {

@@ -1,7 +1,7 @@
 //! `topospread validate`: the API server's rules for `topologySpreadConstraints` in every
 //! Pod and pod template, kube-scheduler's rules for `PodTopologySpreadArgs` in every
 //! `KubeSchedulerConfiguration`, and the lints (`TS001`...) of
-//! `topospread::validation::lint` — the cluster ones when the files include Nodes.
+//! `topospread_k8s::validation::lint` — the cluster ones when the files include Nodes.
 //!
 //! Text output is one line per finding, as kubectl prints API errors, prefixed with the
 //! object (and with the file when several are given):
@@ -31,9 +31,9 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
-use topospread::convert::build_snapshot;
-use topospread::load::{Loaded, Object, parse_manifests};
-use topospread::validation::{
+use topospread_k8s::build::build_snapshot;
+use topospread_k8s::load::{Loaded, Object, parse_manifests};
+use topospread_k8s::validation::{
     ApiServerFeatures, ClusterLinter, FieldError, Lint, LintCode, Severity, Workload,
     lint_workload, validate_scheduler_configuration, validate_workload_create,
 };

@@ -442,7 +442,6 @@ pub(super) fn preempt(
 mod tests {
     use super::*;
     use crate::config::PluginConfig;
-    use crate::load::parse_manifests;
 
     fn profile_with(args: serde_json::Value) -> ProfileConfig {
         ProfileConfig {
@@ -493,19 +492,30 @@ mod tests {
 
     #[test]
     fn pdb_split_counts_down_each_budget() {
-        let text = "kind: Node\napiVersion: v1\nmetadata: {name: n1}\n---
-kind: PodDisruptionBudget\napiVersion: policy/v1\nmetadata: {name: db}
-spec: {selector: {matchLabels: {app: db}}}
-status: {disruptionsAllowed: 1, currentHealthy: 3, desiredHealthy: 2, expectedPods: 3}
----
-kind: Pod\napiVersion: v1\nmetadata: {name: a, labels: {app: db}}\nspec: {nodeName: n1, containers: [{name: c}]}
----
-kind: Pod\napiVersion: v1\nmetadata: {name: b, labels: {app: db}}\nspec: {nodeName: n1, containers: [{name: c}]}
----
-kind: Pod\napiVersion: v1\nmetadata: {name: c}\nspec: {nodeName: n1, containers: [{name: c}]}
-";
-        let m = parse_manifests(text, "t.yaml").expect("parses");
-        let snapshot = crate::convert::build_snapshot(&m.objects).expect("builds");
+        use crate::builders::{NodeBuilder, PodBuilder};
+        let mut snapshot = crate::Snapshot::new();
+        let node = crate::convert::node(&NodeBuilder::new("n1").build(), snapshot.symbols_mut())
+            .expect("node");
+        snapshot.add_node(node).expect("adds");
+        let pdb: k8s_openapi::api::policy::v1::PodDisruptionBudget =
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "db", "namespace": "default"},
+                "spec": {"selector": {"matchLabels": {"app": "db"}}},
+                "status": {"disruptionsAllowed": 1, "currentHealthy": 3, "desiredHealthy": 2,
+                           "expectedPods": 3}
+            }))
+            .expect("pdb");
+        let ns = snapshot.symbols_mut().intern("default");
+        let budget = crate::api::DisruptionBudget::from_k8s(&pdb, ns, snapshot.symbols_mut());
+        snapshot.workloads_mut().disruption_budgets.add(budget);
+        for pod in [
+            PodBuilder::new("a").label("app", "db").node("n1").build(),
+            PodBuilder::new("b").label("app", "db").node("n1").build(),
+            PodBuilder::new("c").node("n1").build(),
+        ] {
+            let pod = crate::convert::pod(&pod, snapshot.symbols_mut()).expect("pod");
+            snapshot.add_pod(pod).expect("adds");
+        }
         let ids: Vec<PodId> = snapshot.pods().map(|(id, _)| id).collect();
         let (violating, fine) = split_by_pdb_violation(&ids, &snapshot);
         // a uses the one allowed disruption, b would take the budget below zero; c has

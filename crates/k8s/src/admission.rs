@@ -1,0 +1,236 @@
+//! The API server's Priority admission plugin, as it treats a pod on create: resolve
+//! `spec.priorityClassName` (or the global default class) to `spec.priority` and
+//! `spec.preemptionPolicy`, and refuse a pod naming a class that does not exist.
+//!
+//! One deliberate difference: a pod that already carries `spec.priority` and names no
+//! class is taken as written. Such pods come from `kubectl get -o yaml` (admitted long
+//! ago) or from hand-written scenarios that set priorities directly; upstream would
+//! refuse one whose value differs from the default. A pod that names a class the
+//! registry does not hold while already carrying `spec.priority` is likewise taken as
+//! admitted (its class is just not among the loaded objects).
+
+use k8s_openapi::api::core::v1 as core;
+use topospread::api::{PreemptionPolicy, PriorityClasses};
+
+/// The priority a pod gets when no class applies (`DefaultPriorityWhenNoDefaultClassExists`).
+pub const DEFAULT_PRIORITY: i32 = 0;
+
+/// Why admission refused a pod; the messages are the API server's Forbidden errors.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum AdmissionError {
+    /// `spec.priorityClassName` names no PriorityClass.
+    #[error("pods {pod:?} is forbidden: no PriorityClass with name {class} was found")]
+    NoPriorityClass {
+        /// The pod's name.
+        pod: String,
+        /// The class it names.
+        class: String,
+    },
+    /// `spec.priority` is set and differs from the class's value.
+    #[error(
+        "pods {pod:?} is forbidden: the integer value of priority ({given}) must not be provided in pod spec; priority admission controller computed {computed} from the given PriorityClass name"
+    )]
+    PriorityMismatch {
+        /// The pod's name.
+        pod: String,
+        /// `spec.priority` as written.
+        given: i32,
+        /// The class's value.
+        computed: i32,
+    },
+    /// `spec.preemptionPolicy` is set and differs from the class's.
+    #[error(
+        "pods {pod:?} is forbidden: the string value of PreemptionPolicy ({given}) must not be provided in pod spec; priority admission controller computed {computed} from the given PriorityClass name"
+    )]
+    PreemptionPolicyMismatch {
+        /// The pod's name.
+        pod: String,
+        /// `spec.preemptionPolicy` as written.
+        given: String,
+        /// The class's policy.
+        computed: &'static str,
+    },
+}
+
+impl AdmissionError {
+    /// The refused pod's name.
+    pub fn pod(&self) -> &str {
+        match self {
+            Self::NoPriorityClass { pod, .. }
+            | Self::PriorityMismatch { pod, .. }
+            | Self::PreemptionPolicyMismatch { pod, .. } => pod,
+        }
+    }
+}
+
+/// Admits `pod` as the Priority admission plugin does on create, setting
+/// `spec.priority`, `spec.priorityClassName` (from the global default, when the pod
+/// names none) and `spec.preemptionPolicy`.
+///
+/// - A pod naming a class gets its value and preemption policy; it is refused if the
+///   class does not exist, or if it sets a different priority or policy itself.
+/// - A pod naming none gets the global default class's name, value and policy, or
+///   priority 0 and `PreemptLowerPriority` when there is no default class.
+/// - See the module docs for pods that already carry `spec.priority`.
+pub fn resolve_priority(
+    pod: &mut core::Pod,
+    classes: &PriorityClasses,
+) -> Result<(), AdmissionError> {
+    let name = pod.metadata.name.clone().unwrap_or_default();
+    let spec = pod.spec.get_or_insert_with(Default::default);
+    let class_name = spec
+        .priority_class_name
+        .as_deref()
+        .filter(|n| !n.is_empty());
+    let (priority, policy) = match class_name {
+        None => {
+            if spec.priority.is_some() {
+                return Ok(());
+            }
+            match classes.global_default() {
+                Some(c) => {
+                    spec.priority_class_name = Some(c.name.to_string());
+                    (c.value, c.preemption_policy)
+                }
+                None => (DEFAULT_PRIORITY, PreemptionPolicy::PreemptLowerPriority),
+            }
+        }
+        Some(class_name) => match classes.get(class_name) {
+            Some(c) => (c.value, c.preemption_policy),
+            None if spec.priority.is_some() => return Ok(()),
+            None => {
+                return Err(AdmissionError::NoPriorityClass {
+                    pod: name,
+                    class: class_name.to_string(),
+                });
+            }
+        },
+    };
+    if let Some(given) = spec.priority
+        && given != priority
+    {
+        return Err(AdmissionError::PriorityMismatch {
+            pod: name,
+            given,
+            computed: priority,
+        });
+    }
+    if let Some(given) = spec.preemption_policy.as_deref()
+        && given != policy.as_str()
+    {
+        return Err(AdmissionError::PreemptionPolicyMismatch {
+            pod: name,
+            given: given.to_string(),
+            computed: policy.as_str(),
+        });
+    }
+    spec.priority = Some(priority);
+    spec.preemption_policy = Some(policy.as_str().to_string());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use topospread::api::PriorityClass;
+
+    fn pod(class: Option<&str>, priority: Option<i32>, policy: Option<&str>) -> core::Pod {
+        core::Pod {
+            metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                name: Some("p".into()),
+                ..Default::default()
+            },
+            spec: Some(core::PodSpec {
+                priority_class_name: class.map(Into::into),
+                priority,
+                preemption_policy: policy.map(Into::into),
+                ..Default::default()
+            }),
+            status: None,
+        }
+    }
+
+    fn classes() -> PriorityClasses {
+        let mut pcs = PriorityClasses::new();
+        pcs.add(PriorityClass {
+            name: "high".into(),
+            value: 1000,
+            global_default: false,
+            preemption_policy: PreemptionPolicy::Never,
+        });
+        pcs
+    }
+
+    fn spec(p: &core::Pod) -> (Option<&str>, Option<i32>, Option<&str>) {
+        let s = p.spec.as_ref().expect("spec");
+        (
+            s.priority_class_name.as_deref(),
+            s.priority,
+            s.preemption_policy.as_deref(),
+        )
+    }
+
+    #[test]
+    fn class_value_and_policy() {
+        let mut p = pod(Some("high"), None, None);
+        assert_eq!(resolve_priority(&mut p, &classes()), Ok(()));
+        assert_eq!(spec(&p), (Some("high"), Some(1000), Some("Never")));
+        let mut p = pod(Some("system-node-critical"), None, None);
+        assert_eq!(resolve_priority(&mut p, &classes()), Ok(()));
+        assert_eq!(spec(&p).1, Some(2_000_001_000));
+    }
+
+    #[test]
+    fn missing_class_is_forbidden() {
+        let mut p = pod(Some("nope"), None, None);
+        let e = resolve_priority(&mut p, &classes()).expect_err("refused");
+        assert_eq!(
+            e.to_string(),
+            "pods \"p\" is forbidden: no PriorityClass with name nope was found"
+        );
+        assert_eq!(e.pod(), "p");
+    }
+
+    #[test]
+    fn default_class_or_zero() {
+        let mut p = pod(None, None, None);
+        assert_eq!(resolve_priority(&mut p, &classes()), Ok(()));
+        assert_eq!(spec(&p), (None, Some(0), Some("PreemptLowerPriority")));
+        let mut pcs = classes();
+        pcs.add(PriorityClass {
+            name: "dflt".into(),
+            value: 7,
+            global_default: true,
+            preemption_policy: PreemptionPolicy::PreemptLowerPriority,
+        });
+        let mut p = pod(None, None, None);
+        assert_eq!(resolve_priority(&mut p, &pcs), Ok(()));
+        assert_eq!(
+            spec(&p),
+            (Some("dflt"), Some(7), Some("PreemptLowerPriority"))
+        );
+    }
+
+    #[test]
+    fn mismatches_are_forbidden_and_written_priorities_kept() {
+        let mut p = pod(Some("high"), Some(5), None);
+        assert!(matches!(
+            resolve_priority(&mut p, &classes()),
+            Err(AdmissionError::PriorityMismatch {
+                given: 5,
+                computed: 1000,
+                ..
+            })
+        ));
+        let mut p = pod(Some("high"), None, Some("PreemptLowerPriority"));
+        assert!(matches!(
+            resolve_priority(&mut p, &classes()),
+            Err(AdmissionError::PreemptionPolicyMismatch { .. })
+        ));
+        let mut p = pod(None, Some(42), None);
+        assert_eq!(resolve_priority(&mut p, &classes()), Ok(()));
+        assert_eq!(spec(&p), (None, Some(42), None));
+        let mut p = pod(Some("gone"), Some(42), None);
+        assert_eq!(resolve_priority(&mut p, &classes()), Ok(()));
+    }
+}

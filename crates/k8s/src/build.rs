@@ -1,0 +1,197 @@
+//! Building a snapshot from loaded manifests: conversion, Priority admission, workloads.
+
+use k8s_openapi::api::core::v1 as core;
+use topospread::api::{DisruptionBudget, Labels, PriorityClass, Selector, Symbols, Workloads};
+use topospread::convert::{self, ConvertError, DEFAULT_NAMESPACE, node};
+use topospread::snapshot::{Snapshot, SnapshotError};
+
+use crate::admission::{AdmissionError, resolve_priority};
+use crate::load::{Loaded, Object};
+
+/// Why a snapshot could not be built from manifests.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// An object could not be converted.
+    #[error("{file}: {source}")]
+    Convert {
+        /// The file it came from.
+        file: String,
+        /// What was wrong.
+        #[source]
+        source: ConvertError,
+    },
+    /// The snapshot rejected an object (duplicate, dangling node name).
+    #[error("{file}: {source}")]
+    Snapshot {
+        /// The file it came from.
+        file: String,
+        /// What was wrong.
+        #[source]
+        source: SnapshotError,
+    },
+}
+
+/// Records the objects the scheduler reads besides nodes and pods: the selector-bearing
+/// objects default spreading reads, PriorityClasses (for admission) and
+/// PodDisruptionBudgets (for preemption). A later object with the same name replaces an
+/// earlier PriorityClass or PodDisruptionBudget.
+pub fn add_workload(object: &Object, workloads: &mut Workloads, symbols: &mut Symbols) {
+    let ns_of = |m: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                 symbols: &mut Symbols| {
+        symbols.intern(m.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE))
+    };
+    let name_of = |m: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| -> Box<str> {
+        m.name.as_deref().unwrap_or("").into()
+    };
+    match object {
+        Object::Service(s) => {
+            let sel = s
+                .spec
+                .as_ref()
+                .and_then(|sp| sp.selector.as_ref())
+                .map(|m| Labels::from_map(Some(m), symbols));
+            let ns = ns_of(&s.metadata, symbols);
+            workloads.services.push((ns, name_of(&s.metadata), sel));
+        }
+        Object::ReplicationController(rc) => {
+            let sel = rc
+                .spec
+                .as_ref()
+                .and_then(|sp| sp.selector.as_ref())
+                .map(|m| Labels::from_map(Some(m), symbols));
+            let ns = ns_of(&rc.metadata, symbols);
+            workloads
+                .replication_controllers
+                .push((ns, name_of(&rc.metadata), sel));
+        }
+        Object::ReplicaSet(rs) => {
+            let sel = rs
+                .spec
+                .as_ref()
+                .and_then(|sp| Selector::from_label_selector(Some(&sp.selector), symbols).ok());
+            let ns = ns_of(&rs.metadata, symbols);
+            workloads
+                .replica_sets
+                .push((ns, name_of(&rs.metadata), sel));
+        }
+        Object::StatefulSet(ss) => {
+            let sel = ss
+                .spec
+                .as_ref()
+                .and_then(|sp| Selector::from_label_selector(Some(&sp.selector), symbols).ok());
+            let ns = ns_of(&ss.metadata, symbols);
+            workloads
+                .stateful_sets
+                .push((ns, name_of(&ss.metadata), sel));
+        }
+        Object::PriorityClass(pc) => workloads.priority_classes.add(PriorityClass::from_k8s(pc)),
+        Object::PodDisruptionBudget(pdb) => {
+            let ns = ns_of(&pdb.metadata, symbols);
+            workloads
+                .disruption_budgets
+                .add(DisruptionBudget::from_k8s(pdb, ns, symbols));
+        }
+        _ => {}
+    }
+}
+
+/// A pod the Priority admission plugin refused: not in the snapshot, reported instead.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refused {
+    /// The file it came from.
+    pub file: String,
+    /// `metadata.namespace` (defaulted).
+    pub namespace: String,
+    /// `metadata.name`.
+    pub name: String,
+    /// Why (the API server's message).
+    pub error: AdmissionError,
+}
+
+/// A snapshot built from manifests, and the pods admission refused.
+#[derive(Debug)]
+pub struct Built {
+    /// Nodes, workload objects and admitted pods.
+    pub snapshot: Snapshot,
+    /// Pods refused by Priority admission, in file order.
+    pub refused: Vec<Refused>,
+}
+
+/// Runs Priority admission on a pod, converts it and adds it to the snapshot. `Ok(None)`
+/// when admission refused it (the refusal is returned, the snapshot is unchanged).
+pub fn admit_and_add(
+    snapshot: &mut Snapshot,
+    pod: &core::Pod,
+    file: &str,
+) -> Result<Option<Refused>, BuildError> {
+    let mut pod = pod.clone();
+    if let Err(error) = resolve_priority(&mut pod, &snapshot.workloads().priority_classes) {
+        return Ok(Some(Refused {
+            file: file.to_string(),
+            namespace: pod
+                .metadata
+                .namespace
+                .clone()
+                .unwrap_or_else(|| DEFAULT_NAMESPACE.to_string()),
+            name: pod.metadata.name.clone().unwrap_or_default(),
+            error,
+        }));
+    }
+    let converted =
+        convert::pod(&pod, snapshot.symbols_mut()).map_err(|source| BuildError::Convert {
+            file: file.to_string(),
+            source,
+        })?;
+    snapshot
+        .add_pod(converted)
+        .map_err(|source| BuildError::Snapshot {
+            file: file.to_string(),
+            source,
+        })?;
+    Ok(None)
+}
+
+/// [`build`], keeping only the snapshot: pods refused by Priority admission are left out.
+pub fn build_snapshot<'a>(
+    objects: impl IntoIterator<Item = &'a Loaded> + Clone,
+) -> Result<Snapshot, BuildError> {
+    build(objects).map(|b| b.snapshot)
+}
+
+/// Builds a snapshot from loaded manifests: nodes first, then the workload objects
+/// (PriorityClasses and PodDisruptionBudgets among them), then pods through Priority
+/// admission (a pod with `spec.nodeName` is bound; one without stays pending in the
+/// snapshot; a refused one is listed in [`Built::refused`]).
+pub fn build<'a>(
+    objects: impl IntoIterator<Item = &'a Loaded> + Clone,
+) -> Result<Built, BuildError> {
+    let mut snapshot = Snapshot::new();
+    for l in objects.clone() {
+        if let Object::Node(n) = &l.object {
+            let node = node(n, snapshot.symbols_mut()).map_err(|source| BuildError::Convert {
+                file: l.source.file.clone(),
+                source,
+            })?;
+            snapshot
+                .add_node(node)
+                .map_err(|source| BuildError::Snapshot {
+                    file: l.source.file.clone(),
+                    source,
+                })?;
+        }
+    }
+    for l in objects.clone() {
+        let mut workloads = std::mem::take(snapshot.workloads_mut());
+        add_workload(&l.object, &mut workloads, snapshot.symbols_mut());
+        *snapshot.workloads_mut() = workloads;
+    }
+    let mut refused = Vec::new();
+    for l in objects {
+        if let Object::Pod(p) = &l.object
+            && let Some(r) = admit_and_add(&mut snapshot, p, &l.source.file)?
+        {
+            refused.push(r);
+        }
+    }
+    Ok(Built { snapshot, refused })
+}

@@ -1,0 +1,330 @@
+//! The lints that need the cluster's nodes (TS002, TS003, TS005), run on a snapshot with
+//! the engine's own PodTopologySpread plugin, for the first pod a workload would create.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+use super::{Lint, LintCode};
+use crate::validation::Workload;
+use topospread::api::{Pod, WhenUnsatisfiable};
+use topospread::config::PodTopologySpreadArgs;
+use topospread::convert;
+use topospread::features::Features;
+use topospread::framework::{CycleState, FilterPlugin, PreFilterPlugin};
+use topospread::plugins::podtopologyspread::{
+    ERR_REASON_NODE_LABEL_NOT_MATCH, NewError, PodTopologySpread, PreFilterState,
+};
+use topospread::snapshot::{NodeInfo, Snapshot};
+use topospread::validation::FieldPath;
+
+/// The `pod-template-hash` a Deployment's first pod gets here: a value no existing pod
+/// carries, as for a new revision.
+pub const FIRST_POD_TEMPLATE_HASH: &str = "topospread-first-pod";
+
+/// Runs the lints that need nodes against one cluster snapshot.
+#[derive(Debug)]
+pub struct ClusterLinter {
+    snapshot: Snapshot,
+    plugin: PodTopologySpread,
+}
+
+impl ClusterLinter {
+    /// A linter over `snapshot`, with kube-scheduler's default `PodTopologySpreadArgs`
+    /// (only pods with constraints of their own are linted, so the defaults do not matter).
+    pub fn new(mut snapshot: Snapshot) -> Result<Self, NewError> {
+        let plugin = PodTopologySpread::new(
+            &PodTopologySpreadArgs::default(),
+            Features::default(),
+            snapshot.symbols_mut(),
+        )?;
+        Ok(Self { snapshot, plugin })
+    }
+
+    /// The snapshot linted against.
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.snapshot
+    }
+
+    /// TS002, TS003 and TS005 for the workload's first pod (the Pod itself, for a Pod).
+    /// Nothing when the snapshot has no nodes or the pod cannot be converted (validation
+    /// reports why); TS005 is skipped for a Pod already bound to a node.
+    pub fn lint(&mut self, workload: &Workload) -> Vec<Lint> {
+        let mut lints = Vec::new();
+        if self.snapshot.nodes().is_empty() {
+            return lints;
+        }
+        let (Some(first), Some(spec_ref)) = (first_pod(workload), workload.pod_spec()) else {
+            return lints;
+        };
+        let list = spec_ref.path.child("topologySpreadConstraints");
+        let bound = first
+            .spec
+            .as_ref()
+            .and_then(|s| s.node_name.as_deref())
+            .is_some_and(|n| !n.is_empty());
+        let Ok(pod) = convert::pod(&first, self.snapshot.symbols_mut()) else {
+            return lints;
+        };
+        lints.extend(self.missing_keys(&pod, &list));
+        let mut state = CycleState::new();
+        if !self
+            .plugin
+            .pre_filter(&mut state, &pod, &self.snapshot)
+            .is_success()
+        {
+            return lints;
+        }
+        let hard: Vec<usize> = pod
+            .spread_constraints
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.when_unsatisfiable == WhenUnsatisfiable::DoNotSchedule)
+            .map(|(i, _)| i)
+            .collect();
+        if let Some(pfs) = state.read::<PreFilterState>() {
+            lints.extend(self.min_domains(&pod, &hard, pfs, &list));
+        }
+        if !bound && hard.len() >= 2 {
+            lints.extend(self.conflict(&pod, &hard, &state, &list));
+        }
+        lints
+    }
+
+    /// TS002: constraints whose topology key some nodes the pod may use lack.
+    fn missing_keys(&self, pod: &Pod, list: &FieldPath) -> Vec<Lint> {
+        let symbols = self.snapshot.symbols();
+        let all = self.snapshot.nodes();
+        let allowed: Vec<&NodeInfo> = all
+            .iter()
+            .filter(|n| {
+                pod.required_node_affinity
+                    .matches(&n.node.labels, &n.node.name, symbols)
+            })
+            .collect();
+        if allowed.is_empty() {
+            return Vec::new();
+        }
+        let scope = if allowed.len() < all.len() {
+            " the pod's nodeSelector and node affinity allow"
+        } else {
+            ""
+        };
+        let mut lints = Vec::new();
+        for (i, c) in pod.spread_constraints.iter().enumerate() {
+            let key = symbols.resolve(c.topology_key);
+            let hard = match c.when_unsatisfiable {
+                WhenUnsatisfiable::DoNotSchedule => true,
+                WhenUnsatisfiable::ScheduleAnyway => false,
+                WhenUnsatisfiable::Other(_) => continue,
+            };
+            if key.is_empty() {
+                continue;
+            }
+            let missing: Vec<&str> = allowed
+                .iter()
+                .filter(|n| !n.node.labels.has(c.topology_key))
+                .map(|n| &*n.node.name)
+                .collect();
+            let message = match (missing.len() == allowed.len(), hard) {
+                (_, _) if missing.is_empty() => continue,
+                (true, true) => format!(
+                    "no node{scope} carries the label {key:?} ({} checked), so every node is filtered out ({ERR_REASON_NODE_LABEL_NOT_MATCH}) and the pod stays Pending",
+                    allowed.len()
+                ),
+                (true, false) => format!(
+                    "no node{scope} carries the label {key:?} ({} checked), so the constraint scores every node alike and has no effect",
+                    allowed.len()
+                ),
+                (false, true) => format!(
+                    "{} of the {} nodes{scope} {} the label {key:?} ({}): pods never land on {}",
+                    missing.len(),
+                    allowed.len(),
+                    if missing.len() == 1 { "lacks" } else { "lack" },
+                    names(&missing),
+                    if missing.len() == 1 { "it" } else { "them" },
+                ),
+                (false, false) => format!(
+                    "{} of the {} nodes{scope} {} the label {key:?} ({}): {} always {} lowest",
+                    missing.len(),
+                    allowed.len(),
+                    if missing.len() == 1 { "lacks" } else { "lack" },
+                    names(&missing),
+                    if missing.len() == 1 { "it" } else { "they" },
+                    if missing.len() == 1 {
+                        "scores"
+                    } else {
+                        "score"
+                    },
+                ),
+            };
+            lints.push(Lint::new(
+                LintCode::TopologyKeyMissingOnNodes,
+                &list.index(i).child("topologyKey"),
+                message,
+            ));
+        }
+        lints
+    }
+
+    /// TS003: hard constraints whose minDomains exceeds the eligible domains PreFilter found.
+    fn min_domains(
+        &self,
+        pod: &Pod,
+        hard: &[usize],
+        pfs: &PreFilterState,
+        list: &FieldPath,
+    ) -> Vec<Lint> {
+        let counts = pfs.domain_counts(&self.snapshot);
+        let mut lints = Vec::new();
+        for (j, &i) in hard.iter().enumerate() {
+            let c = &pod.spread_constraints[i];
+            let (Some(min), Some(domains)) = (c.min_domains, counts.get(j)) else {
+                continue;
+            };
+            let eligible = domains.len();
+            if i64::try_from(eligible).unwrap_or(i64::MAX) >= i64::from(min) {
+                continue;
+            }
+            let key = self.snapshot.symbols().resolve(c.topology_key);
+            let values: Vec<&str> = domains.keys().map(String::as_str).collect();
+            let ceiling = i64::try_from(eligible)
+                .unwrap_or(i64::MAX)
+                .saturating_mul(i64::from(c.max_skew));
+            lints.push(Lint::new(
+                LintCode::MinDomainsExceedsDomains,
+                &list.index(i).child("minDomains"),
+                format!(
+                    "minDomains is {min} but the nodes offer {eligible} eligible domain(s) of {key:?}{}: the global minimum counts as 0, so each domain takes at most maxSkew ({}) matching pods, {ceiling} in all, and the rest stay Pending until the cluster grows",
+                    if values.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", names(&values))
+                    },
+                    c.max_skew
+                ),
+            ));
+        }
+        lints
+    }
+
+    /// TS005: no node passes Filter with every hard constraint, though each alone fits.
+    fn conflict(
+        &self,
+        pod: &Pod,
+        hard: &[usize],
+        state: &CycleState,
+        list: &FieldPath,
+    ) -> Option<Lint> {
+        if !self.passing_nodes(state, pod).is_empty() {
+            return None;
+        }
+        let mut alone = Vec::with_capacity(hard.len());
+        for &i in hard {
+            let mut single = pod.clone();
+            single.spread_constraints = vec![pod.spread_constraints[i].clone()];
+            let mut s = CycleState::new();
+            if !self
+                .plugin
+                .pre_filter(&mut s, &single, &self.snapshot)
+                .is_success()
+            {
+                return None;
+            }
+            let fits = self.passing_nodes(&s, &single);
+            if fits.is_empty() {
+                // Not a conflict: this constraint alone cannot be met (TS002/TS003 say why).
+                return None;
+            }
+            let key = self
+                .snapshot
+                .symbols()
+                .resolve(pod.spread_constraints[i].topology_key);
+            alone.push(format!("[{i}] ({key}) fits {}", names(&fits)));
+        }
+        Some(Lint::new(
+            LintCode::HardConstraintsConflict,
+            list,
+            format!(
+                "no node satisfies the DoNotSchedule constraints together, though each alone fits some node: {}; the pod stays Pending",
+                alone.join("; ")
+            ),
+        ))
+    }
+
+    /// The nodes PodTopologySpread's Filter passes, among those the pod's nodeSelector and
+    /// required node affinity allow (the NodeAffinity plugin rejects the others anyway).
+    fn passing_nodes(&self, state: &CycleState, pod: &Pod) -> Vec<&str> {
+        let symbols = self.snapshot.symbols();
+        self.snapshot
+            .nodes()
+            .iter()
+            .filter(|n| {
+                pod.required_node_affinity
+                    .matches(&n.node.labels, &n.node.name, symbols)
+                    && self
+                        .plugin
+                        .filter(state, pod, n, &self.snapshot)
+                        .is_success()
+            })
+            .map(|n| &*n.node.name)
+            .collect()
+    }
+}
+
+/// The first pod a workload's controller would create, as the scheduler receives it: the
+/// template's labels and spec, the workload's namespace, a made-up name, and for a
+/// Deployment a fresh `pod-template-hash` ([`FIRST_POD_TEMPLATE_HASH`]). For a Pod, the
+/// Pod itself (named `<unnamed>` if it has no name).
+pub fn first_pod(workload: &Workload) -> Option<core::Pod> {
+    if let Workload::Pod(p) = workload {
+        let mut pod = p.clone();
+        if pod.metadata.name.as_deref().is_none_or(str::is_empty) {
+            pod.metadata.name = Some("<unnamed>".to_string());
+        }
+        return Some(pod);
+    }
+    let (_, template) = workload.pod_template()?;
+    let meta = workload.metadata();
+    let mut labels: BTreeMap<String, String> = template
+        .metadata
+        .as_ref()
+        .and_then(|m| m.labels.clone())
+        .unwrap_or_default();
+    if matches!(workload, Workload::Deployment(_)) {
+        labels
+            .entry("pod-template-hash".to_string())
+            .or_insert_with(|| FIRST_POD_TEMPLATE_HASH.to_string());
+    }
+    let name = meta
+        .name
+        .as_deref()
+        .filter(|n| !n.is_empty())
+        .unwrap_or("<unnamed>");
+    Some(core::Pod {
+        metadata: ObjectMeta {
+            name: Some(format!("{name}-0")),
+            namespace: meta.namespace.clone(),
+            labels: Some(labels),
+            ..ObjectMeta::default()
+        },
+        spec: template.spec.clone(),
+        status: None,
+    })
+}
+
+/// Up to three names, then how many more.
+fn names(list: &[&str]) -> String {
+    const SHOWN: usize = 3;
+    let mut s = list
+        .iter()
+        .take(SHOWN)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if list.len() > SHOWN {
+        s.push_str(&format!(" and {} more", list.len() - SHOWN));
+    }
+    s
+}

@@ -1,0 +1,287 @@
+use super::*;
+use crate::build::build_snapshot;
+use crate::load::{Loaded, parse_manifests};
+
+fn load(yaml: &str) -> Vec<Loaded> {
+    match parse_manifests(yaml, "t.yaml") {
+        Ok(m) => m.objects,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// The lints of every workload in `yaml`, static then (if the text has nodes) cluster.
+fn lints(yaml: &str) -> Vec<(&'static str, String)> {
+    let objects = load(yaml);
+    let snapshot = match build_snapshot(&objects) {
+        Ok(s) => s,
+        Err(e) => panic!("{e}"),
+    };
+    let mut cluster = match ClusterLinter::new(snapshot) {
+        Ok(c) => c,
+        Err(e) => panic!("{e}"),
+    };
+    let mut out = Vec::new();
+    for l in &objects {
+        let Some(w) = Workload::from_object(&l.object) else {
+            continue;
+        };
+        out.extend(lint_workload(&w, &ApiServerFeatures::default()));
+        out.extend(cluster.lint(&w));
+    }
+    out.into_iter().map(|l| (l.code.code(), l.field)).collect()
+}
+
+fn messages(yaml: &str) -> Vec<String> {
+    let objects = load(yaml);
+    let snapshot = build_snapshot(&objects).expect("snapshot");
+    let mut cluster = ClusterLinter::new(snapshot).expect("plugin");
+    let mut out = Vec::new();
+    for l in &objects {
+        if let Some(w) = Workload::from_object(&l.object) {
+            out.extend(lint_workload(&w, &ApiServerFeatures::default()));
+            out.extend(cluster.lint(&w));
+        }
+    }
+    out.iter().map(|l| format!("{} {l}", l.code)).collect()
+}
+
+const POD: &str = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: {app: web}}\nspec:\n  containers: []\n  topologySpreadConstraints:\n";
+
+fn pod(constraints: &str) -> String {
+    format!("{POD}{constraints}")
+}
+
+fn deployment(constraints: &str) -> String {
+    format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web}}\nspec:\n  selector: {{matchLabels: {{app: web}}}}\n  template:\n    metadata: {{labels: {{app: web}}}}\n    spec:\n      containers: []\n      topologySpreadConstraints:\n{}",
+        constraints
+            .lines()
+            .map(|l| format!("    {l}\n"))
+            .collect::<String>()
+    )
+}
+
+#[test]
+fn codes_are_stable_and_documented() {
+    let codes: Vec<&str> = LintCode::ALL.iter().map(|c| c.code()).collect();
+    assert_eq!(
+        codes,
+        [
+            "TS001", "TS002", "TS003", "TS004", "TS005", "TS006", "TS007"
+        ]
+    );
+    for c in LintCode::ALL {
+        assert!(c.why().contains("https://"), "{c} why points somewhere");
+        assert!(!c.why().contains('\n'), "{c} why is one line");
+    }
+}
+
+#[test]
+fn ts001_selector_misses_own_pod() {
+    let got = lints(&pod(
+        "  - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: api}}}\n  - {maxSkew: 1, topologyKey: host, whenUnsatisfiable: ScheduleAnyway}\n  - {maxSkew: 1, topologyKey: rack, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}}\n",
+    ));
+    assert_eq!(
+        got,
+        [
+            (
+                "TS001",
+                "spec.topologySpreadConstraints[0].labelSelector".to_string()
+            ),
+            ("TS001", "spec.topologySpreadConstraints[1]".to_string()),
+        ]
+    );
+    let m = messages(&pod(
+        "  - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: api}}}\n",
+    ));
+    assert_eq!(
+        m,
+        [
+            "TS001 spec.topologySpreadConstraints[0].labelSelector: app=api does not match the pod's own labels {app=web}, so its pods do not count themselves and do not spread against each other"
+        ]
+    );
+}
+
+#[test]
+fn ts001_skips_labels_the_controller_adds_and_bad_selectors() {
+    let got = lints(&deployment(
+        "  - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web, pod-template-hash: abc}}}\n  - {maxSkew: 1, topologyKey: host, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchExpressions: [{key: app, operator: Bad}]}}\n",
+    ));
+    assert!(got.iter().all(|(c, _)| *c != "TS001"), "{got:?}");
+}
+
+#[test]
+fn ts004_match_label_key_not_a_label() {
+    let got = lints(&pod(
+        "  - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}, matchLabelKeys: [app, version]}\n",
+    ));
+    assert_eq!(
+        got,
+        [(
+            "TS004",
+            "spec.topologySpreadConstraints[0].matchLabelKeys[1]".to_string()
+        )]
+    );
+    // pod-template-hash is added by the Deployment controller.
+    let got = lints(&deployment(
+        "  - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}, matchLabelKeys: [pod-template-hash]}\n",
+    ));
+    assert!(got.is_empty(), "{got:?}");
+}
+
+#[test]
+fn ts006_deployment_without_pod_template_hash() {
+    let got = lints(&deployment(
+        "  - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}}\n  - {maxSkew: 1, topologyKey: host, whenUnsatisfiable: ScheduleAnyway, labelSelector: {matchLabels: {app: other}}}\n",
+    ));
+    assert!(got.contains(&(
+        "TS006",
+        "spec.template.spec.topologySpreadConstraints[0].matchLabelKeys".to_string()
+    )));
+    // The second constraint spreads by someone else's labels: TS001, not TS006.
+    assert!(!got.contains(&(
+        "TS006",
+        "spec.template.spec.topologySpreadConstraints[1].matchLabelKeys".to_string()
+    )));
+    // A ReplicaSet has no rollouts.
+    let rs = deployment(
+        "  - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}}\n",
+    )
+    .replace("kind: Deployment", "kind: ReplicaSet");
+    assert!(lints(&rs).is_empty());
+}
+
+#[test]
+fn ts007_template_pods_rejected() {
+    let got = lints(&deployment(
+        "  - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}, matchLabelKeys: [app, pod-template-hash]}\n",
+    ));
+    assert_eq!(
+        got,
+        [(
+            "TS007",
+            "spec.template.spec.topologySpreadConstraints[0][0]".to_string()
+        )]
+    );
+    assert_eq!(
+        LintCode::TemplatePodsRejected.default_severity(),
+        Severity::Error
+    );
+}
+
+const NODES: &str = "
+apiVersion: v1
+kind: Node
+metadata: {name: node1, labels: {zone: zoneA, kubernetes.io/hostname: node1}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node2, labels: {zone: zoneA, kubernetes.io/hostname: node2}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node3, labels: {zone: zoneB, kubernetes.io/hostname: node3}}
+";
+
+fn placed(name: &str, node: &str) -> String {
+    format!(
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, labels: {{foo: bar}}}}\nspec: {{nodeName: {node}, containers: []}}\n"
+    )
+}
+
+#[test]
+fn ts002_topology_key_missing_on_all_or_some_nodes() {
+    let yaml = format!(
+        "{NODES}---\n{}",
+        pod(
+            "  - {maxSkew: 1, topologyKey: rack, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}}\n"
+        )
+    );
+    let m = messages(&yaml);
+    assert_eq!(
+        m,
+        [
+            "TS002 spec.topologySpreadConstraints[0].topologyKey: no node carries the label \"rack\" (3 checked), so every node is filtered out (node(s) didn't match pod topology spread constraints (missing required label)) and the pod stays Pending"
+        ]
+    );
+    let some = yaml.replace("zone: zoneB", "rack: r1, zone: zoneB");
+    let m = messages(&some);
+    assert_eq!(
+        m,
+        [
+            "TS002 spec.topologySpreadConstraints[0].topologyKey: 2 of the 3 nodes lack the label \"rack\" (node1, node2): pods never land on them"
+        ]
+    );
+    // Nodes the nodeSelector rules out do not count.
+    let selected = some.replace(
+        "containers: []",
+        "containers: []\n  nodeSelector: {zone: zoneB}",
+    );
+    assert!(messages(&selected).is_empty());
+}
+
+#[test]
+fn ts003_min_domains_exceeds_domains() {
+    let yaml = format!(
+        "{NODES}---\n{}",
+        pod(
+            "  - {maxSkew: 1, minDomains: 3, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}}\n"
+        )
+    );
+    assert_eq!(
+        messages(&yaml),
+        [
+            "TS003 spec.topologySpreadConstraints[0].minDomains: minDomains is 3 but the nodes offer 2 eligible domain(s) of \"zone\" (zoneA, zoneB): the global minimum counts as 0, so each domain takes at most maxSkew (1) matching pods, 2 in all, and the rest stay Pending until the cluster grows"
+        ]
+    );
+    assert!(lints(&yaml.replace("minDomains: 3", "minDomains: 2")).is_empty());
+}
+
+#[test]
+fn ts005_docs_two_constraint_conflict() {
+    // The docs' example: zoneA = node1 (2 pods), node2 (1); zoneB = node3 (2).
+    let mut yaml = NODES.to_string();
+    for (name, node) in [
+        ("a", "node1"),
+        ("b", "node1"),
+        ("c", "node2"),
+        ("d", "node3"),
+        ("e", "node3"),
+    ] {
+        yaml.push_str(&placed(name, node));
+    }
+    yaml.push_str("---\napiVersion: v1\nkind: Pod\nmetadata: {name: mypod, labels: {foo: bar}}\nspec:\n  containers: []\n  topologySpreadConstraints:\n  - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {foo: bar}}}\n  - {maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {foo: bar}}}\n");
+    assert_eq!(
+        messages(&yaml),
+        [
+            "TS005 spec.topologySpreadConstraints: no node satisfies the DoNotSchedule constraints together, though each alone fits some node: [0] (zone) fits node3; [1] (kubernetes.io/hostname) fits node2; the pod stays Pending"
+        ]
+    );
+    // One pod fewer in zoneA: node2 satisfies both.
+    let fits = yaml.replace(&placed("b", "node1"), "");
+    assert!(lints(&fits).is_empty());
+}
+
+#[test]
+fn cluster_lints_need_nodes() {
+    let yaml = pod(
+        "  - {maxSkew: 1, minDomains: 9, topologyKey: rack, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}}\n",
+    );
+    assert!(lints(&yaml).is_empty());
+}
+
+#[test]
+fn first_pod_of_a_deployment() {
+    let objects = load(&deployment(
+        "  - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}\n",
+    ));
+    let w = Workload::from_object(&objects[0].object).expect("workload");
+    let p = first_pod(&w).expect("pod");
+    assert_eq!(p.metadata.name.as_deref(), Some("web-0"));
+    let labels = p.metadata.labels.unwrap_or_default();
+    assert_eq!(
+        labels.get("pod-template-hash").map(String::as_str),
+        Some(FIRST_POD_TEMPLATE_HASH)
+    );
+    assert_eq!(labels.get("app").map(String::as_str), Some("web"));
+}

@@ -1,0 +1,29 @@
+//! The API server's validation of the objects topospread reads, and lints.
+//!
+//! The core's rules ([`topospread::validation`]: field paths, label and name syntax,
+//! topologySpreadConstraints, the scheduler's configuration) are re-exported here beside
+//! the object-level ones:
+//! - [`validate_workload_create`]: a Pod or workload as the API server sees it on create
+//!   (disabled fields dropped, matchLabelKeys merged into a Pod's selector first).
+//! - [`validate_scheduler_configuration`]: the PodTopologySpread args of a
+//!   `KubeSchedulerConfiguration` document.
+//! - [`lint`]: what is accepted but will not do what was meant ([`lint_workload`],
+//!   [`ClusterLinter`]), each finding with a stable code (`TS001`...).
+//!
+//! The rules, their order and their upstream functions are listed in
+//! `tests/conformance/validation/RULES.md`. Everything here is pure: no I/O.
+
+mod config;
+pub mod lint;
+mod objects;
+
+pub use config::{ConfigError, pod_topology_spread_args, validate_scheduler_configuration};
+pub use lint::{
+    ClusterLinter, FIRST_POD_TEMPLATE_HASH, Lint, LintCode, Severity, controller_added_labels,
+    first_pod, lint_workload,
+};
+pub use objects::{
+    ApiServerFeatures, ObjectError, PodSpecRef, Workload, merge_match_label_keys,
+    template_pods_create, validate_workload_create,
+};
+pub use topospread::validation::*;

@@ -1,0 +1,560 @@
+//! Workloads expanded into the pods their controllers would create.
+//!
+//! - Deployment: a ReplicaSet `<deployment>-<pod-template-hash>` (see
+//!   [`pod_template_hash`] for how the hash is computed), then its pods.
+//! - ReplicaSet, ReplicationController: pods `<owner>-<5 chars>`.
+//! - StatefulSet: pods `<name>-0 .. <name>-(n-1)`, in order, labelled
+//!   `statefulset.kubernetes.io/pod-name` and `apps.kubernetes.io/pod-index`.
+//! - Job: `parallelism` pods (default 1), capped by `completions`; none when suspended.
+//! - CronJob: nothing (its pods exist only while a Job runs); a note says so.
+//! - DaemonSet: one pod per node the DaemonSet controller would place one on, pinned
+//!   with required node affinity on `metadata.name` as the controller does.
+//!
+//! Pods that already exist and are controlled by a workload count towards its size, so
+//! a snapshot written after a simulation (workloads and bound pods) expands to nothing
+//! new. Pure: the caller reads the files.
+//!
+//! ```
+//! use topospread_k8s::load::parse_manifests;
+//! use topospread_k8s::workloads::expand;
+//!
+//! let text = "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: db}}\n  template:\n    metadata: {labels: {app: db}}\n    spec: {containers: [{name: c, image: i}]}\n";
+//! let m = parse_manifests(text, "db.yaml").unwrap();
+//! let e = expand(&m.objects, 0);
+//! let names: Vec<_> = e.pods.iter().map(|p| p.pod.metadata.name.clone().unwrap()).collect();
+//! assert_eq!(names, ["db-0", "db-1"]);
+//! ```
+
+mod daemonset;
+mod naming;
+mod template;
+
+use crate::load::{Loaded, Object, Source};
+use k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetSpec};
+use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use topospread::convert::DEFAULT_NAMESPACE;
+
+pub use naming::pod_template_hash;
+
+/// `pod-template-hash`: the label the deployment controller adds to its ReplicaSets' pods.
+pub const POD_TEMPLATE_HASH_LABEL: &str = "pod-template-hash";
+/// The StatefulSet pod-name label.
+pub const STATEFULSET_POD_NAME_LABEL: &str = "statefulset.kubernetes.io/pod-name";
+
+/// A workload whose pods could not be made, with the field at fault.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{file}: {object}: {field}: {message}")]
+pub struct WorkloadError {
+    /// The file it came from.
+    pub file: String,
+    /// The workload, as `kind/name`.
+    pub object: String,
+    /// The field path, in the workload (`spec.template.spec...`).
+    pub field: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// A pod a controller would create.
+#[derive(Clone, Debug)]
+pub struct ExpandedPod {
+    /// Where its workload came from.
+    pub source: Source,
+    /// The pod, with labels, namespace and a controller owner reference.
+    pub pod: Pod,
+}
+
+/// A workload and the pods that belong to it (existing and new), for reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkloadSummary {
+    /// `Deployment`, `StatefulSet`, ...
+    pub kind: &'static str,
+    /// Its namespace.
+    pub namespace: String,
+    /// Its name.
+    pub name: String,
+    /// The pods, existing first, then new, by name.
+    pub pods: Vec<String>,
+}
+
+/// What expansion produced.
+#[derive(Clone, Debug, Default)]
+pub struct Expansion {
+    /// New pods, workload by workload, in creation order.
+    pub pods: Vec<ExpandedPod>,
+    /// ReplicaSets made for Deployments (not already in the input), so default
+    /// spreading finds their selectors.
+    pub replica_sets: Vec<Loaded>,
+    /// Every workload with its pods.
+    pub workloads: Vec<WorkloadSummary>,
+    /// Things skipped on purpose, one line each.
+    pub notes: Vec<String>,
+    /// Workloads that could not be expanded; the others still are.
+    pub errors: Vec<WorkloadError>,
+}
+
+/// Pods that already exist, by the controller that owns them.
+#[derive(Default)]
+struct Existing {
+    /// (namespace, controller kind, controller name) -> pod names.
+    owned: HashMap<(String, String, String), Vec<String>>,
+    /// (namespace, pod name).
+    names: BTreeSet<(String, String)>,
+    /// (namespace, name) of input ReplicaSets.
+    replica_sets: BTreeSet<(String, String)>,
+    /// (namespace, name) of input Deployments.
+    deployments: BTreeSet<(String, String)>,
+    /// (namespace, DaemonSet name) -> the nodes its existing pods are on or pinned to.
+    daemon_nodes: HashMap<(String, String), BTreeSet<String>>,
+}
+
+fn ns_of(meta: &ObjectMeta) -> String {
+    meta.namespace
+        .clone()
+        .unwrap_or_else(|| DEFAULT_NAMESPACE.to_string())
+}
+
+fn controller_of(meta: &ObjectMeta) -> Option<&OwnerReference> {
+    meta.owner_references
+        .iter()
+        .flatten()
+        .find(|o| o.controller == Some(true))
+}
+
+impl Existing {
+    fn scan(objects: &[Loaded]) -> Self {
+        let mut e = Existing::default();
+        for l in objects {
+            match &l.object {
+                Object::Pod(p) => {
+                    let ns = ns_of(&p.metadata);
+                    let name = p.metadata.name.clone().unwrap_or_default();
+                    if let Some(o) = controller_of(&p.metadata)
+                        && p.metadata.deletion_timestamp.is_none()
+                    {
+                        e.owned
+                            .entry((ns.clone(), o.kind.clone(), o.name.clone()))
+                            .or_default()
+                            .push(name.clone());
+                        if o.kind == "DaemonSet"
+                            && let Some(node) = daemonset::pod_node(p)
+                        {
+                            e.daemon_nodes
+                                .entry((ns.clone(), o.name.clone()))
+                                .or_default()
+                                .insert(node);
+                        }
+                    }
+                    e.names.insert((ns, name));
+                }
+                Object::ReplicaSet(rs) => {
+                    let name = rs.metadata.name.clone().unwrap_or_default();
+                    e.replica_sets.insert((ns_of(&rs.metadata), name));
+                }
+                Object::Deployment(d) => {
+                    let name = d.metadata.name.clone().unwrap_or_default();
+                    e.deployments.insert((ns_of(&d.metadata), name));
+                }
+                _ => {}
+            }
+        }
+        e
+    }
+
+    fn owned(&self, ns: &str, kind: &str, name: &str) -> &[String] {
+        self.owned
+            .get(&(ns.to_string(), kind.to_string(), name.to_string()))
+            .map_or(&[], Vec::as_slice)
+    }
+}
+
+/// Expands every workload in `objects` into the pods its controller would create.
+/// `seed` fixes the random-looking name suffixes.
+pub fn expand(objects: &[Loaded], seed: u64) -> Expansion {
+    let mut x = Expander {
+        existing: Existing::scan(objects),
+        seed,
+        out: Expansion::default(),
+        nodes: objects
+            .iter()
+            .filter_map(|l| match &l.object {
+                Object::Node(n) => Some(n),
+                _ => None,
+            })
+            .collect(),
+    };
+    for l in objects {
+        x.object(l);
+    }
+    x.out
+}
+
+/// The owner of the pods being made.
+struct Owner<'a> {
+    api_version: &'static str,
+    kind: &'static str,
+    meta: &'a ObjectMeta,
+}
+
+impl Owner<'_> {
+    fn name(&self) -> String {
+        self.meta.name.clone().unwrap_or_default()
+    }
+    fn object(&self) -> String {
+        format!("{}/{}", self.kind.to_lowercase(), self.name())
+    }
+    fn reference(&self) -> OwnerReference {
+        let name = self.name();
+        OwnerReference {
+            api_version: self.api_version.to_string(),
+            kind: self.kind.to_string(),
+            uid: self
+                .meta
+                .uid
+                .clone()
+                .unwrap_or_else(|| naming::uid(self.kind, &ns_of(self.meta), &name)),
+            name,
+            controller: Some(true),
+            block_owner_deletion: Some(true),
+        }
+    }
+}
+
+struct Expander<'a> {
+    existing: Existing,
+    seed: u64,
+    out: Expansion,
+    nodes: Vec<&'a k8s_openapi::api::core::v1::Node>,
+}
+
+/// How the pods of one workload are named and labelled.
+enum Naming {
+    /// `<owner>-<5 chars>`.
+    Random,
+    /// `<owner>-<ordinal>`, with the StatefulSet labels.
+    Ordinal,
+    /// `<owner>-<index>-<5 chars>`, an Indexed Job.
+    Indexed,
+}
+
+impl<'a> Expander<'a> {
+    fn error(&mut self, source: &Source, object: String, field: &str, message: String) {
+        self.out.errors.push(WorkloadError {
+            file: source.file.clone(),
+            object,
+            field: field.to_string(),
+            message,
+        });
+    }
+
+    fn object(&mut self, l: &'a Loaded) {
+        let s = &l.source;
+        if !self.template_valid(s, &l.object) {
+            return;
+        }
+        match &l.object {
+            Object::Deployment(d) => self.deployment(s, d),
+            Object::ReplicaSet(rs) => {
+                let controlled_by_deployment = controller_of(&rs.metadata).is_some_and(|o| {
+                    o.kind == "Deployment"
+                        && self
+                            .existing
+                            .deployments
+                            .contains(&(ns_of(&rs.metadata), o.name.clone()))
+                });
+                if controlled_by_deployment {
+                    return;
+                }
+                let owner = Owner {
+                    api_version: "apps/v1",
+                    kind: "ReplicaSet",
+                    meta: &rs.metadata,
+                };
+                let spec = rs.spec.as_ref();
+                let replicas = spec.and_then(|s| s.replicas).unwrap_or(1);
+                let template = spec.and_then(|s| s.template.as_ref());
+                self.pods(
+                    s,
+                    &owner,
+                    "ReplicaSet",
+                    template,
+                    replicas,
+                    Naming::Random,
+                    &[],
+                );
+            }
+            Object::ReplicationController(rc) => {
+                let owner = Owner {
+                    api_version: "v1",
+                    kind: "ReplicationController",
+                    meta: &rc.metadata,
+                };
+                let spec = rc.spec.as_ref();
+                let replicas = spec.and_then(|s| s.replicas).unwrap_or(1);
+                let template = spec.and_then(|s| s.template.as_ref());
+                self.pods(
+                    s,
+                    &owner,
+                    "ReplicationController",
+                    template,
+                    replicas,
+                    Naming::Random,
+                    &[],
+                );
+            }
+            Object::StatefulSet(ss) => {
+                let owner = Owner {
+                    api_version: "apps/v1",
+                    kind: "StatefulSet",
+                    meta: &ss.metadata,
+                };
+                let spec = ss.spec.as_ref();
+                let replicas = spec.and_then(|s| s.replicas).unwrap_or(1);
+                let template = spec.map(|s| &s.template);
+                self.pods(
+                    s,
+                    &owner,
+                    "StatefulSet",
+                    template,
+                    replicas,
+                    Naming::Ordinal,
+                    &[],
+                );
+            }
+            Object::Job(job) => self.job(s, job),
+            Object::CronJob(cj) => self.out.notes.push(format!(
+                "{}: cronjob/{}: skipped: a CronJob's pods exist only while one of its Jobs runs",
+                s.file,
+                cj.metadata.name.as_deref().unwrap_or("")
+            )),
+            Object::DaemonSet(ds) => {
+                let nodes = self.nodes.clone();
+                daemonset::expand(self, s, ds, &nodes);
+            }
+            _ => {}
+        }
+    }
+
+    fn deployment(&mut self, s: &Source, d: &k8s_openapi::api::apps::v1::Deployment) {
+        let object = format!("deployment/{}", d.metadata.name.as_deref().unwrap_or(""));
+        let Some(spec) = d.spec.as_ref() else {
+            return self.error(s, object, "spec", "Required value".into());
+        };
+        let template_json = match serde_json::to_value(&spec.template) {
+            Ok(v) => v,
+            Err(e) => return self.error(s, object, "spec.template", e.to_string()),
+        };
+        let hash = pod_template_hash(&template_json, None);
+        let ns = ns_of(&d.metadata);
+        let rs_name = format!("{}-{hash}", d.metadata.name.as_deref().unwrap_or(""));
+        let mut template = spec.template.clone();
+        let meta = template.metadata.get_or_insert_with(Default::default);
+        meta.labels
+            .get_or_insert_with(BTreeMap::new)
+            .insert(POD_TEMPLATE_HASH_LABEL.into(), hash.clone());
+        let mut selector: LabelSelector = spec.selector.clone();
+        selector
+            .match_labels
+            .get_or_insert_with(BTreeMap::new)
+            .insert(POD_TEMPLATE_HASH_LABEL.into(), hash.clone());
+        let owner = Owner {
+            api_version: "apps/v1",
+            kind: "Deployment",
+            meta: &d.metadata,
+        };
+        let mut rs_labels = meta.labels.clone().unwrap_or_default();
+        rs_labels.insert(POD_TEMPLATE_HASH_LABEL.into(), hash);
+        let rs = ReplicaSet {
+            metadata: ObjectMeta {
+                name: Some(rs_name.clone()),
+                namespace: Some(ns.clone()),
+                labels: Some(rs_labels),
+                owner_references: Some(vec![owner.reference()]),
+                ..Default::default()
+            },
+            spec: Some(ReplicaSetSpec {
+                replicas: Some(spec.replicas.unwrap_or(1)),
+                selector,
+                template: Some(template.clone()),
+                min_ready_seconds: spec.min_ready_seconds,
+            }),
+            status: None,
+        };
+        let rs_owner = Owner {
+            api_version: "apps/v1",
+            kind: "ReplicaSet",
+            meta: &rs.metadata,
+        };
+        let before = self.out.errors.len();
+        self.pods(
+            s,
+            &rs_owner,
+            "Deployment",
+            Some(&template),
+            spec.replicas.unwrap_or(1),
+            Naming::Random,
+            &[],
+        );
+        // Name the Deployment, not its ReplicaSet, in template errors and reports.
+        for e in &mut self.out.errors[before..] {
+            e.object.clone_from(&object);
+        }
+        if let Some(w) = self.out.workloads.last_mut()
+            && w.name == rs_name
+        {
+            w.name = d.metadata.name.clone().unwrap_or_default();
+        }
+        if !self.existing.replica_sets.contains(&(ns, rs_name)) {
+            self.out.replica_sets.push(Loaded {
+                source: s.clone(),
+                object: Object::ReplicaSet(rs),
+            });
+        }
+    }
+
+    fn job(&mut self, s: &Source, job: &k8s_openapi::api::batch::v1::Job) {
+        let owner = Owner {
+            api_version: "batch/v1",
+            kind: "Job",
+            meta: &job.metadata,
+        };
+        let Some(spec) = job.spec.as_ref() else {
+            return self.error(s, owner.object(), "spec", "Required value".into());
+        };
+        if spec.suspend == Some(true) {
+            self.out.notes.push(format!(
+                "{}: {}: suspended: no pods",
+                s.file,
+                owner.object()
+            ));
+            return;
+        }
+        let parallelism = spec.parallelism.unwrap_or(1);
+        let n = spec.completions.map_or(parallelism, |c| parallelism.min(c));
+        let uid = owner.reference().uid;
+        let name = owner.name();
+        let labels = [
+            ("batch.kubernetes.io/controller-uid", uid.as_str()),
+            ("batch.kubernetes.io/job-name", name.as_str()),
+            ("controller-uid", uid.as_str()),
+            ("job-name", name.as_str()),
+        ];
+        let naming = if spec.completion_mode.as_deref() == Some("Indexed") {
+            Naming::Indexed
+        } else {
+            Naming::Random
+        };
+        self.pods(s, &owner, "Job", Some(&spec.template), n, naming, &labels);
+    }
+
+    /// Makes the missing pods of one workload from its template.
+    #[allow(clippy::too_many_arguments)]
+    fn pods(
+        &mut self,
+        s: &Source,
+        owner: &Owner<'_>,
+        workload_kind: &'static str,
+        template: Option<&PodTemplateSpec>,
+        replicas: i32,
+        naming: Naming,
+        extra_labels: &[(&str, &str)],
+    ) {
+        let ns = ns_of(owner.meta);
+        let owner_name = owner.name();
+        let existing: Vec<String> = self.existing.owned(&ns, owner.kind, &owner_name).to_vec();
+        let mut summary = WorkloadSummary {
+            kind: workload_kind,
+            namespace: ns.clone(),
+            name: owner_name.clone(),
+            pods: existing.clone(),
+        };
+        let want = usize::try_from(replicas).unwrap_or(0);
+        let Some(template) = template else {
+            if want > 0 {
+                self.error(s, owner.object(), "spec.template", "Required value".into());
+            }
+            self.out.workloads.push(summary);
+            return;
+        };
+        let base = match self.template_pod(s, owner, template, &ns) {
+            Some(p) => p,
+            None => {
+                self.out.workloads.push(summary);
+                return;
+            }
+        };
+        let mut made = existing.len();
+        let mut index = 0usize;
+        while made < want {
+            let name = match naming {
+                Naming::Ordinal => format!("{owner_name}-{index}"),
+                Naming::Random | Naming::Indexed => {
+                    let prefix = match naming {
+                        Naming::Indexed => format!("{owner_name}-{index}"),
+                        _ => owner_name.clone(),
+                    };
+                    self.fresh_name(&ns, &prefix, index)
+                }
+            };
+            let ordinal = index;
+            index += 1;
+            if self.existing.names.contains(&(ns.clone(), name.clone())) {
+                if matches!(naming, Naming::Ordinal) {
+                    continue; // that ordinal exists (perhaps under another owner)
+                }
+                continue;
+            }
+            let mut pod = base.clone();
+            let labels = pod.metadata.labels.get_or_insert_with(BTreeMap::new);
+            for (k, v) in extra_labels {
+                labels.insert((*k).into(), (*v).into());
+            }
+            match naming {
+                Naming::Ordinal => {
+                    labels.insert(STATEFULSET_POD_NAME_LABEL.into(), name.clone());
+                    labels.insert("apps.kubernetes.io/pod-index".into(), ordinal.to_string());
+                    let spec = pod.spec.get_or_insert_with(Default::default);
+                    spec.hostname = Some(name.clone());
+                }
+                Naming::Indexed => {
+                    labels.insert(
+                        "batch.kubernetes.io/job-completion-index".into(),
+                        ordinal.to_string(),
+                    );
+                }
+                Naming::Random => {}
+            }
+            pod.metadata.name = Some(name.clone());
+            self.existing.names.insert((ns.clone(), name.clone()));
+            summary.pods.push(name);
+            self.out.pods.push(ExpandedPod {
+                source: s.clone(),
+                pod,
+            });
+            made += 1;
+        }
+        self.out.workloads.push(summary);
+    }
+
+    /// `<prefix>-<5 chars>` not yet taken in the namespace.
+    fn fresh_name(&self, ns: &str, prefix: &str, index: usize) -> String {
+        let mut attempt = 0;
+        loop {
+            let name = format!(
+                "{prefix}-{}",
+                naming::suffix(self.seed, prefix, index, attempt)
+            );
+            if attempt > 16
+                || !self
+                    .existing
+                    .names
+                    .contains(&(ns.to_string(), name.clone()))
+            {
+                return name;
+            }
+            attempt += 1;
+        }
+    }
+}

@@ -1,0 +1,384 @@
+//! The cluster drawn as the Kubernetes docs draw it: topology domains over nodes over
+//! pods, in ASCII boxes, with matching-pod counts per domain and the skew per key.
+
+use std::fmt::Write as _;
+use topospread::api::{Selector, Sym};
+use topospread::plugins::podtopologyspread::{LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE};
+use topospread::snapshot::{NodeId, Snapshot};
+
+/// Which pods are marked as matching.
+#[derive(Clone, Debug)]
+pub struct Highlight {
+    /// The selector.
+    pub selector: Selector,
+    /// Only pods in this namespace match (`None`: any namespace).
+    pub namespace: Option<Sym>,
+    /// How the legend names it (e.g. `app=web`).
+    pub description: String,
+}
+
+/// What to draw.
+#[derive(Clone, Debug)]
+pub struct ShowOptions {
+    /// Topology keys, outermost first.
+    pub topology_keys: Vec<String>,
+    /// Matching pods.
+    pub highlight: Highlight,
+    /// Rows of boxes wider than this wrap (at outermost-domain boundaries).
+    pub max_width: usize,
+}
+
+/// The keys the docs draw by: a zone key then a hostname key, preferring the well-known
+/// labels and falling back to `zone`/`node` when those are what the nodes carry.
+pub fn default_topology_keys(snapshot: &Snapshot) -> Vec<String> {
+    let carried = |k: &str| {
+        snapshot
+            .symbols()
+            .get(k)
+            .and_then(|s| snapshot.domains(s))
+            .is_some_and(|d| !d.is_empty())
+    };
+    let mut keys = Vec::new();
+    for pair in [[LABEL_TOPOLOGY_ZONE, "zone"], [LABEL_HOSTNAME, "node"]] {
+        if let Some(k) = pair.iter().find(|k| carried(k)) {
+            keys.push((*k).to_string());
+        }
+    }
+    keys
+}
+
+/// Matching pods per domain of `key`, over the nodes that carry it, sorted by domain.
+pub fn domain_counts(snapshot: &Snapshot, key: &str, highlight: &Highlight) -> Vec<(String, u32)> {
+    let symbols = snapshot.symbols();
+    let mut out: Vec<(String, u32)> = Vec::new();
+    let Some(sym) = symbols.get(key) else {
+        return out;
+    };
+    for info in snapshot.nodes() {
+        let Some(value) = info.node.labels.get(sym) else {
+            continue;
+        };
+        let value = symbols.resolve(value);
+        let n = u32::try_from(matching_on(snapshot, info.id, highlight)).unwrap_or(u32::MAX);
+        match out.iter_mut().find(|(v, _)| v == value) {
+            Some(slot) => slot.1 += n,
+            None => out.push((value.to_string(), n)),
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+/// `max - min` over the counts (0 for no domain).
+pub fn skew(counts: &[(String, u32)]) -> u32 {
+    let max = counts.iter().map(|c| c.1).max().unwrap_or(0);
+    let min = counts.iter().map(|c| c.1).min().unwrap_or(0);
+    max - min
+}
+
+/// One line: `zone: zoneA=2 zoneB=1, skew 1`.
+pub fn counts_line(key: &str, counts: &[(String, u32)]) -> String {
+    if counts.is_empty() {
+        return format!("{key}: no node carries this key");
+    }
+    let cs: Vec<String> = counts.iter().map(|(d, n)| format!("{d}={n}")).collect();
+    format!("{key}: {}, skew {}", cs.join(" "), skew(counts))
+}
+
+fn is_match(snapshot: &Snapshot, pod: &topospread::api::Pod, h: &Highlight) -> bool {
+    !pod.terminating
+        && h.namespace.is_none_or(|ns| ns == pod.namespace)
+        && h.selector.matches(&pod.labels, snapshot.symbols())
+}
+
+fn matching_on(snapshot: &Snapshot, node: NodeId, h: &Highlight) -> usize {
+    snapshot
+        .node(node)
+        .pods()
+        .iter()
+        .filter_map(|p| snapshot.pod(*p))
+        .filter(|p| is_match(snapshot, p, h))
+        .count()
+}
+
+/// A box in the drawing: a domain (with children) or a node (a leaf).
+struct Cell {
+    label: String,
+    width: usize,
+    children: Vec<Cell>,
+    pods: String,
+}
+
+impl Cell {
+    fn layout(&mut self) -> usize {
+        if self.children.is_empty() {
+            self.width = self.label.len().max(self.pods.chars().count()) + 2;
+        } else {
+            let inner: usize =
+                self.children.iter_mut().map(Cell::layout).sum::<usize>() + self.children.len() - 1;
+            let need = self.label.len() + 2;
+            if need > inner {
+                self.widen_last(need - inner);
+            }
+            self.width = inner.max(need);
+        }
+        self.width
+    }
+
+    fn widen_last(&mut self, extra: usize) {
+        self.width += extra;
+        if let Some(last) = self.children.last_mut() {
+            last.widen_last(extra);
+        }
+    }
+
+    /// The cells at `depth` below this one (0: itself).
+    fn at<'a>(&'a self, depth: usize, out: &mut Vec<&'a Cell>) {
+        if depth == 0 || self.children.is_empty() {
+            out.push(self);
+        } else {
+            for c in &self.children {
+                c.at(depth - 1, out);
+            }
+        }
+    }
+}
+
+/// How the cells are made from sorted nodes.
+struct Tree<'a> {
+    keys: usize,
+    last_is_per_node: bool,
+    label_of: &'a dyn Fn(usize, &str) -> String,
+    leaf: &'a dyn Fn(NodeId, String) -> Cell,
+    node_label: &'a dyn Fn(NodeId) -> String,
+}
+
+impl Tree<'_> {
+    fn build(&self, level: usize, nodes: &[(Vec<String>, NodeId)]) -> Vec<Cell> {
+        if level == self.keys {
+            return nodes
+                .iter()
+                .map(|(_, id)| (self.leaf)(*id, (self.node_label)(*id)))
+                .collect();
+        }
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < nodes.len() {
+            let v = &nodes[i].0[level];
+            let j = i + nodes[i..].iter().take_while(|n| &n.0[level] == v).count();
+            let label = (self.label_of)(level, v);
+            if level + 1 == self.keys && self.last_is_per_node {
+                out.push((self.leaf)(nodes[i].1, label));
+            } else {
+                out.push(Cell {
+                    label,
+                    width: 0,
+                    children: self.build(level + 1, &nodes[i..j]),
+                    pods: String::new(),
+                });
+            }
+            i = j;
+        }
+        out
+    }
+}
+
+fn border(cells: &[&Cell]) -> String {
+    let mut s = String::from("+");
+    for c in cells {
+        s.push_str(&"-".repeat(c.width));
+        s.push('+');
+    }
+    s
+}
+
+fn row(cells: &[&Cell], text: impl Fn(&Cell) -> String) -> String {
+    let mut s = String::from("|");
+    for c in cells {
+        let t = text(c);
+        let len = t.chars().count();
+        let left = (c.width.saturating_sub(len)) / 2;
+        let right = c.width.saturating_sub(len + left);
+        let _ = write!(s, "{}{t}{}|", " ".repeat(left), " ".repeat(right));
+    }
+    s
+}
+
+/// The pods on a node: `P` matching, `o` other; counted when there are many.
+fn pods_text(matching: usize, other: usize) -> String {
+    if matching + other <= 4 {
+        let mut v = vec!["P"; matching];
+        v.extend(std::iter::repeat_n("o", other));
+        v.join(" ")
+    } else if other == 0 {
+        format!("{matching}P")
+    } else if matching == 0 {
+        format!("{other}o")
+    } else {
+        format!("{matching}P {other}o")
+    }
+}
+
+/// Draws the cluster. Nodes without a key are grouped under `(no <key>)`.
+pub fn render_cluster(snapshot: &Snapshot, opts: &ShowOptions) -> String {
+    let symbols = snapshot.symbols();
+    let keys: Vec<Option<Sym>> = opts.topology_keys.iter().map(|k| symbols.get(k)).collect();
+    let value_of = |id: NodeId, i: usize| -> String {
+        let labels = &snapshot.node(id).node.labels;
+        match keys[i].and_then(|k| labels.get(k)) {
+            Some(v) => symbols.resolve(v).to_string(),
+            None => format!("(no {})", opts.topology_keys[i]),
+        }
+    };
+    let mut nodes: Vec<(Vec<String>, NodeId)> = snapshot
+        .nodes()
+        .iter()
+        .map(|n| ((0..keys.len()).map(|i| value_of(n.id, i)).collect(), n.id))
+        .collect();
+    // Domains by value, nodes without a key after those with it, then nodes by name.
+    let order = |vs: &[String]| -> Vec<(bool, String)> {
+        vs.iter()
+            .map(|v| (v.starts_with("(no "), v.clone()))
+            .collect()
+    };
+    nodes.sort_by(|a, b| {
+        order(&a.0).cmp(&order(&b.0)).then_with(|| {
+            snapshot
+                .node(a.1)
+                .node
+                .name
+                .cmp(&snapshot.node(b.1).node.name)
+        })
+    });
+    let last_is_per_node = !keys.is_empty()
+        && nodes.windows(2).all(|w| w[0].0 != w[1].0)
+        && nodes
+            .iter()
+            .all(|(vs, _)| vs.last().is_some_and(|v| !v.starts_with("(no ")));
+    let mut counts: Vec<Vec<(String, u32)>> = Vec::new();
+    for k in &opts.topology_keys {
+        counts.push(domain_counts(snapshot, k, &opts.highlight));
+    }
+    let count_of = |level: usize, value: &str| {
+        counts[level]
+            .iter()
+            .find(|(v, _)| v == value)
+            .map(|(_, n)| *n)
+    };
+    // A node row is added under the keys unless the last key is one node per domain.
+    let depth = keys.len() + usize::from(!last_is_per_node);
+    let leaf = |id: NodeId, label: String| {
+        let info = snapshot.node(id);
+        let m = matching_on(snapshot, id, &opts.highlight);
+        let total = info
+            .pods()
+            .iter()
+            .filter(|p| snapshot.pod(**p).is_some())
+            .count();
+        Cell {
+            label,
+            width: 0,
+            children: Vec::new(),
+            pods: pods_text(m, total - m),
+        }
+    };
+    let label_of = |level: usize, v: &str| -> String {
+        match count_of(level, v) {
+            Some(n) => format!("{v} ({n})"),
+            None => v.to_string(),
+        }
+    };
+    let node_label = |id: NodeId| {
+        let n = matching_on(snapshot, id, &opts.highlight);
+        format!("{} ({n})", snapshot.node(id).node.name)
+    };
+    let tree = Tree {
+        keys: keys.len(),
+        last_is_per_node,
+        label_of: &label_of,
+        leaf: &leaf,
+        node_label: &node_label,
+    };
+    let mut tops = tree.build(0, &nodes);
+    for t in &mut tops {
+        t.layout();
+    }
+    // Wrap at outermost boundaries.
+    let mut out = String::new();
+    let mut start = 0;
+    while start < tops.len() {
+        let mut width = 1;
+        let mut end = start;
+        while end < tops.len() && (end == start || width + tops[end].width < opts.max_width) {
+            width += tops[end].width + 1;
+            end += 1;
+        }
+        let group: Vec<&Cell> = tops[start..end].iter().collect();
+        for d in 0..depth {
+            let mut cells = Vec::new();
+            for g in &group {
+                g.at(d, &mut cells);
+            }
+            let _ = writeln!(out, "{}", border(&cells));
+            let _ = writeln!(out, "{}", row(&cells, |c| c.label.clone()));
+        }
+        let mut leaves = Vec::new();
+        for g in &group {
+            g.at(depth, &mut leaves);
+        }
+        let _ = writeln!(out, "{}", border(&leaves));
+        let _ = writeln!(out, "{}", row(&leaves, |c| c.pods.clone()));
+        let _ = writeln!(out, "{}", border(&leaves));
+        start = end;
+        if start < tops.len() {
+            out.push('\n');
+        }
+    }
+    if nodes.is_empty() {
+        out.push_str("(no nodes)\n");
+    }
+    let pending = snapshot
+        .pods()
+        .filter(|(id, _)| snapshot.pod_node(*id).is_none())
+        .count();
+    let _ = writeln!(
+        out,
+        "P = pod matching {}, o = other pod, (n) = matching pods in the domain",
+        opts.highlight.description
+    );
+    for (k, c) in opts.topology_keys.iter().zip(&counts) {
+        let _ = writeln!(out, "{}", counts_line(k, c));
+    }
+    if pending > 0 {
+        let _ = writeln!(out, "{pending} pending pod(s) not drawn");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pods_are_drawn_one_by_one_then_counted() {
+        assert_eq!(pods_text(0, 0), "");
+        assert_eq!(pods_text(2, 1), "P P o");
+        assert_eq!(pods_text(4, 0), "P P P P");
+        assert_eq!(pods_text(5, 0), "5P");
+        assert_eq!(pods_text(0, 7), "7o");
+        assert_eq!(pods_text(12, 3), "12P 3o");
+    }
+
+    #[test]
+    fn skew_is_max_minus_min() {
+        let c = |v: &[u32]| -> Vec<(String, u32)> {
+            v.iter()
+                .enumerate()
+                .map(|(i, n)| (i.to_string(), *n))
+                .collect()
+        };
+        assert_eq!(skew(&c(&[])), 0);
+        assert_eq!(skew(&c(&[3, 1, 2])), 2);
+        assert_eq!(counts_line("zone", &c(&[2, 1])), "zone: 0=2 1=1, skew 1");
+    }
+}

@@ -1,0 +1,215 @@
+//! kube-scheduler's scheduler_perf workloads for topology spreading, generated in memory:
+//! the clusters and pods `topospread bench` schedules and measures.
+
+use k8s_openapi::api::core::v1::{Node, Pod, Service, ServiceSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use topospread::builders::{NodeBuilder, PodBuilder};
+
+const ZONE: &str = "topology.kubernetes.io/zone";
+const HOSTNAME: &str = "kubernetes.io/hostname";
+const ZONES: [&str; 3] = ["moon-1", "moon-2", "moon-3"];
+
+/// One benchmark workload: a cluster, pods to place first, and the pods measured.
+#[derive(Clone, Debug, Default)]
+pub struct PerfWorkload {
+    /// The workload's name, as `topospread bench` takes it.
+    pub name: String,
+    /// The nodes.
+    pub nodes: Vec<Node>,
+    /// Services (for the selector default spreading derives).
+    pub services: Vec<Service>,
+    /// Pods scheduled before measuring starts.
+    pub init_pods: Vec<Pod>,
+    /// Pods whose scheduling is measured.
+    pub measured_pods: Vec<Pod>,
+}
+
+/// The workload names `topospread bench` accepts.
+pub const WORKLOADS: &[&str] = &[
+    "topology-spreading",
+    "preferred-topology-spreading",
+    "default-topology-spreading",
+    "node-inclusion-policy",
+    "topology-spreading-500nodes",
+    "preferred-topology-spreading-500nodes",
+    "default-topology-spreading-500nodes",
+    "node-inclusion-policy-500nodes",
+];
+
+/// scheduler_perf's `node-default.yaml`: cpu 4, memory 32Gi, 110 pods.
+fn default_node(i: usize) -> NodeBuilder {
+    let name = format!("node-{i}");
+    NodeBuilder::new(&name)
+        .label(HOSTNAME, &name)
+        .allocatable("cpu", "4")
+        .allocatable("memory", "32Gi")
+        .allocatable("pods", "110")
+}
+
+fn zoned_nodes(n: usize) -> Vec<Node> {
+    (0..n)
+        .map(|i| default_node(i).label(ZONE, ZONES[i % ZONES.len()]).build())
+        .collect()
+}
+
+/// scheduler_perf's `pod-default.yaml`: 100m cpu, 500Mi memory.
+fn default_pod(name: &str) -> PodBuilder {
+    PodBuilder::new(name)
+        .request("cpu", "100m")
+        .request("memory", "500Mi")
+}
+
+fn init_pods(n: usize) -> Vec<Pod> {
+    (0..n)
+        .map(|i| default_pod(&format!("init-{i}")).build())
+        .collect()
+}
+
+fn spreading(name: &str, nodes: usize, init: usize, measured: usize, when: &str) -> PerfWorkload {
+    PerfWorkload {
+        name: name.to_string(),
+        nodes: zoned_nodes(nodes),
+        services: Vec::new(),
+        init_pods: init_pods(init),
+        measured_pods: (0..measured)
+            .map(|i| {
+                default_pod(&format!("spread-{i}"))
+                    .label("color", "blue")
+                    .spread(5, ZONE, when, &[("color", "blue")])
+                    .build()
+            })
+            .collect(),
+    }
+}
+
+fn default_spreading(name: &str, nodes: usize, init: usize, measured: usize) -> PerfWorkload {
+    let service = Service {
+        metadata: ObjectMeta {
+            name: Some("scheduler-perf".to_string()),
+            namespace: Some("default".to_string()),
+            ..ObjectMeta::default()
+        },
+        spec: Some(ServiceSpec {
+            selector: Some([("app".to_string(), "scheduler-perf".to_string())].into()),
+            ..ServiceSpec::default()
+        }),
+        ..Service::default()
+    };
+    PerfWorkload {
+        name: name.to_string(),
+        nodes: zoned_nodes(nodes),
+        services: vec![service],
+        init_pods: init_pods(init),
+        measured_pods: (0..measured)
+            .map(|i| {
+                PodBuilder::new(&format!("default-{i}"))
+                    .label("app", "scheduler-perf")
+                    .build()
+            })
+            .collect(),
+    }
+}
+
+fn node_inclusion(name: &str, nodes: usize, tainted: usize, measured: usize) -> PerfWorkload {
+    let mut all: Vec<Node> = (0..nodes).map(|i| default_node(i).build()).collect();
+    all.extend(
+        (nodes..nodes + tainted).map(|i| default_node(i).taint("foo", "", "NoSchedule").build()),
+    );
+    PerfWorkload {
+        name: name.to_string(),
+        nodes: all,
+        services: Vec::new(),
+        init_pods: Vec::new(),
+        measured_pods: (0..measured)
+            .map(|i| {
+                PodBuilder::new(&format!("inclusion-{i}"))
+                    .label("foo", "bar")
+                    .spread(1, HOSTNAME, "DoNotSchedule", &[("foo", "bar")])
+                    .inclusion_policies("Honor", "Honor")
+                    .build()
+            })
+            .collect(),
+    }
+}
+
+/// Generates a workload by name; `None` for a name not in [`WORKLOADS`].
+pub fn workload(name: &str) -> Option<PerfWorkload> {
+    Some(match name {
+        "topology-spreading" => spreading(name, 5000, 5000, 5000, "DoNotSchedule"),
+        "preferred-topology-spreading" => spreading(name, 5000, 5000, 5000, "ScheduleAnyway"),
+        "default-topology-spreading" => default_spreading(name, 5000, 5000, 50_000),
+        "node-inclusion-policy" => node_inclusion(name, 4000, 1000, 4000),
+        "topology-spreading-500nodes" => spreading(name, 500, 1000, 1000, "DoNotSchedule"),
+        "preferred-topology-spreading-500nodes" => {
+            spreading(name, 500, 1000, 1000, "ScheduleAnyway")
+        }
+        "default-topology-spreading-500nodes" => default_spreading(name, 500, 500, 5000),
+        "node-inclusion-policy-500nodes" => node_inclusion(name, 400, 100, 400),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_named_workload_generates() {
+        for name in WORKLOADS {
+            let w = workload(name).expect("named workload exists");
+            assert!(!w.nodes.is_empty() && !w.measured_pods.is_empty(), "{name}");
+        }
+        assert!(workload("nope").is_none());
+        let w = workload("node-inclusion-policy").expect("exists");
+        assert_eq!((w.nodes.len(), w.measured_pods.len()), (5000, 4000));
+    }
+}
+
+/// A workload converted for scheduling: the cluster snapshot and the pods, in order.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The cluster, with the workload's nodes and services.
+    pub snapshot: topospread::snapshot::Snapshot,
+    /// Pods scheduled before measuring.
+    pub init: Vec<topospread::api::Pod>,
+    /// Pods whose scheduling is measured.
+    pub measured: Vec<topospread::api::Pod>,
+}
+
+/// Converts a generated workload once, so measuring covers scheduling alone.
+pub fn prepare(w: &PerfWorkload) -> Result<Prepared, topospread::convert::ConvertError> {
+    use topospread::convert;
+    let mut snapshot = topospread::snapshot::Snapshot::new();
+    for n in &w.nodes {
+        let node = convert::node(n, snapshot.symbols_mut())?;
+        // Generated names are unique, so adding cannot fail; a failure would be a bug here.
+        if let Err(e) = snapshot.add_node(node) {
+            return Err(convert::ConvertError {
+                object: "node".into(),
+                field: "metadata.name".into(),
+                message: e.to_string(),
+            });
+        }
+    }
+    for s in &w.services {
+        let mut workloads = std::mem::take(snapshot.workloads_mut());
+        topospread_k8s::build::add_workload(
+            &topospread_k8s::load::Object::Service(s.clone()),
+            &mut workloads,
+            snapshot.symbols_mut(),
+        );
+        *snapshot.workloads_mut() = workloads;
+    }
+    let mut pods = |list: &[Pod]| -> Result<Vec<topospread::api::Pod>, convert::ConvertError> {
+        list.iter()
+            .map(|p| convert::pod(p, snapshot.symbols_mut()))
+            .collect()
+    };
+    let init = pods(&w.init_pods)?;
+    let measured = pods(&w.measured_pods)?;
+    Ok(Prepared {
+        snapshot,
+        init,
+        measured,
+    })
+}

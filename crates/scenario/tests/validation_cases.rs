@@ -1,0 +1,67 @@
+//! Runs every validation case in `tests/conformance/validation/*.yaml` (repo root).
+
+use std::path::{Path, PathBuf};
+
+use topospread_scenario::ValidationCaseFile;
+
+fn case_files() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/conformance/validation");
+    let mut files: Vec<PathBuf> = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+            .collect(),
+        Err(e) => panic!("reading {}: {e}", dir.display()),
+    };
+    files.sort();
+    files
+}
+
+#[test]
+fn validation_cases() {
+    let files = case_files();
+    assert!(
+        files.iter().any(|f| f.ends_with("pod-validation.yaml"))
+            && files.iter().any(|f| f.ends_with("args-validation.yaml")),
+        "case files missing: {files:?}"
+    );
+    let mut failures = Vec::new();
+    let mut count = 0;
+    for file in &files {
+        let text = match std::fs::read_to_string(file) {
+            Ok(t) => t,
+            Err(e) => panic!("reading {}: {e}", file.display()),
+        };
+        let cases = match ValidationCaseFile::from_yaml(&text) {
+            Ok(c) => c,
+            Err(e) => panic!("parsing {}: {e}", file.display()),
+        };
+        let mut names = std::collections::HashSet::new();
+        for case in &cases.cases {
+            count += 1;
+            assert!(
+                names.insert(case.name.clone()),
+                "{}: duplicate case name {:?}",
+                file.display(),
+                case.name
+            );
+            for m in case.run() {
+                failures.push(format!(
+                    "{} / {}: {}\n  want: {}\n  got:  {}",
+                    file.file_name().and_then(|n| n.to_str()).unwrap_or("?"),
+                    case.name,
+                    m.expectation,
+                    m.want.replace('\n', "\n        "),
+                    m.got.replace('\n', "\n        "),
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {count} cases failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    eprintln!("{count} validation cases passed");
+}
