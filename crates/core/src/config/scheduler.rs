@@ -2,10 +2,6 @@
 
 use super::component::{ClientConnection, LeaderElection};
 use super::strict::{decode, join};
-use super::{
-    DefaultPreemptionArgs, InterPodAffinityArgs, NodeAffinityArgs,
-    NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs, PodTopologySpreadArgs,
-};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -317,16 +313,8 @@ fn check_args(profile: &ProfileConfig, prefix: &str) -> Result<(), ParseError> {
             continue;
         };
         let path = join(prefix, &format!("pluginConfig[{j}].args"));
-        match pc.name.as_str() {
-            "PodTopologySpread" => decode::<PodTopologySpreadArgs>(args, &path).map(drop)?,
-            "NodeResourcesFit" => decode::<NodeResourcesFitArgs>(args, &path).map(drop)?,
-            "NodeResourcesBalancedAllocation" => {
-                decode::<NodeResourcesBalancedAllocationArgs>(args, &path).map(drop)?
-            }
-            "InterPodAffinity" => decode::<InterPodAffinityArgs>(args, &path).map(drop)?,
-            "NodeAffinity" => decode::<NodeAffinityArgs>(args, &path).map(drop)?,
-            "DefaultPreemption" => decode::<DefaultPreemptionArgs>(args, &path).map(drop)?,
-            _ => {}
+        if let Some(check) = crate::plugins::registry::lookup(&pc.name).and_then(|r| r.check_args) {
+            check(args, &path)?;
         }
     }
     Ok(())

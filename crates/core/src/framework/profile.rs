@@ -12,7 +12,7 @@ use crate::config::{
     ProfileConfig,
 };
 use crate::features::Features;
-use crate::plugins::registry::{self, Built, DEFAULT_MULTI_POINT, Point};
+use crate::plugins::registry::{self, Built, Point, REGISTRY};
 use crate::validation::{ErrorType, FieldError, aggregate_message, go_quote};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -406,11 +406,11 @@ impl Profile {
         }
         let custom = config.plugins.clone().unwrap_or_default();
         check_names(&custom, &prefix)?;
-        let defaults: Vec<PluginRef> = DEFAULT_MULTI_POINT
+        let defaults: Vec<PluginRef> = REGISTRY
             .iter()
-            .map(|(name, weight)| PluginRef {
-                name: (*name).to_string(),
-                weight: *weight,
+            .map(|r| PluginRef {
+                name: r.name.to_string(),
+                weight: r.default_weight,
             })
             .collect();
         let multi = merge(&defaults, &custom.multi_point);

@@ -14,8 +14,8 @@ use super::schedulinggates::SchedulingGates;
 use super::tainttoleration::TaintToleration;
 use crate::api::Symbols;
 use crate::config::{
-    FieldProblem, InterPodAffinityArgs, NodeAffinityArgs, NodeResourcesBalancedAllocationArgs,
-    NodeResourcesFitArgs, PodTopologySpreadArgs,
+    DefaultPreemptionArgs, FieldProblem, InterPodAffinityArgs, NodeAffinityArgs,
+    NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs, ParseError, PodTopologySpreadArgs,
 };
 use crate::features::Features;
 use crate::framework::{
@@ -110,79 +110,218 @@ impl Point {
 
 use Point::*;
 
-/// Every in-tree plugin the registry knows, with the points it extends upstream.
-/// Plugins marked inert in [`is_inert`] are accepted in configs but do nothing here:
-/// they act only on volumes, resource claims, preemption or binding.
-pub const PLUGINS: &[(&str, &[Point])] = &[
-    ("SchedulingGates", &[PreEnqueue]),
-    ("PrioritySort", &[QueueSort]),
-    ("NodeUnschedulable", &[Filter]),
-    ("NodeName", &[Filter]),
-    ("TaintToleration", &[Filter, PreScore, Score]),
-    ("NodeAffinity", &[PreFilter, Filter, PreScore, Score]),
-    ("NodePorts", &[PreFilter, Filter]),
-    ("NodeResourcesFit", &[PreFilter, Filter, PreScore, Score]),
-    ("VolumeRestrictions", &[PreFilter, Filter]),
-    ("NodeVolumeLimits", &[PreFilter, Filter]),
-    (
+/// Builds a plugin from its args (`None` when the profile has no `pluginConfig` entry).
+pub type Factory = fn(Option<&Value>, Features, &mut Symbols) -> Result<Built, FieldProblem>;
+
+/// Decodes a plugin's args strictly (an unknown field is refused), at the given path.
+pub type ArgsCheck = fn(&Value, &str) -> Result<(), ParseError>;
+
+/// One in-tree plugin: everything the framework needs to know about it, in one place.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Registration {
+    /// Upstream's name (`PodTopologySpread`).
+    pub name: &'static str,
+    /// The extension points it extends upstream.
+    pub points: &'static [Point],
+    /// Its weight in the v1 default profile's `multiPoint.enabled` (`None`: enabled
+    /// without a weight, as upstream's `getDefaultPlugins` lists it).
+    pub default_weight: Option<i32>,
+    /// The kind of its args (`PodTopologySpreadArgs`), when it takes any.
+    pub args_kind: Option<&'static str>,
+    /// Strict decoding of its args, when it takes any.
+    pub check_args: Option<ArgsCheck>,
+    /// How to build it; `None` for a plugin accepted in configs but inert here (it acts
+    /// only on volumes, resource claims, preemption or binding).
+    pub factory: Option<Factory>,
+}
+
+fn check<T: DeserializeOwned>(args: &Value, path: &str) -> Result<(), ParseError> {
+    crate::config::decode_strict::<T>(args, path).map(drop)
+}
+
+const fn plugin(name: &'static str, points: &'static [Point]) -> Registration {
+    Registration {
+        name,
+        points,
+        default_weight: None,
+        args_kind: None,
+        check_args: None,
+        factory: None,
+    }
+}
+
+/// Every in-tree plugin, in the order of the v1 default profile's `multiPoint.enabled`
+/// (`getDefaultPlugins`, DynamicResourceAllocation on): all of them are enabled by
+/// default.
+pub const REGISTRY: &[Registration] = &[
+    Registration {
+        factory: Some(|_, _, _| {
+            Ok(Built {
+                pre_enqueue: Some(Arc::new(SchedulingGates)),
+                ..Built::default()
+            })
+        }),
+        ..plugin("SchedulingGates", &[PreEnqueue])
+    },
+    Registration {
+        factory: Some(|_, _, _| {
+            Ok(Built {
+                queue_sort: Some(Arc::new(PrioritySort)),
+                ..Built::default()
+            })
+        }),
+        ..plugin("PrioritySort", &[QueueSort])
+    },
+    Registration {
+        factory: Some(|_, features, _| {
+            Ok(Built {
+                filter: Some(Arc::new(NodeUnschedulable::new(features))),
+                ..Built::default()
+            })
+        }),
+        ..plugin("NodeUnschedulable", &[Filter])
+    },
+    Registration {
+        factory: Some(|_, _, _| {
+            Ok(Built {
+                filter: Some(Arc::new(NodeName)),
+                ..Built::default()
+            })
+        }),
+        ..plugin("NodeName", &[Filter])
+    },
+    Registration {
+        default_weight: Some(3),
+        factory: Some(|_, features, _| {
+            let p = Arc::new(TaintToleration::new(features));
+            Ok(Built {
+                filter: Some(p.clone()),
+                pre_score: Some(p.clone()),
+                score: Some(p),
+                ..Built::default()
+            })
+        }),
+        ..plugin("TaintToleration", &[Filter, PreScore, Score])
+    },
+    Registration {
+        default_weight: Some(2),
+        args_kind: Some("NodeAffinityArgs"),
+        check_args: Some(check::<NodeAffinityArgs>),
+        factory: Some(|raw, _, symbols| {
+            let a: NodeAffinityArgs = args(raw)?;
+            Ok(Built::all_but_queue(Arc::new(NodeAffinity::new(
+                &a, symbols,
+            )?)))
+        }),
+        ..plugin("NodeAffinity", &[PreFilter, Filter, PreScore, Score])
+    },
+    Registration {
+        factory: Some(|_, _, _| {
+            let p = Arc::new(NodePorts);
+            Ok(Built {
+                pre_filter: Some(p.clone()),
+                filter: Some(p),
+                ..Built::default()
+            })
+        }),
+        ..plugin("NodePorts", &[PreFilter, Filter])
+    },
+    Registration {
+        default_weight: Some(1),
+        args_kind: Some("NodeResourcesFitArgs"),
+        check_args: Some(check::<NodeResourcesFitArgs>),
+        factory: Some(|raw, _, _| {
+            let a: NodeResourcesFitArgs = args(raw)?;
+            let p = Fit::new(&a).map_err(|e| FieldProblem::new("", e.to_string()))?;
+            Ok(Built::all_but_queue(Arc::new(p)))
+        }),
+        ..plugin("NodeResourcesFit", &[PreFilter, Filter, PreScore, Score])
+    },
+    plugin("VolumeRestrictions", &[PreFilter, Filter]),
+    plugin("NodeVolumeLimits", &[PreFilter, Filter]),
+    plugin(
         "VolumeBinding",
         &[PreFilter, Filter, Reserve, PreBind, PreScore, Score],
     ),
-    ("VolumeZone", &[PreFilter, Filter, PreScore, Score]),
-    ("PodTopologySpread", &[PreFilter, Filter, PreScore, Score]),
-    ("InterPodAffinity", &[PreFilter, Filter, PreScore, Score]),
-    (
+    plugin("VolumeZone", &[PreFilter, Filter, PreScore, Score]),
+    Registration {
+        default_weight: Some(2),
+        args_kind: Some("PodTopologySpreadArgs"),
+        check_args: Some(check::<PodTopologySpreadArgs>),
+        factory: Some(|raw, features, symbols| {
+            let a: PodTopologySpreadArgs = args(raw)?;
+            let p = PodTopologySpread::new(&a, features, symbols)
+                .map_err(|e| FieldProblem::new("", e.to_string()))?;
+            Ok(Built::all_but_queue(Arc::new(p)))
+        }),
+        ..plugin("PodTopologySpread", &[PreFilter, Filter, PreScore, Score])
+    },
+    Registration {
+        default_weight: Some(2),
+        args_kind: Some("InterPodAffinityArgs"),
+        check_args: Some(check::<InterPodAffinityArgs>),
+        factory: Some(|raw, _, _| {
+            let a: InterPodAffinityArgs = args(raw)?;
+            let p = InterPodAffinity::new(&a).map_err(|e| FieldProblem::new("", e.to_string()))?;
+            Ok(Built::all_but_queue(Arc::new(p)))
+        }),
+        ..plugin("InterPodAffinity", &[PreFilter, Filter, PreScore, Score])
+    },
+    plugin(
         "DynamicResources",
         &[PreEnqueue, PreFilter, Filter, PostFilter, Reserve, PreBind],
     ),
-    ("DefaultPreemption", &[PostFilter]),
-    ("NodeResourcesBalancedAllocation", &[PreScore, Score]),
-    ("ImageLocality", &[Score]),
-    ("DefaultBinder", &[Bind]),
+    // Preemption runs in the scheduler (its args are read there); no framework plugin.
+    Registration {
+        args_kind: Some("DefaultPreemptionArgs"),
+        check_args: Some(check::<DefaultPreemptionArgs>),
+        ..plugin("DefaultPreemption", &[PostFilter])
+    },
+    Registration {
+        default_weight: Some(1),
+        args_kind: Some("NodeResourcesBalancedAllocationArgs"),
+        check_args: Some(check::<NodeResourcesBalancedAllocationArgs>),
+        factory: Some(|raw, _, _| {
+            let a: NodeResourcesBalancedAllocationArgs = args(raw)?;
+            let p = Arc::new(
+                BalancedAllocation::new(&a).map_err(|e| FieldProblem::new("", e.to_string()))?,
+            );
+            Ok(Built {
+                pre_score: Some(p.clone()),
+                score: Some(p),
+                ..Built::default()
+            })
+        }),
+        ..plugin("NodeResourcesBalancedAllocation", &[PreScore, Score])
+    },
+    Registration {
+        default_weight: Some(1),
+        factory: Some(|_, _, _| {
+            Ok(Built {
+                score: Some(Arc::new(ImageLocality)),
+                ..Built::default()
+            })
+        }),
+        ..plugin("ImageLocality", &[Score])
+    },
+    plugin("DefaultBinder", &[Bind]),
 ];
 
-/// The v1 default profile's `multiPoint.enabled`, with weights (`getDefaultPlugins`,
-/// DynamicResourceAllocation on).
-pub const DEFAULT_MULTI_POINT: &[(&str, Option<i32>)] = &[
-    ("SchedulingGates", None),
-    ("PrioritySort", None),
-    ("NodeUnschedulable", None),
-    ("NodeName", None),
-    ("TaintToleration", Some(3)),
-    ("NodeAffinity", Some(2)),
-    ("NodePorts", None),
-    ("NodeResourcesFit", Some(1)),
-    ("VolumeRestrictions", None),
-    ("NodeVolumeLimits", None),
-    ("VolumeBinding", None),
-    ("VolumeZone", None),
-    ("PodTopologySpread", Some(2)),
-    ("InterPodAffinity", Some(2)),
-    ("DynamicResources", None),
-    ("DefaultPreemption", None),
-    ("NodeResourcesBalancedAllocation", Some(1)),
-    ("ImageLocality", Some(1)),
-    ("DefaultBinder", None),
-];
+/// The registration of `name`, or `None` for a name the registry does not know.
+pub fn lookup(name: &str) -> Option<&'static Registration> {
+    REGISTRY.iter().find(|r| r.name == name)
+}
 
 /// The points a plugin extends, or `None` for a name the registry does not know.
 pub fn points(name: &str) -> Option<&'static [Point]> {
-    PLUGINS.iter().find(|(n, _)| *n == name).map(|(_, p)| *p)
+    lookup(name).map(|r| r.points)
 }
 
 /// Whether a known plugin is accepted but does nothing in this engine (volumes,
 /// resource claims, preemption, binding).
 pub fn is_inert(name: &str) -> bool {
-    matches!(
-        name,
-        "VolumeRestrictions"
-            | "NodeVolumeLimits"
-            | "VolumeBinding"
-            | "VolumeZone"
-            | "DynamicResources"
-            | "DefaultPreemption"
-            | "DefaultBinder"
-    )
+    lookup(name).is_some_and(|r| r.factory.is_none())
 }
 
 /// A built plugin, as the extension points see it.
@@ -200,6 +339,22 @@ pub struct Built {
     pub pre_score: Option<Arc<dyn PreScorePlugin>>,
     /// As Score.
     pub score: Option<Arc<dyn ScorePlugin>>,
+}
+
+impl Built {
+    /// A plugin that extends PreFilter, Filter, PreScore and Score.
+    fn all_but_queue<P>(p: Arc<P>) -> Self
+    where
+        P: PreFilterPlugin + FilterPlugin + PreScorePlugin + ScorePlugin + 'static,
+    {
+        Self {
+            pre_filter: Some(p.clone()),
+            filter: Some(p.clone()),
+            pre_score: Some(p.clone()),
+            score: Some(p),
+            ..Self::default()
+        }
+    }
 }
 
 impl std::fmt::Debug for Built {
@@ -226,72 +381,10 @@ pub fn build(
     features: Features,
     symbols: &mut Symbols,
 ) -> Result<Built, FieldProblem> {
-    let mut b = Built::default();
-    match name {
-        "SchedulingGates" => b.pre_enqueue = Some(Arc::new(SchedulingGates)),
-        "PrioritySort" => b.queue_sort = Some(Arc::new(PrioritySort)),
-        "NodeUnschedulable" => b.filter = Some(Arc::new(NodeUnschedulable::new(features))),
-        "NodeName" => b.filter = Some(Arc::new(NodeName)),
-        "TaintToleration" => {
-            let p = Arc::new(TaintToleration::new(features));
-            b.filter = Some(p.clone());
-            b.pre_score = Some(p.clone());
-            b.score = Some(p);
-        }
-        "NodeAffinity" => {
-            let a: NodeAffinityArgs = args(raw_args)?;
-            let p = Arc::new(NodeAffinity::new(&a, symbols)?);
-            b.pre_filter = Some(p.clone());
-            b.filter = Some(p.clone());
-            b.pre_score = Some(p.clone());
-            b.score = Some(p);
-        }
-        "NodePorts" => {
-            let p = Arc::new(NodePorts);
-            b.pre_filter = Some(p.clone());
-            b.filter = Some(p);
-        }
-        "NodeResourcesFit" => {
-            let a: NodeResourcesFitArgs = args(raw_args)?;
-            let p = Arc::new(Fit::new(&a).map_err(|e| FieldProblem::new("", e.to_string()))?);
-            b.pre_filter = Some(p.clone());
-            b.filter = Some(p.clone());
-            b.pre_score = Some(p.clone());
-            b.score = Some(p);
-        }
-        "NodeResourcesBalancedAllocation" => {
-            let a: NodeResourcesBalancedAllocationArgs = args(raw_args)?;
-            let p = Arc::new(
-                BalancedAllocation::new(&a).map_err(|e| FieldProblem::new("", e.to_string()))?,
-            );
-            b.pre_score = Some(p.clone());
-            b.score = Some(p);
-        }
-        "ImageLocality" => b.score = Some(Arc::new(ImageLocality)),
-        "PodTopologySpread" => {
-            let a: PodTopologySpreadArgs = args(raw_args)?;
-            let p = Arc::new(
-                PodTopologySpread::new(&a, features, symbols)
-                    .map_err(|e| FieldProblem::new("", e.to_string()))?,
-            );
-            b.pre_filter = Some(p.clone());
-            b.filter = Some(p.clone());
-            b.pre_score = Some(p.clone());
-            b.score = Some(p);
-        }
-        "InterPodAffinity" => {
-            let a: InterPodAffinityArgs = args(raw_args)?;
-            let p = Arc::new(
-                InterPodAffinity::new(&a).map_err(|e| FieldProblem::new("", e.to_string()))?,
-            );
-            b.pre_filter = Some(p.clone());
-            b.filter = Some(p.clone());
-            b.pre_score = Some(p.clone());
-            b.score = Some(p);
-        }
-        _ => {}
+    match lookup(name).and_then(|r| r.factory) {
+        Some(factory) => factory(raw_args, features, symbols),
+        None => Ok(Built::default()),
     }
-    Ok(b)
 }
 
 #[cfg(test)]
@@ -300,8 +393,8 @@ mod tests {
 
     #[test]
     fn every_default_is_registered_and_built_plugins_match_their_points() {
-        for (name, _) in DEFAULT_MULTI_POINT {
-            let pts = points(name).unwrap_or_else(|| panic!("{name} not registered"));
+        for r in REGISTRY {
+            let (name, pts) = (r.name, r.points);
             let mut symbols = Symbols::default();
             let b = match build(name, None, Features::default(), &mut symbols) {
                 Ok(b) => b,
