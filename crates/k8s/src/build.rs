@@ -110,7 +110,7 @@ pub struct Refused {
 
 /// A snapshot built from manifests, and the pods admission refused.
 #[derive(Debug)]
-pub struct Built {
+pub struct BuiltSnapshot {
     /// Nodes, workload objects and admitted pods.
     pub snapshot: Snapshot,
     /// Pods refused by Priority admission, in file order.
@@ -161,10 +161,10 @@ pub fn build_snapshot<'a>(
 /// Builds a snapshot from loaded manifests: nodes first, then the workload objects
 /// (PriorityClasses and PodDisruptionBudgets among them), then pods through Priority
 /// admission (a pod with `spec.nodeName` is bound; one without stays pending in the
-/// snapshot; a refused one is listed in [`Built::refused`]).
+/// snapshot; a refused one is listed in [`BuiltSnapshot::refused`]).
 pub fn build<'a>(
     objects: impl IntoIterator<Item = &'a Loaded> + Clone,
-) -> Result<Built, BuildError> {
+) -> Result<BuiltSnapshot, BuildError> {
     let mut snapshot = Snapshot::new();
     for l in objects.clone() {
         if let Object::Node(n) = &l.object {
@@ -193,5 +193,5 @@ pub fn build<'a>(
             refused.push(r);
         }
     }
-    Ok(Built { snapshot, refused })
+    Ok(BuiltSnapshot { snapshot, refused })
 }

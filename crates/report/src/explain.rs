@@ -18,7 +18,7 @@ pub struct FilterVerdict {
 
 /// One Score plugin's score for one node.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct PluginScore {
+pub struct ScoreView {
     /// The plugin.
     pub plugin: String,
     /// What Score returned.
@@ -37,7 +37,7 @@ pub struct NodeExplanation {
     /// Filter verdicts, in the order the plugins ran (the first rejection stops the rest).
     pub filters: Vec<FilterVerdict>,
     /// Scores, when the node was feasible and scoring ran.
-    pub scores: Vec<PluginScore>,
+    pub scores: Vec<ScoreView>,
     /// Sum of score × weight, when scored.
     pub total: Option<i64>,
 }

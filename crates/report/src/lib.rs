@@ -9,6 +9,6 @@ pub use cluster::{
     Highlight, ShowOptions, counts_line, default_topology_keys, domain_counts, render_cluster, skew,
 };
 pub use explain::{
-    ConstraintCounts, ExplainView, FilterVerdict, NodeExplanation, PluginScore, render_explanation,
+    ConstraintCounts, ExplainView, FilterVerdict, NodeExplanation, ScoreView, render_explanation,
 };
 pub use selector::{SelectorParseError, parse_selector};

@@ -9,9 +9,7 @@ use topospread::framework::Status;
 use topospread::scheduler::{Attempt, Explanation, PodOutcome, ScheduleResult, Scheduler};
 use topospread::simulation::{SimEvent, Simulation};
 use topospread::snapshot::{NodeId, PodId, Snapshot};
-use topospread_report::{
-    ConstraintCounts, ExplainView, FilterVerdict, NodeExplanation, PluginScore,
-};
+use topospread_report::{ConstraintCounts, ExplainView, FilterVerdict, NodeExplanation, ScoreView};
 
 /// Where one pod went.
 #[derive(Clone, Debug)]
@@ -156,7 +154,7 @@ fn view(e: &Explanation, snapshot: &Snapshot, pod: &Pod) -> ExplainView {
                     .map(|s| {
                         s.scores
                             .iter()
-                            .map(|p| PluginScore {
+                            .map(|p| ScoreView {
                                 plugin: p.plugin.to_string(),
                                 raw: p.raw,
                                 normalized: p.normalized,

@@ -12,7 +12,7 @@ use crate::config::{
     ProfileConfig,
 };
 use crate::features::Features;
-use crate::plugins::registry::{self, Built, Point, REGISTRY};
+use crate::plugins::registry::{self, BuiltPlugin, Point, REGISTRY};
 use crate::validation::{ErrorType, FieldError, aggregate_message, go_quote};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -448,7 +448,7 @@ impl Profile {
             enabled.insert(point, names);
         }
 
-        let mut built: HashMap<String, Built> = HashMap::new();
+        let mut built: HashMap<String, BuiltPlugin> = HashMap::new();
         let needed = enabled
             .values()
             .flatten()

@@ -111,7 +111,7 @@ impl Point {
 use Point::*;
 
 /// Builds a plugin from its args (`None` when the profile has no `pluginConfig` entry).
-pub type Factory = fn(Option<&Value>, Features, &mut Symbols) -> Result<Built, FieldProblem>;
+pub type Factory = fn(Option<&Value>, Features, &mut Symbols) -> Result<BuiltPlugin, FieldProblem>;
 
 /// Decodes a plugin's args strictly (an unknown field is refused), at the given path.
 pub type ArgsCheck = fn(&Value, &str) -> Result<(), ParseError>;
@@ -157,36 +157,36 @@ const fn plugin(name: &'static str, points: &'static [Point]) -> Registration {
 pub const REGISTRY: &[Registration] = &[
     Registration {
         factory: Some(|_, _, _| {
-            Ok(Built {
+            Ok(BuiltPlugin {
                 pre_enqueue: Some(Arc::new(SchedulingGates)),
-                ..Built::default()
+                ..BuiltPlugin::default()
             })
         }),
         ..plugin("SchedulingGates", &[PreEnqueue])
     },
     Registration {
         factory: Some(|_, _, _| {
-            Ok(Built {
+            Ok(BuiltPlugin {
                 queue_sort: Some(Arc::new(PrioritySort)),
-                ..Built::default()
+                ..BuiltPlugin::default()
             })
         }),
         ..plugin("PrioritySort", &[QueueSort])
     },
     Registration {
         factory: Some(|_, features, _| {
-            Ok(Built {
+            Ok(BuiltPlugin {
                 filter: Some(Arc::new(NodeUnschedulable::new(features))),
-                ..Built::default()
+                ..BuiltPlugin::default()
             })
         }),
         ..plugin("NodeUnschedulable", &[Filter])
     },
     Registration {
         factory: Some(|_, _, _| {
-            Ok(Built {
+            Ok(BuiltPlugin {
                 filter: Some(Arc::new(NodeName)),
-                ..Built::default()
+                ..BuiltPlugin::default()
             })
         }),
         ..plugin("NodeName", &[Filter])
@@ -195,11 +195,11 @@ pub const REGISTRY: &[Registration] = &[
         default_weight: Some(3),
         factory: Some(|_, features, _| {
             let p = Arc::new(TaintToleration::new(features));
-            Ok(Built {
+            Ok(BuiltPlugin {
                 filter: Some(p.clone()),
                 pre_score: Some(p.clone()),
                 score: Some(p),
-                ..Built::default()
+                ..BuiltPlugin::default()
             })
         }),
         ..plugin("TaintToleration", &[Filter, PreScore, Score])
@@ -210,7 +210,7 @@ pub const REGISTRY: &[Registration] = &[
         check_args: Some(check::<NodeAffinityArgs>),
         factory: Some(|raw, _, symbols| {
             let a: NodeAffinityArgs = args(raw)?;
-            Ok(Built::all_but_queue(Arc::new(NodeAffinity::new(
+            Ok(BuiltPlugin::all_but_queue(Arc::new(NodeAffinity::new(
                 &a, symbols,
             )?)))
         }),
@@ -219,10 +219,10 @@ pub const REGISTRY: &[Registration] = &[
     Registration {
         factory: Some(|_, _, _| {
             let p = Arc::new(NodePorts);
-            Ok(Built {
+            Ok(BuiltPlugin {
                 pre_filter: Some(p.clone()),
                 filter: Some(p),
-                ..Built::default()
+                ..BuiltPlugin::default()
             })
         }),
         ..plugin("NodePorts", &[PreFilter, Filter])
@@ -234,7 +234,7 @@ pub const REGISTRY: &[Registration] = &[
         factory: Some(|raw, _, _| {
             let a: NodeResourcesFitArgs = args(raw)?;
             let p = Fit::new(&a).map_err(|e| FieldProblem::new("", e.to_string()))?;
-            Ok(Built::all_but_queue(Arc::new(p)))
+            Ok(BuiltPlugin::all_but_queue(Arc::new(p)))
         }),
         ..plugin("NodeResourcesFit", &[PreFilter, Filter, PreScore, Score])
     },
@@ -253,7 +253,7 @@ pub const REGISTRY: &[Registration] = &[
             let a: PodTopologySpreadArgs = args(raw)?;
             let p = PodTopologySpread::new(&a, features, symbols)
                 .map_err(|e| FieldProblem::new("", e.to_string()))?;
-            Ok(Built::all_but_queue(Arc::new(p)))
+            Ok(BuiltPlugin::all_but_queue(Arc::new(p)))
         }),
         ..plugin("PodTopologySpread", &[PreFilter, Filter, PreScore, Score])
     },
@@ -264,7 +264,7 @@ pub const REGISTRY: &[Registration] = &[
         factory: Some(|raw, _, _| {
             let a: InterPodAffinityArgs = args(raw)?;
             let p = InterPodAffinity::new(&a).map_err(|e| FieldProblem::new("", e.to_string()))?;
-            Ok(Built::all_but_queue(Arc::new(p)))
+            Ok(BuiltPlugin::all_but_queue(Arc::new(p)))
         }),
         ..plugin("InterPodAffinity", &[PreFilter, Filter, PreScore, Score])
     },
@@ -287,10 +287,10 @@ pub const REGISTRY: &[Registration] = &[
             let p = Arc::new(
                 BalancedAllocation::new(&a).map_err(|e| FieldProblem::new("", e.to_string()))?,
             );
-            Ok(Built {
+            Ok(BuiltPlugin {
                 pre_score: Some(p.clone()),
                 score: Some(p),
-                ..Built::default()
+                ..BuiltPlugin::default()
             })
         }),
         ..plugin("NodeResourcesBalancedAllocation", &[PreScore, Score])
@@ -298,9 +298,9 @@ pub const REGISTRY: &[Registration] = &[
     Registration {
         default_weight: Some(1),
         factory: Some(|_, _, _| {
-            Ok(Built {
+            Ok(BuiltPlugin {
                 score: Some(Arc::new(ImageLocality)),
-                ..Built::default()
+                ..BuiltPlugin::default()
             })
         }),
         ..plugin("ImageLocality", &[Score])
@@ -326,7 +326,7 @@ pub fn is_inert(name: &str) -> bool {
 
 /// A built plugin, as the extension points see it.
 #[derive(Clone, Default)]
-pub struct Built {
+pub struct BuiltPlugin {
     /// As PreEnqueue.
     pub pre_enqueue: Option<Arc<dyn PreEnqueuePlugin>>,
     /// As QueueSort.
@@ -341,7 +341,7 @@ pub struct Built {
     pub score: Option<Arc<dyn ScorePlugin>>,
 }
 
-impl Built {
+impl BuiltPlugin {
     /// A plugin that extends PreFilter, Filter, PreScore and Score.
     fn all_but_queue<P>(p: Arc<P>) -> Self
     where
@@ -357,9 +357,9 @@ impl Built {
     }
 }
 
-impl std::fmt::Debug for Built {
+impl std::fmt::Debug for BuiltPlugin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Built").finish_non_exhaustive()
+        f.debug_struct("BuiltPlugin").finish_non_exhaustive()
     }
 }
 
@@ -380,10 +380,10 @@ pub fn build(
     raw_args: Option<&Value>,
     features: Features,
     symbols: &mut Symbols,
-) -> Result<Built, FieldProblem> {
+) -> Result<BuiltPlugin, FieldProblem> {
     match lookup(name).and_then(|r| r.factory) {
         Some(factory) => factory(raw_args, features, symbols),
-        None => Ok(Built::default()),
+        None => Ok(BuiltPlugin::default()),
     }
 }
 

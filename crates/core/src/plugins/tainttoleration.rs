@@ -31,7 +31,7 @@ impl TaintToleration {
 
 /// PreScore state: the pod's tolerations that can tolerate `PreferNoSchedule` taints.
 #[derive(Clone, Debug, Default)]
-pub struct PreScoreState {
+pub struct TaintPreScoreState {
     tolerations: Vec<Toleration>,
 }
 
@@ -91,7 +91,7 @@ impl PreScorePlugin for TaintToleration {
             .filter(|t| t.effect.is_none_or(|e| e == TaintEffect::PreferNoSchedule))
             .cloned()
             .collect();
-        state.write(PreScoreState { tolerations });
+        state.write(TaintPreScoreState { tolerations });
         Status::success()
     }
 }
@@ -100,7 +100,7 @@ const PRE_SCORE_KEY: &str = "PreScoreTaintToleration";
 
 impl TaintToleration {
     /// How many of the node's `PreferNoSchedule` taints the pod does not tolerate.
-    fn node_score(&self, s: &PreScoreState, node: &NodeInfo) -> i64 {
+    fn node_score(&self, s: &TaintPreScoreState, node: &NodeInfo) -> i64 {
         let count = node
             .node
             .taints
@@ -124,7 +124,7 @@ impl ScorePlugin for TaintToleration {
         node: &NodeInfo,
         _: &Snapshot,
     ) -> Result<i64, Status> {
-        let s = state.require::<PreScoreState>(PRE_SCORE_KEY)?;
+        let s = state.require::<TaintPreScoreState>(PRE_SCORE_KEY)?;
         Ok(self.node_score(s, node))
     }
 
@@ -136,7 +136,7 @@ impl ScorePlugin for TaintToleration {
         snapshot: &Snapshot,
         out: &mut Vec<NodeScore>,
     ) -> Result<(), Status> {
-        let s = state.require::<PreScoreState>(PRE_SCORE_KEY)?;
+        let s = state.require::<TaintPreScoreState>(PRE_SCORE_KEY)?;
         score_each(nodes, snapshot, out, |node| Ok(self.node_score(s, node)))
     }
 

@@ -13,7 +13,7 @@ use topospread::validation::{FieldError, FieldPath};
 /// to read and found invalid): kube-scheduler would refuse to start on its decoding error.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{field}: {message}")]
-pub struct ConfigError {
+pub struct ConfigDecodeError {
     /// The field path inside the configuration (`profiles[0].pluginConfig[1].args.defaultingType`).
     pub field: String,
     /// What is wrong.
@@ -25,7 +25,7 @@ pub struct ConfigError {
 /// (kube-scheduler then uses the defaults, which are valid).
 pub fn pod_topology_spread_args(
     config: &Value,
-) -> Result<Vec<(FieldPath, PodTopologySpreadArgs)>, ConfigError> {
+) -> Result<Vec<(FieldPath, PodTopologySpreadArgs)>, ConfigDecodeError> {
     let mut out = Vec::new();
     let profiles = match config.get("profiles") {
         None | Some(Value::Null) => return Ok(out),
@@ -59,7 +59,9 @@ pub fn pod_topology_spread_args(
 /// ([`check_configuration`](topospread::framework::check_configuration)): `Err` when it
 /// cannot be decoded (wrong apiVersion or kind, an unknown field, a type error);
 /// otherwise the start-up errors (empty: kube-scheduler would start with it).
-pub fn validate_scheduler_configuration(config: &Value) -> Result<Vec<FieldError>, ConfigError> {
+pub fn validate_scheduler_configuration(
+    config: &Value,
+) -> Result<Vec<FieldError>, ConfigDecodeError> {
     match topospread::framework::check_configuration(
         config,
         topospread::features::Features::default(),
@@ -68,11 +70,11 @@ pub fn validate_scheduler_configuration(config: &Value) -> Result<Vec<FieldError
         Err(e) => match e.field_errors() {
             Some(errors) => Ok(errors),
             None => Err(match e {
-                topospread::framework::ConfigError::Parse(p) => ConfigError {
+                topospread::framework::ConfigError::Parse(p) => ConfigDecodeError {
                     field: p.field,
                     message: p.message,
                 },
-                other => ConfigError {
+                other => ConfigDecodeError {
                     field: String::new(),
                     message: other.to_string(),
                 },
@@ -81,14 +83,14 @@ pub fn validate_scheduler_configuration(config: &Value) -> Result<Vec<FieldError
     }
 }
 
-fn not_a_list(path: &FieldPath) -> ConfigError {
-    ConfigError {
+fn not_a_list(path: &FieldPath) -> ConfigDecodeError {
+    ConfigDecodeError {
         field: path.to_string(),
         message: "Invalid value: expected a list".to_string(),
     }
 }
 
-fn decode_error(args: &FieldPath, e: LoadError) -> ConfigError {
+fn decode_error(args: &FieldPath, e: LoadError) -> ConfigDecodeError {
     let under = |field: &str| {
         if field == "(object)" || field.is_empty() {
             args.to_string()
@@ -99,15 +101,15 @@ fn decode_error(args: &FieldPath, e: LoadError) -> ConfigError {
         }
     };
     match e {
-        LoadError::Field { field, message, .. } => ConfigError {
+        LoadError::Field { field, message, .. } => ConfigDecodeError {
             field: under(&field),
             message,
         },
-        LoadError::UnknownField { field, .. } => ConfigError {
+        LoadError::UnknownField { field, .. } => ConfigDecodeError {
             field: under(&field),
             message: "unknown field".to_string(),
         },
-        other => ConfigError {
+        other => ConfigDecodeError {
             field: args.to_string(),
             message: other.to_string(),
         },

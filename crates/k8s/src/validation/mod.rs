@@ -17,7 +17,7 @@ mod config;
 pub mod lint;
 mod objects;
 
-pub use config::{ConfigError, pod_topology_spread_args, validate_scheduler_configuration};
+pub use config::{ConfigDecodeError, pod_topology_spread_args, validate_scheduler_configuration};
 pub use lint::{
     ClusterLinter, FIRST_POD_TEMPLATE_HASH, Lint, LintCode, Severity, controller_added_labels,
     first_pod, lint_workload,

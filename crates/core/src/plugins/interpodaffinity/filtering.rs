@@ -16,7 +16,7 @@ pub const ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH: &str =
 
 /// PreFilter state: the incoming pod's merged terms and the three topology counts.
 #[derive(Clone, Debug, Default)]
-pub struct PreFilterState {
+pub struct AffinityPreFilterState {
     namespace: Option<Sym>,
     labels: Labels,
     namespace_labels: Labels,
@@ -37,7 +37,7 @@ fn matches_all(terms: &[AffinityTerm], namespace: Sym, labels: &Labels, symbols:
             .all(|t| t.matches(namespace, labels, &empty, symbols))
 }
 
-impl PreFilterState {
+impl AffinityPreFilterState {
     /// Applies `other` (bound to `node`) with `sign` +1 or -1 (`updateWithPod`).
     fn update_with_pod(&mut self, other: &Pod, node: &NodeInfo, sign: i64, symbols: &Symbols) {
         let Some(namespace) = self.namespace else {
@@ -78,9 +78,9 @@ impl PreFilterState {
 }
 
 impl InterPodAffinity {
-    fn pre_filter_state(&self, pod: &Pod, snapshot: &Snapshot) -> PreFilterState {
+    fn pre_filter_state(&self, pod: &Pod, snapshot: &Snapshot) -> AffinityPreFilterState {
         let symbols = snapshot.symbols();
-        let mut s = PreFilterState {
+        let mut s = AffinityPreFilterState {
             namespace: Some(pod.namespace),
             labels: pod.labels.clone(),
             namespace_labels: namespace_labels(snapshot, pod.namespace),
@@ -96,7 +96,7 @@ impl InterPodAffinity {
                 .iter()
                 .map(|t| merge_namespaces(t, snapshot))
                 .collect(),
-            ..PreFilterState::default()
+            ..AffinityPreFilterState::default()
         };
         s.matches_own_affinity =
             matches_all(&s.required_affinity, pod.namespace, &pod.labels, symbols);
@@ -171,7 +171,7 @@ impl PreFilterPlugin for InterPodAffinity {
         node: &NodeInfo,
         snapshot: &Snapshot,
     ) -> Status {
-        match state.require_mut::<PreFilterState>("PreFilterInterPodAffinity") {
+        match state.require_mut::<AffinityPreFilterState>("PreFilterInterPodAffinity") {
             Ok(s) => {
                 s.update_with_pod(added, node, 1, snapshot.symbols());
                 Status::success()
@@ -188,7 +188,7 @@ impl PreFilterPlugin for InterPodAffinity {
         node: &NodeInfo,
         snapshot: &Snapshot,
     ) -> Status {
-        match state.require_mut::<PreFilterState>("PreFilterInterPodAffinity") {
+        match state.require_mut::<AffinityPreFilterState>("PreFilterInterPodAffinity") {
             Ok(s) => {
                 s.update_with_pod(removed, node, -1, snapshot.symbols());
                 Status::success()
@@ -198,7 +198,7 @@ impl PreFilterPlugin for InterPodAffinity {
     }
 }
 
-fn satisfies_pod_affinity(s: &PreFilterState, node: &NodeInfo) -> bool {
+fn satisfies_pod_affinity(s: &AffinityPreFilterState, node: &NodeInfo) -> bool {
     let mut pods_exist = true;
     for t in &s.required_affinity {
         let Some(v) = node.node.labels.get(t.topology_key) else {
@@ -218,7 +218,7 @@ fn satisfies_pod_affinity(s: &PreFilterState, node: &NodeInfo) -> bool {
     pods_exist || (s.affinity_counts.is_empty() && s.matches_own_affinity)
 }
 
-fn satisfies_pod_anti_affinity(s: &PreFilterState, node: &NodeInfo) -> bool {
+fn satisfies_pod_anti_affinity(s: &AffinityPreFilterState, node: &NodeInfo) -> bool {
     s.anti_affinity_counts.is_empty()
         || !s.required_anti_affinity.iter().any(|t| {
             node.node.labels.get(t.topology_key).is_some_and(|v| {
@@ -229,7 +229,7 @@ fn satisfies_pod_anti_affinity(s: &PreFilterState, node: &NodeInfo) -> bool {
         })
 }
 
-fn satisfies_existing_anti_affinity(s: &PreFilterState, node: &NodeInfo) -> bool {
+fn satisfies_existing_anti_affinity(s: &AffinityPreFilterState, node: &NodeInfo) -> bool {
     s.existing_anti_affinity_counts.is_empty()
         || !node.node.labels.iter().any(|pair| {
             s.existing_anti_affinity_counts
@@ -240,7 +240,7 @@ fn satisfies_existing_anti_affinity(s: &PreFilterState, node: &NodeInfo) -> bool
 
 impl FilterPlugin for InterPodAffinity {
     fn filter(&self, state: &CycleState, _: &Pod, node: &NodeInfo, _: &Snapshot) -> Status {
-        let s = match state.require::<PreFilterState>("PreFilterInterPodAffinity") {
+        let s = match state.require::<AffinityPreFilterState>("PreFilterInterPodAffinity") {
             Ok(s) => s,
             Err(status) => return status,
         };

@@ -9,10 +9,10 @@ mod scoring;
 mod tests;
 
 pub use filtering::{
-    ERR_REASON_AFFINITY_RULES_NOT_MATCH, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
-    ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH, PreFilterState,
+    AffinityPreFilterState, ERR_REASON_AFFINITY_RULES_NOT_MATCH,
+    ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
 };
-pub use scoring::PreScoreState;
+pub use scoring::AffinityPreScoreState;
 
 use crate::api::{AffinityTerm, Labels, Node, Selector, Sym};
 use crate::config::InterPodAffinityArgs;
@@ -26,7 +26,7 @@ pub const NAME: &str = "InterPodAffinity";
 /// Why the plugin could not be built from its args.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error("hardPodAffinityWeight: Invalid value: {0}: not in valid range [0, 100]")]
-pub struct ArgsError(pub i32);
+pub struct HardPodAffinityWeightError(pub i32);
 
 /// The InterPodAffinity plugin.
 #[derive(Clone, Debug)]
@@ -46,10 +46,10 @@ impl Default for InterPodAffinity {
 
 impl InterPodAffinity {
     /// Builds the plugin from its args (`hardPodAffinityWeight` defaults to 1).
-    pub fn new(args: &InterPodAffinityArgs) -> Result<Self, ArgsError> {
+    pub fn new(args: &InterPodAffinityArgs) -> Result<Self, HardPodAffinityWeightError> {
         let weight = args.hard_pod_affinity_weight.unwrap_or(1);
         if !(0..=100).contains(&weight) {
-            return Err(ArgsError(weight));
+            return Err(HardPodAffinityWeightError(weight));
         }
         Ok(Self {
             hard_pod_affinity_weight: i64::from(weight),

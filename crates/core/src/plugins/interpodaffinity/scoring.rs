@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 /// PreScore state: the score of every topology pair.
 #[derive(Clone, Debug, Default)]
-pub struct PreScoreState {
+pub struct AffinityPreScoreState {
     topology_score: HashMap<Sym, HashMap<Sym, i64>>,
 }
 
@@ -150,7 +150,7 @@ impl PreScorePlugin for InterPodAffinity {
         if scorer.topology_score.is_empty() {
             return Status::skip();
         }
-        state.write(PreScoreState {
+        state.write(AffinityPreScoreState {
             topology_score: scorer.topology_score,
         });
         Status::success()
@@ -165,7 +165,7 @@ impl ScorePlugin for InterPodAffinity {
         node: &NodeInfo,
         _: &Snapshot,
     ) -> Result<i64, Status> {
-        let s = state.require::<PreScoreState>("PreScoreInterPodAffinity")?;
+        let s = state.require::<AffinityPreScoreState>("PreScoreInterPodAffinity")?;
         Ok(s.topology_score
             .iter()
             .filter_map(|(key, values)| {
@@ -178,7 +178,7 @@ impl ScorePlugin for InterPodAffinity {
     }
 
     fn normalize_score(&self, state: &CycleState, _: &Pod, scores: &mut [NodeScore]) -> Status {
-        let s = match state.require::<PreScoreState>("PreScoreInterPodAffinity") {
+        let s = match state.require::<AffinityPreScoreState>("PreScoreInterPodAffinity") {
             Ok(s) => s,
             Err(status) => return status,
         };

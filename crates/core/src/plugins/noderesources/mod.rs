@@ -15,8 +15,8 @@ pub mod requested_to_capacity_ratio;
 pub mod resource_allocation;
 
 pub use plugin::{
-    ArgsError, BALANCED_ALLOCATION_NAME, BalancedAllocation, BalancedPreScoreState, FIT_NAME, Fit,
-    FitPreScoreState,
+    BALANCED_ALLOCATION_NAME, BalancedAllocation, BalancedPreScoreState, FIT_NAME, Fit,
+    FitPreScoreState, ResourceArgsError,
 };
 
 #[cfg(test)]

@@ -28,7 +28,7 @@ pub const BALANCED_ALLOCATION_NAME: &str = "NodeResourcesBalancedAllocation";
 
 /// Why a plugin could not be built from its args.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum ArgsError {
+pub enum ResourceArgsError {
     /// `scoringStrategy.type` is not a known strategy.
     #[error(
         "scoringStrategy.type: Unsupported value: {0:?}: supported values: \"LeastAllocated\", \"MostAllocated\", \"RequestedToCapacityRatio\""
@@ -48,7 +48,7 @@ pub enum ArgsError {
     },
 }
 
-fn resources(list: Option<&[ResourceSpecArg]>) -> Result<Vec<ResourceSpec>, ArgsError> {
+fn resources(list: Option<&[ResourceSpecArg]>) -> Result<Vec<ResourceSpec>, ResourceArgsError> {
     let Some(list) = list else {
         return Ok(default_resources());
     };
@@ -57,7 +57,7 @@ fn resources(list: Option<&[ResourceSpecArg]>) -> Result<Vec<ResourceSpec>, Args
         .map(|(index, r)| {
             let weight = r.weight.unwrap_or(1);
             if !(1..=100).contains(&weight) {
-                return Err(ArgsError::Weight {
+                return Err(ResourceArgsError::Weight {
                     index,
                     name: r.name.clone(),
                     weight,
@@ -94,7 +94,7 @@ pub struct Fit {
 
 impl Fit {
     /// Builds the plugin from its args.
-    pub fn new(args: &NodeResourcesFitArgs) -> Result<Self, ArgsError> {
+    pub fn new(args: &NodeResourcesFitArgs) -> Result<Self, ResourceArgsError> {
         let s = args.scoring_strategy.clone().unwrap_or_default();
         let strategy = match s.kind.as_deref() {
             None | Some("") | Some("LeastAllocated") => Strategy::LeastAllocated,
@@ -109,7 +109,7 @@ impl Fit {
                     })
                     .collect(),
             ),
-            Some(other) => return Err(ArgsError::Strategy(other.to_string())),
+            Some(other) => return Err(ResourceArgsError::Strategy(other.to_string())),
         };
         Ok(Self {
             ignored: IgnoredResources::new(&args.ignored_resources, &args.ignored_resource_groups),
@@ -238,7 +238,7 @@ pub struct BalancedAllocation {
 
 impl BalancedAllocation {
     /// Builds the plugin from its args.
-    pub fn new(args: &NodeResourcesBalancedAllocationArgs) -> Result<Self, ArgsError> {
+    pub fn new(args: &NodeResourcesBalancedAllocationArgs) -> Result<Self, ResourceArgsError> {
         Ok(Self {
             resources: resources(args.resources.as_deref())?,
         })
