@@ -1,6 +1,9 @@
 //! Discovery, so kubectl can map kinds to resources: `/version`, `/api`,
 //! `/api/v1`, `/apis`, `/apis/<group>` and `/apis/<group>/<version>`. Only the
-//! legacy (unaggregated) documents; kubectl falls back to them.
+//! legacy (unaggregated) documents; kubectl falls back to them. Plus a skeletal
+//! OpenAPI v3 (`/openapi/v3`) that carries no schemas, only each resource's PATCH
+//! operation with the `fieldValidation` parameter: that is how kubectl decides
+//! to leave validation to the server instead of downloading schemas.
 
 use axum::extract::Path;
 use axum::http::StatusCode;
@@ -135,6 +138,68 @@ fn resource_list(group: &str, version: &str) -> Response {
     json_response(
         StatusCode::OK,
         &json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": out}),
+    )
+}
+
+/// `GET /openapi/v3`: one document per group version.
+pub(crate) async fn openapi_index() -> Response {
+    let mut paths = serde_json::Map::new();
+    let mut gvs: Vec<(&str, &str)> = vec![("", "v1")];
+    gvs.extend(resources::groups());
+    for (group, version) in gvs {
+        let key = if group.is_empty() {
+            format!("api/{version}")
+        } else {
+            format!("apis/{group}/{version}")
+        };
+        let url = format!("/openapi/v3/{key}?hash=0");
+        paths.insert(key, json!({"serverRelativeURL": url}));
+    }
+    json_response(StatusCode::OK, &json!({"paths": paths}))
+}
+
+/// `GET /openapi/v3/api/v1`, `/openapi/v3/apis/<group>/<version>`.
+pub(crate) async fn openapi_group_version(Path(path): Path<String>) -> Response {
+    let segs: Vec<&str> = path.split('/').collect();
+    let (group, version) = match segs.as_slice() {
+        ["api", v] => ("", *v),
+        ["apis", g, v] => (*g, *v),
+        _ => return ApiError::NoRoute.into_response(),
+    };
+    let mut paths = serde_json::Map::new();
+    for def in RESOURCES
+        .iter()
+        .filter(|r| r.group == group && r.version == version)
+    {
+        let prefix = if group.is_empty() {
+            format!("/api/{version}")
+        } else {
+            format!("/apis/{group}/{version}")
+        };
+        let path = if def.namespaced {
+            format!("{prefix}/namespaces/{{namespace}}/{}/{{name}}", def.plural)
+        } else {
+            format!("{prefix}/{}/{{name}}", def.plural)
+        };
+        let patch = json!({
+            "x-kubernetes-action": "patch",
+            "x-kubernetes-group-version-kind": {"group": group, "version": version, "kind": def.kind},
+            "parameters": [{"name": "fieldValidation", "in": "query", "schema": {"type": "string"}}],
+            "responses": {"200": {"description": "OK"}},
+        });
+        paths.insert(path, json!({"patch": patch}));
+    }
+    if paths.is_empty() {
+        return ApiError::NoRoute.into_response();
+    }
+    json_response(
+        StatusCode::OK,
+        &json!({
+            "openapi": "3.0.0",
+            "info": {"title": "Kubernetes (topospread fake)", "version": format!("v1.{MINOR}.0")},
+            "paths": paths,
+            "components": {"schemas": {}},
+        }),
     )
 }
 

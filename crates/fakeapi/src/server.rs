@@ -183,6 +183,8 @@ impl FakeApi {
             .route("/apis", get(discovery::groups))
             .route("/apis/{group}", get(discovery::group))
             .route("/apis/{group}/{version}", get(discovery::group_resources))
+            .route("/openapi/v3", get(discovery::openapi_index))
+            .route("/openapi/v3/{*path}", get(discovery::openapi_group_version))
             .route("/healthz", get(discovery::healthz))
             .route("/livez", get(discovery::healthz))
             .route("/readyz", get(discovery::healthz))
