@@ -85,6 +85,9 @@ pub(crate) enum ApiError {
         message: String,
         cause: Option<String>,
     },
+    /// 504, as a watch from a resourceVersion the server has not reached gets.
+    #[error("Timeout: Too large resource version: {requested}, current: {current}")]
+    TooLargeResourceVersion { requested: u64, current: u64 },
     /// 500, used by fault injection.
     #[error("Internal error occurred: {message}")]
     Internal { message: String },
@@ -120,6 +123,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType { .. } => 415,
             ApiError::TooManyRequests { .. } => 429,
             ApiError::Internal { .. } => 500,
+            ApiError::TooLargeResourceVersion { .. } => 504,
         }
     }
 
@@ -137,6 +141,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType { .. } => "UnsupportedMediaType",
             ApiError::TooManyRequests { .. } => "TooManyRequests",
             ApiError::Internal { .. } => "InternalError",
+            ApiError::TooLargeResourceVersion { .. } => "Timeout",
         }
     }
 
@@ -167,6 +172,10 @@ impl ApiError {
                 cause: Some(cause), ..
             } => Some(json!({"causes": [{"reason": "DisruptionBudget", "message": cause}]})),
             ApiError::Internal { message } => Some(json!({"causes": [{"message": message}]})),
+            ApiError::TooLargeResourceVersion { .. } => Some(json!({
+                "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                "retryAfterSeconds": 1,
+            })),
             _ => None,
         }
     }

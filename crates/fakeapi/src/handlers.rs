@@ -35,7 +35,9 @@ const DEFAULT_WATCH_TIMEOUT: Duration = Duration::from_secs(1800);
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Params {
     resource_version: Option<String>,
+    resource_version_match: Option<String>,
     limit: Option<String>,
+    dry_run: Option<String>,
     #[serde(rename = "continue")]
     continue_token: Option<String>,
     label_selector: Option<String>,
@@ -75,6 +77,13 @@ async fn handle(shared: Arc<Shared>, req: Request) -> Result<Response, ApiError>
     let params = Query::<Params>::try_from_uri(&parts.uri)
         .map(|q| q.0)
         .map_err(|e| ApiError::bad_request(format!("invalid query parameters: {e}")))?;
+    if params.dry_run.as_deref().is_some_and(|d| !d.is_empty()) {
+        // Refused rather than ignored: ignoring it would write what the client
+        // asked only to try.
+        return Err(ApiError::bad_request(
+            "dryRun is not supported by the fake API server",
+        ));
+    }
     let content_type = parts
         .headers
         .get(header::CONTENT_TYPE)
@@ -86,7 +95,10 @@ async fn handle(shared: Arc<Shared>, req: Request) -> Result<Response, ApiError>
         .map_err(|e| ApiError::bad_request(format!("reading the request body: {e}")))?;
     match (info.verb.as_str(), call.sub) {
         ("list", None) => list(&shared, &call, &params),
-        ("watch", None) => Ok(watch::serve(shared.clone(), watch_request(&call, &params)?)),
+        ("watch", None) => Ok(watch::serve(
+            shared.clone(),
+            watch_request(&shared, &call, &params)?,
+        )),
         ("get", None | Some(Subresource::Status)) => get(&shared, &call),
         ("create", None) => create(&shared, &call, &body),
         ("create", Some(Subresource::Binding)) => pods::bind(&shared, &call, &body),
@@ -272,9 +284,32 @@ fn list(shared: &Shared, call: &Call, params: &Params) -> Result<Response, ApiEr
     ok(StatusCode::OK, &body)
 }
 
-fn watch_request(call: &Call, params: &Params) -> Result<WatchRequest, ApiError> {
+fn watch_request(shared: &Shared, call: &Call, params: &Params) -> Result<WatchRequest, ApiError> {
     let (labels, fields) = labels_and_fields(call, params)?;
     let send_initial = params.send_initial_events.as_deref().map(truthy);
+    let bookmarks = params.allow_watch_bookmarks.as_deref().is_some_and(truthy);
+    if send_initial == Some(true) {
+        // Upstream's ListOptions validation for streaming lists.
+        let problem = if !bookmarks {
+            Some(
+                "allowWatchBookmarks: Required value: allowWatchBookmarks must be set to true when sendInitialEvents is true",
+            )
+        } else if params.resource_version_match.as_deref() != Some("NotOlderThan") {
+            Some(
+                "resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            )
+        } else {
+            None
+        };
+        if let Some(message) = problem {
+            return Err(ApiError::Invalid {
+                kind: "ListOptions".into(),
+                group: "meta.k8s.io",
+                name: String::new(),
+                message: message.into(),
+            });
+        }
+    }
     let start = match params.resource_version.as_deref() {
         None | Some("") | Some("0") => {
             if send_initial == Some(false) {
@@ -289,6 +324,13 @@ fn watch_request(call: &Call, params: &Params) -> Result<WatchRequest, ApiError>
                     "resourceVersion: Invalid value: {rv:?}: must be an integer"
                 ))
             })?;
+            let current = shared.store.rv();
+            if rv > current {
+                return Err(ApiError::TooLargeResourceVersion {
+                    requested: rv,
+                    current,
+                });
+            }
             if send_initial == Some(true) {
                 Start::CurrentState
             } else {
@@ -310,7 +352,7 @@ fn watch_request(call: &Call, params: &Params) -> Result<WatchRequest, ApiError>
         fields,
         start,
         initial_events_end: send_initial == Some(true),
-        bookmarks: params.allow_watch_bookmarks.as_deref().is_some_and(truthy),
+        bookmarks,
         timeout,
     })
 }

@@ -74,6 +74,7 @@ pub(crate) struct Shared {
     bindings: Mutex<BTreeMap<(String, String), u32>>,
     pub(crate) open_watches: AtomicUsize,
     pub(crate) bookmark_interval: Duration,
+    log_requests: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -98,6 +99,7 @@ impl Shared {
 #[derive(Debug, Clone)]
 pub struct Builder {
     seed: u64,
+    log_requests: bool,
     history: usize,
     bookmark_interval: Duration,
 }
@@ -123,6 +125,13 @@ impl Builder {
         self
     }
 
+    /// Whether to keep the request log (default on); a long benchmark may turn
+    /// it off to keep memory flat.
+    pub fn log_requests(mut self, on: bool) -> Self {
+        self.log_requests = on;
+        self
+    }
+
     /// The server.
     pub fn build(self) -> FakeApi {
         FakeApi {
@@ -133,6 +142,7 @@ impl Builder {
                 bindings: Mutex::new(BTreeMap::new()),
                 open_watches: AtomicUsize::new(0),
                 bookmark_interval: self.bookmark_interval,
+                log_requests: self.log_requests,
             }),
         }
     }
@@ -167,6 +177,7 @@ impl FakeApi {
     pub fn builder() -> Builder {
         Builder {
             seed: 0,
+            log_requests: true,
             history: 100_000,
             bookmark_interval: Duration::from_secs(1),
         }
@@ -382,7 +393,9 @@ async fn observe(State(shared): State<Arc<Shared>>, mut req: Request, next: Next
         status: response.status().as_u16(),
     };
     tracing::debug!(verb = %record.verb, path = %record.path, status = record.status, "fake API request");
-    lock(&shared.log).push(record);
+    if shared.log_requests {
+        lock(&shared.log).push(record);
+    }
     response
 }
 

@@ -277,3 +277,36 @@ async fn dropped_watches_resume_without_relisting() {
     assert!(count("watch") >= 2, "the watch was reopened");
     assert_eq!(count("list"), 1, "resumed from its version, no relist");
 }
+
+#[tokio::test]
+async fn watch_requests_are_validated_like_upstream() {
+    let (fake, client) = setup();
+    add_pod(&fake, "a");
+    let get = |url: String| axum::http::Request::get(url).body(Vec::new()).unwrap();
+    let ahead = fake.resource_version() + 100;
+    let err = client
+        .request::<serde_json::Value>(get(format!("/api/v1/pods?watch=1&resourceVersion={ahead}")))
+        .await
+        .unwrap_err();
+    let (code, reason, message) = crate::support::api_error(&err);
+    assert_eq!((code, reason.as_str()), (504, "Timeout"));
+    assert!(message.contains("Too large resource version"), "{message}");
+
+    let err = client
+        .request::<serde_json::Value>(get("/api/v1/pods?watch=1&sendInitialEvents=true".into()))
+        .await
+        .unwrap_err();
+    assert_eq!(crate::support::api_error(&err).0, 422);
+
+    let pods: Api<Pod> = Api::default_namespaced(client);
+    let dry = kube::api::PostParams {
+        dry_run: true,
+        ..Default::default()
+    };
+    let p: Pod = serde_json::from_value(pod("dry", json!({}), None)).unwrap();
+    assert_eq!(
+        crate::support::api_error(&pods.create(&dry, &p).await.unwrap_err()).0,
+        400
+    );
+    assert!(fake.get("pods", "default", "dry").unwrap().is_none());
+}
