@@ -8,7 +8,11 @@
 //! with resourceVersions, bookmarks, 410 Expired and selector-exit events,
 //! optimistic concurrency, patches, and discovery enough for kubectl. A
 //! [`FakeApi`] handle seeds objects, counts bindings, keeps a request log in
-//! Kubernetes terms and injects [`Faults`].
+//! Kubernetes terms ([`RequestRecord`]) and injects [`Faults`].
+//!
+//! In process, [`FakeApi::router`] is the service `kube::Client::new` takes; on
+//! loopback, [`FakeApi::serve`] returns a [`Served`] with the URL and a
+//! kubeconfig for binaries and kubectl.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
@@ -29,6 +33,19 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! Where it knowingly differs from a real API server:
+//! - Continue tokens page through the current state, not a snapshot (pages
+//!   still report the first page's resourceVersion, so a watch from it replays
+//!   anything newer); compaction expires them with 410.
+//! - Deletion is immediate whatever the grace period (finalizers are honoured);
+//!   no garbage collection, no namespace cascade; namespaces appear on first use.
+//! - Validation is light: unknown fields are kept, only identity, types,
+//!   `spec.nodeName` immutability and a few upstream checks are enforced.
+//! - Server-side apply is a strategic merge with no field ownership; its body
+//!   must be JSON (what kube sends). `dryRun` is refused. No Table output, so
+//!   kubectl prints names and ages only.
+//! - Core and `events.k8s.io` events are stored apart.
 
 mod discovery;
 mod error;

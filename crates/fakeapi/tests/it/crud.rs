@@ -251,3 +251,24 @@ async fn discovery_documents_parse() {
         assert!(discovery.has_group(group), "{group}");
     }
 }
+
+#[tokio::test]
+async fn loopback_client_from_the_served_kubeconfig() {
+    let (fake, _) = setup();
+    fake.insert(pod("p", json!({}), None)).unwrap();
+    let served = fake.serve("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let kubeconfig = kube::config::Kubeconfig::from_yaml(&served.kubeconfig()).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(
+        kubeconfig,
+        &kube::config::KubeConfigOptions::default(),
+    )
+    .await
+    .unwrap();
+    let client = kube::Client::try_from(config).unwrap();
+    let pods: Api<Pod> = Api::default_namespaced(client);
+    assert_eq!(
+        pods.list(&ListParams::default()).await.unwrap().items.len(),
+        1
+    );
+    served.shutdown().await;
+}
