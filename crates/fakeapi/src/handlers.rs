@@ -285,7 +285,13 @@ fn list(shared: &Shared, call: &Call, params: &Params) -> Result<Response, ApiEr
 }
 
 fn watch_request(shared: &Shared, call: &Call, params: &Params) -> Result<WatchRequest, ApiError> {
-    let (labels, fields) = labels_and_fields(call, params)?;
+    let (labels, mut fields) = labels_and_fields(call, params)?;
+    if !call.name.is_empty() {
+        // A watch on one object (`.../pods/<name>?watch=1`) is a collection watch
+        // narrowed to its name, as upstream serves it.
+        fields =
+            FieldSelector::parse(&format!("metadata.name={}", call.name), call.def)?.and(fields);
+    }
     let send_initial = params.send_initial_events.as_deref().map(truthy);
     let bookmarks = params.allow_watch_bookmarks.as_deref().is_some_and(truthy);
     if send_initial == Some(true) {

@@ -90,8 +90,8 @@ impl RequestInfo {
             )
         };
         let verb = match *method {
-            Method::GET if name.is_some() => "get",
             Method::GET | Method::HEAD if is_watch(uri) => "watch",
+            Method::GET if name.is_some() => "get",
             Method::GET | Method::HEAD => "list",
             Method::POST => "create",
             Method::PUT => "update",
@@ -161,6 +161,9 @@ mod tests {
         );
         assert_eq!(i.verb, "update");
         assert!(i.def().is_some());
+
+        let i = info(Method::GET, "/api/v1/namespaces/a/pods/p?watch=true");
+        assert_eq!(i.verb, "watch");
 
         let i = info(Method::DELETE, "/apis/apps/v1/namespaces/a/deployments");
         assert_eq!(i.verb, "deletecollection");

@@ -222,6 +222,12 @@ impl FieldSelector {
         Ok(FieldSelector(reqs))
     }
 
+    /// Both selectors' requirements.
+    pub(crate) fn and(mut self, other: FieldSelector) -> Self {
+        self.0.extend(other.0);
+        self
+    }
+
     /// Whether the object's fields satisfy every requirement. A missing field reads
     /// as the empty string, so `spec.nodeName=` selects unassigned pods.
     pub(crate) fn matches(&self, obj: &Value) -> bool {
