@@ -70,8 +70,8 @@ async fn kubectl_round_trip() {
         .unwrap();
     let served = fake.serve("127.0.0.1:0".parse().unwrap()).await.unwrap();
     let server = served.url();
-    let home =
-        std::env::temp_dir().join(format!("topospread-fakeapi-kubectl-{}", std::process::id()));
+    let home = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("fakeapi-kubectl-{}", std::process::id()));
     std::fs::create_dir_all(&home).unwrap();
     let run = move |args: Vec<&'static str>, stdin: Option<String>| {
         let server = server.clone();
