@@ -36,7 +36,8 @@ fn stderr(o: &Output) -> String {
 
 /// Writes `text` to a fresh temporary file and returns its path.
 fn temp(name: &str, text: &str) -> String {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-test-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("cli-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let path = dir.join(name);
     std::fs::write(&path, text).expect("temp file");
@@ -332,7 +333,8 @@ fn invalid_template_is_reported_and_the_rest_goes_on() {
 
 #[test]
 fn huge_files_are_refused() {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-big-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("cli-big-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
     let path = dir.join("big.yaml");
     let f = std::fs::File::create(&path).expect("file");

@@ -42,6 +42,7 @@ pub enum SimEvent {
 
 /// Why a run stopped early.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SimulationError {
     /// More cycles ran than the run allows: some pods kept preempting each other.
     #[error("stopped after {cycles} scheduling cycles without settling")]

@@ -17,6 +17,7 @@ pub const DEFAULT_PRIORITY: i32 = 0;
 
 /// Why admission refused a pod; the messages are the API server's Forbidden errors.
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AdmissionError {
     /// `spec.priorityClassName` names no PriorityClass.
     #[error("pods {pod:?} is forbidden: no PriorityClass with name {class} was found")]

@@ -10,6 +10,7 @@ use crate::load::{Loaded, Object};
 
 /// Why a snapshot could not be built from manifests.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum BuildError {
     /// An object could not be converted.
     #[error("{file}: {source}")]

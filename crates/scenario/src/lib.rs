@@ -227,6 +227,7 @@ pub(crate) fn build_cluster(
                 topospread_k8s::build::BuildError::Snapshot { source, .. } => {
                     bad(format!("pods[{i}]"), &source)
                 }
+                other => bad(format!("pods[{i}]"), &other),
             })?;
         if let Some(r) = added {
             return Err(bad(format!("pods[{i}]"), &r.error));

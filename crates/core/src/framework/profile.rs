@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 /// A configuration the scheduler cannot run with; each names the field.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// The configuration does not match the v1 shape.
     #[error(transparent)]

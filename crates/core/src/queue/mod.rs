@@ -25,6 +25,7 @@ pub const DEFAULT_MAX_IN_UNSCHEDULABLE: Duration = Duration::from_secs(5 * 60);
 
 /// Errors of queue operations; each names the pod.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum QueueError {
     /// The pod is already queued.
     #[error("pod {pod:?}: already in the scheduling queue")]

@@ -58,6 +58,7 @@ pub enum PodOutcome {
 
 /// Why a pod cannot enter the queue.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum EnqueueError {
     /// No profile serves the pod's `spec.schedulerName`.
     #[error("pod {pod}: spec.schedulerName: no profile serves scheduler {scheduler:?}")]

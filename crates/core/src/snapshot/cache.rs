@@ -58,6 +58,7 @@ impl<'a> From<&'a str> for PodKey<'a> {
 /// Why a cache operation was refused; each names the object. The snapshot is left
 /// unchanged when one is returned.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CacheError {
     /// No stored pod has this UID.
     #[error("pod with uid {uid}: not in the cache")]

@@ -46,6 +46,7 @@ impl PodId {
 
 /// Errors building a snapshot; each names the object.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SnapshotError {
     /// Two nodes share a name.
     #[error("node {name:?}: metadata.name: Duplicate value: a node with this name already exists")]

@@ -16,6 +16,7 @@ use std::fmt;
 
 /// Why manifests could not be loaded. Every variant names where.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum LoadError {
     /// The text is not YAML.
     #[error("{file}: invalid YAML: {message}")]
