@@ -10,12 +10,33 @@
 //!   configuration, and lints for what is accepted but will not do what was meant.
 //!
 //! ```
+//! use topospread::{Features, Scheduler, SchedulerConfig, Simulation};
 //! use topospread_k8s::{build, load};
 //!
-//! let yaml = "apiVersion: v1\nkind: Node\nmetadata: {name: n1, labels: {zone: a}}\n";
+//! let yaml = r#"
+//! apiVersion: v1
+//! kind: Node
+//! metadata: {name: n1, labels: {topology.kubernetes.io/zone: a}}
+//! status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+//! ---
+//! apiVersion: v1
+//! kind: Pod
+//! metadata: {name: web-0, labels: {app: web}}
+//! spec:
+//!   containers: [{name: c}]
+//!   topologySpreadConstraints:
+//!   - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone,
+//!      whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}}
+//! "#;
 //! let manifests = load::parse_manifests(yaml, "cluster.yaml").unwrap();
-//! let snapshot = build::build_snapshot(&manifests.objects).unwrap();
-//! assert_eq!(snapshot.nodes().len(), 1);
+//! let mut snapshot = build::build_snapshot(&manifests.objects).unwrap();
+//! let scheduler =
+//!     Scheduler::new(&SchedulerConfig::default(), Features::default(), &mut snapshot).unwrap();
+//! let mut simulation = Simulation::new(scheduler);
+//! simulation.enqueue_pending(&snapshot);
+//! simulation.run(&mut snapshot, |_, _| {}).unwrap();
+//! let (web, _) = snapshot.pods().next().unwrap();
+//! assert!(snapshot.pod_node(web).is_some());
 //! ```
 
 pub mod admission;
