@@ -71,6 +71,9 @@ pub(crate) struct ShowArgs {
     /// none: the Kubernetes docs' example.
     #[arg(short = 'f', long = "file")]
     pub(crate) files: Vec<PathBuf>,
+    /// Read the live cluster too (see `--kubeconfig`).
+    #[command(flatten)]
+    pub(crate) live: LiveArgs,
     /// Mark pods matching this label selector (`app=web,tier in (a,b)`); default: the
     /// first topology spread constraint's selector, else every pod.
     #[arg(short = 'l', long)]
@@ -101,6 +104,9 @@ pub(crate) struct SimulateArgs {
     /// Manifest files; none: the Kubernetes docs' example (4 nodes, 2 zones, 6 replicas).
     #[arg(short = 'f', long = "file")]
     pub(crate) files: Vec<PathBuf>,
+    /// Read the live cluster too (see `--kubeconfig`).
+    #[command(flatten)]
+    pub(crate) live: LiveArgs,
     /// Seed for generated pod names and for breaking ties between equally scored nodes.
     #[arg(long, default_value_t = 0)]
     pub(crate) seed: u64,
@@ -121,6 +127,9 @@ pub(crate) struct ExplainArgs {
     /// Manifest files; none: the Kubernetes docs' example.
     #[arg(short = 'f', long = "file")]
     pub(crate) files: Vec<PathBuf>,
+    /// Read the live cluster too (see `--kubeconfig`).
+    #[command(flatten)]
+    pub(crate) live: LiveArgs,
     /// The pending pod, as `name` or `namespace/name` (pods made from workloads count).
     pub(crate) pod: String,
     /// Seed for generated pod names and tie-breaking (as in `simulate`).
@@ -140,4 +149,20 @@ pub(crate) struct TestArgs {
     /// Also list every passing and skipped case.
     #[arg(short, long)]
     pub(crate) verbose: bool,
+}
+
+/// Where a live cluster is read from. Its objects come first; `-f` files add to them
+/// (a new Deployment to try against the real cluster).
+#[derive(Debug, Args)]
+pub(crate) struct LiveArgs {
+    /// Read the cluster this kubeconfig points at.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use (default: its current context).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) context: Option<String>,
+    /// Read the cluster kubectl would: KUBECONFIG, ~/.kube/config, or the in-cluster
+    /// service account.
+    #[arg(long)]
+    pub(crate) live: bool,
 }

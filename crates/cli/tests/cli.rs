@@ -5,6 +5,8 @@
 
 #[path = "cli/config.rs"]
 mod config;
+#[path = "cli/live.rs"]
+mod live;
 #[path = "cli/test_command.rs"]
 mod test_command;
 

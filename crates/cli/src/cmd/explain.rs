@@ -11,7 +11,7 @@ use topospread::simulation::SimEvent;
 use topospread_report::render_explanation;
 
 pub(crate) fn run(args: &ExplainArgs) -> Result<ExitCode> {
-    let input = input::load(&args.files)?;
+    let input = input::load_sources(&args.files, &args.live)?;
     let setup = config::load(args.config.as_deref())?;
     let mut world = input::build(&input, args.seed)?;
     let (ns, name) = input::split_pod_ref(&args.pod);

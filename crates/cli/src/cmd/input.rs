@@ -61,6 +61,22 @@ pub(crate) fn load(files: &[PathBuf]) -> Result<Input> {
     Ok(input)
 }
 
+/// Loads the live cluster when one is asked for, then `files` on top of it; without a
+/// cluster, as [`load`].
+pub(crate) fn load_sources(files: &[PathBuf], live: &crate::cli::LiveArgs) -> Result<Input> {
+    if !live.wanted() {
+        return load(files);
+    }
+    let mut objects = super::live::list_cluster(live)?;
+    let mut notes = Vec::new();
+    if !files.is_empty() {
+        let from_files = load(files)?;
+        objects.extend(from_files.objects);
+        notes = from_files.notes;
+    }
+    Ok(Input { objects, notes })
+}
+
 /// A snapshot with the workloads' pods added and the pending ones queued.
 pub(crate) struct World {
     /// Nodes and every pod (bound or pending).

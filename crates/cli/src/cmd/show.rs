@@ -68,7 +68,7 @@ pub(crate) fn options(
 }
 
 pub(crate) fn run(args: &ShowArgs) -> Result<ExitCode> {
-    let input = input::load(&args.files)?;
+    let input = input::load_sources(&args.files, &args.live)?;
     let mut snapshot = build_snapshot(&input.objects)?;
     let h = highlight(&mut snapshot, args.selector.as_deref())?;
     let opts = options(&snapshot, &args.topology_keys, h, args.width);

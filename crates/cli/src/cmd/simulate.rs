@@ -175,7 +175,7 @@ fn workload_constraints(
 }
 
 pub(crate) fn run(args: &SimulateArgs) -> Result<ExitCode> {
-    let input = input::load(&args.files)?;
+    let input = input::load_sources(&args.files, &args.live)?;
     let setup = config::load(args.config.as_deref())?;
     let mut world = input::build(&input, args.seed)?;
     let mut runtime = Runtime::new(&setup, &mut world.snapshot, args.seed)?;

@@ -1,0 +1,136 @@
+//! Reading a live cluster: every object the scheduler reads, listed page by page through
+//! the API server, into the same objects the files give.
+
+use anyhow::{Context, Result, anyhow};
+use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
+use k8s_openapi::api::core::v1::{Node, Pod, ReplicationController, Service};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::scheduling::v1::PriorityClass;
+use kube::api::{Api, ListParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Client, Config};
+use serde::de::DeserializeOwned;
+use std::fmt::Debug;
+use std::time::Duration;
+use topospread_k8s::load::{Loaded, Object, Source};
+
+use crate::cli::LiveArgs;
+
+/// Objects per list request, as kubectl's default chunk size.
+const PAGE: u32 = 500;
+
+impl LiveArgs {
+    /// Whether a live cluster was asked for.
+    pub(crate) fn wanted(&self) -> bool {
+        self.live || self.kubeconfig.is_some() || self.context.is_some()
+    }
+}
+
+/// Lists the cluster's nodes, pods (without Succeeded or Failed ones, as kube-scheduler's
+/// informer), Services, ReplicaSets, StatefulSets, ReplicationControllers,
+/// PodDisruptionBudgets and PriorityClasses.
+pub(crate) fn list_cluster(args: &LiveArgs) -> Result<Vec<Loaded>> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the client runtime")?;
+    runtime.block_on(list_all(args))
+}
+
+async fn client_config(args: &LiveArgs) -> Result<Config> {
+    let options = KubeConfigOptions {
+        context: args.context.clone(),
+        ..KubeConfigOptions::default()
+    };
+    let mut config = match &args.kubeconfig {
+        Some(path) => {
+            let kubeconfig = Kubeconfig::read_from(path)
+                .with_context(|| format!("kubeconfig {}: cannot read", path.display()))?;
+            Config::from_custom_kubeconfig(kubeconfig, &options)
+                .await
+                .with_context(|| format!("kubeconfig {}", path.display()))?
+        }
+        None if args.context.is_some() => Config::from_kubeconfig(&options)
+            .await
+            .context("kubeconfig (KUBECONFIG or ~/.kube/config)")?,
+        None => Config::infer()
+            .await
+            .context("no kubeconfig (KUBECONFIG, ~/.kube/config) and not in a cluster")?,
+    };
+    config.connect_timeout = Some(Duration::from_secs(10));
+    config.read_timeout = Some(Duration::from_secs(60));
+    Ok(config)
+}
+
+async fn list_all(args: &LiveArgs) -> Result<Vec<Loaded>> {
+    let config = client_config(args).await?;
+    let server = config.cluster_url.to_string();
+    let client = Client::try_from(config).with_context(|| format!("cluster {server}"))?;
+    let mut out = Vec::new();
+    let all = ListParams::default();
+    let running = ListParams::default().fields("status.phase!=Succeeded,status.phase!=Failed");
+    list::<Node>(&client, &server, &all, &mut out, Object::Node).await?;
+    list::<Pod>(&client, &server, &running, &mut out, Object::Pod).await?;
+    list::<Service>(&client, &server, &all, &mut out, Object::Service).await?;
+    list::<ReplicaSet>(&client, &server, &all, &mut out, Object::ReplicaSet).await?;
+    list::<StatefulSet>(&client, &server, &all, &mut out, Object::StatefulSet).await?;
+    list::<ReplicationController>(
+        &client,
+        &server,
+        &all,
+        &mut out,
+        Object::ReplicationController,
+    )
+    .await?;
+    list::<PodDisruptionBudget>(
+        &client,
+        &server,
+        &all,
+        &mut out,
+        Object::PodDisruptionBudget,
+    )
+    .await?;
+    list::<PriorityClass>(&client, &server, &all, &mut out, Object::PriorityClass).await?;
+    Ok(out)
+}
+
+/// Lists every object of one kind across namespaces, following `continue` tokens.
+async fn list<K>(
+    client: &Client,
+    server: &str,
+    params: &ListParams,
+    out: &mut Vec<Loaded>,
+    wrap: fn(K) -> Object,
+) -> Result<()>
+where
+    K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+{
+    let api: Api<K> = Api::all(client.clone());
+    let kind = K::kind(&());
+    let mut params = params.clone().limit(PAGE);
+    let mut page = 0;
+    loop {
+        let list = api
+            .list(&params)
+            .await
+            .map_err(|e| anyhow!("cluster {server}: listing {kind}s: {e}"))?;
+        let next = list.metadata.continue_.clone().filter(|c| !c.is_empty());
+        for (i, item) in list.items.into_iter().enumerate() {
+            out.push(Loaded {
+                source: Source {
+                    file: format!("cluster {server} ({kind} list)"),
+                    document: page + 1,
+                    item: Some(i),
+                },
+                object: wrap(item),
+            });
+        }
+        match next {
+            Some(token) => {
+                params = params.continue_token(&token);
+                page += 1;
+            }
+            None => return Ok(()),
+        }
+    }
+}

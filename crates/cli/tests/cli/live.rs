@@ -1,0 +1,151 @@
+//! Reading a live cluster (`--kubeconfig`): the fake API server on loopback stands in for
+//! a real one; the binary lists it page by page, as it would a real cluster.
+
+use super::{run, stderr, stdout};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use topospread_fakeapi::FakeApi;
+
+fn node(name: &str, zone: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "Node",
+           "metadata": {"name": name, "labels": {
+               "kubernetes.io/hostname": name, "topology.kubernetes.io/zone": zone}},
+           "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}})
+}
+
+fn pod(name: &str, node: Option<&str>, phase: &str) -> Value {
+    let mut spec = json!({"containers": [{"name": "c", "image": "nginx"}]});
+    if let Some(n) = node {
+        spec["nodeName"] = json!(n);
+    }
+    json!({"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": name, "namespace": "default", "labels": {"app": "web"}},
+           "spec": spec, "status": {"phase": phase}})
+}
+
+/// A fake cluster: two zones of two nodes, `web` pods already in zone a (one finished),
+/// served on loopback; returns the kubeconfig's path and the server handle.
+fn cluster(runtime: &tokio::runtime::Runtime) -> (PathBuf, topospread_fakeapi::Served) {
+    let fake = FakeApi::new();
+    for (n, z) in [("a1", "a"), ("a2", "a"), ("b1", "b"), ("b2", "b")] {
+        fake.insert(node(n, z)).unwrap();
+    }
+    fake.insert(pod("web-old-1", Some("a1"), "Running"))
+        .unwrap();
+    fake.insert(pod("web-old-2", Some("a2"), "Running"))
+        .unwrap();
+    // A finished pod keeps its labels but kube-scheduler never counts it.
+    fake.insert(pod("web-done", Some("a1"), "Succeeded"))
+        .unwrap();
+    let served = runtime
+        .block_on(fake.serve("127.0.0.1:0".parse().unwrap()))
+        .unwrap();
+    let dir =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("live-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("kubeconfig");
+    std::fs::write(&path, served.kubeconfig()).unwrap();
+    (path, served)
+}
+
+const NEW_PODS: &str = "
+apiVersion: v1
+kind: Pod
+metadata: {name: web-new-1, labels: {app: web}}
+spec:
+  containers: [{name: c, image: nginx}]
+  topologySpreadConstraints:
+  - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule,
+     labelSelector: {matchLabels: {app: web}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: web-new-2, labels: {app: web}}
+spec:
+  containers: [{name: c, image: nginx}]
+  topologySpreadConstraints:
+  - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule,
+     labelSelector: {matchLabels: {app: web}}}
+";
+
+#[test]
+fn files_add_to_the_live_cluster() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (kubeconfig, served) = cluster(&runtime);
+    let new = kubeconfig.with_file_name("new.yaml");
+    std::fs::write(&new, NEW_PODS).unwrap();
+    let o = run(&[
+        "simulate",
+        "--kubeconfig",
+        &kubeconfig.display().to_string(),
+        "-f",
+        &new.display().to_string(),
+        "-o",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let report: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    // Two running pods in zone a (the finished one does not count), so with maxSkew 1
+    // both new pods must go to zone b.
+    let pods = report["pods"].as_array().unwrap();
+    for name in ["web-new-1", "web-new-2"] {
+        let p = pods
+            .iter()
+            .find(|p| p["pod"] == name)
+            .unwrap_or_else(|| panic!("{name}: {report}"));
+        assert_eq!(p["zone"], "b", "{name}: {report}");
+    }
+    assert!(pods.iter().all(|p| p["pod"] != "web-done"), "{report}");
+    runtime.block_on(served.shutdown());
+}
+
+#[test]
+fn show_reads_the_cluster_without_files() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (kubeconfig, served) = cluster(&runtime);
+    let o = run(&["show", "--kubeconfig", &kubeconfig.display().to_string()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    // The finished pod on a1 is not listed (field selector), so a1 holds one pod.
+    assert!(
+        out.contains("| a1 (1) | a2 (1) | b1 (0) | b2 (0) |"),
+        "{out}"
+    );
+    assert!(
+        out.contains("topology.kubernetes.io/zone: a=2 b=0"),
+        "{out}"
+    );
+    runtime.block_on(served.shutdown());
+}
+
+#[test]
+fn an_unreachable_cluster_is_one_line_and_exit_2() {
+    let dir =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("live-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // Port 9 (discard) on loopback: nothing listens, the connection is refused at once.
+    let path = dir.join("kubeconfig");
+    std::fs::write(
+        &path,
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: 'http://127.0.0.1:9'}\n\
+         users:\n- name: u\n  user: {}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n\
+         current-context: x\n",
+    )
+    .unwrap();
+    let o = run(&["show", "--kubeconfig", &path.display().to_string()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("cluster http://127.0.0.1:9"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(stdout(&o).is_empty());
+
+    let garbled = dir.join("garbled");
+    std::fs::write(&garbled, "clusters: [oops").unwrap();
+    let o = run(&["show", "--kubeconfig", &garbled.display().to_string()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(&format!("kubeconfig {}", garbled.display())),
+        "{}",
+        stderr(&o)
+    );
+}
