@@ -160,17 +160,13 @@ fn read_capped(mut reader: impl Read, input: &InputPath, cap: u64, hint: u64) ->
         chunk
             .try_reserve_exact(size)
             .map_err(|_| anyhow::anyhow!("{input}: cannot allocate {size} bytes to read it"))?;
-        chunk.resize(size, 0);
-        let mut filled = 0;
-        while filled < size {
-            match reader.read(&mut chunk[filled..]) {
-                Ok(0) => break,
-                Ok(n) => filled += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e).with_context(|| format!("{input}: cannot read")),
-            }
-        }
-        chunk.truncate(filled);
+        // Into the reserved capacity, without zero-filling it first; `take` stops the
+        // read at the chunk's end, so the vector never grows past its reservation.
+        (&mut reader)
+            .take(size as u64)
+            .read_to_end(&mut chunk)
+            .with_context(|| format!("{input}: cannot read"))?;
+        let filled = chunk.len();
         total += filled;
         if total > cap_usize {
             bail!("{}", too_large(input, cap));
