@@ -257,3 +257,59 @@ fn validate_finds_cluster_errors_and_exits_1() {
         assert!(out.contains(want), "want {want:?} in {out}");
     }
 }
+
+/// Install manifests of well-known projects (fixtures/real, each naming its source):
+/// every one simulates on three nodes with all its pods scheduled, its custom resources
+/// and RBAC skipped with notes.
+#[test]
+fn real_world_manifests_simulate() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/real");
+    let nodes = super::fixture("real-nodes.yaml");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("fixtures/real")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 10, "{} real manifests", files.len());
+    for f in &files {
+        let text = std::fs::read_to_string(f).expect("readable");
+        assert!(
+            text.starts_with("# Source: https://github.com/"),
+            "{}: names its source",
+            f.display()
+        );
+        let o = run(&["simulate", "-f", &nodes, "-f", &f.display().to_string()]);
+        let out = stdout(&o);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}: {}{out}",
+            f.display(),
+            stderr(&o)
+        );
+        assert!(
+            out.contains(" scheduled, 0 pending\n"),
+            "{}: {out}",
+            f.display()
+        );
+        assert!(!out.starts_with("0 scheduled"), "{}: {out}", f.display());
+    }
+    // The folder at once, as `-f DIR` reads it.
+    let o = run(&[
+        "simulate",
+        "-f",
+        &nodes,
+        "-f",
+        &dir.display().to_string(),
+        "-o",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(v["pending"], 0);
+    assert!(
+        v["scheduled"].as_u64().unwrap_or(0) >= 25,
+        "{}",
+        v["scheduled"]
+    );
+}
