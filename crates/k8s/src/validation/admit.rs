@@ -12,8 +12,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use topospread::api::quantity::Quantity;
 use topospread::validation::{FieldError, FieldPath, is_dns1123_subdomain, validate_labels};
 
-use super::objects::{ApiServerFeatures, Workload, validate_workload_create};
+use super::objects::{ApiServerFeatures, PodSpecRef, validate_spec_create};
 use crate::load::{Loaded, Object, Source, escape_control};
+use k8s_openapi::api::core::v1::PodTemplateSpec;
 
 /// One field of one loaded object the API server would refuse.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -69,10 +70,7 @@ pub fn validate_objects(objects: &[Loaded]) -> Vec<Refusal> {
             continue;
         };
         let mut errors = validate_meta(&l.object, meta);
-        errors.extend(validate_spec(&l.object));
-        if let Some(w) = Workload::from_object(&l.object) {
-            errors.extend(validate_workload_create(&w, &features));
-        }
+        errors.extend(validate_spec(&l.object, &features));
         for mut error in errors {
             if let Some(v) = error.bad_value.as_mut()
                 && v.chars().count() > MAX_VALUE_CHARS
@@ -168,9 +166,54 @@ fn is_dns1035_label(value: &str) -> Vec<String> {
     errs
 }
 
+/// A workload's pod template and its path (`spec.template`, `spec.jobTemplate.spec.template`),
+/// borrowed: admission runs on every object of a dump, so nothing is cloned.
+fn template_of(object: &Object) -> Option<(FieldPath, &PodTemplateSpec)> {
+    let spec_template = || FieldPath::new("spec").child("template");
+    Some(match object {
+        Object::ReplicationController(o) => (spec_template(), o.spec.as_ref()?.template.as_ref()?),
+        Object::Deployment(o) => (spec_template(), &o.spec.as_ref()?.template),
+        Object::ReplicaSet(o) => (spec_template(), o.spec.as_ref()?.template.as_ref()?),
+        Object::StatefulSet(o) => (spec_template(), &o.spec.as_ref()?.template),
+        Object::DaemonSet(o) => (spec_template(), &o.spec.as_ref()?.template),
+        Object::Job(o) => (spec_template(), &o.spec.as_ref()?.template),
+        Object::CronJob(o) => (
+            FieldPath::new("spec")
+                .child("jobTemplate")
+                .child("spec")
+                .child("template"),
+            &o.spec.as_ref()?.job_template.spec.as_ref()?.template,
+        ),
+        _ => return None,
+    })
+}
+
+/// The pod spec of a Pod or a workload's template, and whether it is a Pod's own.
+fn pod_spec_of(object: &Object) -> Option<(PodSpecRef<'_>, bool)> {
+    if let Object::Pod(p) = object {
+        return Some((
+            PodSpecRef {
+                path: FieldPath::new("spec"),
+                spec: p.spec.as_ref()?,
+                labels: p.metadata.labels.as_ref(),
+            },
+            true,
+        ));
+    }
+    let (path, template) = template_of(object)?;
+    Some((
+        PodSpecRef {
+            path: path.child("spec"),
+            spec: template.spec.as_ref()?,
+            labels: template.metadata.as_ref().and_then(|m| m.labels.as_ref()),
+        },
+        false,
+    ))
+}
+
 /// The spec fields the API server checks that the scheduler reads: replica counts,
-/// template labels, container resources.
-fn validate_spec(object: &Object) -> Vec<FieldError> {
+/// template labels, container resources, topologySpreadConstraints.
+fn validate_spec(object: &Object, features: &ApiServerFeatures) -> Vec<FieldError> {
     let spec = FieldPath::new("spec");
     let mut errs = Vec::new();
     let non_negative = |errs: &mut Vec<FieldError>, value: Option<i32>, field: &str| {
@@ -214,21 +257,17 @@ fn validate_spec(object: &Object) -> Vec<FieldError> {
         }
         _ => {}
     }
-    if let Some(w) = Workload::from_object(object) {
-        if let Some((path, template)) = w.pod_template()
-            && let Some(labels) = template.metadata.as_ref().and_then(|m| m.labels.as_ref())
-        {
-            // `path` is the template's spec; its labels sit beside it.
-            let template_path =
-                FieldPath::new(path.as_str().strip_suffix(".spec").unwrap_or(path.as_str()));
-            errs.extend(validate_labels(
-                labels,
-                &template_path.child("metadata").child("labels"),
-            ));
-        }
-        if let Some(p) = w.pod_spec() {
-            errs.extend(validate_resources(p.spec, &p.path));
-        }
+    if let Some((path, template)) = template_of(object)
+        && let Some(labels) = template.metadata.as_ref().and_then(|m| m.labels.as_ref())
+    {
+        errs.extend(validate_labels(
+            labels,
+            &path.child("metadata").child("labels"),
+        ));
+    }
+    if let Some((pod_spec, is_pod)) = pod_spec_of(object) {
+        errs.extend(validate_resources(pod_spec.spec, &pod_spec.path));
+        errs.extend(validate_spec_create(&pod_spec, is_pod, features));
     }
     errs
 }

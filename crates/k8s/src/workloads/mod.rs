@@ -255,6 +255,15 @@ pub fn expand_with(
 /// create (the prefix and 5 random-looking characters, fixed by `seed`), avoiding the
 /// names of other objects of the same kind and namespace.
 pub fn name_generated(objects: &mut [Loaded], seed: u64) {
+    let unnamed = |l: &Loaded| {
+        l.object.metadata().is_some_and(|m| {
+            m.name.as_deref().is_none_or(str::is_empty)
+                && m.generate_name.as_deref().is_some_and(|g| !g.is_empty())
+        })
+    };
+    if !objects.iter().any(unnamed) {
+        return;
+    }
     let mut taken: BTreeSet<(&'static str, String, String)> = objects
         .iter()
         .filter_map(|l| {
