@@ -313,3 +313,38 @@ fn real_world_manifests_simulate() {
         v["scheduled"]
     );
 }
+
+#[test]
+fn an_endless_fifo_stops_at_the_cap() {
+    let dir = folder("fifo");
+    let fifo = dir.join("endless.yaml");
+    let made = Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let path = fifo.clone();
+    // The writer fills the FIFO until the reader goes away (EPIPE ends the loop).
+    let writer = std::thread::spawn(move || {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .expect("opens the fifo");
+        let line = b"# a comment that never ends\n".repeat(1024);
+        while f.write_all(&line).is_ok() {}
+    });
+    let o = run(&[
+        "simulate",
+        "--max-input-bytes",
+        "1048576",
+        "-f",
+        &fifo.display().to_string(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("endless.yaml: input larger than 1 MiB (1048576 bytes); --max-input-bytes raises the limit"),
+        "{}",
+        stderr(&o)
+    );
+    writer.join().expect("the writer ends");
+}
