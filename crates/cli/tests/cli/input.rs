@@ -12,7 +12,8 @@ const POD: &str = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {contai
 
 /// A fresh folder under the temp dir.
 fn folder(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("topospread-input-{}-{name}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("input-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("dir");
     dir

@@ -96,7 +96,8 @@ fn expectations_about_what_the_case_lacks_exit_2_naming_them() {
 
 #[test]
 fn a_folder_linked_into_itself_is_walked_once() {
-    let dir = std::env::temp_dir().join(format!("topospread-test-walk-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("test-walk-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("sub")).expect("dir");
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/test");
