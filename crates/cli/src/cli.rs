@@ -9,6 +9,17 @@ use std::path::PathBuf;
 pub(crate) struct Cli {
     #[command(subcommand)]
     pub(crate) command: Command,
+    /// Read folders given with -f recursively (their subfolders' .yaml, .yml, .json).
+    #[arg(short = 'R', long, global = true)]
+    pub(crate) recursive: bool,
+    /// The most bytes read from one input (file, folder entry, stdin); larger inputs are
+    /// refused.
+    #[arg(long, global = true, default_value_t = crate::cmd::input::DEFAULT_MAX_INPUT_BYTES, value_name = "BYTES")]
+    pub(crate) max_input_bytes: u64,
+    /// The most pods workload expansion may create in total; a larger replica count is
+    /// refused.
+    #[arg(long, global = true, default_value_t = topospread_k8s::workloads::DEFAULT_MAX_PODS, value_name = "N")]
+    pub(crate) max_pods: usize,
 }
 
 /// The subcommands.
@@ -67,8 +78,8 @@ pub(crate) enum BenchFormat {
 /// `topospread show`.
 #[derive(Debug, Args)]
 pub(crate) struct ShowArgs {
-    /// Manifest files (Nodes, Pods, workloads; multi-document YAML or `kind: List`);
-    /// none: the Kubernetes docs' example.
+    /// Manifest files, folders (-R to recurse) or `-` for stdin (Nodes, Pods, workloads;
+    /// YAML or JSON, `kind: List`, kubectl dumps); none: the Kubernetes docs' example.
     #[arg(short = 'f', long = "file")]
     pub(crate) files: Vec<PathBuf>,
     /// Read the live cluster too (see `--kubeconfig`).
@@ -101,7 +112,9 @@ pub(crate) enum OutputFormat {
 /// `topospread simulate`.
 #[derive(Debug, Args)]
 pub(crate) struct SimulateArgs {
-    /// Manifest files; none: the Kubernetes docs' example (4 nodes, 2 zones, 6 replicas).
+    /// Manifest files, folders (-R to recurse) or `-` for stdin; a KubeSchedulerConfiguration
+    /// among them is used as --config is; none: the Kubernetes docs' example (4 nodes, 2
+    /// zones, 6 replicas).
     #[arg(short = 'f', long = "file")]
     pub(crate) files: Vec<PathBuf>,
     /// Read the live cluster too (see `--kubeconfig`).
@@ -124,7 +137,8 @@ pub(crate) struct SimulateArgs {
 /// `topospread explain`.
 #[derive(Debug, Args)]
 pub(crate) struct ExplainArgs {
-    /// Manifest files; none: the Kubernetes docs' example.
+    /// Manifest files, folders (-R to recurse) or `-` for stdin; none: the Kubernetes
+    /// docs' example.
     #[arg(short = 'f', long = "file")]
     pub(crate) files: Vec<PathBuf>,
     /// Read the live cluster too (see `--kubeconfig`).

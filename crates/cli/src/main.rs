@@ -8,6 +8,11 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
+    cmd::input::set_options(cmd::input::InputOptions {
+        max_input_bytes: cli.max_input_bytes,
+        max_pods: cli.max_pods,
+        recursive: cli.recursive,
+    });
     let result = match cli.command {
         cli::Command::Show(args) => cmd::show::run(&args),
         cli::Command::Simulate(args) => cmd::simulate::run(&args),

@@ -5,6 +5,8 @@
 
 #[path = "cli/config.rs"]
 mod config;
+#[path = "cli/input.rs"]
+mod input;
 #[path = "cli/live.rs"]
 mod live;
 #[path = "cli/test_command.rs"]
@@ -268,10 +270,34 @@ fn bad_input_is_one_clear_line_and_exit_2() {
         &["unparseable.yaml", "invalid YAML"],
     );
     bad(
-        "kind.yaml",
-        "apiVersion: v1\nkind: Widget\nmetadata: {name: w}\n",
+        "maxskew.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: c, image: i}]\n      topologySpreadConstraints: [{maxSkew: 0, minDomains: -1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}]\n",
         &[],
-        &["kind.yaml", "document 1", "\"Widget\""],
+        &[
+            "maxskew.yaml: deployment/web: spec.template.spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than zero",
+        ],
+    );
+    bad(
+        "replicas.yaml",
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\nspec:\n  replicas: -1\n  selector: {matchLabels: {app: db}}\n  template:\n    metadata: {labels: {app: db}}\n    spec: {containers: [{name: c, image: i}]}\n",
+        &[],
+        &[
+            "replicas.yaml: statefulset/db: spec.replicas: Invalid value: -1: must be greater than or equal to 0",
+        ],
+    );
+    bad(
+        "name.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: \"evil\\e[31m\\nname\"}\nspec: {containers: [{name: c, image: i}]}\n",
+        &[],
+        &[
+            "name.yaml: pod/evil\\u{1b}[31m\\nname: metadata.name: Invalid value: \"evil\\x1b[31m\\nname\"",
+        ],
+    );
+    bad(
+        "items.yaml",
+        "apiVersion: v1\nkind: List\nitems: {metadata: {name: x}}\n",
+        &[],
+        &["items.yaml: document 1: List: items: Invalid value: object: must be a list of objects"],
     );
     bad(
         "dangling.yaml",
@@ -345,7 +371,7 @@ fn huge_files_are_refused() {
     let _ = std::fs::remove_file(&path);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains("over 256 MiB are refused"),
+        stderr(&o).contains("big.yaml: input larger than 256 MiB (268435456 bytes); --max-input-bytes raises the limit"),
         "{}",
         stderr(&o)
     );

@@ -37,7 +37,7 @@ fn exit_0_when_valid() {
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(
         r.stdout
-            .ends_with("1 object checked: 0 errors, 0 warnings\n")
+            .ends_with("2 objects checked: 0 errors, 0 warnings\n")
     );
 }
 

@@ -116,15 +116,32 @@ pub struct BuiltSnapshot {
     pub snapshot: Snapshot,
     /// Pods refused by Priority admission, in file order.
     pub refused: Vec<Refused>,
+    /// Pods left out because they have finished (see [`is_finished`]), as
+    /// `namespace/name`, in file order.
+    pub finished: Vec<String>,
+}
+
+/// Whether a pod has finished: `status.phase` Succeeded or Failed (completed Jobs,
+/// evicted pods). kube-scheduler's informer drops such pods
+/// (`assignedPod && !terminal`), so they count for no spread, resource, port or affinity.
+pub fn is_finished(pod: &core::Pod) -> bool {
+    matches!(
+        pod.status.as_ref().and_then(|s| s.phase.as_deref()),
+        Some("Succeeded" | "Failed")
+    )
 }
 
 /// Runs Priority admission on a pod, converts it and adds it to the snapshot. `Ok(None)`
-/// when admission refused it (the refusal is returned, the snapshot is unchanged).
+/// when admission refused it (the refusal is returned, the snapshot is unchanged). A
+/// finished pod ([`is_finished`]) is left out, as the scheduler never sees it.
 pub fn admit_and_add(
     snapshot: &mut Snapshot,
     pod: &core::Pod,
     file: &str,
 ) -> Result<Option<Refused>, BuildError> {
+    if is_finished(pod) {
+        return Ok(None);
+    }
     let mut pod = pod.clone();
     if let Err(error) = resolve_priority(&mut pod, &snapshot.workloads().priority_classes) {
         return Ok(Some(Refused {
@@ -162,7 +179,8 @@ pub fn build_snapshot<'a>(
 /// Builds a snapshot from loaded manifests: nodes first, then the workload objects
 /// (PriorityClasses and PodDisruptionBudgets among them), then pods through Priority
 /// admission (a pod with `spec.nodeName` is bound; one without stays pending in the
-/// snapshot; a refused one is listed in [`BuiltSnapshot::refused`]).
+/// snapshot; a refused one is listed in [`BuiltSnapshot::refused`]; a finished one is left out and
+/// listed in [`BuiltSnapshot::finished`]).
 pub fn build<'a>(
     objects: impl IntoIterator<Item = &'a Loaded> + Clone,
 ) -> Result<BuiltSnapshot, BuildError> {
@@ -187,12 +205,22 @@ pub fn build<'a>(
         *snapshot.workloads_mut() = workloads;
     }
     let mut refused = Vec::new();
+    let mut finished = Vec::new();
     for l in objects {
-        if let Object::Pod(p) = &l.object
-            && let Some(r) = admit_and_add(&mut snapshot, p, &l.source.file)?
-        {
+        let Object::Pod(p) = &l.object else { continue };
+        if is_finished(p) {
+            finished.push(format!(
+                "{}/{}",
+                p.metadata.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE),
+                p.metadata.name.as_deref().unwrap_or("")
+            ));
+        } else if let Some(r) = admit_and_add(&mut snapshot, p, &l.source.file)? {
             refused.push(r);
         }
     }
-    Ok(BuiltSnapshot { snapshot, refused })
+    Ok(BuiltSnapshot {
+        snapshot,
+        refused,
+        finished,
+    })
 }

@@ -6,6 +6,7 @@
 //!   Priority [`admission`] as the API server would admit them.
 //! - [`workloads`]: what controllers would create (Deployments, ReplicaSets,
 //!   StatefulSets, DaemonSets, Jobs), as pending pods.
+//! - [`notes`]: what was skipped or left out, summarised one line per kind of note.
 //! - [`validation`]: the API server's validation of objects and the scheduler's
 //!   configuration, and lints for what is accepted but will not do what was meant.
 //!
@@ -42,5 +43,6 @@
 pub mod admission;
 pub mod build;
 pub mod load;
+pub mod notes;
 pub mod validation;
 pub mod workloads;

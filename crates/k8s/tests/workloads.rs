@@ -54,7 +54,11 @@ fn each_kind_expands_as_its_controller_would() {
     assert_eq!(names(&e, "batch-").len(), 2);
     // CronJob: a note, no pods.
     assert!(names(&e, "nightly").is_empty());
-    assert!(e.notes.iter().any(|n| n.contains("cronjob/nightly")));
+    assert!(
+        e.notes
+            .iter()
+            .any(|n| n.subject.contains("cronjob/nightly"))
+    );
     // DaemonSet: n1 and n3 (the unschedulable taint is tolerated), not the tainted n2.
     let agents: Vec<_> = e
         .pods
@@ -131,4 +135,55 @@ fn existing_pods_count_towards_the_workload() {
             .collect::<Vec<_>>()
     );
     assert!(again.replica_sets.is_empty());
+}
+
+/// Sets `status.phase` on a pod object.
+fn with_phase(mut p: k8s_openapi::api::core::v1::Pod, phase: &str) -> topospread_k8s::load::Loaded {
+    p.status = Some(k8s_openapi::api::core::v1::PodStatus {
+        phase: Some(phase.into()),
+        ..Default::default()
+    });
+    topospread_k8s::load::Loaded {
+        source: topospread_k8s::load::Source {
+            file: "pods.yaml".into(),
+            document: 1,
+            item: None,
+        },
+        object: topospread_k8s::load::Object::Pod(p),
+    }
+}
+
+#[test]
+fn finished_pods_do_not_count_but_succeeded_job_pods_complete_it() {
+    let mut objects = fixture();
+    let first = expand(&objects, 0);
+    objects.extend(first.replica_sets.iter().cloned());
+    // Every pod of the first expansion exists, but finished: the web Deployment's as
+    // Failed (evicted), the Job's as Succeeded.
+    for p in &first.pods {
+        let name = p.pod.metadata.name.clone().unwrap();
+        let phase = if name.starts_with("batch-") {
+            "Succeeded"
+        } else {
+            "Failed"
+        };
+        objects.push(with_phase(p.pod.clone(), phase));
+    }
+    let again = expand(&objects, 0);
+    // The ReplicaSet replaces its evicted pods; the StatefulSet recreates its ordinals.
+    assert_eq!(names(&again, "web-").len(), 3);
+    assert_eq!(names(&again, "db-"), ["db-0", "db-1"]);
+    // The Job (completions 2) has both completions: nothing more to run.
+    assert!(names(&again, "batch-").is_empty());
+}
+
+#[test]
+fn finished_pods_are_left_out_of_the_snapshot() {
+    let text = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: done}\nspec: {nodeName: n1, containers: [{name: c, image: i}]}\nstatus: {phase: Succeeded}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: evicted, namespace: x}\nspec: {nodeName: n1, containers: [{name: c, image: i}]}\nstatus: {phase: Failed, reason: Evicted}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: running}\nspec: {nodeName: n1, containers: [{name: c, image: i}]}\nstatus: {phase: Running}\n";
+    let m = parse_manifests(text, "dump.yaml").unwrap();
+    let built = topospread_k8s::build::build(&m.objects).unwrap();
+    assert_eq!(built.finished, ["default/done", "x/evicted"]);
+    assert!(built.snapshot.pod_id("default", "running").is_some());
+    assert!(built.snapshot.pod_id("default", "done").is_none());
+    assert!(built.snapshot.pod_id("x", "evicted").is_none());
 }

@@ -132,6 +132,16 @@ pub fn run_file(text: &str, file: &str) -> Result<Vec<CaseReport>, ScenarioError
             "a case file is one YAML document with a top-level `cases:` list",
         ));
     };
+    if let Some(map) = doc.as_object()
+        && let Some(key) = map.keys().find(|k| k.as_str() != "cases")
+    {
+        return Err(ScenarioError::case(
+            file,
+            "-",
+            key.clone(),
+            "unknown field: a case file has one top-level key, `cases`",
+        ));
+    }
     let Some(cases) = doc.get("cases").and_then(Value::as_array) else {
         return Err(ScenarioError::case(
             file,
@@ -141,11 +151,20 @@ pub fn run_file(text: &str, file: &str) -> Result<Vec<CaseReport>, ScenarioError
         ));
     };
     let mut reports = Vec::with_capacity(cases.len());
+    let mut names = std::collections::HashSet::new();
     for (i, case) in cases.iter().enumerate() {
         let name = case
             .get("name")
             .and_then(Value::as_str)
             .map_or_else(|| format!("#{i}"), str::to_string);
+        if !names.insert(name.clone()) {
+            return Err(ScenarioError::case(
+                file,
+                &name,
+                format!("cases[{i}].name"),
+                format!("Duplicate value: {name:?}: case names are unique within a file"),
+            ));
+        }
         let Some(kind) = kind_of(case) else {
             return Err(ScenarioError::case(
                 file,

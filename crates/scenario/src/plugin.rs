@@ -215,6 +215,12 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
                 plugin.normalize_score(&state, &pod, &mut scores);
             }
             for (node_name, want) in want {
+                if snapshot.node_id(node_name).is_none() {
+                    return Err(bad(
+                        &format!("expect.scores.{node_name}"),
+                        &"Not found: no such node in the case",
+                    ));
+                }
                 let got = snapshot
                     .node_id(node_name)
                     .and_then(|id| scores.iter().find(|s| s.node == id))

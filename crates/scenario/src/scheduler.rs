@@ -110,6 +110,31 @@ fn check_spread(
         ),
     };
     let key: Sym = snapshot.symbols_mut().intern(&check.topology_key);
+    // An expectation about a key or a domain no node has cannot be what was meant.
+    let domains: std::collections::BTreeSet<String> = snapshot
+        .nodes()
+        .iter()
+        .filter_map(|n| n.node.labels.get(key))
+        .map(|v| snapshot.symbols().resolve(v).to_string())
+        .collect();
+    if domains.is_empty() {
+        return Err(format!(
+            "spread[{index}].topologyKey: Not found: no node carries {:?}",
+            check.topology_key
+        ));
+    }
+    if let Some(d) = check
+        .counts
+        .iter()
+        .flatten()
+        .map(|(d, _)| d)
+        .find(|d| !domains.contains(*d))
+    {
+        return Err(format!(
+            "spread[{index}].counts.{d}: Not found: no node has {}={d}",
+            check.topology_key
+        ));
+    }
     let mut counts: BTreeMap<String, i64> = BTreeMap::new();
     for (id, pod) in snapshot.pods() {
         let counted = match &selector {
@@ -297,6 +322,16 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
                 &"Not found: no such pod in schedule",
             ));
         };
+        if let Some((j, node)) = allowed
+            .iter()
+            .enumerate()
+            .find(|(_, n)| snapshot.node_id(n).is_none())
+        {
+            return Err(bad(
+                &format!("expect.placements.{pod}[{j}]"),
+                &format!("Not found: no node {node:?} in the case"),
+            ));
+        }
         let ok = match got {
             Ok(node) => allowed.contains(node),
             Err(_) => allowed.is_empty(),

@@ -1,8 +1,9 @@
 //! `--config`: a file holding one KubeSchedulerConfiguration, read as kube-scheduler
 //! reads it (v1 only, strict decoding, start-up validation of every profile) through the
-//! engine's `check_configuration`, the same path `topospread validate` takes.
+//! engine's `check_configuration`, the same path `topospread validate` takes. A
+//! KubeSchedulerConfiguration among the `-f` files is read the same way.
 
-use super::input::read_limited;
+use super::input::{Input, InputPath, options, read_path};
 use anyhow::{Result, bail};
 use std::path::Path;
 use topospread::check_configuration;
@@ -22,17 +23,30 @@ pub(crate) struct SchedulerSetup {
     pub(crate) features: Features,
 }
 
-/// The default profile, or the one `path` configures.
-pub(crate) fn load(path: Option<&Path>) -> Result<SchedulerSetup> {
-    let Some(path) = path else {
-        return Ok(SchedulerSetup {
-            origin: "default profile".into(),
-            config: SchedulerConfig::default(),
-            features: Features::default(),
-        });
+/// The default profile, or the one `path` (`--config`) or a KubeSchedulerConfiguration
+/// among the `-f` files configures; both at once is refused.
+pub(crate) fn load(path: Option<&Path>, input: &Input) -> Result<SchedulerSetup> {
+    let in_files = input.scheduler_configuration()?;
+    let path = match (path, in_files) {
+        (Some(path), Some((file, _))) => bail!(
+            "{file}: a KubeSchedulerConfiguration is among the -f files and --config {} is given too; give one of them",
+            path.display()
+        ),
+        (None, Some((file, value))) => return checked(value, file),
+        (None, None) => {
+            return Ok(SchedulerSetup {
+                origin: "default profile".into(),
+                config: SchedulerConfig::default(),
+                features: Features::default(),
+            });
+        }
+        (Some(path), None) => path,
     };
     let file = path.display().to_string();
-    let text = read_limited(path)?;
+    let text = read_path(
+        &InputPath::File(path.to_path_buf()),
+        options().max_input_bytes,
+    )?;
     // kube-scheduler reads exactly one KubeSchedulerConfiguration object from --config.
     let documents = parse_yaml_documents(&text, &file)?;
     let value = match documents.as_slice() {
@@ -44,6 +58,11 @@ pub(crate) fn load(path: Option<&Path>) -> Result<SchedulerSetup> {
             describe(second)
         ),
     };
+    checked(value, &file)
+}
+
+/// Reads one KubeSchedulerConfiguration document as kube-scheduler does at start-up.
+fn checked(value: &serde_json::Value, file: &str) -> Result<SchedulerSetup> {
     let origin = format!("{file}: kubeschedulerconfiguration");
     let features = Features::default();
     let config =

@@ -1,80 +1,151 @@
-//! Reading manifest files into a snapshot: size-limited reads, typed parsing, workload
-//! expansion, and the queue of pending pods in PrioritySort order.
+//! Reading manifests into a snapshot: `-f` paths resolved (files, folders, `-R`, `-` for
+//! stdin), every input read through a byte cap, typed parsing, API-server admission,
+//! workload expansion under a pod cap, and the queue of pending pods in PrioritySort
+//! order.
 
-use anyhow::{Context, Result, bail};
-use std::path::{Path, PathBuf};
+mod read;
+
+use anyhow::{Result, bail};
+use std::path::PathBuf;
+use std::sync::OnceLock;
 use topospread::convert;
 use topospread::snapshot::{PodId, Snapshot};
 use topospread_k8s::build::{self, Refused};
-use topospread_k8s::load::{Loaded, parse_manifests};
-use topospread_k8s::workloads::{Expansion, expand};
+use topospread_k8s::load::{Loaded, Object, parse_manifests};
+use topospread_k8s::notes::{Note, summarize};
+use topospread_k8s::workloads::{self, ExpandOptions, Expansion, expand_with};
 
-/// The largest file read: larger ones are refused before reading.
-pub(crate) const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
+pub(crate) use read::{InputPath, read_path, resolve};
+
+/// The default of `--max-input-bytes`: 256 MiB.
+pub(crate) const DEFAULT_MAX_INPUT_BYTES: u64 = 256 * 1024 * 1024;
 
 /// The Kubernetes docs' example, used when no file is given.
 pub(crate) const DOCS_EXAMPLE: &str = include_str!("../../examples/docs-example.yaml");
 /// The name the embedded example goes by in messages.
 pub(crate) const DOCS_EXAMPLE_NAME: &str = "docs-example.yaml (built in)";
 
-/// Reads a file with a size limit, so a wrong path does not exhaust memory.
-pub(crate) fn read_limited(path: &Path) -> Result<String> {
-    let len = std::fs::metadata(path)
-        .with_context(|| format!("{}: cannot read", path.display()))?
-        .len();
-    if len > MAX_FILE_BYTES {
-        bail!(
-            "{}: file is {len} bytes; files over {} MiB are refused",
-            path.display(),
-            MAX_FILE_BYTES / (1024 * 1024)
-        );
+/// The limits and folder walk every command's input goes through, from the global flags.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct InputOptions {
+    /// `--max-input-bytes`: the most bytes read from one input.
+    pub(crate) max_input_bytes: u64,
+    /// `--max-pods`: the most pods workload expansion makes.
+    pub(crate) max_pods: usize,
+    /// `-R`: folders are walked recursively.
+    pub(crate) recursive: bool,
+}
+
+impl Default for InputOptions {
+    fn default() -> Self {
+        Self {
+            max_input_bytes: DEFAULT_MAX_INPUT_BYTES,
+            max_pods: workloads::DEFAULT_MAX_PODS,
+            recursive: false,
+        }
     }
-    std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read as UTF-8 text", path.display()))
+}
+
+/// Set once by `main` from the command line, before any command runs.
+static OPTIONS: OnceLock<InputOptions> = OnceLock::new();
+
+/// Records the global input flags (`main` calls this once).
+pub(crate) fn set_options(options: InputOptions) {
+    // A second call would be a programming error; the first value stays.
+    let _ = OPTIONS.set(options);
+}
+
+/// The global input flags (the defaults when `main` has not set them).
+pub(crate) fn options() -> InputOptions {
+    OPTIONS.get().copied().unwrap_or_default()
 }
 
 /// What the files held.
 pub(crate) struct Input {
-    /// Every object, file by file.
+    /// Every object, file by file (KubeSchedulerConfigurations included).
     pub(crate) objects: Vec<Loaded>,
-    /// Skipped objects, one line each.
-    pub(crate) notes: Vec<String>,
+    /// Skipped objects, one note each.
+    pub(crate) notes: Vec<Note>,
+    /// How many inputs (files, stdin) were read.
+    pub(crate) inputs: usize,
 }
 
-/// Loads `files`, or the built-in docs example when there are none.
-pub(crate) fn load(files: &[PathBuf]) -> Result<Input> {
+impl Input {
+    /// The KubeSchedulerConfiguration among the files, with the file it is in; an error
+    /// when there are several (kube-scheduler reads one).
+    pub(crate) fn scheduler_configuration(&self) -> Result<Option<(&str, &serde_json::Value)>> {
+        let mut found = self.objects.iter().filter_map(|l| match &l.object {
+            Object::SchedulerConfiguration(v) => Some((l.source.file.as_str(), v)),
+            _ => None,
+        });
+        let first = found.next();
+        if let (Some((file, _)), Some((second, _))) = (first, found.next()) {
+            bail!(
+                "{second}: a second KubeSchedulerConfiguration (the first is in {file}); the scheduler reads one"
+            );
+        }
+        Ok(first)
+    }
+}
+
+/// Loads `files` (files, folders, `-` for stdin), or the built-in docs example when
+/// there are none; objects with only `generateName` are named with `seed`.
+pub(crate) fn load(files: &[PathBuf], seed: u64) -> Result<Input> {
     let mut input = Input {
         objects: Vec::new(),
         notes: Vec::new(),
+        inputs: 0,
     };
     if files.is_empty() {
         let m = parse_manifests(DOCS_EXAMPLE, DOCS_EXAMPLE_NAME)?;
         input.objects = m.objects;
+        input.inputs = 1;
         return Ok(input);
     }
-    for f in files {
-        let text = read_limited(f)?;
-        let m = parse_manifests(&text, &f.display().to_string())?;
+    let opts = options();
+    let paths = resolve(files, opts.recursive)?;
+    input.inputs = paths.len();
+    for p in &paths {
+        let text = read_path(p, opts.max_input_bytes)?;
+        let m = parse_manifests(&text, &p.to_string())?;
         input.objects.extend(m.objects);
         input.notes.extend(m.skipped);
     }
+    workloads::name_generated(&mut input.objects, seed);
     Ok(input)
 }
 
-/// Loads the live cluster when one is asked for, then `files` on top of it; without a
-/// cluster, as [`load`].
-pub(crate) fn load_sources(files: &[PathBuf], live: &crate::cli::LiveArgs) -> Result<Input> {
-    if !live.wanted() {
-        return load(files);
+/// The live cluster when one is asked for, then `files` on top of it (without a cluster,
+/// as [`load`]); then the API server's validation of every object: the first object it
+/// would refuse is the error.
+pub(crate) fn load_admitted(
+    files: &[PathBuf],
+    live: &crate::cli::LiveArgs,
+    seed: u64,
+) -> Result<Input> {
+    let input = if live.wanted() {
+        let mut input = Input {
+            objects: super::live::list_cluster(live)?,
+            notes: Vec::new(),
+            inputs: 1,
+        };
+        if !files.is_empty() {
+            let from_files = load(files, seed)?;
+            input.objects.extend(from_files.objects);
+            input.notes.extend(from_files.notes);
+            input.inputs += from_files.inputs;
+        }
+        input
+    } else {
+        load(files, seed)?
+    };
+    if let Some(e) = topospread_k8s::validation::validate_objects(&input.objects)
+        .into_iter()
+        .next()
+    {
+        bail!("{e}");
     }
-    let mut objects = super::live::list_cluster(live)?;
-    let mut notes = Vec::new();
-    if !files.is_empty() {
-        let from_files = load(files)?;
-        objects.extend(from_files.objects);
-        notes = from_files.notes;
-    }
-    Ok(Input { objects, notes })
+    Ok(input)
 }
 
 /// A snapshot with the workloads' pods added and the pending ones queued.
@@ -85,16 +156,20 @@ pub(crate) struct World {
     pub(crate) expansion: Expansion,
     /// Pending pods, in PrioritySort order.
     pub(crate) queue: Vec<PodId>,
-    /// Things to tell the user (skipped objects, workloads that could not be expanded).
+    /// Things to tell the user, one line per kind of note (skipped objects, finished
+    /// pods left out, workloads that could not be expanded).
     pub(crate) notes: Vec<String>,
     /// Pods Priority admission refused (a PriorityClass that does not exist): never in
     /// the snapshot, reported like pending pods.
     pub(crate) refused: Vec<Refused>,
 }
 
-/// Builds the world: snapshot from the files, workloads expanded (`seed` fixes names).
+/// Builds the world: snapshot from the files, workloads expanded (`seed` fixes names)
+/// up to `--max-pods` pods.
 pub(crate) fn build(input: &Input, seed: u64) -> Result<World> {
-    let expansion = expand(&input.objects, seed);
+    let max_pods = options().max_pods;
+    let expansion = expand_with(&input.objects, ExpandOptions { seed, max_pods })
+        .map_err(|(e, _)| anyhow::anyhow!("{e} (--max-pods raises the limit)"))?;
     let built = build::build(input.objects.iter().chain(&expansion.replica_sets))?;
     let mut snapshot = built.snapshot;
     let mut refused = built.refused;
@@ -104,7 +179,9 @@ pub(crate) fn build(input: &Input, seed: u64) -> Result<World> {
         }
     }
     let mut notes = input.notes.clone();
+    notes.extend(finished_notes(&input.objects));
     notes.extend(expansion.notes.iter().cloned());
+    let mut notes = summarize(&notes);
     notes.extend(
         expansion
             .errors
@@ -128,6 +205,27 @@ pub(crate) fn build(input: &Input, seed: u64) -> Result<World> {
         notes,
         refused,
     })
+}
+
+/// One note per pod left out of the snapshot because it has finished (phase Succeeded
+/// or Failed), all with one message so they summarise to one line.
+pub(crate) fn finished_notes(objects: &[Loaded]) -> Vec<Note> {
+    objects
+        .iter()
+        .filter_map(|l| match &l.object {
+            Object::Pod(p) if build::is_finished(p) => Some(Note::new(
+                format!(
+                    "{}: pod/{}",
+                    l.source.file,
+                    topospread_k8s::load::escape_control(
+                        p.metadata.name.as_deref().unwrap_or_default()
+                    )
+                ),
+                "left out: phase Succeeded or Failed (the scheduler does not see finished pods)",
+            )),
+            _ => None,
+        })
+        .collect()
 }
 
 /// `name` or `namespace/name` -> (namespace, name).

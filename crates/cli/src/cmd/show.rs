@@ -7,7 +7,8 @@ use std::io::Write;
 use std::process::ExitCode;
 use topospread::api::Selector;
 use topospread::snapshot::Snapshot;
-use topospread_k8s::build::build_snapshot;
+use topospread_k8s::build;
+use topospread_k8s::notes::summarize;
 use topospread_report::{
     Highlight, ShowOptions, default_topology_keys, parse_selector, render_cluster,
 };
@@ -68,8 +69,13 @@ pub(crate) fn options(
 }
 
 pub(crate) fn run(args: &ShowArgs) -> Result<ExitCode> {
-    let input = input::load_sources(&args.files, &args.live)?;
-    let mut snapshot = build_snapshot(&input.objects)?;
+    let input = input::load_admitted(&args.files, &args.live, 0)?;
+    let mut snapshot = build::build_snapshot(&input.objects)?;
+    // Notes go to stderr: stdout is the drawing.
+    let finished = input::finished_notes(&input.objects);
+    for note in summarize(input.notes.iter().chain(&finished)) {
+        eprintln!("note: {note}");
+    }
     let h = highlight(&mut snapshot, args.selector.as_deref())?;
     let opts = options(&snapshot, &args.topology_keys, h, args.width);
     let text = render_cluster(&snapshot, &opts);

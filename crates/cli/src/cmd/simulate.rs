@@ -175,8 +175,8 @@ fn workload_constraints(
 }
 
 pub(crate) fn run(args: &SimulateArgs) -> Result<ExitCode> {
-    let input = input::load_sources(&args.files, &args.live)?;
-    let setup = config::load(args.config.as_deref())?;
+    let input = input::load_admitted(&args.files, &args.live, args.seed)?;
+    let setup = config::load(args.config.as_deref(), &input)?;
     let mut world = input::build(&input, args.seed)?;
     let mut runtime = Runtime::new(&setup, &mut world.snapshot, args.seed)?;
     let before = world.snapshot.clone();

@@ -1,18 +1,25 @@
 //! `topospread test`: run scenario files and report failing expectations.
 
-use super::input::read_limited;
+use super::input::{InputPath, options, read_path};
 use crate::cli::TestArgs;
 use anyhow::{Context, Result};
+use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use topospread_scenario::{self as scenario, Outcome};
 
-/// Collects *.yaml / *.yml files under `path`, sorted for a stable order.
-fn collect(path: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+/// Collects *.yaml / *.yml files under `path`, sorted for a stable order. A folder
+/// reached twice (a symlink to a folder already walked, or a loop) is walked once.
+fn collect(path: &Path, visited: &mut HashSet<PathBuf>, out: &mut Vec<PathBuf>) -> Result<()> {
     let meta =
         std::fs::metadata(path).with_context(|| format!("{}: cannot read", path.display()))?;
     if meta.is_dir() {
+        let real = std::fs::canonicalize(path)
+            .with_context(|| format!("{}: cannot read", path.display()))?;
+        if !visited.insert(real) {
+            return Ok(());
+        }
         let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
             .with_context(|| format!("{}: cannot list", path.display()))?
             .filter_map(|e| e.ok().map(|e| e.path()))
@@ -20,7 +27,7 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
         entries.sort();
         for e in entries {
             if e.is_dir() || e.extension().is_some_and(|x| x == "yaml" || x == "yml") {
-                collect(&e, out)?;
+                collect(&e, visited, out)?;
             }
         }
     } else {
@@ -31,14 +38,15 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
 
 pub(crate) fn run(args: &TestArgs) -> Result<ExitCode> {
     let mut files = Vec::new();
+    let mut visited = HashSet::new();
     for p in &args.paths {
-        collect(p, &mut files)?;
+        collect(p, &mut visited, &mut files)?;
     }
     // Every file is read and parsed before anything is reported, so a broken file
     // stops the run with exit 2 and no partial verdict.
     let mut results = Vec::with_capacity(files.len());
     for f in &files {
-        let text = read_limited(f)?;
+        let text = read_path(&InputPath::File(f.clone()), options().max_input_bytes)?;
         let name = f.display().to_string();
         let reports = scenario::run_file(&text, &name)?;
         results.push((name, reports));

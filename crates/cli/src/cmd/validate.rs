@@ -32,13 +32,14 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 use topospread_k8s::build::build_snapshot;
-use topospread_k8s::load::{Loaded, Object, parse_manifests};
+use topospread_k8s::load::{Loaded, Object, escape_control};
+use topospread_k8s::notes::summarize;
 use topospread_k8s::validation::{
     ApiServerFeatures, ClusterLinter, FieldError, Lint, LintCode, Severity, Workload,
-    lint_workload, validate_scheduler_configuration, validate_workload_create,
+    lint_workload, validate_cluster, validate_objects, validate_scheduler_configuration,
 };
 
-use super::input::read_limited;
+use super::{config, input};
 
 /// `topospread validate`. (Defined beside the command, not in `cli.rs`, so that branches
 /// adding other commands merge without touching the same lines.)
@@ -75,16 +76,17 @@ struct ObjectRef {
 }
 
 impl ObjectRef {
-    /// `deployment/web`, `pod/cache (namespace prod)`, as the engine names objects.
+    /// `deployment/web`, `pod/cache (namespace prod)`, as the engine names objects
+    /// (control characters escaped).
     fn display(&self) -> String {
         let kind = self.kind.to_lowercase();
         let mut s = match &self.name {
-            Some(name) => format!("{kind}/{name}"),
+            Some(name) => format!("{kind}/{}", escape_control(name)),
             None if self.kind == "KubeSchedulerConfiguration" => kind,
             None => format!("{kind}/<unnamed>"),
         };
         if let Some(ns) = &self.namespace {
-            s.push_str(&format!(" (namespace {ns})"));
+            s.push_str(&format!(" (namespace {})", escape_control(ns)));
         }
         s
     }
@@ -174,13 +176,41 @@ impl Place<'_> {
 pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
     // Every file is read and parsed before anything is reported: a broken file stops the
     // run with exit 2 and no partial verdict.
-    let mut objects: Vec<Loaded> = Vec::new();
-    for path in &args.files {
-        let text = read_limited(path)?;
-        let manifests = parse_manifests(&text, &path.display().to_string())?;
-        objects.extend(manifests.objects);
+    let input = input::load(&args.files, 0)?;
+    let mut report = check(&input.objects, args, input.inputs)?;
+    let finished = input::finished_notes(&input.objects);
+    report
+        .notes
+        .extend(summarize(input.notes.iter().chain(&finished)));
+    // The configuration simulate would run with: refused here as it would be there.
+    let config_reported = report
+        .diagnostics
+        .iter()
+        .any(|d| d.object.kind == "KubeSchedulerConfiguration" && d.severity == Severity::Error);
+    if let Err(e) = config::load(None, &input)
+        && !config_reported
+    {
+        report.summary.errors += 1;
+        report.diagnostics.push(Diagnostic {
+            file: String::new(),
+            document: 0,
+            item: None,
+            object: ObjectRef {
+                kind: "KubeSchedulerConfiguration",
+                namespace: None,
+                name: None,
+            },
+            field: String::new(),
+            severity: Severity::Error,
+            kind: "Invalid",
+            code: None,
+            value: None,
+            detail: format!("{e:#}"),
+            why: None,
+            message: format!("{e:#}"),
+        });
     }
-    let report = check(&objects, args)?;
+    let with_file = input.inputs > 1;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     match args.output {
@@ -188,7 +218,7 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
             serde_json::to_writer_pretty(&mut out, &report)?;
             writeln!(out)?;
         }
-        Format::Text => print_text(&mut out, &report, args.files.len() > 1)?,
+        Format::Text => print_text(&mut out, &report, with_file)?,
     }
     out.flush()?;
     Ok(if report.summary.errors > 0 {
@@ -199,11 +229,11 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
 }
 
 /// Validates and lints every object; `Err` only for args that cannot be decoded.
-fn check(objects: &[Loaded], args: &ValidateArgs) -> Result<Report> {
+fn check(objects: &[Loaded], args: &ValidateArgs, files: usize) -> Result<Report> {
     let features = ApiServerFeatures::default();
     // Validation first, so the snapshot for the cluster lints can leave invalid pods out.
     let mut checked: Vec<(Place<'_>, Option<Workload>, Vec<FieldError>)> = Vec::new();
-    let mut invalid: Vec<usize> = Vec::new();
+    let mut invalid = std::collections::HashSet::new();
     for (index, loaded) in objects.iter().enumerate() {
         if let Object::SchedulerConfiguration(config) = &loaded.object {
             let errors = validate_scheduler_configuration(config)
@@ -216,20 +246,37 @@ fn check(objects: &[Loaded], args: &ValidateArgs) -> Result<Report> {
             checked.push((Place { loaded, object }, None, errors));
             continue;
         }
-        let Some(workload) = Workload::from_object(&loaded.object) else {
+        let Some(meta) = loaded.object.metadata() else {
             continue;
         };
-        let meta = workload.metadata();
         let object = ObjectRef {
-            kind: workload.kind(),
+            kind: loaded.object.kind(),
             namespace: meta.namespace.clone(),
             name: meta.name.clone(),
         };
-        let errors = validate_workload_create(&workload, &features);
+        // The API server's create-time validation, the same simulate runs first.
+        let errors: Vec<FieldError> = validate_objects(std::slice::from_ref(loaded))
+            .into_iter()
+            .map(|r| r.error)
+            .collect();
         if !errors.is_empty() {
-            invalid.push(index);
+            invalid.insert(index);
         }
-        checked.push((Place { loaded, object }, Some(workload), errors));
+        let workload = Workload::from_object(&loaded.object);
+        checked.push((Place { loaded, object }, workload, errors));
+    }
+    // What makes the objects together not a cluster: duplicate names, pods bound to
+    // nodes the files do not hold. Reported on the object named second.
+    let mut cluster_errors = Vec::new();
+    for r in validate_cluster(objects) {
+        if let Some(index) = objects.iter().position(|l| {
+            l.source == r.source
+                && l.object.kind() == r.kind
+                && l.object.metadata().is_some_and(|m| m.name == r.name)
+        }) {
+            invalid.insert(index);
+            cluster_errors.push((index, r.error));
+        }
     }
 
     let mut notes = Vec::new();
@@ -240,7 +287,9 @@ fn check(objects: &[Loaded], args: &ValidateArgs) -> Result<Report> {
         let usable: Vec<&Loaded> = objects
             .iter()
             .enumerate()
-            .filter(|(i, l)| !(matches!(l.object, Object::Pod(_)) && invalid.contains(i)))
+            .filter(|(i, l)| {
+                !(matches!(l.object, Object::Pod(_) | Object::Node(_)) && invalid.contains(i))
+            })
             .map(|(_, l)| l)
             .collect();
         match build_snapshot(usable.iter().copied()) {
@@ -268,6 +317,16 @@ fn check(objects: &[Loaded], args: &ValidateArgs) -> Result<Report> {
     let mut diagnostics = Vec::new();
     for (place, workload, errors) in &checked {
         diagnostics.extend(errors.iter().map(|e| place.error(e)));
+        let at = objects
+            .iter()
+            .position(|l| std::ptr::eq(l, place.loaded))
+            .unwrap_or(usize::MAX);
+        diagnostics.extend(
+            cluster_errors
+                .iter()
+                .filter(|(i, _)| *i == at)
+                .map(|(_, e)| place.error(e)),
+        );
         let Some(workload) = workload else { continue };
         let mut lints = lint_workload(workload, &features);
         if let Some(linter) = linter.as_mut() {
@@ -282,7 +341,7 @@ fn check(objects: &[Loaded], args: &ValidateArgs) -> Result<Report> {
     Ok(Report {
         version: 1,
         summary: Summary {
-            files: args.files.len(),
+            files,
             objects: checked.len(),
             errors,
             warnings: diagnostics.len() - errors,

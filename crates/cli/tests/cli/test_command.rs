@@ -61,3 +61,49 @@ fn unreadable_files_exit_2_naming_file_case_and_field() {
         );
     }
 }
+
+#[test]
+fn expectations_about_what_the_case_lacks_exit_2_naming_them() {
+    for (file, needle) in [
+        (
+            "unknown-node.yaml",
+            "unknown-node.yaml: case \"typo in a node name\": expect.placements.p1[1]: Not found: no node \"nodee2\" in the case",
+        ),
+        (
+            "unknown-key.yaml",
+            "spread[0].topologyKey: Not found: no node carries \"zon\"",
+        ),
+        (
+            "unknown-domain.yaml",
+            "spread[0].counts.zoneC: Not found: no node has zone=zoneC",
+        ),
+        (
+            "duplicate-names.yaml",
+            "duplicate-names.yaml: case \"same\": cases[1].name: Duplicate value: \"same\"",
+        ),
+        (
+            "top-level-key.yaml",
+            "top-level-key.yaml: case \"-\": case_defaults: unknown field",
+        ),
+    ] {
+        let out = run(&[file]);
+        assert_eq!(out.status.code(), Some(2), "{file}: {}", text(&out.stdout));
+        let stderr = text(&out.stderr);
+        assert!(stderr.contains(needle), "{file}: {stderr}");
+        assert!(out.stdout.is_empty(), "{file}");
+    }
+}
+
+#[test]
+fn a_folder_linked_into_itself_is_walked_once() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("test-walk-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("sub")).expect("dir");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/test");
+    std::fs::copy(fixtures.join("pass.yaml"), dir.join("sub/pass.yaml")).expect("copy");
+    std::os::unix::fs::symlink(&dir, dir.join("sub/up")).expect("symlink");
+    let out = run(&[&dir.display().to_string()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "1 passed, 0 failed\n");
+}

@@ -5,6 +5,8 @@
 //! the object-level ones:
 //! - [`validate_workload_create`]: a Pod or workload as the API server sees it on create
 //!   (disabled fields dropped, matchLabelKeys merged into a Pod's selector first).
+//! - [`validate_objects`]: every loaded object as the API server validates it on create
+//!   (names, labels, replicas, resources, and the above), for every command.
 //! - [`validate_scheduler_configuration`]: the PodTopologySpread args of a
 //!   `KubeSchedulerConfiguration` document.
 //! - [`lint`]: what is accepted but will not do what was meant ([`lint_workload`],
@@ -13,10 +15,12 @@
 //! The rules, their order and their upstream functions are listed in
 //! `tests/conformance/validation/RULES.md`. Everything here is pure: no I/O.
 
+mod admit;
 mod config;
 pub mod lint;
 mod objects;
 
+pub use admit::{Refusal, validate_cluster, validate_objects};
 pub use config::{ConfigDecodeError, pod_topology_spread_args, validate_scheduler_configuration};
 pub use lint::{
     ClusterLinter, FIRST_POD_TEMPLATE_HASH, Lint, LintCode, Severity, controller_added_labels,

@@ -273,7 +273,8 @@ pub fn template_pods_create(workload: &Workload, features: &ApiServerFeatures) -
     validate_spec_create(&pod_spec, true, features)
 }
 
-fn validate_spec_create(
+/// [`validate_workload_create`] on a borrowed spec: `merge` for a Pod's own spec.
+pub(crate) fn validate_spec_create(
     pod_spec: &PodSpecRef<'_>,
     merge: bool,
     features: &ApiServerFeatures,

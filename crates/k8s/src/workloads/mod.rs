@@ -5,14 +5,17 @@
 //! - ReplicaSet, ReplicationController: pods `<owner>-<5 chars>`.
 //! - StatefulSet: pods `<name>-0 .. <name>-(n-1)`, in order, labelled
 //!   `statefulset.kubernetes.io/pod-name` and `apps.kubernetes.io/pod-index`.
-//! - Job: `parallelism` pods (default 1), capped by `completions`; none when suspended.
+//! - Job: `parallelism` pods (default 1), capped by the `completions` its Succeeded pods
+//!   have not yet made; none when suspended.
 //! - CronJob: nothing (its pods exist only while a Job runs); a note says so.
 //! - DaemonSet: one pod per node the DaemonSet controller would place one on, pinned
 //!   with required node affinity on `metadata.name` as the controller does.
 //!
 //! Pods that already exist and are controlled by a workload count towards its size, so
 //! a snapshot written after a simulation (workloads and bound pods) expands to nothing
-//! new. Pure: the caller reads the files.
+//! new. Finished pods (phase Succeeded or Failed) do not, as controllers count only active
+//! pods: the StatefulSet controller recreates a failed ordinal, a ReplicaSet replaces an
+//! evicted pod. Pure: the caller reads the files.
 //!
 //! ```
 //! use topospread_k8s::load::parse_manifests;
@@ -30,6 +33,7 @@ mod naming;
 mod template;
 
 use crate::load::{Loaded, Object, Source};
+use crate::notes::Note;
 use k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetSpec};
 use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
@@ -89,8 +93,8 @@ pub struct Expansion {
     pub replica_sets: Vec<Loaded>,
     /// Every workload with its pods.
     pub workloads: Vec<WorkloadSummary>,
-    /// Things skipped on purpose, one line each.
-    pub notes: Vec<String>,
+    /// Things skipped on purpose, one note per object.
+    pub notes: Vec<Note>,
     /// Workloads that could not be expanded; the others still are.
     pub errors: Vec<WorkloadError>,
 }
@@ -98,8 +102,12 @@ pub struct Expansion {
 /// Pods that already exist, by the controller that owns them.
 #[derive(Default)]
 struct Existing {
-    /// (namespace, controller kind, controller name) -> pod names.
+    /// (namespace, controller kind, controller name) -> active pod names (not finished,
+    /// not terminating: what `controller.FilterActivePods` keeps).
     owned: HashMap<(String, String, String), Vec<String>>,
+    /// (namespace, Job name) -> its pods in phase Succeeded (they count toward
+    /// `spec.completions`).
+    succeeded: HashMap<(String, String), i32>,
     /// (namespace, pod name).
     names: BTreeSet<(String, String)>,
     /// (namespace, name) of input ReplicaSets.
@@ -131,8 +139,16 @@ impl Existing {
                 Object::Pod(p) => {
                     let ns = ns_of(&p.metadata);
                     let name = p.metadata.name.clone().unwrap_or_default();
-                    if let Some(o) = controller_of(&p.metadata)
+                    let controller = controller_of(&p.metadata);
+                    if let Some(o) = controller
+                        && o.kind == "Job"
+                        && p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Succeeded")
+                    {
+                        *e.succeeded.entry((ns.clone(), o.name.clone())).or_default() += 1;
+                    }
+                    if let Some(o) = controller
                         && p.metadata.deletion_timestamp.is_none()
+                        && !crate::build::is_finished(p)
                     {
                         e.owned
                             .entry((ns.clone(), o.kind.clone(), o.name.clone()))
@@ -147,7 +163,10 @@ impl Existing {
                                 .insert(node);
                         }
                     }
-                    e.names.insert((ns, name));
+                    // A finished StatefulSet pod is deleted and recreated under its name.
+                    if !crate::build::is_finished(p) {
+                        e.names.insert((ns, name));
+                    }
                 }
                 Object::ReplicaSet(rs) => {
                     let name = rs.metadata.name.clone().unwrap_or_default();
@@ -170,12 +189,50 @@ impl Existing {
     }
 }
 
+/// The default of [`ExpandOptions::max_pods`].
+pub const DEFAULT_MAX_PODS: usize = 1_000_000;
+
+/// How [`expand_with`] expands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExpandOptions {
+    /// Fixes the random-looking name suffixes.
+    pub seed: u64,
+    /// The most pods all workloads together may create: a replica count beyond it is an
+    /// error naming the field, not an exhausted machine.
+    pub max_pods: usize,
+}
+
 /// Expands every workload in `objects` into the pods its controller would create.
-/// `seed` fixes the random-looking name suffixes.
+/// `seed` fixes the random-looking name suffixes. At most [`DEFAULT_MAX_PODS`] pods are
+/// made; the workload that would pass that limit, and those after it, make none.
 pub fn expand(objects: &[Loaded], seed: u64) -> Expansion {
+    match expand_with(
+        objects,
+        ExpandOptions {
+            seed,
+            max_pods: DEFAULT_MAX_PODS,
+        },
+    ) {
+        Ok(e) => e,
+        Err((e, mut partial)) => {
+            partial.errors.push(e);
+            partial
+        }
+    }
+}
+
+/// [`expand`] with a limit on the pods made: `Err` names the workload and its replica
+/// field that would pass `options.max_pods`, with what was expanded before it.
+#[allow(clippy::result_large_err)] // the partial expansion is the point of the error
+pub fn expand_with(
+    objects: &[Loaded],
+    options: ExpandOptions,
+) -> Result<Expansion, (WorkloadError, Expansion)> {
     let mut x = Expander {
         existing: Existing::scan(objects),
-        seed,
+        seed: options.seed,
+        max_pods: options.max_pods,
+        too_many: None,
         out: Expansion::default(),
         nodes: objects
             .iter()
@@ -187,8 +244,59 @@ pub fn expand(objects: &[Loaded], seed: u64) -> Expansion {
     };
     for l in objects {
         x.object(l);
+        if let Some(e) = x.too_many.take() {
+            return Err((e, x.out));
+        }
     }
-    x.out
+    Ok(x.out)
+}
+
+/// Names every object that has only `metadata.generateName`, as the API server does on
+/// create (the prefix and 5 random-looking characters, fixed by `seed`), avoiding the
+/// names of other objects of the same kind and namespace.
+pub fn name_generated(objects: &mut [Loaded], seed: u64) {
+    let unnamed = |l: &Loaded| {
+        l.object.metadata().is_some_and(|m| {
+            m.name.as_deref().is_none_or(str::is_empty)
+                && m.generate_name.as_deref().is_some_and(|g| !g.is_empty())
+        })
+    };
+    if !objects.iter().any(unnamed) {
+        return;
+    }
+    let mut taken: BTreeSet<(&'static str, String, String)> = objects
+        .iter()
+        .filter_map(|l| {
+            let meta = l.object.metadata()?;
+            let name = meta.name.clone().filter(|n| !n.is_empty())?;
+            Some((l.object.kind(), ns_of(meta), name))
+        })
+        .collect();
+    let mut index = 0usize;
+    for l in objects.iter_mut() {
+        let kind = l.object.kind();
+        let Some(meta) = l.object.metadata_mut() else {
+            continue;
+        };
+        let Some(prefix) = meta.generate_name.clone().filter(|g| !g.is_empty()) else {
+            continue;
+        };
+        if meta.name.as_deref().is_some_and(|n| !n.is_empty()) {
+            continue;
+        }
+        let ns = ns_of(meta);
+        let mut attempt = 0;
+        let name = loop {
+            let name = naming::generated_name(seed, &prefix, index, attempt);
+            if attempt >= 16 || !taken.contains(&(kind, ns.clone(), name.clone())) {
+                break name;
+            }
+            attempt += 1;
+        };
+        index += 1;
+        taken.insert((kind, ns, name.clone()));
+        meta.name = Some(name);
+    }
 }
 
 /// The owner of the pods being made.
@@ -225,6 +333,10 @@ impl Owner<'_> {
 struct Expander<'a> {
     existing: Existing,
     seed: u64,
+    /// [`ExpandOptions::max_pods`].
+    max_pods: usize,
+    /// Set when a workload would pass `max_pods`: expansion stops there.
+    too_many: Option<WorkloadError>,
     out: Expansion,
     nodes: Vec<&'a k8s_openapi::api::core::v1::Node>,
 }
@@ -324,10 +436,13 @@ impl<'a> Expander<'a> {
                 );
             }
             Object::Job(job) => self.job(s, job),
-            Object::CronJob(cj) => self.out.notes.push(format!(
-                "{}: cronjob/{}: skipped: a CronJob's pods exist only while one of its Jobs runs",
-                s.file,
-                cj.metadata.name.as_deref().unwrap_or("")
+            Object::CronJob(cj) => self.out.notes.push(Note::new(
+                format!(
+                    "{}: cronjob/{}",
+                    s.file,
+                    cj.metadata.name.as_deref().unwrap_or("")
+                ),
+                "skipped: a CronJob's pods exist only while one of its Jobs runs",
             )),
             Object::DaemonSet(ds) => {
                 let nodes = self.nodes.clone();
@@ -398,7 +513,10 @@ impl<'a> Expander<'a> {
             &[],
         );
         // Name the Deployment, not its ReplicaSet, in template errors and reports.
-        for e in &mut self.out.errors[before..] {
+        for e in self.out.errors[before..]
+            .iter_mut()
+            .chain(&mut self.too_many)
+        {
             e.object.clone_from(&object);
         }
         if let Some(w) = self.out.workloads.last_mut()
@@ -424,15 +542,24 @@ impl<'a> Expander<'a> {
             return self.error(s, owner.object(), "spec", "Required value".into());
         };
         if spec.suspend == Some(true) {
-            self.out.notes.push(format!(
-                "{}: {}: suspended: no pods",
-                s.file,
-                owner.object()
+            self.out.notes.push(Note::new(
+                format!("{}: {}", s.file, owner.object()),
+                "suspended: no pods",
             ));
             return;
         }
         let parallelism = spec.parallelism.unwrap_or(1);
-        let n = spec.completions.map_or(parallelism, |c| parallelism.min(c));
+        // The job controller: active pods up to parallelism, never more than the
+        // completions still missing (succeeded pods count toward completions).
+        let succeeded = self
+            .existing
+            .succeeded
+            .get(&(ns_of(&job.metadata), owner.name()))
+            .copied()
+            .unwrap_or(0);
+        let n = spec.completions.map_or(parallelism, |c| {
+            parallelism.min(c.saturating_sub(succeeded))
+        });
         let uid = owner.reference().uid;
         let name = owner.name();
         let labels = [
@@ -485,6 +612,23 @@ impl<'a> Expander<'a> {
                 return;
             }
         };
+        let missing = want.saturating_sub(existing.len());
+        if self.out.pods.len().saturating_add(missing) > self.max_pods {
+            self.too_many = Some(WorkloadError {
+                file: s.file.clone(),
+                object: owner.object(),
+                field: if workload_kind == "Job" {
+                    "spec.parallelism".into()
+                } else {
+                    "spec.replicas".into()
+                },
+                message: format!(
+                    "Invalid value: {replicas}: the workloads would make more than {} pods",
+                    self.max_pods
+                ),
+            });
+            return;
+        }
         let mut made = existing.len();
         let mut index = 0usize;
         while made < want {

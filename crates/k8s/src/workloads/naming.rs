@@ -74,6 +74,22 @@ pub(crate) fn suffix(seed: u64, owner: &str, index: usize, attempt: u32) -> Stri
         .collect()
 }
 
+/// `maxGeneratedNameLength`: a generateName prefix is cut to this many bytes, so that
+/// prefix and suffix fit the 63 characters of a label value.
+const MAX_GENERATED_PREFIX: usize = 63 - 5;
+
+/// The name the API server gives an object created with only `generateName`
+/// (`names.SimpleNameGenerator`): the prefix, cut to 58 bytes, then 5 random-looking
+/// characters, here fixed by `seed`, the prefix and the `index`-th such object.
+pub(crate) fn generated_name(seed: u64, prefix: &str, index: usize, attempt: u32) -> String {
+    let mut cut = prefix.len().min(MAX_GENERATED_PREFIX);
+    while !prefix.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let prefix = &prefix[..cut];
+    format!("{prefix}{}", suffix(seed, prefix, index, attempt))
+}
+
 /// A deterministic UID-shaped string for an object that exists only in the simulation.
 pub(crate) fn uid(kind: &str, namespace: &str, name: &str) -> String {
     let a = fnv32a(format!("{kind}/{namespace}/{name}").as_bytes());

@@ -1,0 +1,225 @@
+//! `-f` paths into inputs (files, folders as kubectl walks them, `-` for stdin), each
+//! read through a byte cap whatever its metadata says: a FIFO, `/dev/zero` or a process
+//! substitution stops at the cap instead of filling memory.
+
+use anyhow::{Context, Result, bail};
+use std::collections::HashSet;
+use std::fmt;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// One input: a file (or anything `open` reads: a FIFO, a device) or stdin.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum InputPath {
+    /// `-f -`.
+    Stdin,
+    /// A path.
+    File(PathBuf),
+}
+
+impl fmt::Display for InputPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InputPath::Stdin => f.write_str("<stdin>"),
+            InputPath::File(p) => write!(f, "{}", p.display()),
+        }
+    }
+}
+
+/// The extensions kubectl reads from a folder.
+const FOLDER_EXTENSIONS: &[&str] = &["yaml", "yml", "json"];
+
+/// Resolves `-f` arguments as kubectl does: `-` is stdin, a file is read whatever its
+/// name, a folder gives its `.yaml`, `.yml` and `.json` files (sorted; with `recursive`,
+/// those of its subfolders too, never entering a folder twice through symlinks).
+pub(crate) fn resolve(args: &[PathBuf], recursive: bool) -> Result<Vec<InputPath>> {
+    let mut out = Vec::new();
+    let mut visited = HashSet::new();
+    for arg in args {
+        if arg.as_os_str() == "-" {
+            out.push(InputPath::Stdin);
+            continue;
+        }
+        let meta =
+            std::fs::metadata(arg).with_context(|| format!("{}: cannot read", arg.display()))?;
+        if meta.is_dir() {
+            let before = out.len();
+            walk(arg, recursive, &mut visited, &mut out)?;
+            if out.len() == before {
+                bail!(
+                    "{}: no .yaml, .yml or .json files in the folder{}",
+                    arg.display(),
+                    if recursive {
+                        " or below"
+                    } else {
+                        " (-R reads its subfolders)"
+                    }
+                );
+            }
+        } else {
+            out.push(InputPath::File(arg.clone()));
+        }
+    }
+    Ok(out)
+}
+
+fn walk(
+    dir: &Path,
+    recursive: bool,
+    visited: &mut HashSet<PathBuf>,
+    out: &mut Vec<InputPath>,
+) -> Result<()> {
+    let real =
+        std::fs::canonicalize(dir).with_context(|| format!("{}: cannot read", dir.display()))?;
+    if !visited.insert(real) {
+        return Ok(());
+    }
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("{}: cannot read the folder", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for path in entries {
+        // Follows symlinks, as kubectl does; `visited` stops loops.
+        let Ok(meta) = std::fs::metadata(&path) else {
+            continue; // a dangling symlink
+        };
+        if meta.is_dir() {
+            if recursive {
+                walk(&path, recursive, visited, out)?;
+            }
+        } else if path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| FOLDER_EXTENSIONS.contains(&e))
+        {
+            out.push(InputPath::File(path));
+        }
+    }
+    Ok(())
+}
+
+/// Reads one input as UTF-8 text, at most `cap` bytes.
+pub(crate) fn read_path(input: &InputPath, cap: u64) -> Result<String> {
+    match input {
+        InputPath::Stdin => read_capped(std::io::stdin().lock(), input, cap, 0),
+        InputPath::File(path) => {
+            let file = std::fs::File::open(path)
+                .with_context(|| format!("{}: cannot read", path.display()))?;
+            let meta = file
+                .metadata()
+                .with_context(|| format!("{}: cannot read", path.display()))?;
+            // A regular file's size is known: refuse before reading. Anything else (FIFO,
+            // device, /proc) reports 0 and is stopped by the cap while reading.
+            let hint = if meta.is_file() { meta.len() } else { 0 };
+            if hint > cap {
+                bail!("{}", too_large(input, cap));
+            }
+            read_capped(file, input, cap, hint)
+        }
+    }
+}
+
+/// The one-line message for an input past the cap.
+fn too_large(input: &InputPath, cap: u64) -> String {
+    format!(
+        "{input}: input larger than {}; --max-input-bytes raises the limit",
+        human(cap)
+    )
+}
+
+/// `256 MiB (268435456 bytes)`, or `N bytes` when not a whole number of MiB.
+fn human(bytes: u64) -> String {
+    const MIB: u64 = 1024 * 1024;
+    if bytes >= MIB && bytes.is_multiple_of(MIB) {
+        format!("{} MiB ({bytes} bytes)", bytes / MIB)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+/// The size of each read buffer after the first, when the size is not known.
+const CHUNK: usize = 8 * 1024 * 1024;
+
+/// Reads `reader` to its end, failing past `cap` bytes. Data is kept in chunks (no
+/// buffer doubling, so the memory held never exceeds the cap by more than one chunk)
+/// and allocation failures are errors, not aborts.
+fn read_capped(mut reader: impl Read, input: &InputPath, cap: u64, hint: u64) -> Result<String> {
+    let cap_usize = usize::try_from(cap).unwrap_or(usize::MAX);
+    let mut chunks: Vec<Vec<u8>> = Vec::new();
+    let mut total = 0usize;
+    // A regular file fits its first buffer exactly (plus one byte to see the end).
+    let mut next = usize::try_from(hint)
+        .ok()
+        .filter(|h| *h > 0)
+        .map_or(64 * 1024, |h| h.saturating_add(1));
+    loop {
+        let room = cap_usize.saturating_add(1).saturating_sub(total);
+        let size = next.min(room).max(1);
+        let mut chunk = Vec::new();
+        chunk
+            .try_reserve_exact(size)
+            .map_err(|_| anyhow::anyhow!("{input}: cannot allocate {size} bytes to read it"))?;
+        // Into the reserved capacity, without zero-filling it first; `take` stops the
+        // read at the chunk's end, so the vector never grows past its reservation.
+        (&mut reader)
+            .take(size as u64)
+            .read_to_end(&mut chunk)
+            .with_context(|| format!("{input}: cannot read"))?;
+        let filled = chunk.len();
+        total += filled;
+        if total > cap_usize {
+            bail!("{}", too_large(input, cap));
+        }
+        let done = filled < size;
+        chunks.push(chunk);
+        if done {
+            break;
+        }
+        next = CHUNK;
+    }
+    let bytes = if chunks.len() == 1 {
+        chunks.pop().unwrap_or_default()
+    } else {
+        let mut all = Vec::new();
+        all.try_reserve_exact(total)
+            .map_err(|_| anyhow::anyhow!("{input}: cannot allocate {total} bytes to read it"))?;
+        for c in chunks {
+            all.extend_from_slice(&c);
+        }
+        all
+    };
+    String::from_utf8(bytes).map_err(|e| {
+        anyhow::anyhow!(
+            "{input}: not UTF-8 text (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cap_holds_whatever_the_size_hint() {
+        let input = InputPath::Stdin;
+        let text = read_capped(&b"kind: Pod\n"[..], &input, 10, 0).expect("at the cap");
+        assert_eq!(text, "kind: Pod\n");
+        let e = read_capped(&b"kind: Pod\n!"[..], &input, 10, 0).expect_err("past the cap");
+        assert_eq!(
+            e.to_string(),
+            "<stdin>: input larger than 10 bytes; --max-input-bytes raises the limit"
+        );
+        // An endless reader stops at the cap.
+        let e =
+            read_capped(std::io::repeat(b'a'), &input, 3 * 1024 * 1024, 0).expect_err("endless");
+        assert!(e.to_string().contains("larger than 3 MiB"), "{e}");
+        // More than one chunk, reassembled in order.
+        let big: Vec<u8> = (0..(CHUNK + 100)).map(|i| b'a' + (i % 26) as u8).collect();
+        let text = read_capped(&big[..], &input, u64::MAX, 10).expect("reads");
+        assert_eq!(text.as_bytes(), &big[..]);
+        let e = read_capped(&[0xff, 0xfe][..], &input, 10, 0).expect_err("not UTF-8");
+        assert!(e.to_string().contains("not UTF-8"), "{e}");
+    }
+}

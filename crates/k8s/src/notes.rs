@@ -1,0 +1,83 @@
+//! Notes about the input (objects skipped, pods left out): collected per object, printed
+//! one line per kind of note with a count, so a dump of thousands of objects gives a few
+//! lines, not thousands.
+
+use std::fmt;
+
+/// One thing to tell the user about one object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Note {
+    /// The object it is about, as `file: kind/name`.
+    pub subject: String,
+    /// What happened to it; notes with the same message are summarised together.
+    pub message: String,
+}
+
+impl Note {
+    /// A note about `subject`.
+    pub fn new(subject: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            subject: subject.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Note {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.subject, self.message)
+    }
+}
+
+/// How many subjects a summary line names before "and N more".
+const NAMED: usize = 2;
+
+/// One line per distinct message, in first-seen order: the note itself when it is the
+/// only one with its message, else the message, the count and the first subjects.
+pub fn summarize<'a>(notes: impl IntoIterator<Item = &'a Note>) -> Vec<String> {
+    let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+    let mut index = std::collections::HashMap::new();
+    for n in notes {
+        let i = *index.entry(n.message.as_str()).or_insert_with(|| {
+            groups.push((n.message.as_str(), Vec::new()));
+            groups.len() - 1
+        });
+        groups[i].1.push(n.subject.as_str());
+    }
+    groups
+        .into_iter()
+        .map(|(message, subjects)| match subjects.as_slice() {
+            [one] => format!("{one}: {message}"),
+            _ => {
+                let mut named = subjects[..NAMED.min(subjects.len())].join("; ");
+                if subjects.len() > NAMED {
+                    named.push_str(&format!("; and {} more", subjects.len() - NAMED));
+                }
+                format!("{message} ({} objects: {named})", subjects.len())
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_line_per_message_with_a_count() {
+        let notes = [
+            Note::new("a.yaml: configmap/x", "skipped: kind ConfigMap (v1)"),
+            Note::new("a.yaml: cronjob/c", "skipped: a CronJob"),
+            Note::new("a.yaml: configmap/y", "skipped: kind ConfigMap (v1)"),
+            Note::new("b.yaml: configmap/z", "skipped: kind ConfigMap (v1)"),
+        ];
+        assert_eq!(
+            summarize(&notes),
+            [
+                "skipped: kind ConfigMap (v1) (3 objects: a.yaml: configmap/x; a.yaml: configmap/y; and 1 more)",
+                "a.yaml: cronjob/c: skipped: a CronJob",
+            ]
+        );
+        assert!(summarize(&[]).is_empty());
+    }
+}
