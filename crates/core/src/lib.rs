@@ -27,6 +27,7 @@ pub mod load;
 pub mod perf;
 pub mod plugins;
 pub mod queue;
+pub mod rebalance;
 pub mod render;
 pub mod scenario;
 pub mod scheduler;

@@ -4,6 +4,7 @@
 
 use crate::framework::{ActionType as A, ClusterEvent, EventResource as R};
 mod common;
+mod counting;
 mod filtering;
 mod scoring;
 
@@ -11,6 +12,7 @@ pub use filtering::{
     ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH, PreFilterState,
 };
 pub use scoring::PreScoreState;
+pub(crate) use counting::CountingGroup;
 
 use crate::api::{Selector, SpreadConstraintSpec, Symbols, WhenUnsatisfiable};
 use crate::config::{DefaultingType, PodTopologySpreadArgs};

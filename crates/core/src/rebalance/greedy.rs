@@ -1,0 +1,394 @@
+//! topospread's strategy: at each step, try evicting each candidate pod (an evictable
+//! pod counted in a domain above `minimum + maxSkew` of a violated group, one per
+//! workload and node) and let the scheduler place its replacement; keep the move that
+//! lowers the global measure most (ties: namespace and pod name). When no direct move
+//! helps, try a two-move "make room" step: move a pod off a node of an under-full
+//! domain first. Every step strictly lowers the measure, so the plan ends.
+
+use super::measure::{Violation, WorkloadRef};
+use super::trial::Context;
+use super::{Move, Plan, RebalanceError, RebalanceOptions, Strategy, Unresolved};
+use crate::snapshot::{NO_DOMAIN, NodeId, PodId};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+/// Candidate pods tried per step, taken round-robin over the violated groups (the most
+/// violated first), so a step costs a bounded number of scheduling cycles.
+const MAX_CANDIDATES_PER_STEP: usize = 64;
+/// Make room: pods of a violated group tried, nodes of under-full domains per pod, and
+/// helper pods per node.
+const MAKE_ROOM_MOVERS: usize = 4;
+const MAKE_ROOM_NODES: usize = 8;
+const MAKE_ROOM_HELPERS: usize = 3;
+
+/// Per violated group (most violated first): its candidate pods, sorted by name.
+struct Candidates {
+    per_group: Vec<(usize, Vec<PodId>)>,
+    /// Per group: why pods in its over-full domains cannot move, with how many.
+    blocked: BTreeMap<usize, BTreeMap<String, usize>>,
+}
+
+/// The evictable pods in over-full domains of each violated group.
+fn candidates(ctx: &mut Context) -> Candidates {
+    let Context {
+        snapshot,
+        groups,
+        evictability,
+        ..
+    } = ctx;
+    let mut violated: Vec<usize> = (0..groups.list.len())
+        .filter(|&i| groups.list[i].excess > 0)
+        .collect();
+    violated.sort_by_key(|&i| {
+        let g = &groups.list[i];
+        (!g.is_hard(), std::cmp::Reverse(g.excess), i)
+    });
+    // Per violated group: the count above which a domain is over-full, and the counts.
+    let info: BTreeMap<usize, (i64, _)> = violated
+        .iter()
+        .map(|&i| {
+            let g = &groups.list[i].group;
+            let counts = g.counts(snapshot);
+            (i, (g.min_match(&counts) + i64::from(g.max_skew), counts))
+        })
+        .collect();
+    let mut found: BTreeMap<usize, Vec<(String, String, PodId)>> = BTreeMap::new();
+    let mut seen: BTreeMap<usize, HashSet<(WorkloadRef, NodeId)>> = BTreeMap::new();
+    let mut blocked: BTreeMap<usize, BTreeMap<String, usize>> = BTreeMap::new();
+    let mut pods: Vec<(String, String, PodId, NodeId)> = snapshot
+        .pods()
+        .filter(|(_, p)| !p.terminating)
+        .filter_map(|(id, p)| {
+            let node = snapshot.pod_node(id)?;
+            let ns = snapshot.symbols().resolve(p.namespace).to_string();
+            Some((ns, p.name.to_string(), id, node))
+        })
+        .collect();
+    pods.sort();
+    for (ns, name, id, node) in pods {
+        let Some(pod) = snapshot.pod(id) else { continue };
+        let counting = groups.counting(id, pod, snapshot);
+        for g in counting {
+            let Some((floor, counts)) = info.get(&g) else {
+                continue;
+            };
+            let group = &groups.list[g].group;
+            let info_node = snapshot.node(node);
+            if !group.filter.admits(info_node, snapshot.symbols()) {
+                continue;
+            }
+            let dom = snapshot
+                .domains(group.topology_key)
+                .map_or(NO_DOMAIN, |d| d.domain_of(node.index()));
+            if dom == NO_DOMAIN || counts.count(dom as usize) <= *floor {
+                continue;
+            }
+            if let Some(b) = evictability.candidate_blocker(pod, snapshot) {
+                *blocked.entry(g).or_default().entry(b.to_string()).or_default() += 1;
+                continue;
+            }
+            let class = (WorkloadRef::of(pod, snapshot), node);
+            if seen.entry(g).or_default().insert(class) {
+                found
+                    .entry(g)
+                    .or_default()
+                    .push((ns.clone(), name.clone(), id));
+            }
+        }
+    }
+    Candidates {
+        per_group: violated
+            .into_iter()
+            .map(|g| {
+                let ids = found
+                    .remove(&g)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(_, _, id)| id)
+                    .collect();
+                (g, ids)
+            })
+            .collect(),
+        blocked,
+    }
+}
+
+/// The best move found in a step.
+struct Best {
+    violation: Violation,
+    /// `(mover, to)`, in the order to carry them out (a helper first when making room).
+    steps: Vec<(PodId, NodeId, Option<usize>)>,
+}
+
+/// Takes up to `limit` candidates round-robin over the groups, then orders them by name.
+fn pick(ctx: &Context, c: &Candidates, limit: usize) -> Vec<PodId> {
+    let mut out: Vec<PodId> = Vec::new();
+    let mut seen = HashSet::new();
+    let longest = c.per_group.iter().map(|(_, v)| v.len()).max().unwrap_or(0);
+    'outer: for k in 0..longest {
+        for (_, ids) in &c.per_group {
+            if let Some(&id) = ids.get(k)
+                && seen.insert(id)
+            {
+                out.push(id);
+                if out.len() >= limit {
+                    break 'outer;
+                }
+            }
+        }
+    }
+    out.sort_by_key(|id| ctx.pod_name(*id));
+    out
+}
+
+/// The best direct move among the candidates, if any lowers the measure.
+fn best_direct(ctx: &mut Context, ids: &[PodId]) -> Result<Option<Best>, RebalanceError> {
+    let mut best: Option<Best> = None;
+    for &id in ids {
+        let Some(pod) = ctx.snapshot.pod(id) else {
+            continue;
+        };
+        let changed = ctx.groups.counting(id, &pod.clone(), &ctx.snapshot);
+        let Some(a) = ctx.try_move(id)? else { continue };
+        let (v, reason) = ctx.groups.measure_with(&changed, &ctx.snapshot);
+        let to = a.to;
+        ctx.undo(a)?;
+        if v < ctx.groups.total && best.as_ref().is_none_or(|b| v < b.violation) {
+            best = Some(Best {
+                violation: v,
+                steps: vec![(id, to, reason)],
+            });
+        }
+    }
+    Ok(best)
+}
+
+/// Two moves: a helper pod off a node of an under-full domain of a violated hard group,
+/// then one of the group's pods; the best pair that lowers the measure.
+fn best_make_room(ctx: &mut Context, c: &Candidates) -> Result<Option<Best>, RebalanceError> {
+    let mut best: Option<Best> = None;
+    for (g, movers) in &c.per_group {
+        if !ctx.groups.list[*g].is_hard() {
+            continue;
+        }
+        let group = ctx.groups.list[*g].group.clone();
+        let counts = group.counts(&ctx.snapshot);
+        let min = group.min_match(&counts);
+        let Some(domains) = ctx.snapshot.domains(group.topology_key) else {
+            continue;
+        };
+        // Nodes of the emptiest domains, by name.
+        let mut targets: Vec<(String, NodeId)> = ctx
+            .snapshot
+            .nodes()
+            .iter()
+            .filter(|n| group.filter.admits(n, ctx.snapshot.symbols()))
+            .filter(|n| {
+                let d = domains.domain_of(n.id.index());
+                d != NO_DOMAIN && counts.count(d as usize) <= min
+            })
+            .map(|n| (n.node.name.to_string(), n.id))
+            .collect();
+        targets.sort();
+        targets.truncate(MAKE_ROOM_NODES);
+        for &mover in movers.iter().take(MAKE_ROOM_MOVERS) {
+            for (_, node) in &targets {
+                let mut helpers: Vec<(std::cmp::Reverse<i64>, (String, String), PodId)> = ctx
+                    .snapshot
+                    .node(*node)
+                    .pods()
+                    .iter()
+                    .filter(|&&h| h != mover)
+                    .filter_map(|&h| {
+                        let p = ctx.snapshot.pod(h)?;
+                        let ok = ctx.evictability.in_namespace(p)
+                            && ctx.evictability.blocker(p, &ctx.snapshot).is_none();
+                        ok.then(|| {
+                            let cpu = p.requests.requested.milli_cpu;
+                            (std::cmp::Reverse(cpu), ctx.pod_name(h), h)
+                        })
+                    })
+                    .collect();
+                helpers.sort();
+                for (_, _, helper) in helpers.into_iter().take(MAKE_ROOM_HELPERS) {
+                    if let Some(b) = try_pair(ctx, helper, mover)?
+                        && best.as_ref().is_none_or(|x| b.violation < x.violation)
+                    {
+                        best = Some(b);
+                    }
+                }
+            }
+        }
+        if best.is_some() {
+            break;
+        }
+    }
+    Ok(best)
+}
+
+/// Moves `helper`, then `mover`; the pair if the measure ends lower. Undoes both.
+fn try_pair(
+    ctx: &mut Context,
+    helper: PodId,
+    mover: PodId,
+) -> Result<Option<Best>, RebalanceError> {
+    let (Some(hp), Some(mp)) = (ctx.snapshot.pod(helper), ctx.snapshot.pod(mover)) else {
+        return Ok(None);
+    };
+    let (hp, mp) = (hp.clone(), mp.clone());
+    let mut changed = ctx.groups.counting(helper, &hp, &ctx.snapshot);
+    let mover_groups = ctx.groups.counting(mover, &mp, &ctx.snapshot);
+    changed.extend(mover_groups.iter().copied());
+    changed.sort_unstable();
+    changed.dedup();
+    let Some(a1) = ctx.try_move(helper)? else {
+        return Ok(None);
+    };
+    let result = match ctx.try_move(mover)? {
+        None => None,
+        Some(a2) => {
+            let (v, _) = ctx.groups.measure_with(&changed, &ctx.snapshot);
+            let (_, reason) = ctx.groups.measure_with(&mover_groups, &ctx.snapshot);
+            let to = a2.to;
+            ctx.undo(a2)?;
+            (v < ctx.groups.total).then(|| Best {
+                violation: v,
+                steps: vec![(helper, a1.to, None), (mover, to, reason)],
+            })
+        }
+    };
+    ctx.undo(a1)?;
+    Ok(result)
+}
+
+/// Runs the strategy.
+pub(super) fn run(ctx: &mut Context, options: &RebalanceOptions) -> Result<Plan, RebalanceError> {
+    let before = ctx.groups.report(&ctx.snapshot);
+    let violation_before = ctx.groups.total;
+    let mut moves: Vec<Move> = Vec::new();
+    let mut stopped_at_limit = false;
+    loop {
+        if ctx.groups.total == Violation::default() {
+            break;
+        }
+        let c = candidates(ctx);
+        let ids = pick(ctx, &c, MAX_CANDIDATES_PER_STEP);
+        let best = match best_direct(ctx, &ids)? {
+            Some(b) => Some(b),
+            None => best_make_room(ctx, &c)?,
+        };
+        let Some(best) = best else { break };
+        if moves.len() + best.steps.len() > options.max_moves {
+            stopped_at_limit = true;
+            break;
+        }
+        let mover = best.steps.last().map(|s| s.0);
+        for (id, to, reason) in best.steps {
+            let Some(pod) = ctx.snapshot.pod(id).cloned() else {
+                continue;
+            };
+            let changed = ctx.groups.counting(id, &pod, &ctx.snapshot);
+            let (namespace, name) = ctx.pod_name(id);
+            let Some(a) = ctx.move_to(id, to)? else {
+                continue;
+            };
+            ctx.groups.commit(&changed, &ctx.snapshot);
+            let reason = match (reason, Some(id) == mover) {
+                (Some(g), _) => ctx.groups.list[g].group.describe(&ctx.snapshot),
+                (None, false) => mover.map_or_else(
+                    || "make room".to_string(),
+                    |m| {
+                        let (ns, n) = ctx.pod_name(m);
+                        format!("make room for {ns}/{n}")
+                    },
+                ),
+                (None, true) => "lowers the total excess skew".to_string(),
+            };
+            moves.push(Move {
+                namespace,
+                pod: name,
+                from: ctx.node_name(a.from),
+                to: ctx.node_name(a.to),
+                reason,
+            });
+        }
+    }
+    let unresolved = unresolved(ctx, stopped_at_limit, options.max_moves);
+    Ok(Plan {
+        strategy: Strategy::Topospread,
+        rounds: moves.len(),
+        moves,
+        unresolved,
+        before,
+        after: ctx.groups.report(&ctx.snapshot),
+        violation_before,
+        violation_after: ctx.groups.total,
+        final_violations: ctx.groups.hard_violations(),
+        pending: 0,
+        snapshot: ctx.snapshot.clone(),
+    })
+}
+
+/// Every in-scope group still violated, with the reason no move repairs it.
+pub(super) fn unresolved(ctx: &mut Context, at_limit: bool, limit: usize) -> Vec<Unresolved> {
+    let c = candidates(ctx);
+    let mut out = Vec::new();
+    for (g, movable) in &c.per_group {
+        let group = &ctx.groups.list[*g];
+        if !group.in_scope {
+            continue;
+        }
+        let counts = group.group.counts(&ctx.snapshot);
+        let min_domains = usize::try_from(group.group.min_domains).unwrap_or(0);
+        let blocked = c.blocked.get(g);
+        let why = if counts.eligible() < min_domains {
+            format!(
+                "only {} domains are eligible, fewer than minDomains {}: no move can satisfy it",
+                counts.eligible(),
+                min_domains
+            )
+        } else if at_limit {
+            format!("stopped at --max-moves {limit}")
+        } else if movable.is_empty() {
+            match blocked {
+                Some(b) => {
+                    let reasons: Vec<String> =
+                        b.iter().map(|(r, n)| format!("{n} pod(s): {r}")).collect();
+                    format!(
+                        "no pod in the over-full domains may be evicted ({})",
+                        reasons.join("; ")
+                    )
+                }
+                None => "no pod in the over-full domains may be evicted".to_string(),
+            }
+        } else {
+            let mut why = "no move the scheduler accepts lowers the violation: the replacements \
+                 of the pods in the over-full domains land nowhere better (resources, affinity, \
+                 taints or another constraint)"
+                .to_string();
+            if let Some(b) = blocked {
+                let reasons: BTreeSet<&String> = b.keys().collect();
+                why.push_str(&format!(
+                    "; others may not be evicted: {}",
+                    reasons
+                        .into_iter()
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ));
+            }
+            why
+        };
+        let workload = group
+            .owners
+            .iter()
+            .map(|w| format!("{}/{}", w.namespace, w.name))
+            .collect::<Vec<_>>()
+            .join(", ");
+        out.push(Unresolved {
+            workload,
+            constraint: group.group.describe(&ctx.snapshot),
+            why,
+        });
+    }
+    out
+}
