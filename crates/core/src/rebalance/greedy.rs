@@ -9,7 +9,8 @@ use super::measure::{Violation, WorkloadRef};
 use super::trial::Context;
 use super::{Move, Plan, RebalanceError, RebalanceOptions, Strategy, Unresolved};
 use crate::snapshot::{NO_DOMAIN, NodeId, PodId};
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// Candidate pods tried per step, taken round-robin over the violated groups (the most
 /// violated first), so a step costs a bounded number of scheduling cycles.
@@ -19,12 +20,16 @@ const MAX_CANDIDATES_PER_STEP: usize = 64;
 const MAKE_ROOM_MOVERS: usize = 4;
 const MAKE_ROOM_NODES: usize = 8;
 const MAKE_ROOM_HELPERS: usize = 3;
+/// Evictions in pairs: pairs are formed among this many candidates.
+const MAX_PAIR_CANDIDATES: usize = 8;
 
 /// Per violated group (most violated first): its candidate pods, sorted by name.
 struct Candidates {
     per_group: Vec<(usize, Vec<PodId>)>,
     /// Per group: why pods in its over-full domains cannot move, with how many.
     blocked: BTreeMap<usize, BTreeMap<String, usize>>,
+    /// A second pod of a candidate's workload on its node, for evictions in pairs.
+    second: HashMap<PodId, PodId>,
 }
 
 /// The evictable pods in over-full domains of each violated group.
@@ -52,7 +57,8 @@ fn candidates(ctx: &mut Context) -> Candidates {
         })
         .collect();
     let mut found: BTreeMap<usize, Vec<(String, String, PodId)>> = BTreeMap::new();
-    let mut seen: BTreeMap<usize, HashSet<(WorkloadRef, NodeId)>> = BTreeMap::new();
+    let mut seen: BTreeMap<usize, HashMap<(WorkloadRef, NodeId), PodId>> = BTreeMap::new();
+    let mut second: HashMap<PodId, PodId> = HashMap::new();
     let mut blocked: BTreeMap<usize, BTreeMap<String, usize>> = BTreeMap::new();
     let mut pods: Vec<(String, String, PodId, NodeId)> = snapshot
         .pods()
@@ -87,11 +93,17 @@ fn candidates(ctx: &mut Context) -> Candidates {
                 continue;
             }
             let class = (WorkloadRef::of(pod, snapshot), node);
-            if seen.entry(g).or_default().insert(class) {
-                found
-                    .entry(g)
-                    .or_default()
-                    .push((ns.clone(), name.clone(), id));
+            match seen.entry(g).or_default().entry(class) {
+                Entry::Vacant(v) => {
+                    v.insert(id);
+                    found
+                        .entry(g)
+                        .or_default()
+                        .push((ns.clone(), name.clone(), id));
+                }
+                Entry::Occupied(o) => {
+                    second.entry(*o.get()).or_insert(id);
+                }
             }
         }
     }
@@ -109,6 +121,7 @@ fn candidates(ctx: &mut Context) -> Candidates {
             })
             .collect(),
         blocked,
+        second,
     }
 }
 
@@ -117,6 +130,8 @@ struct Best {
     violation: Violation,
     /// `(mover, to)`, in the order to carry them out (a helper first when making room).
     steps: Vec<(PodId, NodeId, Option<usize>)>,
+    /// The steps are evictions made together (both pods out before either is placed).
+    together: bool,
 }
 
 /// Takes up to `limit` candidates round-robin over the groups, then orders them by name.
@@ -156,10 +171,93 @@ fn best_direct(ctx: &mut Context, ids: &[PodId]) -> Result<Option<Best>, Rebalan
             best = Some(Best {
                 violation: v,
                 steps: vec![(id, to, reason)],
+                together: false,
             });
         }
     }
     Ok(best)
+}
+
+/// Two pods evicted together, then their replacements placed one after the other: what
+/// a zone and a hostname constraint together can need, when every single replacement
+/// has nowhere to go that both allow.
+fn best_pair(
+    ctx: &mut Context,
+    c: &Candidates,
+    ids: &[PodId],
+) -> Result<Option<Best>, RebalanceError> {
+    let firsts = &ids[..ids.len().min(MAX_PAIR_CANDIDATES)];
+    let mut pairs: Vec<(PodId, PodId)> = Vec::new();
+    for (i, &a) in firsts.iter().enumerate() {
+        if let Some(&b) = c.second.get(&a) {
+            pairs.push((a, b));
+        }
+        for &b in &firsts[i + 1..] {
+            pairs.push((a, b));
+        }
+    }
+    let mut best: Option<Best> = None;
+    for (a, b) in pairs {
+        if let Some(found) = try_together(ctx, a, b)?
+            && best.as_ref().is_none_or(|x| found.violation < x.violation)
+        {
+            best = Some(found);
+        }
+    }
+    Ok(best)
+}
+
+/// Evicts `a` and `b`, places `a`'s replacement, then `b`'s; the pair if both land on
+/// other nodes and the measure ends lower. Undoes everything.
+fn try_together(ctx: &mut Context, a: PodId, b: PodId) -> Result<Option<Best>, RebalanceError> {
+    let (Some(pa), Some(pb)) = (ctx.snapshot.pod(a).cloned(), ctx.snapshot.pod(b).cloned())
+    else {
+        return Ok(None);
+    };
+    let (Some(from_a), Some(from_b)) = (ctx.snapshot.pod_node(a), ctx.snapshot.pod_node(b))
+    else {
+        return Ok(None);
+    };
+    let mut changed = ctx.groups.counting(a, &pa, &ctx.snapshot);
+    let groups_b = ctx.groups.counting(b, &pb, &ctx.snapshot);
+    changed.extend(groups_b.iter().copied());
+    changed.sort_unstable();
+    changed.dedup();
+    // Both out first; the replacements come back pending, then are placed in order.
+    let Some(out_a) = ctx.snapshot.remove_pod(a) else {
+        return Ok(None);
+    };
+    let Some(out_b) = ctx.snapshot.remove_pod(b) else {
+        ctx.snapshot.add_pod(out_a)?;
+        return Ok(None);
+    };
+    let mut result = None;
+    let mut ra = out_a.clone();
+    ra.node_name = None;
+    let mut rb = out_b.clone();
+    rb.node_name = None;
+    if let Some(to_a) = ctx.place(&ra).filter(|n| *n != from_a) {
+        ra.node_name = Some(ctx.snapshot.node(to_a).node.name.clone());
+        let id_a = ctx.snapshot.add_pod(ra)?;
+        if let Some(to_b) = ctx.place(&rb).filter(|n| *n != from_b) {
+            rb.node_name = Some(ctx.snapshot.node(to_b).node.name.clone());
+            let id_b = ctx.snapshot.add_pod(rb)?;
+            let (v, reason) = ctx.groups.measure_with(&changed, &ctx.snapshot);
+            if v < ctx.groups.total {
+                result = Some(Best {
+                    violation: v,
+                    steps: vec![(a, to_a, reason), (b, to_b, reason)],
+                    together: true,
+                });
+            }
+            ctx.snapshot.remove_pod(id_b);
+        }
+        ctx.snapshot.remove_pod(id_a);
+    }
+    // Back in the order they left, so each gets its slot back.
+    ctx.snapshot.add_pod(out_b)?;
+    ctx.snapshot.add_pod(out_a)?;
+    Ok(result)
 }
 
 /// Two moves: a helper pod off a node of an under-full domain of a violated hard group,
@@ -253,6 +351,7 @@ fn try_pair(
             (v < ctx.groups.total).then(|| Best {
                 violation: v,
                 steps: vec![(helper, a1.to, None), (mover, to, reason)],
+                together: false,
             })
         }
     };
@@ -274,7 +373,10 @@ pub(super) fn run(ctx: &mut Context, options: &RebalanceOptions) -> Result<Plan,
         let ids = pick(ctx, &c, MAX_CANDIDATES_PER_STEP);
         let best = match best_direct(ctx, &ids)? {
             Some(b) => Some(b),
-            None => best_make_room(ctx, &c)?,
+            None => match best_pair(ctx, &c, &ids)? {
+                Some(b) => Some(b),
+                None => best_make_room(ctx, &c)?,
+            },
         };
         let Some(best) = best else { break };
         if moves.len() + best.steps.len() > options.max_moves {
@@ -282,7 +384,8 @@ pub(super) fn run(ctx: &mut Context, options: &RebalanceOptions) -> Result<Plan,
             break;
         }
         let mover = best.steps.last().map(|s| s.0);
-        for (id, to, reason) in best.steps {
+        let names: Vec<(String, String)> = best.steps.iter().map(|s| ctx.pod_name(s.0)).collect();
+        for (k, (id, to, reason)) in best.steps.into_iter().enumerate() {
             let Some(pod) = ctx.snapshot.pod(id).cloned() else {
                 continue;
             };
@@ -302,6 +405,12 @@ pub(super) fn run(ctx: &mut Context, options: &RebalanceOptions) -> Result<Plan,
                     },
                 ),
                 (None, true) => "lowers the total excess skew".to_string(),
+            };
+            let reason = if best.together {
+                let (ns, other) = &names[1 - k.min(1)];
+                format!("{reason} (evicted together with {ns}/{other})")
+            } else {
+                reason
             };
             moves.push(Move {
                 namespace,
