@@ -4,6 +4,7 @@ pub(crate) mod bench;
 pub(crate) mod config;
 pub(crate) mod explain;
 pub(crate) mod input;
+pub(crate) mod rebalance;
 pub(crate) mod runtime;
 pub(crate) mod show;
 pub(crate) mod simulate;
