@@ -82,7 +82,7 @@ pub(crate) fn run(args: &RebalanceArgs) -> Result<ExitCode> {
             eprintln!("note: {n}");
         }
     }
-    Ok(if plan.final_violations == 0 {
+    Ok(if plan.final_violations == 0 && plan.pending == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -2,6 +2,7 @@
 //! and expectations. Pure: the caller reads files; [`run_file`] parses and runs one.
 
 mod plugin;
+mod rebalance;
 mod scheduler;
 
 use crate::load::LoadError;
@@ -42,6 +43,8 @@ pub enum CaseKind {
     Scheduler,
     /// `expect.valid`: API validation.
     Validation,
+    /// `rebalance:`: a plan of moves (or a scale-down) over bound pods.
+    Rebalance,
 }
 
 /// How one case ended.
@@ -104,7 +107,9 @@ impl ScenarioError {
 
 /// Which kind a case is, from its keys (FORMAT.md).
 fn kind_of(case: &Value) -> Option<CaseKind> {
-    if case.get("schedule").is_some() {
+    if case.get("rebalance").is_some() {
+        Some(CaseKind::Rebalance)
+    } else if case.get("schedule").is_some() {
         Some(CaseKind::Scheduler)
     } else if case.pointer("/expect/valid").is_some() {
         Some(CaseKind::Validation)
@@ -145,12 +150,13 @@ pub fn run_file(text: &str, file: &str) -> Result<Vec<CaseReport>, ScenarioError
                 file,
                 &name,
                 "(case)",
-                "cannot tell the kind of case: a plugin case has `pod` and `nodes`, a scheduler case `schedule`, a validation case `expect.valid`",
+                "cannot tell the kind of case: a plugin case has `pod` and `nodes`, a scheduler case `schedule`, a validation case `expect.valid`, a rebalance case `rebalance`",
             ));
         };
         let outcome = match kind {
             CaseKind::Plugin => plugin::run(case, file, &name)?,
             CaseKind::Scheduler => scheduler::run(case, file, &name)?,
+            CaseKind::Rebalance => rebalance::run(case, file, &name)?,
             CaseKind::Validation => {
                 let case: crate::validation::ValidationCase =
                     crate::load::typed(case, file, &format!("case {name:?}"))?;
