@@ -67,7 +67,14 @@ pub(crate) fn run(args: &RebalanceArgs) -> Result<ExitCode> {
     options.blockers = blockers;
     options.descheduler_soft = args.include_schedule_anyway;
     options.seed = args.seed;
+    let started = std::time::Instant::now();
     let plan = rebalance::plan(&world.snapshot, &setup.config, setup.features, &options)?;
+    // Timing goes to stderr so stdout stays reproducible.
+    eprintln!(
+        "planned {} moves in {} ms",
+        plan.moves.len(),
+        started.elapsed().as_millis()
+    );
     let text = match args.output {
         OutputFormat::Json => serde_json::to_string_pretty(&plan)? + "\n",
         OutputFormat::Yaml => {

@@ -15,6 +15,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 /// Candidate pods tried per step, taken round-robin over the violated groups (the most
 /// violated first), so a step costs a bounded number of scheduling cycles.
 const MAX_CANDIDATES_PER_STEP: usize = 64;
+/// Past [`MAX_CANDIDATES_PER_STEP`] candidates, a step stops at the first improving move
+/// after this many trials.
+const MIN_TRIALS: usize = 8;
 /// Make room: pods of a violated group tried, nodes of under-full domains per pod, and
 /// helper pods per node.
 const MAKE_ROOM_MOVERS: usize = 4;
@@ -47,65 +50,63 @@ fn candidates(ctx: &mut Context) -> Candidates {
         let g = &groups.list[i];
         (!g.is_hard(), std::cmp::Reverse(g.excess), i)
     });
-    // Per violated group: the count above which a domain is over-full, and the counts.
-    let info: BTreeMap<usize, (i64, _)> = violated
-        .iter()
-        .map(|&i| {
-            let g = &groups.list[i].group;
-            let counts = g.counts(snapshot);
-            (i, (g.min_match(&counts) + i64::from(g.max_skew), counts))
-        })
-        .collect();
     let mut found: BTreeMap<usize, Vec<(String, String, PodId)>> = BTreeMap::new();
-    let mut seen: BTreeMap<usize, HashMap<(WorkloadRef, NodeId), PodId>> = BTreeMap::new();
     let mut second: HashMap<PodId, PodId> = HashMap::new();
     let mut blocked: BTreeMap<usize, BTreeMap<String, usize>> = BTreeMap::new();
-    let mut pods: Vec<(String, String, PodId, NodeId)> = snapshot
-        .pods()
-        .filter(|(_, p)| !p.terminating)
-        .filter_map(|(id, p)| {
-            let node = snapshot.pod_node(id)?;
-            let ns = snapshot.symbols().resolve(p.namespace).to_string();
-            Some((ns, p.name.to_string(), id, node))
-        })
-        .collect();
-    pods.sort();
-    for (ns, name, id, node) in pods {
-        let Some(pod) = snapshot.pod(id) else { continue };
-        let counting = groups.counting(id, pod, snapshot);
-        for g in counting {
-            let Some((floor, counts)) = info.get(&g) else {
-                continue;
-            };
-            let group = &groups.list[g].group;
-            let info_node = snapshot.node(node);
-            if !group.filter.admits(info_node, snapshot.symbols()) {
+    let symbols = snapshot.symbols();
+    for &g in &violated {
+        let group = &groups.list[g].group;
+        let counts = group.counts(snapshot);
+        // A domain is over-full above the global minimum plus maxSkew.
+        let floor = group.min_match(&counts) + i64::from(group.max_skew);
+        let Some(domains) = snapshot.domains(group.topology_key) else {
+            continue;
+        };
+        let mut classes: HashMap<(WorkloadRef, NodeId), PodId> = HashMap::new();
+        let mut list: Vec<(String, String, PodId)> = Vec::new();
+        for info in snapshot.nodes() {
+            let dom = domains.domain_of(info.id.index());
+            if dom == NO_DOMAIN
+                || counts.count(dom as usize) <= floor
+                || !group.filter.admits(info, symbols)
+            {
                 continue;
             }
-            let dom = snapshot
-                .domains(group.topology_key)
-                .map_or(NO_DOMAIN, |d| d.domain_of(node.index()));
-            if dom == NO_DOMAIN || counts.count(dom as usize) <= *floor {
-                continue;
+            for &id in info.pods() {
+                let Some(pod) = snapshot.pod(id) else { continue };
+                if pod.terminating
+                    || pod.namespace != group.namespace
+                    || !group.selector.matches(&pod.labels, symbols)
+                {
+                    continue;
+                }
+                if let Some(b) = evictability.candidate_blocker(pod, snapshot) {
+                    *blocked.entry(g).or_default().entry(b.to_string()).or_default() += 1;
+                    continue;
+                }
+                list.push((
+                    symbols.resolve(pod.namespace).to_string(),
+                    pod.name.to_string(),
+                    id,
+                ));
             }
-            if let Some(b) = evictability.candidate_blocker(pod, snapshot) {
-                *blocked.entry(g).or_default().entry(b.to_string()).or_default() += 1;
-                continue;
-            }
-            let class = (WorkloadRef::of(pod, snapshot), node);
-            match seen.entry(g).or_default().entry(class) {
+        }
+        list.sort();
+        let mut reps = Vec::new();
+        for (ns, name, id) in list {
+            let Some(pod) = snapshot.pod(id) else { continue };
+            let Some(node) = snapshot.pod_node(id) else { continue };
+            match classes.entry((WorkloadRef::of(pod, snapshot), node)) {
                 Entry::Vacant(v) => {
                     v.insert(id);
-                    found
-                        .entry(g)
-                        .or_default()
-                        .push((ns.clone(), name.clone(), id));
+                    reps.push((ns, name, id));
                 }
                 Entry::Occupied(o) => {
                     second.entry(*o.get()).or_insert(id);
                 }
             }
         }
+        found.insert(g, reps);
     }
     Candidates {
         per_group: violated
@@ -134,8 +135,10 @@ struct Best {
     together: bool,
 }
 
-/// Takes up to `limit` candidates round-robin over the groups, then orders them by name.
-fn pick(ctx: &Context, c: &Candidates, limit: usize) -> Vec<PodId> {
+/// Takes up to `limit` candidates round-robin over the groups (the most violated
+/// first); when that is all of them, orders them by name. Also says whether it is all.
+fn pick(ctx: &Context, c: &Candidates, limit: usize) -> (Vec<PodId>, bool) {
+    let total: usize = c.per_group.iter().map(|(_, v)| v.len()).sum();
     let mut out: Vec<PodId> = Vec::new();
     let mut seen = HashSet::new();
     let longest = c.per_group.iter().map(|(_, v)| v.len()).max().unwrap_or(0);
@@ -151,14 +154,26 @@ fn pick(ctx: &Context, c: &Candidates, limit: usize) -> Vec<PodId> {
             }
         }
     }
-    out.sort_by_key(|id| ctx.pod_name(*id));
-    out
+    let exhaustive = total <= limit;
+    if exhaustive {
+        out.sort_by_key(|id| ctx.pod_name(*id));
+    }
+    (out, exhaustive)
 }
 
-/// The best direct move among the candidates, if any lowers the measure.
-fn best_direct(ctx: &mut Context, ids: &[PodId]) -> Result<Option<Best>, RebalanceError> {
+/// The best direct move among the candidates, if any lowers the measure. With
+/// `exhaustive` false (more candidates than a step tries), the search stops at the
+/// first improving move once [`MIN_TRIALS`] candidates were tried.
+fn best_direct(
+    ctx: &mut Context,
+    ids: &[PodId],
+    exhaustive: bool,
+) -> Result<Option<Best>, RebalanceError> {
     let mut best: Option<Best> = None;
-    for &id in ids {
+    for (tried, &id) in ids.iter().enumerate() {
+        if !exhaustive && best.is_some() && tried >= MIN_TRIALS {
+            break;
+        }
         let Some(pod) = ctx.snapshot.pod(id) else {
             continue;
         };
@@ -370,8 +385,8 @@ pub(super) fn run(ctx: &mut Context, options: &RebalanceOptions) -> Result<Plan,
             break;
         }
         let c = candidates(ctx);
-        let ids = pick(ctx, &c, MAX_CANDIDATES_PER_STEP);
-        let best = match best_direct(ctx, &ids)? {
+        let (ids, exhaustive) = pick(ctx, &c, MAX_CANDIDATES_PER_STEP);
+        let best = match best_direct(ctx, &ids, exhaustive)? {
             Some(b) => Some(b),
             None => match best_pair(ctx, &c, &ids)? {
                 Some(b) => Some(b),
