@@ -5,6 +5,8 @@
 
 #[path = "cli/config.rs"]
 mod config;
+#[path = "cli/rebalance.rs"]
+mod rebalance;
 #[path = "cli/test_command.rs"]
 mod test_command;
 

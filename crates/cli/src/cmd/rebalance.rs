@@ -31,7 +31,9 @@ pub(crate) fn run(args: &RebalanceArgs) -> Result<ExitCode> {
         let mut runtime = Runtime::new(&setup, &mut world.snapshot, args.seed)?;
         let n = world.queue.len();
         simulate::schedule_all(&mut runtime, &mut world, false)?;
-        notes.push(format!("{n} pending pods were scheduled first (as simulate does)"));
+        notes.push(format!(
+            "{n} pending pods were scheduled first (as simulate does)"
+        ));
     }
     let mut blockers: BTreeMap<(String, String), NotEvictable> = BTreeMap::new();
     let manifests = input
@@ -163,9 +165,11 @@ fn deployment_replica_set(
         })
         .filter(|rs| rs.metadata.namespace.as_deref().unwrap_or("default") == namespace)
         .filter(|rs| {
-            rs.metadata.owner_references.iter().flatten().any(|o| {
-                o.controller == Some(true) && o.kind == "Deployment" && o.name == name
-            })
+            rs.metadata
+                .owner_references
+                .iter()
+                .flatten()
+                .any(|o| o.controller == Some(true) && o.kind == "Deployment" && o.name == name)
         })
         .filter_map(|rs| rs.metadata.name.clone());
     let snapshot = &world.snapshot;
@@ -226,7 +230,11 @@ fn table(p: &Plan, notes: &[String]) -> String {
             w(|m| m.from.len(), 4),
             w(|m| m.to.len(), 2),
         );
-        let _ = writeln!(out, "  #  {:<wp$}  {:<wf$}  {:<wt$}  REASON", "POD", "FROM", "TO");
+        let _ = writeln!(
+            out,
+            "  #  {:<wp$}  {:<wf$}  {:<wt$}  REASON",
+            "POD", "FROM", "TO"
+        );
         for (i, m) in p.moves.iter().enumerate() {
             let pod = format!("{}/{}", m.namespace, m.pod);
             let _ = writeln!(

@@ -73,7 +73,9 @@ fn candidates(ctx: &mut Context) -> Candidates {
                 continue;
             }
             for &id in info.pods() {
-                let Some(pod) = snapshot.pod(id) else { continue };
+                let Some(pod) = snapshot.pod(id) else {
+                    continue;
+                };
                 if pod.terminating
                     || pod.namespace != group.namespace
                     || !group.selector.matches(&pod.labels, symbols)
@@ -81,7 +83,11 @@ fn candidates(ctx: &mut Context) -> Candidates {
                     continue;
                 }
                 if let Some(b) = evictability.candidate_blocker(pod, snapshot) {
-                    *blocked.entry(g).or_default().entry(b.to_string()).or_default() += 1;
+                    *blocked
+                        .entry(g)
+                        .or_default()
+                        .entry(b.to_string())
+                        .or_default() += 1;
                     continue;
                 }
                 list.push((
@@ -94,8 +100,12 @@ fn candidates(ctx: &mut Context) -> Candidates {
         list.sort();
         let mut reps = Vec::new();
         for (ns, name, id) in list {
-            let Some(pod) = snapshot.pod(id) else { continue };
-            let Some(node) = snapshot.pod_node(id) else { continue };
+            let Some(pod) = snapshot.pod(id) else {
+                continue;
+            };
+            let Some(node) = snapshot.pod_node(id) else {
+                continue;
+            };
             match classes.entry((WorkloadRef::of(pod, snapshot), node)) {
                 Entry::Vacant(v) => {
                     v.insert(id);
@@ -225,12 +235,10 @@ fn best_pair(
 /// Evicts `a` and `b`, places `a`'s replacement, then `b`'s; the pair if both land on
 /// other nodes and the measure ends lower. Undoes everything.
 fn try_together(ctx: &mut Context, a: PodId, b: PodId) -> Result<Option<Best>, RebalanceError> {
-    let (Some(pa), Some(pb)) = (ctx.snapshot.pod(a).cloned(), ctx.snapshot.pod(b).cloned())
-    else {
+    let (Some(pa), Some(pb)) = (ctx.snapshot.pod(a).cloned(), ctx.snapshot.pod(b).cloned()) else {
         return Ok(None);
     };
-    let (Some(from_a), Some(from_b)) = (ctx.snapshot.pod_node(a), ctx.snapshot.pod_node(b))
-    else {
+    let (Some(from_a), Some(from_b)) = (ctx.snapshot.pod_node(a), ctx.snapshot.pod_node(b)) else {
         return Ok(None);
     };
     let mut changed = ctx.groups.counting(a, &pa, &ctx.snapshot);
@@ -493,11 +501,7 @@ pub(super) fn unresolved(ctx: &mut Context, at_limit: bool, limit: usize) -> Vec
                 let reasons: BTreeSet<&String> = b.keys().collect();
                 why.push_str(&format!(
                     "; others may not be evicted: {}",
-                    reasons
-                        .into_iter()
-                        .cloned()
-                        .collect::<Vec<_>>()
-                        .join("; ")
+                    reasons.into_iter().cloned().collect::<Vec<_>>().join("; ")
                 ));
             }
             why

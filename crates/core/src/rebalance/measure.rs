@@ -284,7 +284,10 @@ pub(crate) fn constraint_spread(g: &CountingGroup, snapshot: &Snapshot) -> Const
         u32::try_from(d)
             .ok()
             .and_then(|d| keys.filter(|k| (d as usize) < k.len()).map(|k| k.value(d)))
-            .map_or_else(|| "<no label>".to_string(), |v| symbols.resolve(v).to_string())
+            .map_or_else(
+                || "<no label>".to_string(),
+                |v| symbols.resolve(v).to_string(),
+            )
     };
     let map: BTreeMap<String, i64> = counts.iter().map(|(d, c)| (name(d), c)).collect();
     let max = map.values().copied().max().unwrap_or(0);

@@ -70,7 +70,9 @@ pub fn plan_scale_down(
             .filter(|(_, p)| {
                 Some(p.namespace) == ns
                     && !p.terminating
-                    && p.controller.as_ref().is_some_and(|c| &*c.name == controller)
+                    && p.controller
+                        .as_ref()
+                        .is_some_and(|c| &*c.name == controller)
             })
             .filter_map(|(id, p)| Some((p.name.to_string(), id, snapshot.pod_node(id)?)))
             .collect();
@@ -94,7 +96,10 @@ pub fn plan_scale_down(
         });
     }
     let is_ours = |p: &crate::api::Pod| {
-        Some(p.namespace) == ns && p.controller.as_ref().is_some_and(|c| &*c.name == controller)
+        Some(p.namespace) == ns
+            && p.controller
+                .as_ref()
+                .is_some_and(|c| &*c.name == controller)
     };
     let mut groups = Groups::build(&snapshot, &plugins, is_ours);
     let before = groups.report(&snapshot);
@@ -125,7 +130,9 @@ pub fn plan_scale_down(
             break;
         };
         let changed = groups.counting(id, &pod, &snapshot);
-        let node = snapshot.pod_node(id).map(|n| snapshot.node(n).node.name.to_string());
+        let node = snapshot
+            .pod_node(id)
+            .map(|n| snapshot.node(n).node.name.to_string());
         snapshot.remove_pod(id);
         groups.commit(&changed, &snapshot);
         removed.push((pod.name.to_string(), node.unwrap_or_default()));

@@ -47,12 +47,18 @@ fn zones_with(counts: &[usize]) -> Snapshot {
     let names: Vec<(String, String)> = (0..counts.len())
         .map(|i| (format!("n{i}"), format!("z{i}")))
         .collect();
-    let refs: Vec<(&str, &str)> = names.iter().map(|(n, z)| (n.as_str(), z.as_str())).collect();
+    let refs: Vec<(&str, &str)> = names
+        .iter()
+        .map(|(n, z)| (n.as_str(), z.as_str()))
+        .collect();
     let mut s = cluster(&refs, "16");
     let mut k = 0;
     for (i, c) in counts.iter().enumerate() {
         for _ in 0..*c {
-            add(&mut s, web(&format!("web-{k:02}"), &format!("n{i}")).build());
+            add(
+                &mut s,
+                web(&format!("web-{k:02}"), &format!("n{i}")).build(),
+            );
             k += 1;
         }
     }
@@ -95,11 +101,19 @@ fn one_constraint_takes_the_known_minimum_of_moves() {
     ] {
         let s = zones_with(&counts);
         let p = run(&s, &RebalanceOptions::default());
-        assert_eq!(p.moves.len(), known_minimum(&counts), "{counts:?}: {:#?}", p.moves);
+        assert_eq!(
+            p.moves.len(),
+            known_minimum(&counts),
+            "{counts:?}: {:#?}",
+            p.moves
+        );
         assert_eq!(p.final_violations, 0, "{counts:?}");
         let after = zone_counts(&p);
         let (max, min) = (after.iter().max(), after.iter().min());
-        assert!(max.zip(min).is_some_and(|(a, b)| a - b <= 1), "{counts:?} -> {after:?}");
+        assert!(
+            max.zip(min).is_some_and(|(a, b)| a - b <= 1),
+            "{counts:?} -> {after:?}"
+        );
         assert!(p.unresolved.is_empty(), "{:?}", p.unresolved);
         assert!(p.moves.iter().all(|m| m.from != m.to));
     }
@@ -121,7 +135,11 @@ fn the_same_input_gives_the_same_plan() {
     assert_eq!(a.moves, b.moves);
     assert!(!a.moves.is_empty());
     // The repaired constraint is named.
-    assert!(a.moves[0].reason.contains("maxSkew=1 DoNotSchedule"), "{}", a.moves[0].reason);
+    assert!(
+        a.moves[0].reason.contains("maxSkew=1 DoNotSchedule"),
+        "{}",
+        a.moves[0].reason
+    );
 }
 
 #[test]
@@ -190,7 +208,11 @@ fn a_full_zone_gets_room_made_first() {
         .iter()
         .find(|m| m.pod.starts_with("batch-"))
         .expect("the batch pod makes room");
-    assert!(helper.reason.starts_with("make room for default/web-"), "{}", helper.reason);
+    assert!(
+        helper.reason.starts_with("make room for default/web-"),
+        "{}",
+        helper.reason
+    );
     assert_eq!(helper.from, "c1");
     assert_eq!(zone_counts(&p), vec![2, 2, 1]);
 }
@@ -205,8 +227,13 @@ fn the_selector_must_match_a_bound_pod() {
         }),
         ..RebalanceOptions::default()
     };
-    let err = plan(&s, &SchedulerConfig::default(), Features::default(), &options)
-        .expect_err("nothing selected");
+    let err = plan(
+        &s,
+        &SchedulerConfig::default(),
+        Features::default(),
+        &options,
+    )
+    .expect_err("nothing selected");
     assert_eq!(err.to_string(), "no bound pod matches selector app=nope");
 }
 
@@ -214,7 +241,10 @@ fn the_selector_must_match_a_bound_pod() {
 fn scale_down_ten_to_three_keeps_one_per_zone() {
     let mut s = cluster(&[("n0", "z0"), ("n1", "z1"), ("n2", "z2")], "16");
     for i in 0..10 {
-        add(&mut s, web(&format!("web-{i}"), &format!("n{}", i % 3)).build());
+        add(
+            &mut s,
+            web(&format!("web-{i}"), &format!("n{}", i % 3)).build(),
+        );
     }
     let p = plan_scale_down(
         &s,
@@ -240,11 +270,27 @@ fn scale_down_ten_to_three_keeps_one_per_zone() {
 fn scale_down_refuses_an_unknown_workload_and_a_scale_up() {
     let s = zones_with(&[2, 1]);
     let cfg = SchedulerConfig::default();
-    let err = plan_scale_down(&s, &cfg, Features::default(), "default", "api", "replicaset/api", 1)
-        .expect_err("unknown");
+    let err = plan_scale_down(
+        &s,
+        &cfg,
+        Features::default(),
+        "default",
+        "api",
+        "replicaset/api",
+        1,
+    )
+    .expect_err("unknown");
     assert!(matches!(err, RebalanceError::UnknownWorkload { .. }));
-    let err = plan_scale_down(&s, &cfg, Features::default(), "default", "web", "replicaset/web", 9)
-        .expect_err("not down");
+    let err = plan_scale_down(
+        &s,
+        &cfg,
+        Features::default(),
+        "default",
+        "web",
+        "replicaset/web",
+        9,
+    )
+    .expect_err("not down");
     assert!(matches!(err, RebalanceError::NotAScaleDown { has: 3, .. }));
 }
 
@@ -265,7 +311,10 @@ fn the_descheduler_replay_balances_one_constraint_in_rounds() {
 fn zone_and_hostname_together_are_repaired_without_looping() {
     // Two zones; zone a has two nodes. Every pod carries a zone and a hostname
     // constraint; all six start on a1.
-    let mut s = cluster(&[("a1", "za"), ("a2", "za"), ("b1", "zb"), ("b2", "zb")], "16");
+    let mut s = cluster(
+        &[("a1", "za"), ("a2", "za"), ("b1", "zb"), ("b2", "zb")],
+        "16",
+    );
     for i in 0..6 {
         let pod = web(&format!("web-{i}"), "a1")
             .spread(1, HOST, "DoNotSchedule", &[("app", "web")])

@@ -56,9 +56,9 @@ impl Context {
             selector,
             options.blockers.clone(),
         );
-        let any = snapshot.pods().any(|(id, p)| {
-            snapshot.pod_node(id).is_some() && evictability.in_scope(p, &snapshot)
-        });
+        let any = snapshot
+            .pods()
+            .any(|(id, p)| snapshot.pod_node(id).is_some() && evictability.in_scope(p, &snapshot));
         if !any {
             let mut what = Vec::new();
             if let Some(n) = &options.namespace {
@@ -122,7 +122,11 @@ impl Context {
     }
 
     /// Moves `id` to `to` without asking the scheduler (replaying a checked move).
-    pub(crate) fn move_to(&mut self, id: PodId, to: NodeId) -> Result<Option<Applied>, RebalanceError> {
+    pub(crate) fn move_to(
+        &mut self,
+        id: PodId,
+        to: NodeId,
+    ) -> Result<Option<Applied>, RebalanceError> {
         let Some(from) = self.snapshot.pod_node(id) else {
             return Ok(None);
         };
@@ -173,9 +177,7 @@ impl Context {
 }
 
 /// `app=web,tier in (a,b)` for messages.
-fn describe_selector(
-    s: &k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
-) -> String {
+fn describe_selector(s: &k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector) -> String {
     let mut parts: Vec<String> = s
         .match_labels
         .iter()

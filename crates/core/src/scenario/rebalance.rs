@@ -105,7 +105,11 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
     for (i, p) in case.pods.iter().enumerate() {
         let p: core::Pod = load::typed(p, file, &format!("{what} pods[{i}]"))?;
         if let Some(b) = rebalance::eviction_blocker(&p) {
-            let ns = p.metadata.namespace.clone().unwrap_or_else(|| "default".into());
+            let ns = p
+                .metadata
+                .namespace
+                .clone()
+                .unwrap_or_else(|| "default".into());
             blockers.insert((ns, p.metadata.name.clone().unwrap_or_default()), b);
         }
     }
@@ -139,17 +143,28 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
             Some(other) => {
                 return Err(bad(
                     "rebalance.strategy",
-                    &format!("Unsupported value: {other:?}: supported values: \"topospread\", \"descheduler\""),
+                    &format!(
+                        "Unsupported value: {other:?}: supported values: \"topospread\", \"descheduler\""
+                    ),
                 ));
             }
         };
         options.blockers = blockers;
         let plan = rebalance::plan(&snapshot, &config, case.features, &options)
             .map_err(|e| bad("rebalance", &e))?;
-        check_count("moves", case.expect.moves, plan.moves.len(), &mut mismatches);
+        check_count(
+            "moves",
+            case.expect.moves,
+            plan.moves.len(),
+            &mut mismatches,
+        );
         check_count("rounds", case.expect.rounds, plan.rounds, &mut mismatches);
         for want in &case.expect.unresolved {
-            if !plan.unresolved.iter().any(|u| u.why.contains(want.as_str())) {
+            if !plan
+                .unresolved
+                .iter()
+                .any(|u| u.why.contains(want.as_str()))
+            {
                 let got: Vec<&str> = plan.unresolved.iter().map(|u| u.why.as_str()).collect();
                 mismatches.push(Mismatch::new(
                     "unresolved",
@@ -222,7 +237,11 @@ fn replay(start: &Snapshot, plan: &Plan, out: &mut Vec<Mismatch>) {
     let mut s = start.clone();
     for (i, m) in plan.moves.iter().enumerate() {
         let Some(id) = s.pod_id(&m.namespace, &m.pod) else {
-            out.push(Mismatch::new(format!("moves[{i}]"), "a pod of the cluster", &m.pod));
+            out.push(Mismatch::new(
+                format!("moves[{i}]"),
+                "a pod of the cluster",
+                &m.pod,
+            ));
             return;
         };
         let on = s.pod_node(id).map(|n| s.node(n).node.name.to_string());
@@ -239,7 +258,11 @@ fn replay(start: &Snapshot, plan: &Plan, out: &mut Vec<Mismatch>) {
         };
         pod.node_name = Some(m.to.as_str().into());
         if s.add_pod(pod).is_err() {
-            out.push(Mismatch::new(format!("moves[{i}].to"), "a node of the cluster", &m.to));
+            out.push(Mismatch::new(
+                format!("moves[{i}].to"),
+                "a node of the cluster",
+                &m.to,
+            ));
             return;
         }
     }

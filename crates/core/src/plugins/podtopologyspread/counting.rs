@@ -26,7 +26,12 @@ pub(crate) struct CountingGroup {
 impl CountingGroup {
     /// The matching pods per domain now, from the snapshot's incrementally kept sums.
     pub(crate) fn counts(&self, snapshot: &Snapshot) -> Arc<DomainCounts> {
-        snapshot.domain_counts(self.namespace, &self.selector, self.topology_key, &self.filter)
+        snapshot.domain_counts(
+            self.namespace,
+            &self.selector,
+            self.topology_key,
+            &self.filter,
+        )
     }
 
     /// The global minimum skew is measured against: 0 while fewer domains than

@@ -8,11 +8,11 @@ mod counting;
 mod filtering;
 mod scoring;
 
+pub(crate) use counting::CountingGroup;
 pub use filtering::{
     ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH, PreFilterState,
 };
 pub use scoring::PreScoreState;
-pub(crate) use counting::CountingGroup;
 
 use crate::api::{Selector, SpreadConstraintSpec, Symbols, WhenUnsatisfiable};
 use crate::config::{DefaultingType, PodTopologySpreadArgs};
