@@ -103,7 +103,7 @@ fn rebalance_bad_input_exits_2_with_one_line() {
     let cases: [(&[&str], &str); 4] = [
         (
             &["-l", "app=nope"],
-            "no bound pod matches selector app=nope",
+            "no bound pod matches selector app in (nope)",
         ),
         (
             &["--namespace", "prod"],
