@@ -39,6 +39,57 @@ pub(crate) enum Command {
     /// Generate a kube-scheduler scheduler_perf workload in memory, schedule it and print
     /// throughput, latency percentiles, peak memory and nodes scored per pod.
     Bench(BenchArgs),
+    /// Plan moves that restore topology spread (or, with --scale, which pods a
+    /// scale-down should remove), checked with the scheduler; prints, never evicts.
+    Rebalance(RebalanceArgs),
+}
+
+/// How `rebalance` plans.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum StrategyArg {
+    /// Greedy moves, each checked with the scheduler and lowering the global violation.
+    Topospread,
+    /// The descheduler's RemovePodsViolatingTopologySpreadConstraint, in rounds.
+    Descheduler,
+}
+
+/// `topospread rebalance`.
+#[derive(Debug, Args)]
+pub(crate) struct RebalanceArgs {
+    /// Manifest files (a cluster dump); none: the Kubernetes docs' example.
+    #[arg(short = 'f', long = "file")]
+    pub(crate) files: Vec<PathBuf>,
+    /// Read the live cluster too (see `--kubeconfig`); nothing is written to it.
+    #[command(flatten)]
+    pub(crate) live: LiveArgs,
+    /// Only move pods of this namespace (and report only its workloads).
+    #[arg(short = 'n', long)]
+    pub(crate) namespace: Option<String>,
+    /// Only move pods this label selector matches (`app=web,tier!=db`).
+    #[arg(short = 'l', long = "selector")]
+    pub(crate) selector: Option<String>,
+    /// At most this many moves (evictions for the descheduler strategy).
+    #[arg(long, default_value_t = 1000)]
+    pub(crate) max_moves: usize,
+    /// A KubeSchedulerConfiguration file.
+    #[arg(long)]
+    pub(crate) config: Option<PathBuf>,
+    /// The planning strategy.
+    #[arg(long, value_enum, default_value_t = StrategyArg::Topospread)]
+    pub(crate) strategy: StrategyArg,
+    /// Descheduler strategy: balance ScheduleAnyway constraints too.
+    #[arg(long)]
+    pub(crate) include_schedule_anyway: bool,
+    /// Plan a scale-down instead: `deployment/web=3` (also replicaset/NAME,
+    /// replicationcontroller/NAME); prints the pod-deletion-cost annotations.
+    #[arg(long, value_name = "KIND/NAME=N")]
+    pub(crate) scale: Option<String>,
+    /// Seed for generated pod names and for breaking ties between equally scored nodes.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) seed: u64,
+    /// Output: the plan for people, JSON, or the resulting snapshot as YAML.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Table)]
+    pub(crate) output: OutputFormat,
 }
 
 /// `topospread bench`.

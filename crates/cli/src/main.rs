@@ -20,6 +20,7 @@ fn main() -> ExitCode {
         cli::Command::Test(args) => cmd::test::run(&args),
         cli::Command::Validate(args) => cmd::validate::run(&args),
         cli::Command::Bench(args) => cmd::bench::run(&args),
+        cli::Command::Rebalance(args) => cmd::rebalance::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -9,6 +9,8 @@ mod config;
 mod input;
 #[path = "cli/live.rs"]
 mod live;
+#[path = "cli/rebalance.rs"]
+mod rebalance;
 #[path = "cli/test_command.rs"]
 mod test_command;
 

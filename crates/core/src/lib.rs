@@ -50,6 +50,7 @@ pub mod features;
 pub mod framework;
 pub mod plugins;
 pub mod queue;
+pub mod rebalance;
 pub mod scheduler;
 pub mod simulation;
 pub mod snapshot;

@@ -3,6 +3,7 @@
 
 pub mod perf;
 mod plugin;
+mod rebalance;
 mod scheduler;
 mod validation_case;
 
@@ -48,6 +49,8 @@ pub enum CaseKind {
     Scheduler,
     /// `expect.valid`: API validation.
     Validation,
+    /// `rebalance:`: a plan of moves (or a scale-down) over bound pods.
+    Rebalance,
 }
 
 /// How one case ended.
@@ -110,7 +113,9 @@ impl ScenarioError {
 
 /// Which kind a case is, from its keys (FORMAT.md).
 fn kind_of(case: &Value) -> Option<CaseKind> {
-    if case.get("schedule").is_some() {
+    if case.get("rebalance").is_some() {
+        Some(CaseKind::Rebalance)
+    } else if case.get("schedule").is_some() {
         Some(CaseKind::Scheduler)
     } else if case.pointer("/expect/valid").is_some() {
         Some(CaseKind::Validation)
@@ -170,12 +175,13 @@ pub fn run_file(text: &str, file: &str) -> Result<Vec<CaseReport>, ScenarioError
                 file,
                 &name,
                 "(case)",
-                "cannot tell the kind of case: a plugin case has `pod` and `nodes`, a scheduler case `schedule`, a validation case `expect.valid`",
+                "cannot tell the kind of case: a plugin case has `pod` and `nodes`, a scheduler case `schedule`, a validation case `expect.valid`, a rebalance case `rebalance`",
             ));
         };
         let outcome = match kind {
             CaseKind::Plugin => plugin::run(case, file, &name)?,
             CaseKind::Scheduler => scheduler::run(case, file, &name)?,
+            CaseKind::Rebalance => rebalance::run(case, file, &name)?,
             CaseKind::Validation => {
                 let case: crate::validation_case::ValidationCase =
                     topospread_k8s::load::typed(case, file, &format!("case {name:?}"))?;

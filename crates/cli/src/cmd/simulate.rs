@@ -405,7 +405,10 @@ fn table(r: &Report) -> String {
 
 /// The resulting snapshot as multi-document YAML: nodes, workloads, then pods with
 /// `spec.nodeName` set, ready to be read back.
-fn snapshot_yaml(objects: &[topospread_k8s::load::Loaded], world: &input::World) -> Result<String> {
+pub(crate) fn snapshot_yaml(
+    objects: &[topospread_k8s::load::Loaded],
+    world: &input::World,
+) -> Result<String> {
     let snapshot = &world.snapshot;
     let node_of = |pod: &k8s_openapi::api::core::v1::Pod| -> Option<String> {
         let ns = pod.metadata.namespace.as_deref().unwrap_or("default");

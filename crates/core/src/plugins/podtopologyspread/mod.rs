@@ -4,9 +4,11 @@
 
 use crate::framework::{ActionType as A, ClusterEvent, EventResource as R};
 mod common;
+mod counting;
 mod filtering;
 mod scoring;
 
+pub(crate) use counting::CountingGroup;
 pub use filtering::{
     ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH, PreFilterState,
 };

@@ -1,0 +1,129 @@
+//! `topospread rebalance` end to end on the generated cluster shapes
+//! (`tests/rebalance/*.yaml`): the plan table, JSON, YAML as the next input, the
+//! descheduler replay, `--scale`, and exit codes 0/1/2.
+
+use super::{run, stderr, stdout, temp};
+use std::path::PathBuf;
+
+fn shape(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/rebalance")
+        .join(format!("{name}.yaml"))
+        .display()
+        .to_string()
+}
+
+#[test]
+fn rebalance_table_for_a_full_zone() {
+    let o = run(&["rebalance", "-f", &shape("full-zone")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    insta::assert_snapshot!("rebalance_full_zone", stdout(&o));
+}
+
+#[test]
+fn rebalance_json_lists_moves_and_spread() {
+    let o = run(&["rebalance", "-f", &shape("scale-down-2-1-0"), "-o", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    let moves = v["moves"].as_array().expect("moves");
+    assert_eq!(moves.len(), 1);
+    assert_eq!(moves[0]["from"], "a1");
+    assert_eq!(moves[0]["to"], "c1");
+    assert_eq!(
+        moves[0]["reason"],
+        "topology.kubernetes.io/zone maxSkew=1 DoNotSchedule app=web"
+    );
+    assert_eq!(v["before"][0]["constraints"][0]["skew"], 2);
+    assert_eq!(v["after"][0]["constraints"][0]["skew"], 0);
+    assert_eq!(v["unresolved"].as_array().map(Vec::len), Some(0));
+}
+
+#[test]
+fn rebalance_yaml_is_a_balanced_next_input() {
+    let o = run(&["rebalance", "-f", &shape("zone-outage"), "-o", "yaml"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let next = temp("rebalanced.yaml", &stdout(&o));
+    let again = run(&["rebalance", "-f", &next, "-o", "json"]);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&again)).expect("json");
+    assert_eq!(v["moves"].as_array().map(Vec::len), Some(0), "{v}");
+}
+
+#[test]
+fn rebalance_a_budget_that_forbids_the_move_exits_1() {
+    let o = run(&["rebalance", "-f", &shape("pdb-forbids")]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("PodDisruptionBudget default/web-pdb allows no disruptions"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn rebalance_descheduler_strategy_reports_rounds() {
+    let o = run(&[
+        "rebalance",
+        "-f",
+        &shape("zone-vs-hostname"),
+        "--strategy",
+        "descheduler",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(v["strategy"], "descheduler");
+    assert_eq!(v["moves"].as_array().map(Vec::len), Some(6));
+    assert_eq!(v["rounds"], 4);
+}
+
+#[test]
+fn rebalance_scale_prints_deletion_costs() {
+    let o = run(&[
+        "rebalance",
+        "-f",
+        &shape("scale-plan-10-to-3"),
+        "--scale",
+        "replicaset/web=3",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let removed = out
+        .lines()
+        .filter(|l| l.starts_with("kubectl annotate") && l.contains("# remove"))
+        .count();
+    assert_eq!(removed, 7, "{out}");
+    assert!(out.contains("controller.kubernetes.io/pod-deletion-cost=-7 --overwrite"));
+    assert!(out.contains("    after:  za=1 zb=1 zc=1  skew 0"), "{out}");
+}
+
+#[test]
+fn rebalance_bad_input_exits_2_with_one_line() {
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["-l", "app=nope"],
+            "no bound pod matches selector app in (nope)",
+        ),
+        (
+            &["--namespace", "prod"],
+            "no bound pod matches namespace \"prod\"",
+        ),
+        (
+            &["--scale", "replicaset/api=1"],
+            "replicaset/api in namespace default: no such workload with bound pods",
+        ),
+        (&["--scale", "web"], "expected KIND/NAME=N"),
+    ];
+    for (extra, want) in cases {
+        let f = shape("scale-down-2-1-0");
+        let mut args = vec!["rebalance", "-f", f.as_str()];
+        args.extend_from_slice(extra);
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains(want), "{extra:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(stdout(&o).is_empty());
+    }
+}

@@ -1,0 +1,103 @@
+//! A pod's constraints as counting groups, for tools that judge a whole cluster's spread
+//! (the rebalance planner) with exactly the constraints, selectors and node inclusion
+//! the plugin's PreFilter and PreScore use, instead of a second reading of the spec.
+
+use super::PodTopologySpread;
+use super::common::required_keys;
+use crate::api::{Pod, Selector, Sym, WhenUnsatisfiable};
+use crate::snapshot::{DomainCounts, NodeFilter, Snapshot};
+use std::sync::Arc;
+
+/// One constraint of one pod as the plugin counts it: pods `selector` matches in
+/// `namespace`, summed per domain of `topology_key` over the nodes `filter` admits.
+/// Pods whose constraints read the same share one group.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct CountingGroup {
+    pub(crate) namespace: Sym,
+    pub(crate) when: WhenUnsatisfiable,
+    pub(crate) max_skew: i32,
+    pub(crate) topology_key: Sym,
+    pub(crate) selector: Selector,
+    /// minDomains as Filter applies it (1 for soft constraints, which ignore it).
+    pub(crate) min_domains: i32,
+    pub(crate) filter: NodeFilter,
+}
+
+impl CountingGroup {
+    /// The matching pods per domain now, from the snapshot's incrementally kept sums.
+    pub(crate) fn counts(&self, snapshot: &Snapshot) -> Arc<DomainCounts> {
+        snapshot.domain_counts(
+            self.namespace,
+            &self.selector,
+            self.topology_key,
+            &self.filter,
+        )
+    }
+
+    /// The global minimum skew is measured against: 0 while fewer domains than
+    /// minDomains are eligible (Filter's `minMatchNum`), else the smallest count.
+    pub(crate) fn min_match(&self, counts: &DomainCounts) -> i64 {
+        if counts.eligible() < usize::try_from(self.min_domains).unwrap_or(0) {
+            0
+        } else if counts.eligible() == 0 {
+            0
+        } else {
+            counts.min()
+        }
+    }
+
+    /// `zone maxSkew=1 DoNotSchedule app=web`.
+    pub(crate) fn describe(&self, snapshot: &Snapshot) -> String {
+        let symbols = snapshot.symbols();
+        format!(
+            "{} maxSkew={} {} {}",
+            symbols.resolve(self.topology_key),
+            self.max_skew,
+            self.when.as_str(),
+            self.selector.display(symbols)
+        )
+    }
+}
+
+impl PodTopologySpread {
+    /// The pod's hard constraints (as PreFilter reads them) and soft ones (as PreScore
+    /// reads them, defaults included), each as a counting group.
+    pub(crate) fn counting_groups(&self, pod: &Pod, snapshot: &Snapshot) -> Vec<CountingGroup> {
+        let mut groups = Vec::new();
+        let hard = self.constraints_for(pod, &WhenUnsatisfiable::DoNotSchedule, snapshot);
+        let keys = required_keys(&hard);
+        for c in &hard {
+            groups.push(CountingGroup {
+                namespace: pod.namespace,
+                when: WhenUnsatisfiable::DoNotSchedule,
+                max_skew: c.max_skew,
+                topology_key: c.topology_key,
+                selector: c.selector.clone(),
+                min_domains: c.min_domains,
+                filter: self.node_filter(c, pod, keys.clone()),
+            });
+        }
+        let soft = self.constraints_for(pod, &WhenUnsatisfiable::ScheduleAnyway, snapshot);
+        // As PreScore: only a pod's own constraints and non-system defaults need every
+        // key on a node; system defaults count each key on its own.
+        let require_all = !pod.spread_constraints.is_empty() || !self.system_defaulted;
+        let all_keys = required_keys(&soft);
+        for c in &soft {
+            let keys = if require_all {
+                all_keys.clone()
+            } else {
+                required_keys(std::slice::from_ref(c))
+            };
+            groups.push(CountingGroup {
+                namespace: pod.namespace,
+                when: WhenUnsatisfiable::ScheduleAnyway,
+                max_skew: c.max_skew,
+                topology_key: c.topology_key,
+                selector: c.selector.clone(),
+                min_domains: 1,
+                filter: self.node_filter(c, pod, keys),
+            });
+        }
+        groups
+    }
+}

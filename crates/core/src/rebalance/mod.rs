@@ -1,0 +1,231 @@
+//! Rebalancing: plans that restore topology spread after scale-downs and outages.
+//!
+//! Topology spread is enforced only when a pod is scheduled. [`plan`] finds an ordered
+//! list of moves (evict a pod from node A; its replacement, scheduled by the real
+//! scheduler on the snapshot without it, lands on B) that lowers a global violation
+//! measure ([`Violation`]: DoNotSchedule excess skew over every counting group, then
+//! ScheduleAnyway excess) strictly at every step, so a plan always ends and the same
+//! input gives the same plan. [`Strategy::Descheduler`] instead replays the
+//! descheduler's documented per-constraint balancing in evict-and-reschedule rounds,
+//! for comparison. [`plan_scale_down`] answers which pods a scale-down should remove to
+//! keep the spread, with the `controller.kubernetes.io/pod-deletion-cost` values that
+//! make the ReplicaSet controller remove exactly those.
+
+mod descheduler;
+mod evictable;
+mod greedy;
+mod measure;
+mod scale;
+mod trial;
+
+pub use evictable::{NotEvictable, eviction_blocker};
+pub use measure::Violation;
+pub use scale::{DELETION_COST_ANNOTATION, DeletionCost, ScalePlan, plan_scale_down};
+
+use crate::config::SchedulerConfig;
+use crate::features::Features;
+use crate::snapshot::Snapshot;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// How the plan is made.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum Strategy {
+    /// Greedy moves checked with the scheduler, each lowering the global measure.
+    #[default]
+    Topospread,
+    /// The descheduler's RemovePodsViolatingTopologySpreadConstraint, in rounds.
+    Descheduler,
+}
+
+/// What to plan for.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct RebalanceOptions {
+    /// Only pods of this namespace move (and only their workloads are reported).
+    pub namespace: Option<String>,
+    /// Only pods this selector matches move.
+    pub selector: Option<LabelSelector>,
+    /// At most this many moves (evictions for the descheduler strategy).
+    pub max_moves: usize,
+    /// The strategy.
+    pub strategy: Strategy,
+    /// Eviction blockers read off the manifests (`namespace`, `name`) -> why; see
+    /// [`eviction_blocker`]. Pods without an entry are judged on what the snapshot holds.
+    pub blockers: BTreeMap<(String, String), NotEvictable>,
+    /// Descheduler strategy: balance ScheduleAnyway constraints too (its `constraints`
+    /// arg listing both), not only DoNotSchedule.
+    pub descheduler_soft: bool,
+    /// Descheduler strategy: evict-and-reschedule rounds before giving up.
+    pub max_rounds: usize,
+    /// Seeds the scheduler's tie-breaking among equally scored nodes.
+    pub seed: u64,
+}
+
+impl Default for RebalanceOptions {
+    fn default() -> Self {
+        Self {
+            namespace: None,
+            selector: None,
+            max_moves: 1000,
+            strategy: Strategy::Topospread,
+            blockers: BTreeMap::new(),
+            descheduler_soft: false,
+            max_rounds: 10,
+            seed: 0,
+        }
+    }
+}
+
+/// One step of a plan.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Move {
+    /// The pod's namespace.
+    pub namespace: String,
+    /// The evicted pod.
+    pub pod: String,
+    /// The node it is evicted from.
+    pub from: String,
+    /// Where the scheduler places its replacement.
+    pub to: String,
+    /// The constraint the move repairs (the group whose excess dropped most), or
+    /// `make room for NAMESPACE/POD` for a move that frees a full node.
+    pub reason: String,
+}
+
+/// A constraint the plan leaves violated, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Unresolved {
+    /// `namespace/kind/name` of the workloads declaring it.
+    pub workload: String,
+    /// The constraint.
+    pub constraint: String,
+    /// Why no move repairs it.
+    pub why: String,
+}
+
+/// One constraint's counts per domain and skew.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ConstraintSpread {
+    /// `zone maxSkew=1 DoNotSchedule app=web`.
+    pub constraint: String,
+    /// The topology key.
+    pub topology_key: String,
+    /// maxSkew.
+    pub max_skew: i32,
+    /// DoNotSchedule or ScheduleAnyway.
+    pub when_unsatisfiable: String,
+    /// Matching pods per eligible domain.
+    pub counts: BTreeMap<String, i64>,
+    /// Largest count minus the global minimum (0 when fewer than minDomains domains).
+    pub skew: i64,
+    /// How far the counts are above `minimum + maxSkew`, summed over domains.
+    pub excess: i64,
+}
+
+/// A workload's constraints.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WorkloadSpread {
+    /// The namespace.
+    pub namespace: String,
+    /// `replicaset/web-7d9c`, `statefulset/db`, `pod/bare`.
+    pub workload: String,
+    /// Its constraints.
+    pub constraints: Vec<ConstraintSpread>,
+}
+
+/// A plan and what it leads to.
+#[derive(Clone, Debug, Serialize)]
+pub struct Plan {
+    /// The strategy that made it.
+    #[serde(serialize_with = "strategy_name")]
+    pub strategy: Strategy,
+    /// Moves in order (for the descheduler strategy: every eviction and where the
+    /// replacement landed, round by round).
+    pub moves: Vec<Move>,
+    /// What is still violated, and why.
+    pub unresolved: Vec<Unresolved>,
+    /// Per workload in scope, before.
+    pub before: Vec<WorkloadSpread>,
+    /// Per workload in scope, after.
+    pub after: Vec<WorkloadSpread>,
+    /// The measure before.
+    pub violation_before: Violation,
+    /// The measure after.
+    pub violation_after: Violation,
+    /// In-scope DoNotSchedule constraints still above maxSkew at the end.
+    pub final_violations: usize,
+    /// Evict-and-reschedule rounds run (1 per move for the greedy strategy).
+    pub rounds: usize,
+    /// Replacements left Pending at the end (descheduler strategy).
+    pub pending: usize,
+    /// The cluster after the plan.
+    #[serde(skip)]
+    pub snapshot: Snapshot,
+}
+
+fn strategy_name<S: serde::Serializer>(s: &Strategy, ser: S) -> Result<S::Ok, S::Error> {
+    ser.serialize_str(match s {
+        Strategy::Topospread => "topospread",
+        Strategy::Descheduler => "descheduler",
+    })
+}
+
+/// Why no plan could be made.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RebalanceError {
+    /// `--namespace` / `-l` select no bound pod.
+    #[error("no bound pod matches {what}")]
+    NothingSelected {
+        /// The namespace and selector, as given.
+        what: String,
+    },
+    /// The selector does not compile.
+    #[error("label selector: {0}")]
+    Selector(String),
+    /// The scheduler configuration cannot be built.
+    #[error("scheduler configuration: {0}")]
+    Config(String),
+    /// `--scale` names no workload with bound pods.
+    #[error("{kind}/{name} in namespace {namespace}: no such workload with bound pods")]
+    UnknownWorkload {
+        /// The kind as given.
+        kind: String,
+        /// The name.
+        name: String,
+        /// The namespace.
+        namespace: String,
+    },
+    /// `--scale` asks for more replicas than there are.
+    #[error("{workload}: scale to {to} is not a scale-down (it has {has} bound pods)")]
+    NotAScaleDown {
+        /// The workload.
+        workload: String,
+        /// Replicas asked for.
+        to: usize,
+        /// Bound pods now.
+        has: usize,
+    },
+    /// A replacement pod could not be added back.
+    #[error(transparent)]
+    Snapshot(#[from] crate::snapshot::SnapshotError),
+}
+
+/// Plans a rebalance of `snapshot`'s bound pods with the scheduler `config` builds.
+pub fn plan(
+    snapshot: &Snapshot,
+    config: &SchedulerConfig,
+    features: Features,
+    options: &RebalanceOptions,
+) -> Result<Plan, RebalanceError> {
+    let mut ctx = trial::Context::new(snapshot, config, features, options)?;
+    match options.strategy {
+        Strategy::Topospread => greedy::run(&mut ctx, options),
+        Strategy::Descheduler => descheduler::run(&mut ctx, options),
+    }
+}
+
+#[cfg(test)]
+mod tests;

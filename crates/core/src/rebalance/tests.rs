@@ -1,0 +1,328 @@
+//! The planner on small clusters: minimality for one constraint, make room, budgets,
+//! scale-down, the descheduler replay, determinism.
+
+use super::*;
+use crate::api::DisruptionBudget;
+use crate::builders::{NodeBuilder, PodBuilder};
+use crate::convert;
+use k8s_openapi::api::policy::v1 as policy;
+
+const ZONE: &str = "topology.kubernetes.io/zone";
+const HOST: &str = "kubernetes.io/hostname";
+
+/// A cluster of `(node, zone)` with `cpu` allocatable each.
+fn cluster(nodes: &[(&str, &str)], cpu: &str) -> Snapshot {
+    let mut s = Snapshot::new();
+    for (name, zone) in nodes {
+        let n = NodeBuilder::new(name)
+            .label(ZONE, zone)
+            .label(HOST, name)
+            .allocatable("cpu", cpu)
+            .allocatable("memory", "64Gi")
+            .allocatable("pods", "110")
+            .build();
+        let n = convert::node(&n, s.symbols_mut()).expect("node converts");
+        s.add_node(n).expect("node is new");
+    }
+    s
+}
+
+fn add(s: &mut Snapshot, pod: k8s_openapi::api::core::v1::Pod) {
+    let p = convert::pod(&pod, s.symbols_mut()).expect("pod converts");
+    s.add_pod(p).expect("pod is new");
+}
+
+/// A `web` pod of ReplicaSet `web` spread over zones (maxSkew 1, DoNotSchedule).
+fn web(name: &str, node: &str) -> PodBuilder {
+    PodBuilder::new(name)
+        .label("app", "web")
+        .owner("apps/v1", "ReplicaSet", "web")
+        .request("cpu", "100m")
+        .node(node)
+        .spread(1, ZONE, "DoNotSchedule", &[("app", "web")])
+}
+
+/// One node per zone (`n0` in `z0`, ...), `counts[i]` web pods on `n{i}`.
+fn zones_with(counts: &[usize]) -> Snapshot {
+    let names: Vec<(String, String)> = (0..counts.len())
+        .map(|i| (format!("n{i}"), format!("z{i}")))
+        .collect();
+    let refs: Vec<(&str, &str)> = names
+        .iter()
+        .map(|(n, z)| (n.as_str(), z.as_str()))
+        .collect();
+    let mut s = cluster(&refs, "16");
+    let mut k = 0;
+    for (i, c) in counts.iter().enumerate() {
+        for _ in 0..*c {
+            add(
+                &mut s,
+                web(&format!("web-{k:02}"), &format!("n{i}")).build(),
+            );
+            k += 1;
+        }
+    }
+    s
+}
+
+fn run(s: &Snapshot, options: &RebalanceOptions) -> Plan {
+    plan(s, &SchedulerConfig::default(), Features::default(), options).expect("plan")
+}
+
+/// The fewest moves that bring `counts` to maxSkew 1: the excess over the balanced
+/// target, the larger targets going to the larger domains.
+fn known_minimum(counts: &[usize]) -> usize {
+    let total: usize = counts.iter().sum();
+    let (q, r) = (total / counts.len(), total % counts.len());
+    let mut sorted = counts.to_vec();
+    sorted.sort_unstable_by(|a, b| b.cmp(a));
+    sorted
+        .iter()
+        .enumerate()
+        .map(|(i, c)| c.saturating_sub(q + usize::from(i < r)))
+        .sum()
+}
+
+fn zone_counts(p: &Plan) -> Vec<i64> {
+    let c = &p.after[0].constraints[0];
+    c.counts.values().copied().collect()
+}
+
+#[test]
+fn one_constraint_takes_the_known_minimum_of_moves() {
+    for counts in [
+        vec![6, 0, 0],
+        vec![5, 1, 0],
+        vec![3, 3, 0],
+        vec![4, 4, 0, 0],
+        vec![7, 2, 0],
+        vec![3, 3, 1, 0],
+        vec![9, 0, 0, 0, 1],
+    ] {
+        let s = zones_with(&counts);
+        let p = run(&s, &RebalanceOptions::default());
+        assert_eq!(
+            p.moves.len(),
+            known_minimum(&counts),
+            "{counts:?}: {:#?}",
+            p.moves
+        );
+        assert_eq!(p.final_violations, 0, "{counts:?}");
+        let after = zone_counts(&p);
+        let (max, min) = (after.iter().max(), after.iter().min());
+        assert!(
+            max.zip(min).is_some_and(|(a, b)| a - b <= 1),
+            "{counts:?} -> {after:?}"
+        );
+        assert!(p.unresolved.is_empty(), "{:?}", p.unresolved);
+        assert!(p.moves.iter().all(|m| m.from != m.to));
+    }
+}
+
+#[test]
+fn a_balanced_cluster_needs_no_move() {
+    let s = zones_with(&[2, 2, 1]);
+    let p = run(&s, &RebalanceOptions::default());
+    assert!(p.moves.is_empty());
+    assert_eq!(p.violation_after, Violation::default());
+}
+
+#[test]
+fn the_same_input_gives_the_same_plan() {
+    let s = zones_with(&[5, 1, 0, 2]);
+    let a = run(&s, &RebalanceOptions::default());
+    let b = run(&s, &RebalanceOptions::default());
+    assert_eq!(a.moves, b.moves);
+    assert!(!a.moves.is_empty());
+    // The repaired constraint is named.
+    assert!(
+        a.moves[0].reason.contains("maxSkew=1 DoNotSchedule"),
+        "{}",
+        a.moves[0].reason
+    );
+}
+
+#[test]
+fn a_budget_without_disruptions_blocks_every_move() {
+    let mut s = zones_with(&[4, 0, 0]);
+    let pdb: policy::PodDisruptionBudget = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "web-pdb", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}}},
+        "status": {"disruptionsAllowed": 0, "currentHealthy": 4, "desiredHealthy": 4,
+                   "expectedPods": 4}
+    }))
+    .expect("pdb");
+    let ns = s.symbols_mut().intern("default");
+    let budget = DisruptionBudget::from_k8s(&pdb, ns, s.symbols_mut());
+    s.workloads_mut().disruption_budgets.add(budget);
+    let p = run(&s, &RebalanceOptions::default());
+    assert!(p.moves.is_empty(), "{:?}", p.moves);
+    assert_eq!(p.final_violations, 1);
+    assert_eq!(p.unresolved.len(), 1);
+    assert!(
+        p.unresolved[0]
+            .why
+            .contains("PodDisruptionBudget default/web-pdb allows no disruptions"),
+        "{}",
+        p.unresolved[0].why
+    );
+}
+
+#[test]
+fn pods_no_controller_recreates_never_move() {
+    let mut s = cluster(&[("n0", "z0"), ("n1", "z1")], "16");
+    for i in 0..3 {
+        let pod = PodBuilder::new(&format!("bare-{i}"))
+            .label("app", "web")
+            .node("n0")
+            .spread(1, ZONE, "DoNotSchedule", &[("app", "web")])
+            .build();
+        add(&mut s, pod);
+    }
+    let p = run(&s, &RebalanceOptions::default());
+    assert!(p.moves.is_empty());
+    assert!(p.unresolved[0].why.contains("not managed by a controller"));
+}
+
+#[test]
+fn a_full_zone_gets_room_made_first() {
+    let mut s = cluster(&[("a1", "za"), ("b1", "zb"), ("c1", "zc")], "1");
+    for i in 0..4 {
+        add(&mut s, web(&format!("web-{i}"), "a1").build());
+    }
+    add(&mut s, web("web-4", "b1").build());
+    // Two batch pods fill c1, the only node of the empty zone.
+    for i in 0..2 {
+        let filler = PodBuilder::new(&format!("batch-{i}"))
+            .label("app", "batch")
+            .owner("apps/v1", "ReplicaSet", "batch")
+            .request("cpu", "500m")
+            .node("c1")
+            .build();
+        add(&mut s, filler);
+    }
+    let p = run(&s, &RebalanceOptions::default());
+    assert_eq!(p.final_violations, 0, "{:#?}", p);
+    let helper = p
+        .moves
+        .iter()
+        .find(|m| m.pod.starts_with("batch-"))
+        .expect("the batch pod makes room");
+    assert!(
+        helper.reason.starts_with("make room for default/web-"),
+        "{}",
+        helper.reason
+    );
+    assert_eq!(helper.from, "c1");
+    assert_eq!(zone_counts(&p), vec![2, 2, 1]);
+}
+
+#[test]
+fn the_selector_must_match_a_bound_pod() {
+    let s = zones_with(&[2, 0]);
+    let options = RebalanceOptions {
+        selector: Some(LabelSelector {
+            match_labels: Some([("app".to_string(), "nope".to_string())].into()),
+            ..LabelSelector::default()
+        }),
+        ..RebalanceOptions::default()
+    };
+    let err = plan(
+        &s,
+        &SchedulerConfig::default(),
+        Features::default(),
+        &options,
+    )
+    .expect_err("nothing selected");
+    assert_eq!(err.to_string(), "no bound pod matches selector app=nope");
+}
+
+#[test]
+fn scale_down_ten_to_three_keeps_one_per_zone() {
+    let mut s = cluster(&[("n0", "z0"), ("n1", "z1"), ("n2", "z2")], "16");
+    for i in 0..10 {
+        add(
+            &mut s,
+            web(&format!("web-{i}"), &format!("n{}", i % 3)).build(),
+        );
+    }
+    let p = plan_scale_down(
+        &s,
+        &SchedulerConfig::default(),
+        Features::default(),
+        "default",
+        "web",
+        "replicaset/web",
+        3,
+    )
+    .expect("scale plan");
+    let deleted: Vec<&DeletionCost> = p.pods.iter().filter(|d| d.delete).collect();
+    assert_eq!(deleted.len(), 7);
+    assert!(deleted.iter().all(|d| d.cost < 0));
+    assert!(p.pods.iter().filter(|d| !d.delete).all(|d| d.cost == 0));
+    let after: Vec<i64> = p.after[0].constraints[0].counts.values().copied().collect();
+    assert_eq!(after, vec![1, 1, 1]);
+    let costs: Vec<i64> = deleted.iter().map(|d| d.cost).collect();
+    assert_eq!(costs, vec![-7, -6, -5, -4, -3, -2, -1]);
+}
+
+#[test]
+fn scale_down_refuses_an_unknown_workload_and_a_scale_up() {
+    let s = zones_with(&[2, 1]);
+    let cfg = SchedulerConfig::default();
+    let err = plan_scale_down(
+        &s,
+        &cfg,
+        Features::default(),
+        "default",
+        "api",
+        "replicaset/api",
+        1,
+    )
+    .expect_err("unknown");
+    assert!(matches!(err, RebalanceError::UnknownWorkload { .. }));
+    let err = plan_scale_down(
+        &s,
+        &cfg,
+        Features::default(),
+        "default",
+        "web",
+        "replicaset/web",
+        9,
+    )
+    .expect_err("not down");
+    assert!(matches!(err, RebalanceError::NotAScaleDown { has: 3, .. }));
+}
+
+#[test]
+fn the_descheduler_replay_balances_one_constraint_in_rounds() {
+    let s = zones_with(&[6, 0, 0]);
+    let options = RebalanceOptions {
+        strategy: Strategy::Descheduler,
+        ..RebalanceOptions::default()
+    };
+    let p = run(&s, &options);
+    assert!(p.rounds >= 1);
+    assert_eq!(p.final_violations, 0, "{:#?}", p.moves);
+    assert!(p.moves.len() >= known_minimum(&[6, 0, 0]));
+}
+
+#[test]
+fn zone_and_hostname_together_are_repaired_without_looping() {
+    // Two zones; zone a has two nodes. Every pod carries a zone and a hostname
+    // constraint; all six start on a1.
+    let mut s = cluster(
+        &[("a1", "za"), ("a2", "za"), ("b1", "zb"), ("b2", "zb")],
+        "16",
+    );
+    for i in 0..6 {
+        let pod = web(&format!("web-{i}"), "a1")
+            .spread(1, HOST, "DoNotSchedule", &[("app", "web")])
+            .build();
+        add(&mut s, pod);
+    }
+    let p = run(&s, &RebalanceOptions::default());
+    assert_eq!(p.final_violations, 0, "{:#?}", p.moves);
+    // 6 pods over 4 nodes: 2,2,1,1 at best, so at least 4 pods leave a1.
+    assert_eq!(p.moves.len(), 4, "{:#?}", p.moves);
+}

@@ -1,0 +1,200 @@
+//! The planner's working state: its own copy of the snapshot, the scheduler that places
+//! replacements, the counting groups, and the eviction rules; and the one primitive
+//! every strategy is built on: evict a pod and let the scheduler place its replacement.
+
+use super::evictable::Evictability;
+use super::measure::{Groups, Plugins};
+use super::{RebalanceError, RebalanceOptions};
+use crate::api::{Pod, Selector};
+use crate::config::SchedulerConfig;
+use crate::features::Features;
+use crate::scheduler::{ScheduleResult, Scheduler};
+use crate::snapshot::{NodeId, PodId, Snapshot};
+
+/// A move carried out on the planner's snapshot, undoable.
+#[derive(Debug)]
+pub(crate) struct Applied {
+    /// The replacement's id.
+    pub(crate) pod: PodId,
+    pub(crate) from: NodeId,
+    pub(crate) to: NodeId,
+    /// The pod as it was, to put back.
+    original: Pod,
+}
+
+/// Everything a strategy works with.
+pub(crate) struct Context {
+    pub(crate) snapshot: Snapshot,
+    pub(crate) scheduler: Scheduler,
+    pub(crate) groups: Groups,
+    pub(crate) evictability: Evictability,
+    seed: u64,
+}
+
+impl Context {
+    pub(crate) fn new(
+        snapshot: &Snapshot,
+        config: &SchedulerConfig,
+        features: Features,
+        options: &RebalanceOptions,
+    ) -> Result<Self, RebalanceError> {
+        let mut snapshot = snapshot.clone();
+        let selector = match &options.selector {
+            None => None,
+            Some(s) => Some(
+                Selector::from_label_selector(Some(s), snapshot.symbols_mut())
+                    .map_err(|e| RebalanceError::Selector(e.to_string()))?,
+            ),
+        };
+        let mut scheduler = Scheduler::new(config, features, &mut snapshot)
+            .map_err(|e| RebalanceError::Config(e.to_string()))?;
+        scheduler.set_seed(options.seed);
+        let plugins = Plugins::new(config, features, &mut snapshot)?;
+        let evictability = Evictability::new(
+            &snapshot,
+            options.namespace.as_deref(),
+            selector,
+            options.blockers.clone(),
+        );
+        let any = snapshot
+            .pods()
+            .any(|(id, p)| snapshot.pod_node(id).is_some() && evictability.in_scope(p, &snapshot));
+        if !any {
+            let mut what = Vec::new();
+            if let Some(n) = &options.namespace {
+                what.push(format!("namespace {n:?}"));
+            }
+            if let Some(s) = &options.selector {
+                what.push(format!("selector {}", describe_selector(s)));
+            }
+            if what.is_empty() {
+                what.push("the input (it has no bound pods)".into());
+            }
+            return Err(RebalanceError::NothingSelected {
+                what: what.join(" and "),
+            });
+        }
+        let groups = Groups::build(&snapshot, &plugins, |p| evictability.in_scope(p, &snapshot));
+        Ok(Self {
+            snapshot,
+            scheduler,
+            groups,
+            evictability,
+            seed: options.seed,
+        })
+    }
+
+    /// Evicts `id` and schedules its replacement (the same pod without a node) on the
+    /// snapshot without it. When the scheduler places it on another node, the move is
+    /// carried out; otherwise the pod is put back and `None` returned.
+    pub(crate) fn try_move(&mut self, id: PodId) -> Result<Option<Applied>, RebalanceError> {
+        let Some(from) = self.snapshot.pod_node(id) else {
+            return Ok(None);
+        };
+        let Some(original) = self.snapshot.remove_pod(id) else {
+            return Ok(None);
+        };
+        let mut replacement = original.clone();
+        replacement.node_name = None;
+        match self.place(&replacement) {
+            Some(to) if to != from => {
+                let a = self.bind_to(replacement, to, from, original)?;
+                Ok(Some(a))
+            }
+            _ => {
+                self.snapshot.add_pod(original)?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Where the scheduler would place `pod` now (each trial reseeded, so the answer
+    /// does not depend on the trials before it).
+    pub(crate) fn place(&mut self, pod: &Pod) -> Option<NodeId> {
+        self.scheduler.set_seed(self.seed);
+        let result = self.scheduler.schedule_one(&self.snapshot, pod);
+        // A replacement never preempts here: the plan only moves pods.
+        let _ = self.scheduler.take_preemption();
+        match result {
+            ScheduleResult::Scheduled { node, .. } => Some(node),
+            _ => None,
+        }
+    }
+
+    /// Moves `id` to `to` without asking the scheduler (replaying a checked move).
+    pub(crate) fn move_to(
+        &mut self,
+        id: PodId,
+        to: NodeId,
+    ) -> Result<Option<Applied>, RebalanceError> {
+        let Some(from) = self.snapshot.pod_node(id) else {
+            return Ok(None);
+        };
+        let Some(original) = self.snapshot.remove_pod(id) else {
+            return Ok(None);
+        };
+        let replacement = original.clone();
+        Ok(Some(self.bind_to(replacement, to, from, original)?))
+    }
+
+    fn bind_to(
+        &mut self,
+        mut replacement: Pod,
+        to: NodeId,
+        from: NodeId,
+        original: Pod,
+    ) -> Result<Applied, RebalanceError> {
+        replacement.node_name = Some(self.snapshot.node(to).node.name.clone());
+        let pod = self.snapshot.add_pod(replacement)?;
+        Ok(Applied {
+            pod,
+            from,
+            to,
+            original,
+        })
+    }
+
+    /// Puts a moved pod back where it was.
+    pub(crate) fn undo(&mut self, a: Applied) -> Result<PodId, RebalanceError> {
+        self.snapshot.remove_pod(a.pod);
+        Ok(self.snapshot.add_pod(a.original)?)
+    }
+
+    /// `namespace/name` of a pod.
+    pub(crate) fn pod_name(&self, id: PodId) -> (String, String) {
+        self.snapshot.pod(id).map_or_else(Default::default, |p| {
+            (
+                self.snapshot.symbols().resolve(p.namespace).to_string(),
+                p.name.to_string(),
+            )
+        })
+    }
+
+    /// A node's name.
+    pub(crate) fn node_name(&self, id: NodeId) -> String {
+        self.snapshot.node(id).node.name.to_string()
+    }
+}
+
+/// `app=web,tier in (a,b)` for messages.
+fn describe_selector(s: &k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector) -> String {
+    let mut parts: Vec<String> = s
+        .match_labels
+        .iter()
+        .flatten()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    for e in s.match_expressions.iter().flatten() {
+        let values = e.values.as_deref().unwrap_or_default().join(",");
+        parts.push(match e.operator.as_str() {
+            "Exists" => e.key.clone(),
+            "DoesNotExist" => format!("!{}", e.key),
+            op => format!("{} {} ({values})", e.key, op.to_lowercase()),
+        });
+    }
+    if parts.is_empty() {
+        "(everything)".into()
+    } else {
+        parts.join(",")
+    }
+}
