@@ -94,10 +94,16 @@ pub(crate) struct RebalanceArgs {
 
 /// `topospread bench`.
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub(crate) struct BenchArgs {
+    /// `bench load`: loading and simulating a generated cluster dump.
+    #[command(subcommand)]
+    pub(crate) command: Option<BenchCommand>,
     /// The workload: topology-spreading, preferred-topology-spreading,
-    /// default-topology-spreading, node-inclusion-policy (each also with `-500nodes`).
-    pub(crate) workload: String,
+    /// default-topology-spreading, node-inclusion-policy (each also with `-500nodes`),
+    /// unschedulable, preemption-unhelpful.
+    #[arg(required = true)]
+    pub(crate) workload: Option<String>,
     /// percentageOfNodesToScore: 0 is upstream's adaptive default, 100 scores every node.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(i32).range(0..=100))]
     pub(crate) percentage: i32,
@@ -111,10 +117,62 @@ pub(crate) struct BenchArgs {
     /// the reference the incremental path is checked against).
     #[arg(long)]
     pub(crate) no_incremental: bool,
+    /// Run every pod's whole cycle, even when an identical pod just failed on the same
+    /// cluster (the reference the failure cache is checked against).
+    #[arg(long)]
+    pub(crate) no_failure_cache: bool,
     /// Run the workload this many times, each on a fresh cluster, and report the run
     /// with the median throughput (shared machines are noisy).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub(crate) runs: u32,
+}
+
+/// `topospread bench` subcommands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum BenchCommand {
+    /// Generate a kubectl-style dump (nodes and bound pods, JSON or YAML) plus a
+    /// Deployment with spread constraints, then measure `simulate` on it: load time,
+    /// simulate time and peak RSS, each run in a fresh process.
+    Load(BenchLoadArgs),
+}
+
+/// `topospread bench load`.
+#[derive(Debug, Args)]
+pub(crate) struct BenchLoadArgs {
+    /// Nodes in the dump.
+    #[arg(long, default_value_t = 5000)]
+    pub(crate) nodes: usize,
+    /// Bound pods in the dump.
+    #[arg(long, default_value_t = 50_000)]
+    pub(crate) pods: usize,
+    /// Replicas of the Deployment simulated on top.
+    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(i32).range(0..))]
+    pub(crate) replicas: i32,
+    /// The dump's format, as `kubectl get -o` writes it.
+    #[arg(long, value_enum, default_value_t = DumpFormatArg::Json)]
+    pub(crate) format: DumpFormatArg,
+    /// Output format of the figures.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = BenchFormat::Text)]
+    pub(crate) output: BenchFormat,
+    /// Measure this many times (a fresh process each) and report the median.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub(crate) runs: u32,
+    /// Write the files here and keep them (default: a temporary folder, removed after).
+    #[arg(long)]
+    pub(crate) dir: Option<PathBuf>,
+    /// Internal: measure `simulate` on these files in this process and print one JSON
+    /// line (the parent runs each measurement in a fresh process).
+    #[arg(long, hide = true, num_args = 1..)]
+    pub(crate) measure: Vec<PathBuf>,
+}
+
+/// `topospread bench load --format`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum DumpFormatArg {
+    /// `kubectl get -o json`.
+    Json,
+    /// `kubectl get -o yaml`.
+    Yaml,
 }
 
 /// `topospread bench --format`.
@@ -144,9 +202,13 @@ pub(crate) struct ShowArgs {
     /// then the hostname key the nodes carry.
     #[arg(long = "topology-key")]
     pub(crate) topology_keys: Vec<String>,
-    /// Wrap rows of boxes wider than this many columns.
-    #[arg(long, default_value_t = 100)]
-    pub(crate) width: usize,
+    /// Wrap rows of boxes wider than this many columns (default: `COLUMNS`, else 80);
+    /// nodes that do not fit even so are drawn as one summary per domain.
+    #[arg(long)]
+    pub(crate) width: Option<usize>,
+    /// Draw every node and list every domain's count, however wide.
+    #[arg(long)]
+    pub(crate) wide: bool,
 }
 
 /// Output formats of `simulate`.
@@ -183,6 +245,10 @@ pub(crate) struct SimulateArgs {
     /// Also draw the cluster after scheduling (table output).
     #[arg(long)]
     pub(crate) show: bool,
+    /// List every domain's count (table output); by default a key with more domains
+    /// than fit a line is summarised (domains, min/max/skew, histogram, extremes).
+    #[arg(long)]
+    pub(crate) wide: bool,
 }
 
 /// `topospread explain`.

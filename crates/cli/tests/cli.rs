@@ -26,8 +26,10 @@ fn fixture(name: &str) -> String {
 }
 
 fn run(args: &[&str]) -> Output {
+    // Output is laid out for `COLUMNS` (80 when unset): unset, so runs are alike.
     Command::new(env!("CARGO_BIN_EXE_topospread"))
         .args(args)
+        .env_remove("COLUMNS")
         .output()
         .expect("the binary runs")
 }
@@ -482,4 +484,108 @@ fn a_pod_naming_a_missing_priority_class_is_refused_and_the_rest_schedule() {
         json["refused"][0]["message"],
         "pods \"ghost\" is forbidden: no PriorityClass with name nope was found"
     );
+}
+
+#[test]
+fn simulate_summarises_keys_with_more_domains_than_fit_a_line() {
+    let f = fixture("forty-nodes.yaml");
+    let o = run(&["simulate", "-f", &f]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let spread = &out[out.find("deployment/web").expect("workload section")..];
+    insta::assert_snapshot!("simulate_summary", scrub(spread));
+    let wide = stdout(&run(&["simulate", "-f", &f, "--wide"]));
+    assert!(
+        wide.contains("node-00=") && wide.contains("node-39="),
+        "{wide}"
+    );
+    assert!(!wide.contains("--wide or -o json"), "{wide}");
+}
+
+#[test]
+fn simulate_json_has_every_domain_and_the_summaries() {
+    let o = run(&["simulate", "-f", &fixture("forty-nodes.yaml"), "-o", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    let c = &v["workloads"][0]["constraints"][1];
+    assert_eq!(c["topology_key"], "kubernetes.io/hostname");
+    assert_eq!(c["after"].as_object().map(|m| m.len()), Some(40));
+    assert_eq!(c["summary_after"]["domains"], 40);
+    assert_eq!(c["summary_after"]["total"], 21);
+}
+
+#[test]
+fn show_collapses_nodes_that_do_not_fit_the_width() {
+    let f = fixture("forty-nodes.yaml");
+    let o = run(&["show", "-f", &f]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    insta::assert_snapshot!("show_collapsed", stdout(&o));
+    // Narrower than a zone's summary: one summary for the whole cluster.
+    insta::assert_snapshot!(
+        "show_collapsed_narrow",
+        stdout(&run(&["show", "-f", &f, "--width", "20"]))
+    );
+    let wide = stdout(&run(&["show", "-f", &f, "--wide"]));
+    assert!(
+        wide.contains("node-39 (") && !wide.contains("do not fit"),
+        "{wide}"
+    );
+}
+
+#[test]
+fn bench_load_generates_a_dump_and_measures_simulate() {
+    for format in ["json", "yaml"] {
+        let o = run(&[
+            "bench",
+            "load",
+            "--nodes",
+            "12",
+            "--pods",
+            "60",
+            "--replicas",
+            "6",
+            "--format",
+            format,
+            "-o",
+            "json",
+        ]);
+        assert!(o.status.success(), "{format}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("one JSON object");
+        assert_eq!(v["format"], format);
+        assert_eq!(
+            (v["nodes"].as_u64(), v["pods"].as_u64()),
+            (Some(12), Some(60))
+        );
+        assert_eq!(
+            (v["scheduled"].as_u64(), v["pending"].as_u64()),
+            (Some(6), Some(0)),
+            "{v}"
+        );
+        for key in [
+            "load_seconds",
+            "schedule_seconds",
+            "total_seconds",
+            "peak_rss_bytes",
+        ] {
+            assert!(v[key].as_f64().is_some_and(|x| x > 0.0), "{key}: {v}");
+        }
+        assert!(
+            v["dump_bytes"].as_u64().is_some_and(|b| b > 60 * 2000),
+            "{v}"
+        );
+    }
+}
+
+#[test]
+fn bench_failing_workloads_report_the_cache() {
+    for workload in ["unschedulable-500nodes", "preemption-unhelpful-500nodes"] {
+        let o = run(&["bench", workload, "--format", "json"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("one JSON object");
+        assert_eq!(
+            (v["scheduled"].as_u64(), v["unschedulable"].as_u64()),
+            (Some(0), Some(300)),
+            "{v}"
+        );
+        assert_eq!(v["failure_cache_hits"], 299, "{v}");
+    }
 }

@@ -1,6 +1,7 @@
 //! The cluster drawn as the Kubernetes docs draw it: topology domains over nodes over
 //! pods, in ASCII boxes, with matching-pod counts per domain and the skew per key.
 
+use crate::summary::summarize;
 use std::fmt::Write as _;
 use topospread::api::{Selector, Sym};
 use topospread::plugins::podtopologyspread::{LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE};
@@ -24,8 +25,11 @@ pub struct ShowOptions {
     pub topology_keys: Vec<String>,
     /// Matching pods.
     pub highlight: Highlight,
-    /// Rows of boxes wider than this wrap (at outermost-domain boundaries).
+    /// Rows of boxes wider than this wrap (at outermost-domain boundaries); nodes that
+    /// do not fit even so are collapsed into per-domain summaries.
     pub max_width: usize,
+    /// Draw every node and list every domain, however wide.
+    pub wide: bool,
 }
 
 /// The keys the docs draw by: a zone key then a hostname key, preferring the well-known
@@ -49,22 +53,32 @@ pub fn default_topology_keys(snapshot: &Snapshot) -> Vec<String> {
 
 /// Matching pods per domain of `key`, over the nodes that carry it, sorted by domain.
 pub fn domain_counts(snapshot: &Snapshot, key: &str, highlight: &Highlight) -> Vec<(String, u32)> {
+    let matching: Vec<usize> = snapshot
+        .nodes()
+        .iter()
+        .map(|n| matching_on(snapshot, n.id, highlight))
+        .collect();
+    counts_by_domain(snapshot, key, &matching)
+}
+
+/// [`domain_counts`] from each node's matching pods, counted once.
+fn counts_by_domain(snapshot: &Snapshot, key: &str, matching: &[usize]) -> Vec<(String, u32)> {
     let symbols = snapshot.symbols();
-    let mut out: Vec<(String, u32)> = Vec::new();
     let Some(sym) = symbols.get(key) else {
-        return out;
+        return Vec::new();
     };
-    for info in snapshot.nodes() {
+    let mut by_value: std::collections::HashMap<Sym, u32> = std::collections::HashMap::new();
+    for (info, n) in snapshot.nodes().iter().zip(matching) {
         let Some(value) = info.node.labels.get(sym) else {
             continue;
         };
-        let value = symbols.resolve(value);
-        let n = u32::try_from(matching_on(snapshot, info.id, highlight)).unwrap_or(u32::MAX);
-        match out.iter_mut().find(|(v, _)| v == value) {
-            Some(slot) => slot.1 += n,
-            None => out.push((value.to_string(), n)),
-        }
+        let slot = by_value.entry(value).or_default();
+        *slot = slot.saturating_add(u32::try_from(*n).unwrap_or(u32::MAX));
     }
+    let mut out: Vec<(String, u32)> = by_value
+        .into_iter()
+        .map(|(v, n)| (symbols.resolve(v).to_string(), n))
+        .collect();
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out
 }
@@ -146,11 +160,15 @@ impl Cell {
 
 /// How the cells are made from sorted nodes.
 struct Tree<'a> {
+    /// Key levels drawn; below the last, nodes (or, collapsed, one summary per domain).
     keys: usize,
     last_is_per_node: bool,
+    /// Nodes are not drawn: each domain of the last level drawn is one summary cell.
+    collapsed: bool,
     label_of: &'a dyn Fn(usize, &str) -> String,
     leaf: &'a dyn Fn(NodeId, String) -> Cell,
     node_label: &'a dyn Fn(NodeId) -> String,
+    summary: &'a dyn Fn(&[(Vec<String>, NodeId)], String) -> Cell,
 }
 
 impl Tree<'_> {
@@ -167,7 +185,9 @@ impl Tree<'_> {
             let v = &nodes[i].0[level];
             let j = i + nodes[i..].iter().take_while(|n| &n.0[level] == v).count();
             let label = (self.label_of)(level, v);
-            if level + 1 == self.keys && self.last_is_per_node {
+            if level + 1 == self.keys && self.collapsed {
+                out.push((self.summary)(&nodes[i..j], label));
+            } else if level + 1 == self.keys && self.last_is_per_node {
                 out.push((self.leaf)(nodes[i].1, label));
             } else {
                 out.push(Cell {
@@ -219,7 +239,26 @@ fn pods_text(matching: usize, other: usize) -> String {
     }
 }
 
-/// Draws the cluster. Nodes without a key are grouped under `(no <key>)`.
+/// The boxes of a drawing, laid out, and how many label rows they have.
+struct Drawing {
+    tops: Vec<Cell>,
+    depth: usize,
+}
+
+/// The pods of many nodes: `12P 3400o`, counted.
+fn totals_text(matching: usize, other: usize) -> String {
+    match (matching, other) {
+        (0, 0) => "no pods".to_string(),
+        (m, 0) => format!("{m}P"),
+        (0, o) => format!("{o}o"),
+        (m, o) => format!("{m}P {o}o"),
+    }
+}
+
+/// Draws the cluster. Nodes without a key are grouped under `(no <key>)`. When an
+/// outermost domain would be wider than `max_width` even alone (hundreds of nodes in a
+/// zone), nodes are collapsed into one summary per domain of the inner keys, and
+/// inner keys are dropped until the domains fit; `wide` draws every node regardless.
 pub fn render_cluster(snapshot: &Snapshot, opts: &ShowOptions) -> String {
     let symbols = snapshot.symbols();
     let keys: Vec<Option<Sym>> = opts.topology_keys.iter().map(|k| symbols.get(k)).collect();
@@ -236,73 +275,127 @@ pub fn render_cluster(snapshot: &Snapshot, opts: &ShowOptions) -> String {
         .map(|n| ((0..keys.len()).map(|i| value_of(n.id, i)).collect(), n.id))
         .collect();
     // Domains by value, nodes without a key after those with it, then nodes by name.
-    let order = |vs: &[String]| -> Vec<(bool, String)> {
-        vs.iter()
-            .map(|v| (v.starts_with("(no "), v.clone()))
-            .collect()
-    };
     nodes.sort_by(|a, b| {
-        order(&a.0).cmp(&order(&b.0)).then_with(|| {
-            snapshot
-                .node(a.1)
-                .node
-                .name
-                .cmp(&snapshot.node(b.1).node.name)
-        })
+        a.0.iter()
+            .map(|v| (v.starts_with("(no "), v))
+            .cmp(b.0.iter().map(|v| (v.starts_with("(no "), v)))
+            .then_with(|| {
+                snapshot
+                    .node(a.1)
+                    .node
+                    .name
+                    .cmp(&snapshot.node(b.1).node.name)
+            })
     });
     let last_is_per_node = !keys.is_empty()
         && nodes.windows(2).all(|w| w[0].0 != w[1].0)
         && nodes
             .iter()
             .all(|(vs, _)| vs.last().is_some_and(|v| !v.starts_with("(no ")));
-    let mut counts: Vec<Vec<(String, u32)>> = Vec::new();
-    for k in &opts.topology_keys {
-        counts.push(domain_counts(snapshot, k, &opts.highlight));
-    }
-    let count_of = |level: usize, value: &str| {
-        counts[level]
-            .iter()
-            .find(|(v, _)| v == value)
-            .map(|(_, n)| *n)
-    };
-    // A node row is added under the keys unless the last key is one node per domain.
-    let depth = keys.len() + usize::from(!last_is_per_node);
+    // Each node's matching and other pods, counted once.
+    let per_node: Vec<(usize, usize)> = snapshot
+        .nodes()
+        .iter()
+        .map(|info| {
+            let m = matching_on(snapshot, info.id, &opts.highlight);
+            let total = info
+                .pods()
+                .iter()
+                .filter(|p| snapshot.pod(**p).is_some())
+                .count();
+            (m, total - m)
+        })
+        .collect();
+    let matching: Vec<usize> = per_node.iter().map(|p| p.0).collect();
+    let counts: Vec<Vec<(String, u32)>> = opts
+        .topology_keys
+        .iter()
+        .map(|k| counts_by_domain(snapshot, k, &matching))
+        .collect();
+    let count_maps: Vec<std::collections::HashMap<&str, u32>> = counts
+        .iter()
+        .map(|c| c.iter().map(|(v, n)| (v.as_str(), *n)).collect())
+        .collect();
     let leaf = |id: NodeId, label: String| {
-        let info = snapshot.node(id);
-        let m = matching_on(snapshot, id, &opts.highlight);
-        let total = info
-            .pods()
-            .iter()
-            .filter(|p| snapshot.pod(**p).is_some())
-            .count();
+        let (m, other) = per_node[id.index()];
         Cell {
             label,
             width: 0,
             children: Vec::new(),
-            pods: pods_text(m, total - m),
+            pods: pods_text(m, other),
         }
     };
     let label_of = |level: usize, v: &str| -> String {
-        match count_of(level, v) {
+        match count_maps[level].get(v) {
             Some(n) => format!("{v} ({n})"),
             None => v.to_string(),
         }
     };
     let node_label = |id: NodeId| {
-        let n = matching_on(snapshot, id, &opts.highlight);
+        let n = per_node[id.index()].0;
         format!("{} ({n})", snapshot.node(id).node.name)
     };
-    let tree = Tree {
-        keys: keys.len(),
-        last_is_per_node,
-        label_of: &label_of,
-        leaf: &leaf,
-        node_label: &node_label,
+    let summary = |group: &[(Vec<String>, NodeId)], label: String| {
+        let (m, other) = group.iter().fold((0, 0), |(m, o), (_, id)| {
+            let (nm, no) = per_node[id.index()];
+            (m + nm, o + no)
+        });
+        Cell {
+            label,
+            width: 0,
+            children: Vec::new(),
+            pods: format!(
+                "{} node{}: {}",
+                group.len(),
+                if group.len() == 1 { "" } else { "s" },
+                totals_text(m, other)
+            ),
+        }
     };
-    let mut tops = tree.build(0, &nodes);
-    for t in &mut tops {
-        t.layout();
+    let all_label = |n: usize| format!("all {n} nodes");
+    let draw = |levels: usize, collapsed: bool| -> Drawing {
+        if collapsed && levels == 0 {
+            let mut cell = summary(&nodes, all_label(nodes.len()));
+            cell.layout();
+            return Drawing {
+                tops: vec![cell],
+                depth: 1,
+            };
+        }
+        let tree = Tree {
+            keys: levels,
+            last_is_per_node: last_is_per_node && levels == keys.len(),
+            collapsed,
+            label_of: &label_of,
+            leaf: &leaf,
+            node_label: &node_label,
+            summary: &summary,
+        };
+        let mut tops = tree.build(0, &nodes);
+        for t in &mut tops {
+            t.layout();
+        }
+        // A node row is added under the keys unless the last key is one node per
+        // domain, or nodes are collapsed.
+        let depth = levels + usize::from(!collapsed && !tree.last_is_per_node);
+        Drawing { tops, depth }
+    };
+    let fits = |d: &Drawing| d.tops.iter().all(|t| t.width + 2 <= opts.max_width);
+    let mut drawing = draw(keys.len(), false);
+    let mut collapsed_to = None;
+    if !opts.wide && !fits(&drawing) {
+        // Drop the per-node key first (it is the node row), then inner keys.
+        let mut levels = keys.len() - usize::from(last_is_per_node);
+        loop {
+            drawing = draw(levels, true);
+            if fits(&drawing) || levels == 0 {
+                break;
+            }
+            levels -= 1;
+        }
+        collapsed_to = Some(levels);
     }
+    let Drawing { tops, depth } = drawing;
     // Wrap at outermost boundaries.
     let mut out = String::new();
     let mut start = 0;
@@ -346,8 +439,36 @@ pub fn render_cluster(snapshot: &Snapshot, opts: &ShowOptions) -> String {
         "P = pod matching {}, o = other pod, (n) = matching pods in the domain",
         opts.highlight.description
     );
+    let mut summarised = false;
     for (k, c) in opts.topology_keys.iter().zip(&counts) {
-        let _ = writeln!(out, "{}", counts_line(k, c));
+        let line = counts_line(k, c);
+        if opts.wide || line.chars().count() <= opts.max_width {
+            let _ = writeln!(out, "{line}");
+        } else {
+            summarised = true;
+            let s = summarize(c);
+            let _ = writeln!(out, "{k}: {}", s.headline());
+            let _ = write!(
+                out,
+                "{}",
+                s.lines("  ").split_once('\n').map_or("", |x| x.1)
+            );
+        }
+    }
+    if let Some(levels) = collapsed_to {
+        let shown = if levels == 0 {
+            "one summary for the whole cluster".to_string()
+        } else {
+            format!("one summary per {} domain", opts.topology_keys[levels - 1])
+        };
+        let _ = writeln!(
+            out,
+            "{} nodes do not fit {} columns: drawn as {shown}; --wide draws every node, --width N sets the width",
+            nodes.len(),
+            opts.max_width
+        );
+    } else if summarised {
+        let _ = writeln!(out, "--wide lists every domain");
     }
     if pending > 0 {
         let _ = writeln!(out, "{pending} pending pod(s) not drawn");

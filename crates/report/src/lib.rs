@@ -4,6 +4,7 @@
 mod cluster;
 mod explain;
 mod selector;
+mod summary;
 
 pub use cluster::{
     Highlight, ShowOptions, counts_line, default_topology_keys, domain_counts, render_cluster, skew,
@@ -12,3 +13,4 @@ pub use explain::{
     ConstraintCounts, ExplainView, FilterVerdict, NodeExplanation, ScoreView, render_explanation,
 };
 pub use selector::{SelectorParseError, parse_selector};
+pub use summary::{Bucket, CountSummary, EXTREMES, HISTOGRAM_BUCKETS, every_domain, summarize};

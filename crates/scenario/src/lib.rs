@@ -1,6 +1,7 @@
 //! Scenario cases (`tests/conformance/**.yaml`, FORMAT.md): a cluster, a pod or pods,
 //! and expectations. Pure: the caller reads files; [`run_file`] parses and runs one.
 
+pub mod dump;
 pub mod perf;
 mod plugin;
 mod rebalance;

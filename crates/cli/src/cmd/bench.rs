@@ -1,7 +1,7 @@
 //! `topospread bench`: kube-scheduler's topology-spreading scheduler_perf workloads,
 //! scheduled through the same path as `simulate`, with throughput, latency and memory.
 
-use crate::cli::{BenchArgs, BenchFormat};
+use crate::cli::{BenchArgs, BenchCommand, BenchFormat};
 use anyhow::{Context, Result, anyhow};
 use serde::Serialize;
 use std::io::Write;
@@ -30,6 +30,12 @@ struct Report {
     unschedulable: usize,
     percentage_of_nodes_to_score: i32,
     incremental: bool,
+    /// Whether a failed cycle's verdict was reused for identical pods.
+    failure_cache: bool,
+    /// Cycles the failure cache answered.
+    failure_cache_hits: u64,
+    /// Seconds from the first measured cycle to the last.
+    elapsed_seconds: f64,
     first_10pct_mean_ms: f64,
     last_10pct_mean_ms: f64,
     /// Every run's pods/s, in run order; the report is the median run's.
@@ -38,17 +44,20 @@ struct Report {
     runs_last_to_first: Vec<f64>,
 }
 
-/// Adds `pods` to the cluster and the scheduling queue.
+/// Adds `pods` to the cluster; the pending ones (no `spec.nodeName`) join the
+/// scheduling queue.
 fn enqueue(sim: &mut Simulation, snapshot: &mut Snapshot, pods: Vec<Pod>) -> Result<()> {
     for pod in pods {
         let id = snapshot.add_pod(pod)?;
-        sim.enqueue(snapshot, id)?;
+        if snapshot.pod_node(id).is_none() {
+            sim.enqueue(snapshot, id)?;
+        }
     }
     Ok(())
 }
 
 /// Peak resident memory of this process (`VmHWM`), where the kernel reports it.
-fn peak_rss_bytes() -> Option<u64> {
+pub(crate) fn peak_rss_bytes() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
@@ -85,6 +94,7 @@ fn measure(args: &BenchArgs, workload: &perf::PerfWorkload) -> Result<Report> {
     };
     let mut scheduler = Scheduler::new(&config, Features::default(), &mut snapshot)?;
     scheduler.set_seed(args.seed);
+    scheduler.set_failure_cache(!args.no_failure_cache);
     let mut sim = Simulation::new(scheduler);
     let (init_pods, measured_pods) = (init.len(), measured.len());
     enqueue(&mut sim, &mut snapshot, init)?;
@@ -106,13 +116,14 @@ fn measure(args: &BenchArgs, workload: &perf::PerfWorkload) -> Result<Report> {
         }
     })?;
     let elapsed = start.elapsed().as_secs_f64();
+    let hits = sim.scheduler().failure_cache_hits();
     let tenth = (latencies.len() / 10).max(1).min(latencies.len());
     let first = mean(&latencies[..tenth]);
     let last = mean(&latencies[latencies.len() - tenth..]);
     let mut sorted = latencies.clone();
     sorted.sort_by(f64::total_cmp);
     let report = Report {
-        workload: args.workload.clone(),
+        workload: workload.name.clone(),
         pods_per_second: if elapsed > 0.0 {
             measured_pods as f64 / elapsed
         } else {
@@ -133,6 +144,9 @@ fn measure(args: &BenchArgs, workload: &perf::PerfWorkload) -> Result<Report> {
         unschedulable: measured_pods - scheduled,
         percentage_of_nodes_to_score: args.percentage,
         incremental: !args.no_incremental,
+        failure_cache: !args.no_failure_cache,
+        failure_cache_hits: hits,
+        elapsed_seconds: elapsed,
         first_10pct_mean_ms: first,
         last_10pct_mean_ms: last,
         runs_pods_per_second: Vec::new(),
@@ -142,10 +156,13 @@ fn measure(args: &BenchArgs, workload: &perf::PerfWorkload) -> Result<Report> {
 }
 
 pub(crate) fn run(args: &BenchArgs) -> Result<ExitCode> {
-    let workload = perf::workload(&args.workload).ok_or_else(|| {
+    if let Some(BenchCommand::Load(load)) = &args.command {
+        return super::bench_load::run(load);
+    }
+    let name = args.workload.as_deref().unwrap_or_default();
+    let workload = perf::workload(name).ok_or_else(|| {
         anyhow!(
-            "workload {:?}: Unsupported value; supported: {}",
-            args.workload,
+            "workload {name:?}: Unsupported value; supported: {}, or `load`",
             perf::WORKLOADS.join(", ")
         )
     })?;
@@ -193,6 +210,7 @@ pub(crate) fn run(args: &BenchArgs) -> Result<ExitCode> {
                 }
             )?;
             writeln!(out, "pods/s                {:.0}", report.pods_per_second)?;
+            writeln!(out, "elapsed               {:.3} s", report.elapsed_seconds)?;
             writeln!(out, "latency p50           {:.3} ms", report.p50_ms)?;
             writeln!(out, "latency p99           {:.3} ms", report.p99_ms)?;
             writeln!(
@@ -215,6 +233,12 @@ pub(crate) fn run(args: &BenchArgs) -> Result<ExitCode> {
                 out,
                 "scheduled             {} ({} unschedulable)",
                 report.scheduled, report.unschedulable
+            )?;
+            writeln!(
+                out,
+                "failure cache         {} ({} cycles answered)",
+                if report.failure_cache { "on" } else { "off" },
+                report.failure_cache_hits
             )?;
             if report.runs_pods_per_second.len() > 1 {
                 let runs: Vec<String> = report

@@ -59,7 +59,7 @@ pub(crate) fn run(args: &ExplainArgs) -> Result<ExitCode> {
     }
     let mut runtime = Runtime::new(&setup, &mut world.snapshot, args.seed)?;
     runtime.explain_pod(id);
-    let (results, _) = schedule_all(&mut runtime, &mut world, false)?;
+    let (results, _) = schedule_all(&mut runtime, &mut world)?;
     let Some(pod) = world.snapshot.pod(id).cloned() else {
         bail!("pod {ns}/{name}: preempted by a higher-priority pod before it was bound");
     };

@@ -1,6 +1,7 @@
 //! One module per subcommand, and the input, config and runtime they share.
 
 pub(crate) mod bench;
+pub(crate) mod bench_load;
 pub(crate) mod config;
 pub(crate) mod explain;
 pub(crate) mod input;
@@ -9,5 +10,6 @@ pub(crate) mod rebalance;
 pub(crate) mod runtime;
 pub(crate) mod show;
 pub(crate) mod simulate;
+pub(crate) mod term;
 pub(crate) mod test;
 pub(crate) mod validate;

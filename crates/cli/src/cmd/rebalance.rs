@@ -30,7 +30,7 @@ pub(crate) fn run(args: &RebalanceArgs) -> Result<ExitCode> {
         // `simulate` would: the plan starts from where they land.
         let mut runtime = Runtime::new(&setup, &mut world.snapshot, args.seed)?;
         let n = world.queue.len();
-        simulate::schedule_all(&mut runtime, &mut world, false)?;
+        simulate::schedule_all(&mut runtime, &mut world)?;
         notes.push(format!(
             "{n} pending pods were scheduled first (as simulate does)"
         ));

@@ -48,31 +48,17 @@ impl Runtime {
             .collect()
     }
 
-    /// Schedules until the queue settles; `progress` draws a bar of `total` pods.
-    pub(crate) fn run(
-        &mut self,
-        snapshot: &mut Snapshot,
-        total: usize,
-        progress: bool,
-    ) -> Result<()> {
-        let bar = progress.then(|| {
-            let b = indicatif::ProgressBar::new(total as u64);
-            b.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "{bar:40} {pos}/{len} pods bound {per_sec} {eta}",
-                )
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-            );
-            b
-        });
+    /// Schedules until the queue settles; a bar of `total` pods appears on stderr when
+    /// that takes more than a second and stderr is a terminal.
+    pub(crate) fn run(&mut self, snapshot: &mut Snapshot, total: usize) -> Result<()> {
+        let mut bar = super::term::DelayedBar::new(
+            total as u64,
+            "{bar:40} {pos}/{len} pods bound {per_sec} {eta}",
+        );
         let result = self.sim.run(snapshot, |_, a| {
-            if let (Some(b), Attempt::Assumed { .. }) = (&bar, a) {
-                b.inc(1);
-            }
+            bar.inc(u64::from(matches!(a, Attempt::Assumed { .. })));
         });
-        if let Some(b) = bar {
-            b.finish_and_clear();
-        }
+        bar.finish();
         result.map_err(|e| anyhow!("simulation: {e}"))
     }
 

@@ -56,6 +56,7 @@ pub(crate) fn options(
     keys: &[String],
     highlight: Highlight,
     width: usize,
+    wide: bool,
 ) -> ShowOptions {
     ShowOptions {
         topology_keys: if keys.is_empty() {
@@ -65,19 +66,25 @@ pub(crate) fn options(
         },
         highlight,
         max_width: width,
+        wide,
     }
 }
 
 pub(crate) fn run(args: &ShowArgs) -> Result<ExitCode> {
-    let input = input::load_admitted(&args.files, &args.live, 0)?;
-    let mut snapshot = build::build_snapshot(&input.objects)?;
+    let (input, mut snapshot) = super::term::with_spinner("loading", || -> Result<_> {
+        let input = input::load_admitted(&args.files, &args.live, 0)?;
+        let snapshot = build::build_snapshot(&input.objects)?;
+        Ok((input, snapshot))
+    })?;
     // Notes go to stderr: stdout is the drawing.
     let finished = input::finished_notes(&input.objects);
     for note in summarize(input.notes.iter().chain(&finished)) {
         eprintln!("note: {note}");
     }
+    drop(input);
     let h = highlight(&mut snapshot, args.selector.as_deref())?;
-    let opts = options(&snapshot, &args.topology_keys, h, args.width);
+    let width = args.width.unwrap_or_else(super::term::width);
+    let opts = options(&snapshot, &args.topology_keys, h, width, args.wide);
     let text = render_cluster(&snapshot, &opts);
     std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(ExitCode::SUCCESS)

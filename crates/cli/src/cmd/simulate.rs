@@ -8,15 +8,15 @@ use anyhow::Result;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 use topospread::simulation::SimEvent;
 use topospread::snapshot::{NodeId, PodId, Snapshot};
 use topospread_k8s::load::Object;
-use topospread_report::{Highlight, domain_counts, render_cluster, skew};
-
-/// Progress is drawn on stderr past this many pods, when stderr is a terminal.
-const PROGRESS_THRESHOLD: usize = 2000;
+use topospread_report::{
+    CountSummary, Highlight, domain_counts, every_domain, render_cluster, skew, summarize,
+};
 
 /// One pod's result.
 #[derive(Serialize)]
@@ -50,6 +50,10 @@ struct ConstraintReport {
     after: BTreeMap<String, u32>,
     skew_before: u32,
     skew_after: u32,
+    /// Domains, min/max/skew, histogram and extremes of `before`.
+    summary_before: CountSummary,
+    /// The same of `after`.
+    summary_after: CountSummary,
 }
 
 /// One workload.
@@ -103,13 +107,9 @@ pub(crate) type Scheduled = (Vec<(PodId, Placement)>, Vec<PreemptedReport>);
 /// Schedules the world's pending pods through the engine's queue until it settles;
 /// returns each pod's placement (the pending pods in queue order, then the replacements
 /// of preempted pods) and the preemptions carried out.
-pub(crate) fn schedule_all(
-    runtime: &mut Runtime,
-    world: &mut input::World,
-    progress: bool,
-) -> Result<Scheduled> {
+pub(crate) fn schedule_all(runtime: &mut Runtime, world: &mut input::World) -> Result<Scheduled> {
     let refused = runtime.enqueue(&world.snapshot, &world.queue);
-    runtime.run(&mut world.snapshot, world.queue.len(), progress)?;
+    runtime.run(&mut world.snapshot, world.queue.len())?;
     let snapshot = &world.snapshot;
     let symbols = snapshot.symbols();
     let mut order = world.queue.clone();
@@ -174,14 +174,58 @@ fn workload_constraints(
         .collect()
 }
 
+/// How long each phase of a simulation took (for `bench load`).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Timings {
+    /// Reading and parsing the files, expanding workloads, building the snapshot.
+    pub(crate) load: Duration,
+    /// Scheduling every pending pod.
+    pub(crate) schedule: Duration,
+    /// Building the report and rendering it.
+    pub(crate) report: Duration,
+}
+
+/// What a simulation produced.
+pub(crate) struct Simulated {
+    /// The rendered output.
+    pub(crate) text: String,
+    /// Notes for stderr (with the non-table formats).
+    pub(crate) notes: Vec<String>,
+    /// The exit code.
+    pub(crate) code: ExitCode,
+    /// Pods scheduled and pending.
+    pub(crate) scheduled: usize,
+    /// Pods left pending.
+    pub(crate) pending: usize,
+}
+
 pub(crate) fn run(args: &SimulateArgs) -> Result<ExitCode> {
-    let input = input::load_admitted(&args.files, &args.live, args.seed)?;
-    let setup = config::load(args.config.as_deref(), &input)?;
-    let mut world = input::build(&input, args.seed)?;
+    let out = execute(args, &mut Timings::default())?;
+    std::io::stdout().lock().write_all(out.text.as_bytes())?;
+    if args.output != OutputFormat::Table {
+        for n in &out.notes {
+            eprintln!("note: {n}");
+        }
+    }
+    Ok(out.code)
+}
+
+/// The whole simulation, its output rendered, with each phase timed.
+pub(crate) fn execute(args: &SimulateArgs, timings: &mut Timings) -> Result<Simulated> {
+    let start = Instant::now();
+    let (input, setup, mut world) = super::term::with_spinner("loading", || -> Result<_> {
+        let input = input::load_admitted(&args.files, &args.live, args.seed)?;
+        let setup = config::load(args.config.as_deref(), &input)?;
+        let world = input::build(&input, args.seed)?;
+        Ok((input, setup, world))
+    })?;
     let mut runtime = Runtime::new(&setup, &mut world.snapshot, args.seed)?;
     let before = world.snapshot.clone();
-    let progress = world.queue.len() > PROGRESS_THRESHOLD && std::io::stderr().is_terminal();
-    let (results, preempted) = schedule_all(&mut runtime, &mut world, progress)?;
+    timings.load = start.elapsed();
+    let start = Instant::now();
+    let (results, preempted) = schedule_all(&mut runtime, &mut world)?;
+    timings.schedule = start.elapsed();
+    let start = Instant::now();
     let snapshot = &world.snapshot;
     let symbols = snapshot.symbols();
 
@@ -219,6 +263,8 @@ pub(crate) fn run(args: &SimulateArgs) -> Result<ExitCode> {
             constraints.push(ConstraintReport {
                 skew_before: skew(&b),
                 skew_after: skew(&a),
+                summary_before: summarize(&b),
+                summary_after: summarize(&a),
                 topology_key: key,
                 max_skew: c.max_skew,
                 when_unsatisfiable: c.when_unsatisfiable.as_str().to_string(),
@@ -265,38 +311,91 @@ pub(crate) fn run(args: &SimulateArgs) -> Result<ExitCode> {
             })
             .collect(),
     };
+    let width = super::term::width();
     let text = match args.output {
         OutputFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
         OutputFormat::Yaml => snapshot_yaml(&input.objects, &world)?,
         OutputFormat::Table => {
-            let mut t = table(&report);
+            let mut t = table(&report, width, args.wide);
             if args.show {
                 let mut snap = world.snapshot.clone();
                 let h = show::highlight(&mut snap, None)?;
-                let opts = show::options(&snap, &[], h, 100);
+                let opts = show::options(&snap, &[], h, width, args.wide);
                 t.push('\n');
                 t.push_str(&render_cluster(&snap, &opts));
             }
             t
         }
     };
-    std::io::stdout().lock().write_all(text.as_bytes())?;
-    if args.output != OutputFormat::Table {
-        for n in &world.notes {
-            eprintln!("note: {n}");
-        }
-    }
-    Ok(
-        if pending > 0 || !world.refused.is_empty() || !world.expansion.errors.is_empty() {
+    timings.report = start.elapsed();
+    let failed = pending > 0 || !world.refused.is_empty() || !world.expansion.errors.is_empty();
+    Ok(Simulated {
+        text,
+        notes: world.notes.clone(),
+        code: if failed {
             ExitCode::from(1)
         } else {
             ExitCode::SUCCESS
         },
-    )
+        scheduled,
+        pending,
+    })
 }
 
-/// The placement table, per-workload spread, pending pods and notes.
-fn table(r: &Report) -> String {
+/// One constraint's counts before and after: every domain on a line when that fits
+/// `width` (or `wide`), else a summary per side.
+fn constraint_counts(out: &mut String, c: &ConstraintReport, width: usize, wide: bool) {
+    let before = every_domain(
+        &c.before
+            .iter()
+            .map(|(d, n)| (d.clone(), *n))
+            .collect::<Vec<_>>(),
+    );
+    let after = every_domain(
+        &c.after
+            .iter()
+            .map(|(d, n)| (d.clone(), *n))
+            .collect::<Vec<_>>(),
+    );
+    let line =
+        |label: &str, domains: &str, skew: u32| format!("    {label} {domains}  skew {skew}");
+    let (b, a) = (
+        line("before:", &before, c.skew_before),
+        line("after: ", &after, c.skew_after),
+    );
+    if wide || (b.chars().count() <= width && a.chars().count() <= width) {
+        let _ = writeln!(out, "{b}\n{a}");
+        return;
+    }
+    for (label, s) in [
+        ("before:", &c.summary_before),
+        ("after: ", &c.summary_after),
+    ] {
+        let _ = writeln!(out, "    {label} {}", s.headline());
+        if s.domains > 0 {
+            let _ = writeln!(
+                out,
+                "            domains per pod count: {}",
+                s.histogram_line()
+            );
+            let _ = writeln!(
+                out,
+                "            most loaded: {}",
+                every_domain(&s.most_loaded)
+            );
+            let _ = writeln!(
+                out,
+                "            least loaded: {}",
+                every_domain(&s.least_loaded)
+            );
+        }
+    }
+    let _ = writeln!(out, "    (--wide or -o json lists every domain)");
+}
+
+/// The placement table, per-workload spread, pending pods and notes, for `width`
+/// columns.
+fn table(r: &Report, width: usize, wide: bool) -> String {
     let mut out = String::new();
     let w_ns = r
         .pods
@@ -340,24 +439,12 @@ fn table(r: &Report) -> String {
             w.pending
         );
         for c in &w.constraints {
-            let fmt = |m: &BTreeMap<String, u32>| {
-                m.iter()
-                    .map(|(d, n)| format!("{d}={n}"))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            };
             let _ = writeln!(
                 out,
-                "  {} maxSkew={} {} ({})\n    before: {}  skew {}\n    after:  {}  skew {}",
-                c.topology_key,
-                c.max_skew,
-                c.when_unsatisfiable,
-                c.selector,
-                fmt(&c.before),
-                c.skew_before,
-                fmt(&c.after),
-                c.skew_after
+                "  {} maxSkew={} {} ({})",
+                c.topology_key, c.max_skew, c.when_unsatisfiable, c.selector
             );
+            constraint_counts(&mut out, c, width, wide);
         }
     }
     if !r.preempted.is_empty() {

@@ -4,6 +4,7 @@
 //! choice among the nodes with the top score.
 
 mod explain;
+mod failure_cache;
 mod fit_error;
 mod nominator;
 mod preemption;
@@ -92,6 +93,8 @@ pub struct Scheduler {
     explain: Option<(PodId, Option<Explanation>)>,
     /// Bindings since the cache last dropped counting groups nobody reads.
     cycles_since_prune: u32,
+    /// Failed cycles per class of identical pods, reused while nothing changes.
+    failures: failure_cache::FailureCache,
 }
 
 impl std::fmt::Debug for Scheduler {
@@ -192,6 +195,7 @@ impl Scheduler {
             last_failure: HashMap::new(),
             explain: None,
             cycles_since_prune: 0,
+            failures: failure_cache::FailureCache::default(),
             percentage_of_nodes_to_score: config.percentage_of_nodes_to_score.unwrap_or(0),
             next_start_node_index: 0,
             rng: Rng::new(0),
@@ -201,6 +205,19 @@ impl Scheduler {
     /// Reseeds the generator that breaks ties among equally scored nodes.
     pub fn set_seed(&mut self, seed: u64) {
         self.rng = Rng::new(seed);
+    }
+
+    /// Turns the failure cache on (the default) or off. On, a pod identical to one whose
+    /// cycle failed (same spec, labels, priority, owner...) gets that failure without
+    /// running Filter again while the cluster and the nominations are unchanged; off,
+    /// every pod runs its whole cycle (the reference the cache is tested against).
+    pub fn set_failure_cache(&mut self, on: bool) {
+        self.failures.set_enabled(on);
+    }
+
+    /// How many cycles the failure cache answered so far.
+    pub fn failure_cache_hits(&self) -> u64 {
+        self.failures.hits()
     }
 
     /// The first profile (the one a `default-scheduler` pod gets when the configuration

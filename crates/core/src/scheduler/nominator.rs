@@ -13,12 +13,15 @@ use std::collections::HashMap;
 pub(crate) struct Nominator {
     by_node: HashMap<NodeId, Vec<PodId>>,
     of_pod: HashMap<PodId, NodeId>,
+    /// Bumped by every change, so remembered cycles know the nominations they saw.
+    generation: u64,
 }
 
 impl Nominator {
     /// Nominates `pod` to `node`, replacing an earlier nomination.
     pub(crate) fn add(&mut self, pod: PodId, node: NodeId) {
         self.delete(pod);
+        self.generation += 1;
         self.by_node.entry(node).or_default().push(pod);
         self.of_pod.insert(pod, node);
     }
@@ -26,6 +29,7 @@ impl Nominator {
     /// Clears the pod's nomination, returning the node it had.
     pub(crate) fn delete(&mut self, pod: PodId) -> Option<NodeId> {
         let node = self.of_pod.remove(&pod)?;
+        self.generation += 1;
         if let Some(list) = self.by_node.get_mut(&node) {
             list.retain(|p| *p != pod);
             if list.is_empty() {
@@ -38,6 +42,7 @@ impl Nominator {
     /// Drops every nomination to a deleted node, and renumbers the nodes after it as
     /// the cache does when it closes the gap.
     pub(crate) fn delete_node(&mut self, node: NodeId) {
+        self.generation += 1;
         for pod in self.by_node.remove(&node).unwrap_or_default() {
             self.of_pod.remove(&pod);
         }
@@ -49,6 +54,11 @@ impl Nominator {
         for n in self.of_pod.values_mut() {
             *n = shift(*n);
         }
+    }
+
+    /// A number that changes with every nomination made or cleared.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// The node the pod is nominated to.

@@ -252,14 +252,19 @@ fn select_victims(
     node: NodeId,
     snapshot: &Snapshot,
 ) -> Result<Victims, Status> {
-    let mut state = state.clone();
-    let mut info = snapshot.node(node).clone();
-    let mut potential: Vec<PodId> = info
+    let mut potential: Vec<PodId> = snapshot
+        .node(node)
         .pods()
         .iter()
         .copied()
         .filter(|&id| snapshot.pod(id).is_some_and(|p| p.priority < pod.priority))
         .collect();
+    // Nothing to evict: the verdict needs no copy of the node or of the cycle state.
+    if potential.is_empty() {
+        return Err(Status::new(Code::UnschedulableAndUnresolvable, NO_VICTIMS));
+    }
+    let mut state = state.clone();
+    let mut info = snapshot.node(node).clone();
     for &id in &potential {
         if let Some(v) = snapshot.pod(id) {
             apply(
@@ -273,9 +278,6 @@ fn select_victims(
                 snapshot,
             )?;
         }
-    }
-    if potential.is_empty() {
-        return Err(Status::new(Code::UnschedulableAndUnresolvable, NO_VICTIMS));
     }
     let filters = profile.active_filters(&state);
     let s = filters.run(&state, pod, &info, snapshot);

@@ -1,17 +1,33 @@
 //! A tiny seeded generator (SplitMix64) for selectHost's choice among equal scores:
 //! reproducible from a seed, no dependency, and uniform enough for a reservoir draw.
 
-/// A SplitMix64 generator.
+/// SplitMix64's increment: each draw adds it to the state.
+const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// A SplitMix64 generator, counting its draws.
 #[derive(Clone, Debug)]
-pub(crate) struct Rng(u64);
+pub(crate) struct Rng(u64, u64);
 
 impl Rng {
     pub(crate) fn new(seed: u64) -> Self {
-        Self(seed)
+        Self(seed, 0)
+    }
+
+    /// How many values were drawn so far.
+    pub(crate) fn draws(&self) -> u64 {
+        self.1
+    }
+
+    /// Moves on `n` draws without computing them: the state is where `n` calls of
+    /// [`Self::below`] would leave it (each draw adds the same increment).
+    pub(crate) fn skip(&mut self, n: u64) {
+        self.0 = self.0.wrapping_add(GAMMA.wrapping_mul(n));
+        self.1 = self.1.wrapping_add(n);
     }
 
     fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        self.1 = self.1.wrapping_add(1);
+        self.0 = self.0.wrapping_add(GAMMA);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
@@ -39,6 +55,17 @@ mod tests {
             assert_eq!(x, b.below(n));
             assert!(x < n);
         }
+    }
+
+    #[test]
+    fn skipping_lands_where_drawing_does() {
+        let mut a = Rng::new(3);
+        let mut b = Rng::new(3);
+        for n in 1..20 {
+            a.below(n);
+        }
+        b.skip(19);
+        assert_eq!((a.draws(), a.below(1000)), (b.draws(), b.below(1000)));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! cache, assumes it on the chosen node or hands it back to the queue (nominated, when
 //! preemption found victims), and cluster events move waiting pods back.
 
-use super::{Preemption, ScheduleResult, Scheduler};
+use super::{Preemption, ScheduleResult, Scheduler, failure_cache};
 use crate::api::Pod;
 use crate::framework::{ActionType, ClusterEvent, EventResource, Status};
 use crate::queue::{PendingCounts, SchedulingQueue};
@@ -184,6 +184,23 @@ impl Scheduler {
         };
         let nominated = self.nominator.node_of(id);
         let recording = self.explain.as_ref().is_some_and(|(p, _)| *p == id);
+        // A pod with a nomination of its own runs a different cycle, and an explained
+        // one must record its own: neither uses nor feeds the failure cache.
+        let cacheable = !recording && nominated.is_none();
+        let nominations = self.nominator.generation();
+        if cacheable && let Some(f) = self.failures.lookup(snapshot, nominations, pod) {
+            let (message, rejected_by) = (f.message.clone(), f.rejected_by.clone());
+            let (advance, draws) = (f.start_advance, f.draws);
+            // The side effects the cycle would have had.
+            self.current = self.profile_index(&pod.scheduler_name).unwrap_or(0);
+            let all = snapshot.nodes().len();
+            if all > 0 {
+                self.next_start_node_index = (self.next_start_node_index + advance) % all;
+            }
+            self.rng.skip(draws);
+            return Some(self.unschedulable(id, message, rejected_by, None, popped.cycle, now));
+        }
+        let (start_before, draws_before) = (self.next_start_node_index, self.rng.draws());
         let (result, preemption) = if recording {
             let e = self.explain_cycle(snapshot, pod, nominated);
             let out = (e.result.clone(), e.preemption.clone());
@@ -222,23 +239,21 @@ impl Scheduler {
             }
             ScheduleResult::Unschedulable { ref message, .. } => {
                 let message = message.clone();
-                match &preemption {
-                    Some(p) => self.nominator.add(id, p.node),
-                    None => {
-                        self.nominator.delete(id);
+                let rejected_by = rejecting_plugins(&result);
+                if cacheable && preemption.is_none() {
+                    let all = snapshot.nodes().len().max(1);
+                    let outcome = failure_cache::Outcome {
+                        message: message.clone(),
+                        rejected_by: rejected_by.clone(),
+                        start_advance: (self.next_start_node_index + all - start_before % all)
+                            % all,
+                        draws: self.rng.draws().wrapping_sub(draws_before),
+                    };
+                    if let Some(pod) = snapshot.pod(id) {
+                        self.failures.insert(snapshot, nominations, pod, outcome);
                     }
                 }
-                let rejected_by = rejecting_plugins(&result);
-                self.last_failure.insert(id, message.clone());
-                // The pod was popped above, so it is in the queue.
-                let _ = self
-                    .queue
-                    .add_unschedulable(id, rejected_by, popped.cycle, now);
-                Attempt::Unschedulable {
-                    pod: id,
-                    message,
-                    preemption,
-                }
+                self.unschedulable(id, message, rejected_by, preemption, popped.cycle, now)
             }
             ScheduleResult::Error(s) => {
                 let message = format!("error: {s}");
@@ -247,6 +262,33 @@ impl Scheduler {
                 Attempt::Error { pod: id, message }
             }
         })
+    }
+
+    /// Hands a pod whose cycle failed back to the queue, nominated when preemption found
+    /// victims, and records its message.
+    fn unschedulable(
+        &mut self,
+        id: PodId,
+        message: String,
+        rejected_by: Vec<&'static str>,
+        preemption: Option<Preemption>,
+        cycle: u64,
+        now: Duration,
+    ) -> Attempt {
+        match &preemption {
+            Some(p) => self.nominator.add(id, p.node),
+            None => {
+                self.nominator.delete(id);
+            }
+        }
+        self.last_failure.insert(id, message.clone());
+        // The pod was popped, so it is in the queue.
+        let _ = self.queue.add_unschedulable(id, rejected_by, cycle, now);
+        Attempt::Unschedulable {
+            pod: id,
+            message,
+            preemption,
+        }
     }
 
     /// The binding of an assumed pod went through: pods waiting for a pod to be

@@ -220,6 +220,7 @@ impl Snapshot {
     /// there if it is not the assumed one; an update without a node keeps an assumed
     /// pod assumed where it is. A pod whose node was removed may be updated in place.
     pub fn update_pod(&mut self, uid: &str, mut pod: Pod) -> Result<PodId, CacheError> {
+        self.touch();
         let Some(id) = self.pod_by_uid(uid) else {
             return Err(CacheError::PodNotFound {
                 pod: self.pod_text(&pod),
@@ -338,6 +339,7 @@ impl Snapshot {
         pod: impl Into<PodKey<'a>>,
         node: NodeId,
     ) -> Result<(), CacheError> {
+        self.touch();
         let id = self.resolve_pod(pod.into())?;
         let Some(info) = self.nodes.get(node.index()) else {
             return Err(CacheError::UnknownNodeId { id: node.0 });
@@ -392,6 +394,7 @@ impl Snapshot {
     /// Undoes [`Self::assume_pod`] after a failed bind (`ForgetPod`): the pod stops
     /// counting on its node and is pending again.
     pub fn forget_pod<'a>(&mut self, pod: impl Into<PodKey<'a>>) -> Result<(), CacheError> {
+        self.touch();
         let id = self.assumed(pod.into(), "forgotten")?;
         self.detach(id);
         let name = self.pods.get_mut(id.index()).and_then(|e| {
@@ -406,6 +409,7 @@ impl Snapshot {
     /// Records that the bind request for an assumed pod completed (`FinishBinding`);
     /// the pod stays assumed until an informer event confirms it.
     pub fn finish_binding<'a>(&mut self, pod: impl Into<PodKey<'a>>) -> Result<(), CacheError> {
+        self.touch();
         let id = self.assumed(pod.into(), "finish binding")?;
         if let Some(Some(e)) = self.pods.get_mut(id.index()) {
             e.state = PodState::Assumed {
@@ -445,6 +449,7 @@ impl Snapshot {
     /// images may all change. Changed labels rebuild the topology index; changed labels
     /// or taints drop the cached domain sums, rebuilt on the next read.
     pub fn update_node(&mut self, name: &str, node: Node) -> Result<NodeId, CacheError> {
+        self.touch();
         let id = self
             .node_id(name)
             .ok_or_else(|| CacheError::NodeNotFound { node: name.into() })?;
@@ -478,6 +483,7 @@ impl Snapshot {
     /// naming the node) but count nowhere until a node of that name is added again.
     /// The nodes after it move down one [`NodeId`] (see the module's cost notes).
     pub fn remove_node(&mut self, name: &str) -> Result<Node, CacheError> {
+        self.touch();
         let id = self
             .node_ids
             .remove(name)

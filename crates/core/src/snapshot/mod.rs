@@ -114,6 +114,8 @@ pub struct Snapshot {
     /// Nodes with a bound pod that has required anti-affinity
     /// (`HavePodsWithRequiredAntiAffinityList`).
     anti_affinity_nodes: BTreeSet<NodeId>,
+    /// Bumped by every change a scheduling cycle could see (see [`Self::generation`]).
+    generation: u64,
 }
 
 impl Clone for Snapshot {
@@ -135,6 +137,7 @@ impl Clone for Snapshot {
             namespaces: self.namespaces.clone(),
             affinity_nodes: self.affinity_nodes.clone(),
             anti_affinity_nodes: self.anti_affinity_nodes.clone(),
+            generation: self.generation,
         }
     }
 }
@@ -151,8 +154,23 @@ impl Snapshot {
     /// Turns incremental counting on or off. Off, every count is rebuilt from the pods on
     /// each request: slow, but the reference the incremental path is tested against.
     pub fn set_incremental(&mut self, on: bool) {
+        self.touch();
         self.incremental = on;
         *self.counts.get_mut().unwrap_or_else(|e| e.into_inner()) = MatchCounts::default();
+    }
+
+    /// The cluster's generation: a number that changes with every change a scheduling
+    /// cycle could see (nodes, pods added, bound, assumed, forgotten or removed, workload
+    /// objects, namespaces, the counting mode) and with nothing else. Two cycles of
+    /// identical pods at one generation decide alike, which lets the scheduler reuse a
+    /// failed cycle's verdict for the replicas that follow.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Starts a new generation.
+    fn touch(&mut self) {
+        self.generation = self.generation.wrapping_add(1);
     }
 
     fn lock_counts(&self) -> std::sync::MutexGuard<'_, MatchCounts> {
@@ -171,6 +189,7 @@ impl Snapshot {
 
     /// Adds a node.
     pub fn add_node(&mut self, node: Node) -> Result<NodeId, SnapshotError> {
+        self.touch();
         if self.node_ids.contains_key(&node.name) {
             return Err(SnapshotError::DuplicateNode {
                 name: node.name.to_string(),
@@ -196,6 +215,7 @@ impl Snapshot {
     /// pod the cache assumed (same UID) confirms it instead: Assumed -> Added, moved to
     /// the node it landed on if that is not the assumed one (the informer's Add).
     pub fn add_pod(&mut self, pod: Pod) -> Result<PodId, SnapshotError> {
+        self.touch();
         if let Some(&id) = self.pod_uids.get(&pod.uid)
             && matches!(self.pod_state(id), Some(PodState::Assumed { .. }))
         {
@@ -244,6 +264,7 @@ impl Snapshot {
     /// Binds a stored pod to a node, updating the node's pods and every count (the pod
     /// is then Added; see [`Self::assume_pod`] for the optimistic bind).
     pub fn bind(&mut self, id: PodId, node: NodeId) {
+        self.touch();
         let Some(Some(entry)) = self.pods.get_mut(id.index()) else {
             return;
         };
@@ -323,6 +344,7 @@ impl Snapshot {
 
     /// Removes a pod (bound or not), returning it; its slot is reused by a later pod.
     pub fn remove_pod(&mut self, id: PodId) -> Option<Pod> {
+        self.touch();
         self.pods.get(id.index())?.as_ref()?;
         self.detach(id);
         let entry = self.pods.get_mut(id.index())?.take()?;
@@ -381,6 +403,7 @@ impl Snapshot {
 
     /// Replaces the workload objects.
     pub fn workloads_mut(&mut self) -> &mut Workloads {
+        self.touch();
         &mut self.workloads
     }
 
@@ -496,6 +519,7 @@ impl Snapshot {
 
     /// Records a namespace with its labels (`kubernetes.io/metadata.name` is added).
     pub fn set_namespace(&mut self, namespace: Sym, labels: &Labels) {
+        self.touch();
         let key = self.symbols.intern("kubernetes.io/metadata.name");
         let labels = Labels::from_pairs(labels.iter().chain([(key, namespace)]));
         self.namespaces.insert(namespace, labels);

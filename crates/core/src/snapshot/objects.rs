@@ -53,6 +53,7 @@ impl Snapshot {
     /// Adds or replaces the Service `namespace/name` (`spec.selector`; `None` selects
     /// nothing).
     pub fn set_service(&mut self, namespace: Sym, name: &str, selector: Option<Labels>) {
+        self.touch();
         upsert(&mut self.workloads.services, namespace, name, selector);
     }
 
@@ -63,6 +64,7 @@ impl Snapshot {
         name: &str,
         selector: Option<Labels>,
     ) {
+        self.touch();
         upsert(
             &mut self.workloads.replication_controllers,
             namespace,
@@ -74,11 +76,13 @@ impl Snapshot {
     /// Adds or replaces the ReplicaSet `namespace/name` (`None`: the selector does not
     /// parse).
     pub fn set_replica_set(&mut self, namespace: Sym, name: &str, selector: Option<Selector>) {
+        self.touch();
         upsert(&mut self.workloads.replica_sets, namespace, name, selector);
     }
 
     /// Adds or replaces the StatefulSet `namespace/name`.
     pub fn set_stateful_set(&mut self, namespace: Sym, name: &str, selector: Option<Selector>) {
+        self.touch();
         upsert(&mut self.workloads.stateful_sets, namespace, name, selector);
     }
 
@@ -89,6 +93,7 @@ impl Snapshot {
         namespace: Sym,
         name: &str,
     ) -> Result<(), CacheError> {
+        self.touch();
         let w = &mut self.workloads;
         let found = match kind {
             WorkloadKind::Service => remove(&mut w.services, namespace, name),
@@ -112,6 +117,7 @@ impl Snapshot {
     /// Removes a namespace, returning its labels. (A pod added to it later recreates
     /// it with only the `kubernetes.io/metadata.name` label.)
     pub fn remove_namespace(&mut self, namespace: Sym) -> Result<Labels, CacheError> {
+        self.touch();
         self.namespaces
             .remove(&namespace)
             .ok_or_else(|| CacheError::NamespaceNotFound {

@@ -142,6 +142,43 @@ pub fn insufficient_resources(
     short
 }
 
+/// Whether the node has room for `request`: exactly when [`insufficient_resources`]
+/// finds nothing short, without building the list. Filter runs this on every node it
+/// visits and builds the reasons only for nodes that reject the pod.
+pub fn fits(
+    request: &Resources,
+    allocatable: &Resources,
+    requested_on_node: &Resources,
+    pods_on_node: usize,
+    ignored: &IgnoredResources,
+) -> bool {
+    let pods_on_node = i64::try_from(pods_on_node).unwrap_or(i64::MAX);
+    if pods_on_node.saturating_add(1) > allocatable.allowed_pod_number {
+        return false;
+    }
+    let room =
+        |want: i64, used: i64, capacity: i64| want <= 0 || want <= capacity.saturating_sub(used);
+    room(
+        request.milli_cpu,
+        requested_on_node.milli_cpu,
+        allocatable.milli_cpu,
+    ) && room(request.memory, requested_on_node.memory, allocatable.memory)
+        && room(
+            request.ephemeral_storage,
+            requested_on_node.ephemeral_storage,
+            allocatable.ephemeral_storage,
+        )
+        && request.scalars().all(|(name, want)| {
+            want == 0
+                || ignored.ignores(name)
+                || room(
+                    want,
+                    requested_on_node.scalar(name),
+                    allocatable.scalar(name),
+                )
+        })
+}
+
 /// Whether Filter's verdict is `UnschedulableAndUnresolvable` rather than
 /// `Unschedulable`: some resource exceeds the node's whole allocatable.
 pub fn is_unresolvable(short: &[InsufficientResource]) -> bool {

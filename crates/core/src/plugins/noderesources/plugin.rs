@@ -2,15 +2,15 @@
 //! read the node's incrementally kept sums and call this module's arithmetic.
 
 use super::balanced_allocation::balanced_score;
-use super::fit::{IgnoredResources, insufficient_resources, is_unresolvable};
+use super::fit::{IgnoredResources, fits, insufficient_resources, is_unresolvable};
 use super::least_allocated::least_requested_score;
 use super::most_allocated::most_requested_score;
 use super::requested_to_capacity_ratio::{
     UtilizationShapePoint, requested_to_capacity_ratio_score,
 };
 use super::resource_allocation::{
-    NodeResources, ResourceAmounts, ResourceSpec, default_resources, is_best_effort,
-    pod_request_list, resource_amounts, weighted_mean,
+    NodeResources, ResourceAmounts, ResourceSpec, cpu_memory_amounts, default_resources,
+    is_best_effort, is_cpu_then_memory, pod_request_list, resource_amounts, weighted_mean,
 };
 use crate::api::Pod;
 use crate::config::{NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs, ResourceSpecArg};
@@ -90,6 +90,8 @@ pub struct Fit {
     ignored: IgnoredResources,
     strategy: Strategy,
     resources: Vec<ResourceSpec>,
+    /// `resources` is cpu then memory (the default): scoring reads them directly.
+    cpu_memory: bool,
 }
 
 impl Fit {
@@ -111,10 +113,12 @@ impl Fit {
             ),
             Some(other) => return Err(ResourceArgsError::Strategy(other.to_string())),
         };
+        let resources = resources(s.resources.as_deref())?;
         Ok(Self {
             ignored: IgnoredResources::new(&args.ignored_resources, &args.ignored_resource_groups),
             strategy,
-            resources: resources(s.resources.as_deref())?,
+            cpu_memory: is_cpu_then_memory(&resources),
+            resources,
         })
     }
 }
@@ -145,6 +149,15 @@ impl PreFilterPlugin for Fit {
 
 impl FilterPlugin for Fit {
     fn filter(&self, _: &CycleState, pod: &Pod, node: &NodeInfo, _: &Snapshot) -> Status {
+        if fits(
+            &pod.requests.requested,
+            &node.node.allocatable,
+            node.requested(),
+            node.pods().len(),
+            &self.ignored,
+        ) {
+            return Status::success();
+        }
         let short = insufficient_resources(
             &pod.requests.requested,
             &node.node.allocatable,
@@ -189,7 +202,16 @@ impl Fit {
     /// The node's score by the configured strategy, given the pod's requests.
     fn node_score(&self, requests: &FitPreScoreState, node: &NodeInfo) -> i64 {
         let view = node_resources(node);
-        let amounts = resource_amounts(&view, &self.resources, &requests.0, false);
+        if self.cpu_memory {
+            self.score_amounts(cpu_memory_amounts(&view, &requests.0, false).into_iter())
+        } else {
+            self.score_amounts(resource_amounts(&view, &self.resources, &requests.0, false))
+        }
+    }
+
+    /// The strategy's score of `(requested, allocatable)` per resource.
+    #[inline]
+    fn score_amounts(&self, amounts: impl Iterator<Item = (i64, i64)>) -> i64 {
         match &self.strategy {
             Strategy::LeastAllocated => {
                 weighted_mean(amounts, &self.resources, least_requested_score)
@@ -234,13 +256,17 @@ impl ScorePlugin for Fit {
 #[derive(Clone, Debug)]
 pub struct BalancedAllocation {
     resources: Vec<ResourceSpec>,
+    /// `resources` is cpu then memory (the default): scoring reads them directly.
+    cpu_memory: bool,
 }
 
 impl BalancedAllocation {
     /// Builds the plugin from its args.
     pub fn new(args: &NodeResourcesBalancedAllocationArgs) -> Result<Self, ResourceArgsError> {
+        let resources = resources(args.resources.as_deref())?;
         Ok(Self {
-            resources: resources(args.resources.as_deref())?,
+            cpu_memory: is_cpu_then_memory(&resources),
+            resources,
         })
     }
 }
@@ -273,7 +299,11 @@ impl BalancedAllocation {
     /// The node's balance score, given the pod's requests.
     fn node_score(&self, requests: &BalancedPreScoreState, node: &NodeInfo) -> i64 {
         let view = node_resources(node);
-        balanced_score(resource_amounts(&view, &self.resources, &requests.0, true))
+        if self.cpu_memory {
+            balanced_score(cpu_memory_amounts(&view, &requests.0, true).into_iter())
+        } else {
+            balanced_score(resource_amounts(&view, &self.resources, &requests.0, true))
+        }
     }
 }
 

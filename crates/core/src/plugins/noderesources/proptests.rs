@@ -3,7 +3,7 @@
 use proptest::prelude::*;
 
 use super::balanced_allocation::balanced_allocation_score;
-use super::fit::{IgnoredResources, insufficient_resources};
+use super::fit::{IgnoredResources, fits, insufficient_resources};
 use super::least_allocated::{least_allocated_score, least_requested_score};
 use super::most_allocated::{most_allocated_score, most_requested_score};
 use super::requested_to_capacity_ratio::{
@@ -72,5 +72,41 @@ proptest! {
         }
         let got: Vec<&str> = short.iter().map(|r| &*r.resource).collect();
         prop_assert_eq!(got, expected);
+        // The fast check Filter runs first agrees with the full list.
+        for ignored in [IgnoredResources::default(), IgnoredResources::new(["example.com/x"], std::iter::empty::<&str>())] {
+            prop_assert_eq!(
+                fits(&request, &alloc, &on_node, pods.0, &ignored),
+                insufficient_resources(&request, &alloc, &on_node, pods.0, &ignored).is_empty()
+            );
+        }
+    }
+
+    #[test]
+    fn cpu_and_memory_are_read_as_the_general_path_reads_them(
+        nz in (0i64..1 << 40, 0i64..1 << 40),
+        used in (0i64..1 << 40, 0i64..1 << 40),
+        have in (0i64..1 << 40, 0i64..1 << 40),
+        want in (0i64..1 << 40, 0i64..1 << 40),
+        use_requested in any::<bool>(),
+    ) {
+        use super::resource_allocation::{
+            NodeResources, cpu_memory_amounts, default_resources, is_cpu_then_memory,
+            resource_amounts,
+        };
+        let specs = default_resources();
+        prop_assert!(is_cpu_then_memory(&specs));
+        let requested = resources(used.0, used.1, 0, &[], 0);
+        let allocatable = resources(have.0 * i64::from(have.0 % 3 != 0), have.1, 0, &[], 0);
+        let node = NodeResources {
+            allocatable: &allocatable,
+            requested: &requested,
+            non_zero_requested: crate::api::resources::NonZeroRequests {
+                milli_cpu: nz.0,
+                memory: nz.1,
+            },
+        };
+        let wants = [want.0, want.1];
+        let general: Vec<(i64, i64)> = resource_amounts(&node, &specs, &wants, use_requested).collect();
+        prop_assert_eq!(general, cpu_memory_amounts(&node, &wants, use_requested).to_vec());
     }
 }
