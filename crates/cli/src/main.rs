@@ -15,6 +15,7 @@ fn main() -> ExitCode {
         cli::Command::Test(args) => cmd::test::run(&args),
         cli::Command::Validate(args) => cmd::validate::run(&args),
         cli::Command::Bench(args) => cmd::bench::run(&args),
+        cli::Command::Serve(args) => cmd::serve::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -5,6 +5,7 @@ pub(crate) mod config;
 pub(crate) mod explain;
 pub(crate) mod input;
 pub(crate) mod runtime;
+pub(crate) mod serve;
 pub(crate) mod show;
 pub(crate) mod simulate;
 pub(crate) mod test;
