@@ -54,7 +54,8 @@ pub(crate) enum Message {
 /// A copy of what the live cache holds, for tests, the bench and debugging.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CacheView {
-    /// Every cached pod, `namespace/name` -> its node (assumed or bound), if any.
+    /// Every cached pod, `namespace/name` -> the node it is assumed or bound to, if any
+    /// (as its object names it, even when that node is gone).
     pub pods: BTreeMap<String, Option<String>>,
     /// Every cached node.
     pub nodes: BTreeSet<String>,
@@ -262,10 +263,10 @@ impl Loop {
         CacheView {
             pods: s
                 .pods()
-                .map(|(id, p)| {
+                .map(|(_, p)| {
                     (
                         format!("{}/{}", s.symbols().resolve(p.namespace), p.name),
-                        s.pod_node(id).map(|n| s.node(n).node.name.to_string()),
+                        p.node_name.as_deref().map(str::to_string),
                     )
                 })
                 .collect(),

@@ -49,9 +49,31 @@ async fn after_expired_watches_the_cache_equals_the_server() {
                 .iter()
                 .map(|n| n["metadata"]["name"].as_str().unwrap().to_string())
                 .collect();
-            view.nodes == nodes && view.pods == placements(&fake) && all_bound(&fake)
+            let ok = view.nodes == nodes && view.pods == placements(&fake) && all_bound(&fake);
+            if !ok {
+                eprintln!(
+                    "view nodes {:?}\nserver nodes {nodes:?}\nview pods {:?}\nserver pods {:?}",
+                    view.nodes,
+                    view.pods,
+                    placements(&fake)
+                );
+            }
+            ok
         },
     )
     .await;
     running.shutdown().await.unwrap();
+}
+
+#[allow(dead_code)]
+async fn debug_view(running: &topospread_serve::Running, fake: &topospread_fakeapi::FakeApi) {
+    let view = running.handle().cache_view().await.unwrap();
+    eprintln!(
+        "view nodes {:?}\nview pods {:?}\nserver pods {:?}\nparked {} synced {}",
+        view.nodes,
+        view.pods,
+        placements(fake),
+        view.parked,
+        view.synced
+    );
 }
