@@ -42,6 +42,9 @@ pub(crate) enum Command {
     /// Plan moves that restore topology spread (or, with --scale, which pods a
     /// scale-down should remove), checked with the scheduler; prints, never evicts.
     Rebalance(RebalanceArgs),
+    /// Run as a secondary scheduler in a cluster: schedule the pods whose
+    /// spec.schedulerName is one of the configuration's profiles.
+    Serve(ServeArgs),
 }
 
 /// How `rebalance` plans.
@@ -90,6 +93,36 @@ pub(crate) struct RebalanceArgs {
     /// Output: the plan for people, JSON, or the resulting snapshot as YAML.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Table)]
     pub(crate) output: OutputFormat,
+}
+
+/// `topospread serve`.
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// The KubeSchedulerConfiguration (its profiles' schedulerNames are what is scheduled;
+    /// its leaderElection block configures the Lease).
+    #[arg(long)]
+    pub(crate) config: PathBuf,
+    /// Kubeconfig file (default: KUBECONFIG, ~/.kube/config, then in-cluster).
+    #[arg(long)]
+    pub(crate) kubeconfig: Option<PathBuf>,
+    /// Kubeconfig context (default: the current context).
+    #[arg(long)]
+    pub(crate) context: Option<String>,
+    /// Address for /metrics, /healthz and /readyz (plain http).
+    #[arg(long, default_value = "0.0.0.0:10259")]
+    pub(crate) listen: std::net::SocketAddr,
+    /// Log format on stderr.
+    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
+    pub(crate) log_format: LogFormat,
+}
+
+/// `topospread serve --log-format`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
 /// `topospread bench`.

@@ -21,6 +21,7 @@ fn main() -> ExitCode {
         cli::Command::Validate(args) => cmd::validate::run(&args),
         cli::Command::Bench(args) => cmd::bench::run(&args),
         cli::Command::Rebalance(args) => cmd::rebalance::run(&args),
+        cli::Command::Serve(args) => cmd::serve::run(&args),
     };
     match result {
         Ok(code) => code,

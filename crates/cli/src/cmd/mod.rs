@@ -8,6 +8,7 @@ pub(crate) mod input;
 pub(crate) mod live;
 pub(crate) mod rebalance;
 pub(crate) mod runtime;
+pub(crate) mod serve;
 pub(crate) mod show;
 pub(crate) mod simulate;
 pub(crate) mod term;

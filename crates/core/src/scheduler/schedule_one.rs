@@ -102,6 +102,13 @@ impl Scheduler {
         &self.queue
     }
 
+    /// Retries the unschedulable pods that waited longer than
+    /// `podMaxInUnschedulablePodsDuration` (`flushUnschedulablePodsLeftover`); the live
+    /// scheduler calls it every 30 s, as kube-scheduler does. Returns how many moved.
+    pub fn flush_unschedulable_leftover(&mut self, now: Duration) -> usize {
+        self.queue.flush_unschedulable_leftover(now)
+    }
+
     /// How many pods wait where.
     pub fn pending(&self) -> PendingCounts {
         self.queue.pending()

@@ -1,0 +1,592 @@
+//! The live cache: watch events applied, one at a time, to the core's [`Snapshot`] and
+//! [`Scheduler`] through their incremental handlers (`add_pod`, `update_pod`,
+//! `delete_pod`, `add_node`, ...), as kube-scheduler's event handlers feed its cache
+//! and queue. Nothing here rebuilds the world per event.
+//!
+//! A relist (the watcher's `Init` .. `InitDone`, after a 410 or at start) is applied as
+//! it streams in; at `InitDone` whatever the cache holds of that kind and the list did
+//! not name is removed, as an informer's replace does.
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
+use k8s_openapi::api::core::v1::{Node, Pod, ReplicationController, Service};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::scheduling::v1::PriorityClass;
+use kube::runtime::watcher::Event;
+use topospread::api::{DisruptionBudget, Labels, Selector};
+use topospread::convert::{self, DEFAULT_NAMESPACE};
+use topospread::snapshot::{CacheError, PodState, SnapshotError, WorkloadKind};
+use topospread::{Scheduler, Snapshot};
+use tracing::{debug, warn};
+
+/// The kinds of objects the scheduler watches.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// Pods without Succeeded/Failed.
+    Pod,
+    /// Nodes.
+    Node,
+    /// Services (default spreading).
+    Service,
+    /// ReplicationControllers (default spreading).
+    ReplicationController,
+    /// ReplicaSets (default spreading).
+    ReplicaSet,
+    /// StatefulSets (default spreading).
+    StatefulSet,
+    /// PodDisruptionBudgets (preemption).
+    PodDisruptionBudget,
+    /// PriorityClasses (priority of pods the API server did not resolve).
+    PriorityClass,
+}
+
+impl Kind {
+    /// Every watched kind.
+    pub const ALL: [Kind; 8] = [
+        Kind::Pod,
+        Kind::Node,
+        Kind::Service,
+        Kind::ReplicationController,
+        Kind::ReplicaSet,
+        Kind::StatefulSet,
+        Kind::PodDisruptionBudget,
+        Kind::PriorityClass,
+    ];
+}
+
+/// One watch event of one kind.
+#[derive(Debug)]
+pub enum Update {
+    /// A pod event.
+    Pod(Event<Pod>),
+    /// A node event.
+    Node(Event<Node>),
+    /// A Service event.
+    Service(Event<Service>),
+    /// A ReplicationController event.
+    ReplicationController(Event<ReplicationController>),
+    /// A ReplicaSet event.
+    ReplicaSet(Event<ReplicaSet>),
+    /// A StatefulSet event.
+    StatefulSet(Event<StatefulSet>),
+    /// A PodDisruptionBudget event.
+    PodDisruptionBudget(Event<PodDisruptionBudget>),
+    /// A PriorityClass event.
+    PriorityClass(Event<PriorityClass>),
+}
+
+/// `namespace/name` of an object's metadata.
+fn key(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {
+    format!(
+        "{}/{}",
+        meta.namespace.as_deref().unwrap_or(""),
+        meta.name.as_deref().unwrap_or("")
+    )
+}
+
+/// What of a pod the scheduler reads, hashed: a MODIFIED event that changes none of it
+/// (a status the kubelet or this scheduler wrote) is skipped, as upstream's
+/// `isPodUpdated` skips it, so a pod is not re-queued by its own condition patch.
+fn fingerprint(p: &Pod) -> u64 {
+    let status = p.status.as_ref();
+    let disruption = status
+        .and_then(|s| s.conditions.as_ref())
+        .into_iter()
+        .flatten()
+        .filter(|c| c.type_ == "DisruptionTarget")
+        .map(|c| (&c.status, &c.reason))
+        .collect::<Vec<_>>();
+    let relevant = (
+        &p.metadata.labels,
+        &p.metadata.owner_references,
+        &p.metadata.deletion_timestamp,
+        &p.spec,
+        status.and_then(|s| s.start_time.as_ref()),
+        status.and_then(|s| s.nominated_node_name.as_ref()),
+        status.and_then(|s| s.phase.as_ref()),
+        disruption,
+    );
+    let mut h = DefaultHasher::new();
+    serde_json::to_string(&relevant)
+        .unwrap_or_default()
+        .hash(&mut h);
+    h.finish()
+}
+
+/// The live cache: the snapshot and the scheduler (queue included), fed by watch events.
+pub struct LiveCache {
+    /// The core's cache.
+    pub snapshot: Snapshot,
+    /// The core's scheduler: profiles, queue, nominator.
+    pub scheduler: Scheduler,
+    /// What each cached pod's object looked like (see [`fingerprint`]), by UID.
+    fingerprints: HashMap<String, u64>,
+    /// Bound pods whose node the cache does not know yet (the pod's event came before
+    /// the node's), by node name then UID; added when the node arrives.
+    parked: HashMap<String, HashMap<String, Pod>>,
+    /// Kinds being relisted, with the keys listed so far.
+    relisting: HashMap<Kind, HashSet<String>>,
+    /// Kinds whose first list completed.
+    listed: HashSet<Kind>,
+}
+
+impl std::fmt::Debug for LiveCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LiveCache")
+            .field("pods", &self.snapshot.pods().count())
+            .field("nodes", &self.snapshot.nodes().len())
+            .field("parked", &self.parked.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl LiveCache {
+    /// An empty cache around `scheduler` and the `snapshot` it was built with.
+    pub fn new(snapshot: Snapshot, scheduler: Scheduler) -> Self {
+        Self {
+            snapshot,
+            scheduler,
+            fingerprints: HashMap::new(),
+            parked: HashMap::new(),
+            relisting: HashMap::new(),
+            listed: HashSet::new(),
+        }
+    }
+
+    /// Whether every watched kind finished its first list (readiness).
+    pub fn synced(&self) -> bool {
+        Kind::ALL.iter().all(|k| self.listed.contains(k))
+    }
+
+    /// Pods waiting for their node to appear.
+    pub fn parked_pods(&self) -> usize {
+        self.parked.values().map(HashMap::len).sum()
+    }
+
+    /// Applies one watch event.
+    pub fn apply(&mut self, update: Update, now: Duration) {
+        match update {
+            Update::Pod(e) => self.event(Kind::Pod, e, now, Self::apply_pod, Self::delete_pod),
+            Update::Node(e) => self.event(Kind::Node, e, now, Self::apply_node, Self::delete_node),
+            Update::Service(e) => {
+                self.event(Kind::Service, e, now, Self::apply_service, |c, s, _| {
+                    c.delete_workload(WorkloadKind::Service, &s.metadata)
+                })
+            }
+            Update::ReplicationController(e) => self.event(
+                Kind::ReplicationController,
+                e,
+                now,
+                Self::apply_rc,
+                |c, o, _| c.delete_workload(WorkloadKind::ReplicationController, &o.metadata),
+            ),
+            Update::ReplicaSet(e) => {
+                self.event(Kind::ReplicaSet, e, now, Self::apply_rs, |c, o, _| {
+                    c.delete_workload(WorkloadKind::ReplicaSet, &o.metadata)
+                })
+            }
+            Update::StatefulSet(e) => {
+                self.event(Kind::StatefulSet, e, now, Self::apply_sts, |c, o, _| {
+                    c.delete_workload(WorkloadKind::StatefulSet, &o.metadata)
+                })
+            }
+            Update::PodDisruptionBudget(e) => self.event(
+                Kind::PodDisruptionBudget,
+                e,
+                now,
+                Self::apply_pdb,
+                Self::delete_pdb,
+            ),
+            Update::PriorityClass(e) => self.event(
+                Kind::PriorityClass,
+                e,
+                now,
+                Self::apply_priority_class,
+                |c, o, _| {
+                    let name = o.metadata.name.as_deref().unwrap_or("");
+                    c.snapshot.workloads_mut().priority_classes.remove(name);
+                },
+            ),
+        }
+    }
+
+    /// The common shape of every kind's events, relists included.
+    fn event<K: kube::Resource>(
+        &mut self,
+        kind: Kind,
+        event: Event<K>,
+        now: Duration,
+        apply: fn(&mut Self, &K, Duration),
+        delete: fn(&mut Self, &K, Duration),
+    ) {
+        match event {
+            Event::Apply(o) => apply(self, &o, now),
+            Event::Delete(o) => delete(self, &o, now),
+            Event::Init => {
+                self.relisting.insert(kind, HashSet::new());
+            }
+            Event::InitApply(o) => {
+                let k = if kind == Kind::Pod {
+                    o.meta().uid.clone().unwrap_or_default()
+                } else {
+                    key(o.meta())
+                };
+                self.relisting.entry(kind).or_default().insert(k);
+                apply(self, &o, now);
+            }
+            Event::InitDone => {
+                let seen = self.relisting.remove(&kind).unwrap_or_default();
+                self.remove_unlisted(kind, &seen, now);
+                if self.listed.insert(kind) {
+                    debug!(?kind, objects = seen.len(), "initial list done");
+                }
+            }
+        }
+    }
+
+    /// After a relist: removes what the cache holds of `kind` that the list did not name.
+    fn remove_unlisted(&mut self, kind: Kind, seen: &HashSet<String>, now: Duration) {
+        let s = &mut self.snapshot;
+        let ns_key = |s: &Snapshot, ns, name: &str| format!("{}/{name}", s.symbols().resolve(ns));
+        match kind {
+            Kind::Pod => {
+                let gone: Vec<_> = s
+                    .pods()
+                    .filter(|(_, p)| !seen.contains(&*p.uid))
+                    .map(|(id, p)| (id, p.uid.to_string()))
+                    .collect();
+                for (id, uid) in gone {
+                    debug!(uid, "pod vanished during a relist");
+                    self.scheduler.delete_pod(&mut self.snapshot, id, now);
+                    self.fingerprints.remove(&uid);
+                }
+                for parked in self.parked.values_mut() {
+                    parked.retain(|uid, _| seen.contains(uid));
+                }
+                self.parked.retain(|_, p| !p.is_empty());
+            }
+            Kind::Node => {
+                let gone: Vec<String> = s
+                    .nodes()
+                    .iter()
+                    .map(|n| n.node.name.to_string())
+                    .filter(|n| !seen.contains(&format!("/{n}")))
+                    .collect();
+                for name in gone {
+                    let _ = self.scheduler.remove_node(&mut self.snapshot, &name, now);
+                }
+            }
+            Kind::Service | Kind::ReplicationController | Kind::ReplicaSet | Kind::StatefulSet => {
+                let w = s.workloads();
+                let (wk, names): (WorkloadKind, Vec<_>) = match kind {
+                    Kind::Service => (
+                        WorkloadKind::Service,
+                        w.services
+                            .iter()
+                            .map(|(ns, n, _)| (*ns, n.clone()))
+                            .collect(),
+                    ),
+                    Kind::ReplicationController => (
+                        WorkloadKind::ReplicationController,
+                        w.replication_controllers
+                            .iter()
+                            .map(|(ns, n, _)| (*ns, n.clone()))
+                            .collect(),
+                    ),
+                    Kind::ReplicaSet => (
+                        WorkloadKind::ReplicaSet,
+                        w.replica_sets
+                            .iter()
+                            .map(|(ns, n, _)| (*ns, n.clone()))
+                            .collect(),
+                    ),
+                    _ => (
+                        WorkloadKind::StatefulSet,
+                        w.stateful_sets
+                            .iter()
+                            .map(|(ns, n, _)| (*ns, n.clone()))
+                            .collect(),
+                    ),
+                };
+                for (ns, name) in names {
+                    if !seen.contains(&ns_key(s, ns, &name)) {
+                        let _ = s.remove_workload(wk, ns, &name);
+                    }
+                }
+            }
+            Kind::PodDisruptionBudget => {
+                let gone: Vec<_> = s
+                    .workloads()
+                    .disruption_budgets
+                    .iter()
+                    .filter(|b| !seen.contains(&ns_key(s, b.namespace, &b.name)))
+                    .map(|b| (b.namespace, b.name.clone()))
+                    .collect();
+                for (ns, name) in gone {
+                    s.workloads_mut().disruption_budgets.remove(ns, &name);
+                }
+            }
+            Kind::PriorityClass => {
+                let gone: Vec<_> = s
+                    .workloads()
+                    .priority_classes
+                    .iter()
+                    .filter(|c| !seen.contains(&format!("/{}", c.name)))
+                    .map(|c| c.name.clone())
+                    .collect();
+                for name in gone {
+                    s.workloads_mut().priority_classes.remove(&name);
+                }
+            }
+        }
+    }
+
+    /// A pod was added or changed.
+    fn apply_pod(&mut self, p: &Pod, now: Duration) {
+        let Some(uid) = p.metadata.uid.as_deref().filter(|u| !u.is_empty()) else {
+            warn!(
+                pod = key(&p.metadata),
+                "skipping a pod without metadata.uid"
+            );
+            return;
+        };
+        let existing = self.snapshot.pod_by_uid(uid);
+        let phase = p.status.as_ref().and_then(|s| s.phase.as_deref());
+        if matches!(phase, Some("Succeeded" | "Failed")) {
+            self.forget_uid(uid, now);
+            return;
+        }
+        let fp = fingerprint(p);
+        if existing.is_some() && self.fingerprints.get(uid) == Some(&fp) {
+            return;
+        }
+        let spec = p.spec.as_ref();
+        let node_name = spec
+            .and_then(|s| s.node_name.as_deref())
+            .filter(|n| !n.is_empty());
+        if node_name.is_none() {
+            let scheduler = spec
+                .and_then(|s| s.scheduler_name.as_deref())
+                .unwrap_or("default-scheduler");
+            let ours = self.scheduler.profile_index(scheduler).is_some();
+            if !ours || p.metadata.deletion_timestamp.is_some() {
+                // Not ours to schedule, or being deleted (`skipPodSchedule`): a pending
+                // copy is dropped; an assumed one waits for its deletion event.
+                if let Some(id) = existing
+                    && self.snapshot.pod_state(id) == Some(PodState::Pending)
+                {
+                    self.scheduler.delete_pod(&mut self.snapshot, id, now);
+                    self.fingerprints.remove(uid);
+                }
+                return;
+            }
+        }
+        let mut object = p.clone();
+        if object.spec.as_ref().is_some_and(|s| s.priority.is_none()) {
+            // A real API server resolved it at admission; resolve it the same way when
+            // it did not (the fake, or a pod created before its class).
+            let _ = topospread_k8s::admission::resolve_priority(
+                &mut object,
+                &self.snapshot.workloads().priority_classes,
+            );
+        }
+        let pod = match convert::pod(&object, self.snapshot.symbols_mut()) {
+            Ok(pod) => pod,
+            Err(e) => {
+                warn!(pod = key(&p.metadata), error = %e, "skipping a pod that does not convert");
+                return;
+            }
+        };
+        let result = match existing {
+            Some(id) => match self.scheduler.update_pod(&mut self.snapshot, pod, now) {
+                Ok(_) => Ok(()),
+                Err(CacheError::PodNodeNotFound { node, .. }) => {
+                    self.scheduler.delete_pod(&mut self.snapshot, id, now);
+                    self.fingerprints.remove(uid);
+                    self.park(node, uid, p);
+                    return;
+                }
+                Err(e) => Err(e.to_string()),
+            },
+            None => match self.scheduler.add_pod(&mut self.snapshot, pod, now) {
+                Ok(Ok(_)) => Ok(()),
+                Ok(Err(e)) => Err(e.to_string()),
+                Err(SnapshotError::UnknownNode { node, .. }) => {
+                    self.park(node, uid, p);
+                    return;
+                }
+                Err(e) => Err(e.to_string()),
+            },
+        };
+        match result {
+            Ok(()) => {
+                self.fingerprints.insert(uid.to_string(), fp);
+            }
+            Err(e) => {
+                // In the cache if it got that far; remember it so the same object is not
+                // retried on every resync.
+                if self.snapshot.pod_by_uid(uid).is_some() {
+                    self.fingerprints.insert(uid.to_string(), fp);
+                }
+                warn!(pod = key(&p.metadata), error = %e, "pod event not applied");
+            }
+        }
+    }
+
+    /// Keeps a bound pod until its node arrives.
+    fn park(&mut self, node: String, uid: &str, p: &Pod) {
+        debug!(pod = key(&p.metadata), node, "pod waits for its node");
+        self.unpark(uid);
+        self.parked
+            .entry(node)
+            .or_default()
+            .insert(uid.to_string(), p.clone());
+    }
+
+    /// Drops a parked pod, wherever it is parked.
+    fn unpark(&mut self, uid: &str) {
+        self.parked.retain(|_, pods| {
+            pods.remove(uid);
+            !pods.is_empty()
+        });
+    }
+
+    /// Removes a pod from the cache and the queue.
+    fn forget_uid(&mut self, uid: &str, now: Duration) {
+        if let Some(id) = self.snapshot.pod_by_uid(uid) {
+            self.scheduler.delete_pod(&mut self.snapshot, id, now);
+        }
+        self.fingerprints.remove(uid);
+        self.unpark(uid);
+    }
+
+    fn delete_pod(&mut self, p: &Pod, now: Duration) {
+        if let Some(uid) = p.metadata.uid.as_deref() {
+            self.forget_uid(uid, now);
+        }
+    }
+
+    fn apply_node(&mut self, n: &Node, now: Duration) {
+        let node = match convert::node(n, self.snapshot.symbols_mut()) {
+            Ok(node) => node,
+            Err(e) => {
+                warn!(node = n.metadata.name.as_deref().unwrap_or(""), error = %e, "skipping a node that does not convert");
+                return;
+            }
+        };
+        let name = node.name.to_string();
+        let result = if self.snapshot.node_id(&name).is_some() {
+            self.scheduler
+                .update_node(&mut self.snapshot, node, now)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        } else {
+            self.scheduler
+                .add_node(&mut self.snapshot, node, now)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        };
+        if let Err(e) = result {
+            warn!(node = name, error = %e, "node event not applied");
+            return;
+        }
+        if let Some(pods) = self.parked.remove(&name) {
+            for p in pods.values() {
+                self.apply_pod(p, now);
+            }
+        }
+    }
+
+    fn delete_node(&mut self, n: &Node, now: Duration) {
+        if let Some(name) = n.metadata.name.as_deref()
+            && self.snapshot.node_id(name).is_some()
+        {
+            let _ = self.scheduler.remove_node(&mut self.snapshot, name, now);
+        }
+    }
+
+    fn namespace(
+        &mut self,
+        meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    ) -> topospread::api::Sym {
+        self.snapshot
+            .symbols_mut()
+            .intern(meta.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE))
+    }
+
+    fn apply_service(&mut self, o: &Service, _: Duration) {
+        let ns = self.namespace(&o.metadata);
+        let sel = o
+            .spec
+            .as_ref()
+            .and_then(|s| s.selector.as_ref())
+            .map(|m| Labels::from_map(Some(m), self.snapshot.symbols_mut()));
+        let name = o.metadata.name.as_deref().unwrap_or("");
+        self.snapshot.set_service(ns, name, sel);
+    }
+
+    fn apply_rc(&mut self, o: &ReplicationController, _: Duration) {
+        let ns = self.namespace(&o.metadata);
+        let sel = o
+            .spec
+            .as_ref()
+            .and_then(|s| s.selector.as_ref())
+            .map(|m| Labels::from_map(Some(m), self.snapshot.symbols_mut()));
+        let name = o.metadata.name.as_deref().unwrap_or("");
+        self.snapshot.set_replication_controller(ns, name, sel);
+    }
+
+    fn apply_rs(&mut self, o: &ReplicaSet, _: Duration) {
+        let ns = self.namespace(&o.metadata);
+        let sel = o.spec.as_ref().and_then(|s| {
+            Selector::from_label_selector(Some(&s.selector), self.snapshot.symbols_mut()).ok()
+        });
+        let name = o.metadata.name.as_deref().unwrap_or("");
+        self.snapshot.set_replica_set(ns, name, sel);
+    }
+
+    fn apply_sts(&mut self, o: &StatefulSet, _: Duration) {
+        let ns = self.namespace(&o.metadata);
+        let sel = o.spec.as_ref().and_then(|s| {
+            Selector::from_label_selector(Some(&s.selector), self.snapshot.symbols_mut()).ok()
+        });
+        let name = o.metadata.name.as_deref().unwrap_or("");
+        self.snapshot.set_stateful_set(ns, name, sel);
+    }
+
+    fn delete_workload(
+        &mut self,
+        kind: WorkloadKind,
+        meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    ) {
+        let ns = self.namespace(meta);
+        let _ = self
+            .snapshot
+            .remove_workload(kind, ns, meta.name.as_deref().unwrap_or(""));
+    }
+
+    fn apply_pdb(&mut self, o: &PodDisruptionBudget, _: Duration) {
+        let ns = self.namespace(&o.metadata);
+        let budget = DisruptionBudget::from_k8s(o, ns, self.snapshot.symbols_mut());
+        self.snapshot.workloads_mut().disruption_budgets.add(budget);
+    }
+
+    fn delete_pdb(&mut self, o: &PodDisruptionBudget, _: Duration) {
+        let ns = self.namespace(&o.metadata);
+        self.snapshot
+            .workloads_mut()
+            .disruption_budgets
+            .remove(ns, o.metadata.name.as_deref().unwrap_or(""));
+    }
+
+    fn apply_priority_class(&mut self, o: &PriorityClass, _: Duration) {
+        self.snapshot
+            .workloads_mut()
+            .priority_classes
+            .add(topospread::api::PriorityClass::from_k8s(o));
+    }
+}

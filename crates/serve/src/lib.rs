@@ -1,0 +1,239 @@
+//! topospread-serve: the live scheduler. It watches a cluster (pods, nodes, the
+//! workload objects default spreading reads, PodDisruptionBudgets, PriorityClasses)
+//! into topospread's cache and queue, schedules the pods whose `spec.schedulerName` is
+//! one of the configuration's profiles with kube-scheduler's semantics, binds them
+//! through `pods/binding`, writes `PodScheduled` conditions, events and preemptions,
+//! and, when `leaderElection.leaderElect` is on, schedules only while holding the Lease.
+//!
+//! ```no_run
+//! # async fn demo(client: kube::Client) -> Result<(), topospread_serve::Error> {
+//! use topospread_serve::{Options, start};
+//!
+//! let options = Options::new(topospread::SchedulerConfig::default());
+//! let running = start(client, options)?;
+//! // ... until SIGTERM:
+//! running.shutdown().await
+//! # }
+//! ```
+
+mod actions;
+mod cache;
+mod clock;
+mod error;
+mod http;
+mod leader;
+mod metrics;
+mod scheduling;
+mod watch;
+
+pub use actions::{BindOutcome, PodRef, classify_bind_error};
+pub use cache::{Kind, LiveCache, Update};
+pub use clock::TokioClock;
+pub use error::{Error, Result};
+pub use http::router;
+pub use leader::{Elector, LeaderState, Leadership, LeaseConfig, default_identity};
+pub use metrics::Metrics;
+pub use scheduling::CacheView;
+pub use watch::POD_FIELD_SELECTOR;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tokio::sync::{mpsc, oneshot, watch as signal};
+use tokio::task::JoinHandle;
+use topospread::{Features, Scheduler, SchedulerConfig, Snapshot};
+use tracing::{error, info};
+
+use scheduling::{Loop, Message, Stopped};
+
+/// `reportingController` of the events this scheduler records.
+pub const REPORTING_CONTROLLER: &str = "topospread";
+
+/// How to run.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The KubeSchedulerConfiguration (profiles, backoff, leader election).
+    pub config: SchedulerConfig,
+    /// Feature gates.
+    pub features: Features,
+    /// Where `/metrics`, `/healthz` and `/readyz` listen; `None`: nowhere.
+    pub listen: Option<SocketAddr>,
+    /// The holder identity for the Lease and the events' reporting instance.
+    pub identity: String,
+    /// Seed of the tie-break among equally scored nodes.
+    pub seed: u64,
+}
+
+impl Options {
+    /// Defaults: no listener, a fresh identity, seed 0.
+    pub fn new(config: SchedulerConfig) -> Self {
+        Self {
+            config,
+            features: Features::default(),
+            listen: None,
+            identity: default_identity(),
+            seed: 0,
+        }
+    }
+}
+
+/// A handle on a running scheduler.
+#[derive(Clone, Debug)]
+pub struct Handle {
+    stop: Arc<signal::Sender<bool>>,
+    ready: Arc<AtomicBool>,
+    metrics: Arc<Metrics>,
+    tx: mpsc::UnboundedSender<Message>,
+    leadership: Leadership,
+}
+
+impl Handle {
+    /// Asks for a graceful stop: no more pops, in-flight binds finish, the lease is
+    /// released.
+    pub fn shutdown(&self) {
+        self.stop.send_replace(true);
+    }
+
+    /// Whether every watcher finished its first list.
+    pub fn ready(&self) -> bool {
+        self.ready.load(Ordering::SeqCst)
+    }
+
+    /// The metrics.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// This replica's leadership.
+    pub fn leadership(&self) -> &Leadership {
+        &self.leadership
+    }
+
+    /// A copy of the live cache's contents; `None` once the loop has stopped.
+    pub async fn cache_view(&self) -> Option<CacheView> {
+        let (tx, rx) = oneshot::channel();
+        self.tx.send(Message::Inspect(tx)).ok()?;
+        rx.await.ok()
+    }
+}
+
+/// A running scheduler.
+#[derive(Debug)]
+pub struct Running {
+    handle: Handle,
+    task: JoinHandle<Result<()>>,
+}
+
+impl Running {
+    /// Its handle.
+    pub fn handle(&self) -> &Handle {
+        &self.handle
+    }
+
+    /// Waits for it to stop: `Ok` after a graceful shutdown, [`Error::LeaseLost`] when
+    /// the lease was lost.
+    pub async fn wait(self) -> Result<()> {
+        match self.task.await {
+            Ok(r) => r,
+            Err(e) => Err(Error::Config {
+                message: format!("the scheduler task failed: {e}"),
+            }),
+        }
+    }
+
+    /// Shuts down gracefully and waits.
+    pub async fn shutdown(self) -> Result<()> {
+        self.handle.shutdown();
+        self.wait().await
+    }
+}
+
+/// Starts the scheduler on a tokio runtime: watchers, the scheduling loop, the elector
+/// (when `leaderElection.leaderElect`), and the metrics and health listener.
+pub fn start(client: kube::Client, options: Options) -> Result<Running> {
+    let mut snapshot = Snapshot::new();
+    let mut scheduler = Scheduler::new(&options.config, options.features, &mut snapshot)?;
+    scheduler.set_seed(options.seed);
+    let le = options.config.leader_election();
+    let elector = if le.leader_elect() {
+        Some(Elector::new(
+            client.clone(),
+            LeaseConfig::from_config(&le, options.identity.clone())?,
+        ))
+    } else {
+        None
+    };
+    let leadership = elector
+        .as_ref()
+        .map_or_else(Leadership::always, Elector::leadership);
+    let metrics = Arc::new(Metrics::new());
+    let ready = Arc::new(AtomicBool::new(false));
+    let (stop_tx, stop_rx) = signal::channel(false);
+    let (tx, rx) = mpsc::unbounded_channel();
+    let handle = Handle {
+        stop: Arc::new(stop_tx),
+        ready: ready.clone(),
+        metrics: metrics.clone(),
+        tx: tx.clone(),
+        leadership: leadership.clone(),
+    };
+    let listener = match options.listen {
+        Some(addr) => {
+            let std = std::net::TcpListener::bind(addr)
+                .map_err(|source| Error::Listen { addr, source })?;
+            std.set_nonblocking(true)
+                .map_err(|source| Error::Listen { addr, source })?;
+            let l = tokio::net::TcpListener::from_std(std)
+                .map_err(|source| Error::Listen { addr, source })?;
+            let app = router(metrics.clone(), ready.clone());
+            Some(tokio::spawn(async move {
+                let _ = axum::serve(l, app).await;
+            }))
+        }
+        None => None,
+    };
+    let watchers = watch::spawn_all(&client, &tx);
+    let writer = actions::Writer::new(client, options.identity.clone());
+    let looped = Loop::new(
+        LiveCache::new(snapshot, scheduler),
+        rx,
+        tx,
+        writer,
+        leadership,
+        metrics,
+        ready,
+    );
+    let task = tokio::spawn(async move {
+        let (elector_stop_tx, elector_stop_rx) = signal::channel(false);
+        let elector_task = elector.map(|e| tokio::spawn(e.run(elector_stop_rx)));
+        let stopped = looped.run(stop_rx).await;
+        for w in &watchers {
+            w.abort();
+        }
+        let _ = elector_stop_tx.send(true);
+        let elected = match elector_task {
+            Some(t) => t.await.unwrap_or(Ok(())),
+            None => Ok(()),
+        };
+        if let Some(l) = listener {
+            l.abort();
+        }
+        match (stopped, elected) {
+            (Stopped::Shutdown, r) => {
+                info!("stopped");
+                r
+            }
+            (Stopped::LeaseLost, Err(e)) => {
+                error!(error = %e, "stopping: the lease was lost");
+                Err(e)
+            }
+            (Stopped::LeaseLost, Ok(())) => Err(Error::LeaseLost {
+                namespace: le.resource_namespace().into(),
+                name: le.resource_name().into(),
+                reason: "lost".into(),
+            }),
+        }
+    });
+    Ok(Running { handle, task })
+}

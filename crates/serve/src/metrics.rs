@@ -1,0 +1,185 @@
+//! Prometheus metrics under kube-scheduler's names and labels, so existing dashboards
+//! and alerts read topospread as they read kube-scheduler.
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+use topospread::queue::PendingCounts;
+
+/// `{result, profile}`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct AttemptLabels {
+    /// `scheduled`, `unschedulable` or `error`.
+    pub result: String,
+    /// The profile's schedulerName.
+    pub profile: String,
+}
+
+/// `{queue}`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct QueueLabels {
+    /// `active`, `backoff`, `unschedulable` or `gated`.
+    pub queue: String,
+}
+
+/// `{queue, event}`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct IncomingLabels {
+    /// The queue the pod entered.
+    pub queue: String,
+    /// What moved it (`PodAdd`, `ScheduleAttemptFailure`, `BindingFailed`).
+    pub event: String,
+}
+
+/// `{namespace, workload, topology_key}`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct SkewLabels {
+    /// The workload's namespace.
+    pub namespace: String,
+    /// `Kind/name` of the pods' controller.
+    pub workload: String,
+    /// The constraint's topologyKey.
+    pub topology_key: String,
+}
+
+fn attempt_buckets() -> Histogram {
+    // kube-scheduler: ExponentialBuckets(0.001, 2, 15).
+    Histogram::new(exponential_buckets(0.001, 2.0, 15))
+}
+
+/// Every metric the live scheduler exports.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    /// `scheduler_schedule_attempts_total{result,profile}`.
+    pub attempts: Family<AttemptLabels, Counter>,
+    /// `scheduler_scheduling_attempt_duration_seconds{result,profile}`.
+    pub attempt_duration: Family<AttemptLabels, Histogram, fn() -> Histogram>,
+    /// `scheduler_pending_pods{queue}`.
+    pub pending: Family<QueueLabels, Gauge>,
+    /// `scheduler_preemption_attempts_total`.
+    pub preemption_attempts: Counter,
+    /// `scheduler_preemption_victims`.
+    pub preemption_victims: Histogram,
+    /// `scheduler_queue_incoming_pods_total{queue,event}`.
+    pub incoming: Family<IncomingLabels, Counter>,
+    /// `topospread_domain_skew{namespace,workload,topology_key}`: max minus min matching
+    /// pods over the eligible domains, per workload and constraint key.
+    pub domain_skew: Family<SkewLabels, Gauge>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    /// Registers every metric.
+    pub fn new() -> Self {
+        let mut registry = Registry::default();
+        let attempts = Family::<AttemptLabels, Counter>::default();
+        registry.register(
+            "scheduler_schedule_attempts",
+            "Number of attempts to schedule pods, by the result.",
+            attempts.clone(),
+        );
+        let attempt_duration =
+            Family::<AttemptLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+                attempt_buckets,
+            );
+        registry.register(
+            "scheduler_scheduling_attempt_duration_seconds",
+            "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+            attempt_duration.clone(),
+        );
+        let pending = Family::<QueueLabels, Gauge>::default();
+        registry.register(
+            "scheduler_pending_pods",
+            "Number of pending pods, by the queue type.",
+            pending.clone(),
+        );
+        let preemption_attempts = Counter::default();
+        registry.register(
+            "scheduler_preemption_attempts",
+            "Total preemption attempts in the cluster till now",
+            preemption_attempts.clone(),
+        );
+        let preemption_victims = Histogram::new(exponential_buckets(1.0, 2.0, 7));
+        registry.register(
+            "scheduler_preemption_victims",
+            "Number of selected preemption victims",
+            preemption_victims.clone(),
+        );
+        let incoming = Family::<IncomingLabels, Counter>::default();
+        registry.register(
+            "scheduler_queue_incoming_pods",
+            "Number of pods added to scheduling queues by event and queue type.",
+            incoming.clone(),
+        );
+        let domain_skew = Family::<SkewLabels, Gauge>::default();
+        registry.register(
+            "topospread_domain_skew",
+            "Per workload and topology key: matching pods in the fullest eligible domain minus the emptiest.",
+            domain_skew.clone(),
+        );
+        Self {
+            registry,
+            attempts,
+            attempt_duration,
+            pending,
+            preemption_attempts,
+            preemption_victims,
+            incoming,
+            domain_skew,
+        }
+    }
+
+    /// Counts one scheduling attempt.
+    pub fn attempt(&self, result: &str, profile: &str, seconds: f64) {
+        let labels = AttemptLabels {
+            result: result.into(),
+            profile: profile.into(),
+        };
+        self.attempts.get_or_create(&labels).inc();
+        self.attempt_duration
+            .get_or_create(&labels)
+            .observe(seconds);
+    }
+
+    /// Counts a pod entering a queue.
+    pub fn incoming(&self, queue: &str, event: &str) {
+        self.incoming
+            .get_or_create(&IncomingLabels {
+                queue: queue.into(),
+                event: event.into(),
+            })
+            .inc();
+    }
+
+    /// Sets the pending gauges.
+    pub fn set_pending(&self, p: &PendingCounts) {
+        for (queue, n) in [
+            ("active", p.active),
+            ("backoff", p.backoff),
+            ("unschedulable", p.unschedulable),
+            ("gated", p.gated),
+        ] {
+            self.pending
+                .get_or_create(&QueueLabels {
+                    queue: queue.into(),
+                })
+                .set(i64::try_from(n).unwrap_or(i64::MAX));
+        }
+    }
+
+    /// The text exposition format.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
+        out
+    }
+}

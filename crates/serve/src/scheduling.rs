@@ -1,0 +1,461 @@
+//! The scheduling loop: one task owns the live cache, applies watch events and bind
+//! results as they arrive, and pops one pod at a time from the queue (kube-scheduler's
+//! `scheduleOne`), binding asynchronously. When nothing can be popped it sleeps until
+//! the next backoff expiry, the next unschedulable-leftover flush, a new message, a
+//! leadership change or shutdown.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use kube::runtime::events::EventType;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+use tokio::sync::{Semaphore, oneshot, watch};
+use tokio::time::Instant;
+use topospread::queue::{Clock, PendingCounts};
+use topospread::scheduler::Attempt;
+use topospread::snapshot::PodId;
+use tracing::{debug, info, warn};
+
+use crate::actions::{BindOutcome, PodRef, Writer};
+use crate::cache::{LiveCache, Update};
+use crate::clock::TokioClock;
+use crate::leader::{LeaderState, Leadership};
+use crate::metrics::Metrics;
+
+/// How often unschedulable pods that waited too long are retried (upstream: 30 s).
+const FLUSH_UNSCHEDULABLE_EVERY: Duration = Duration::from_secs(30);
+/// Binds in flight at once.
+const MAX_IN_FLIGHT_BINDS: usize = 512;
+/// Event writes in flight at once; past that, events are dropped (as client-go's
+/// broadcaster drops them when its queue is full) rather than slowing scheduling.
+const MAX_IN_FLIGHT_EVENTS: usize = 256;
+/// How long shutdown waits for in-flight binds.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What the loop receives.
+#[derive(Debug)]
+pub(crate) enum Message {
+    /// A watch event.
+    Watch(Update),
+    /// A bind finished.
+    Bound {
+        pod: PodRef,
+        node: String,
+        profile: String,
+        started: Instant,
+        outcome: BindOutcome,
+    },
+    /// A request for a view of the cache.
+    Inspect(oneshot::Sender<CacheView>),
+}
+
+/// A copy of what the live cache holds, for tests, the bench and debugging.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CacheView {
+    /// Every cached pod, `namespace/name` -> the node it is assumed or bound to, if any
+    /// (as its object names it, even when that node is gone).
+    pub pods: BTreeMap<String, Option<String>>,
+    /// Every cached node.
+    pub nodes: BTreeSet<String>,
+    /// Queue sizes.
+    pub pending: PendingCounts,
+    /// Bound pods waiting for their node's event.
+    pub parked: usize,
+    /// Whether every watcher finished its first list.
+    pub synced: bool,
+    /// When the first watch event arrived.
+    pub first_event: Option<Instant>,
+    /// When the last successful bind completed.
+    pub last_bind: Option<Instant>,
+    /// Successful binds by this replica.
+    pub binds: u64,
+    /// Per bound pod: from its first event as a pending pod to its bind's success.
+    pub latencies: Vec<Duration>,
+}
+
+/// The loop's state.
+pub(crate) struct Loop {
+    pub(crate) cache: LiveCache,
+    pub(crate) clock: TokioClock,
+    pub(crate) rx: UnboundedReceiver<Message>,
+    pub(crate) tx: UnboundedSender<Message>,
+    pub(crate) writer: Writer,
+    pub(crate) leadership: Leadership,
+    pub(crate) metrics: Arc<Metrics>,
+    pub(crate) ready: Arc<AtomicBool>,
+    pub(crate) in_flight: usize,
+    pub(crate) binds: Arc<Semaphore>,
+    pub(crate) events: Arc<Semaphore>,
+    /// The last `PodScheduled=False` message written per pod UID, so an unchanged one is
+    /// not written again.
+    pub(crate) last_condition: HashMap<String, String>,
+    /// When each pending pod was first seen, by UID.
+    pub(crate) first_seen: HashMap<String, Instant>,
+    pub(crate) first_event: Option<Instant>,
+    pub(crate) last_bind: Option<Instant>,
+    pub(crate) bound: u64,
+    pub(crate) latencies: Vec<Duration>,
+}
+
+/// Why the loop stopped.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Stopped {
+    /// Shutdown was asked for; in-flight binds were waited for.
+    Shutdown,
+    /// The lease was lost.
+    LeaseLost,
+}
+
+impl Loop {
+    pub(crate) fn new(
+        cache: LiveCache,
+        rx: UnboundedReceiver<Message>,
+        tx: UnboundedSender<Message>,
+        writer: Writer,
+        leadership: Leadership,
+        metrics: Arc<Metrics>,
+        ready: Arc<AtomicBool>,
+    ) -> Self {
+        Self {
+            cache,
+            clock: TokioClock::new(),
+            rx,
+            tx,
+            writer,
+            leadership,
+            metrics,
+            ready,
+            in_flight: 0,
+            binds: Arc::new(Semaphore::new(MAX_IN_FLIGHT_BINDS)),
+            events: Arc::new(Semaphore::new(MAX_IN_FLIGHT_EVENTS)),
+            last_condition: HashMap::new(),
+            first_seen: HashMap::new(),
+            first_event: None,
+            last_bind: None,
+            bound: 0,
+            latencies: Vec::new(),
+        }
+    }
+
+    /// Runs until `stop` turns true or the lease is lost.
+    pub(crate) async fn run(mut self, mut stop: watch::Receiver<bool>) -> Stopped {
+        let mut next_flush = Instant::now() + FLUSH_UNSCHEDULABLE_EVERY;
+        let mut since_gauges = 0u32;
+        loop {
+            while let Ok(m) = self.rx.try_recv() {
+                self.handle(m);
+            }
+            if *stop.borrow() {
+                break;
+            }
+            if self.leadership.state() == LeaderState::Lost {
+                return Stopped::LeaseLost;
+            }
+            let active = self.cache.synced() && self.leadership.is_valid();
+            if active {
+                let now = self.clock.now();
+                if Instant::now() >= next_flush {
+                    next_flush = Instant::now() + FLUSH_UNSCHEDULABLE_EVERY;
+                    self.cache.scheduler.flush_unschedulable_leftover(now);
+                }
+                let started = Instant::now();
+                if let Some(attempt) = self
+                    .cache
+                    .scheduler
+                    .schedule_next(&mut self.cache.snapshot, now)
+                {
+                    self.carry_out(attempt, started);
+                    since_gauges += 1;
+                    if since_gauges >= 256 {
+                        since_gauges = 0;
+                        self.metrics.set_pending(&self.cache.scheduler.pending());
+                    }
+                    continue;
+                }
+            }
+            self.metrics.set_pending(&self.cache.scheduler.pending());
+            let far = Instant::now() + Duration::from_secs(3600);
+            let wake = if active {
+                self.cache
+                    .scheduler
+                    .queue()
+                    .next_backoff_expiry()
+                    .map(|t| self.clock.instant(t))
+                    .map_or(next_flush, |t| t.min(next_flush))
+            } else {
+                far
+            };
+            tokio::select! {
+                m = self.rx.recv() => {
+                    if let Some(m) = m {
+                        self.handle(m);
+                    }
+                }
+                () = tokio::time::sleep_until(wake) => {}
+                () = self.leadership.changed() => {}
+                _ = stop.changed() => {}
+            }
+        }
+        // Graceful: no more pops; wait for the binds under way.
+        let deadline = Instant::now() + DRAIN_TIMEOUT;
+        while self.in_flight > 0 {
+            tokio::select! {
+                m = self.rx.recv() => match m {
+                    Some(m) => self.handle(m),
+                    None => break,
+                },
+                () = tokio::time::sleep_until(deadline) => {
+                    warn!(in_flight = self.in_flight, "shutdown: binds still in flight after the drain timeout");
+                    break;
+                }
+            }
+        }
+        Stopped::Shutdown
+    }
+
+    fn handle(&mut self, m: Message) {
+        match m {
+            Message::Watch(update) => {
+                let at = Instant::now();
+                self.first_event.get_or_insert(at);
+                if let Update::Pod(
+                    kube::runtime::watcher::Event::Apply(p)
+                    | kube::runtime::watcher::Event::InitApply(p),
+                ) = &update
+                    && p.spec
+                        .as_ref()
+                        .and_then(|s| s.node_name.as_deref())
+                        .is_none()
+                    && let Some(uid) = &p.metadata.uid
+                    && !self.first_seen.contains_key(uid)
+                {
+                    self.first_seen.insert(uid.clone(), at);
+                    self.metrics.incoming("active", "PodAdd");
+                }
+                let was_synced = self.cache.synced();
+                self.cache.apply(update, self.clock.now());
+                if !was_synced && self.cache.synced() {
+                    info!(
+                        nodes = self.cache.snapshot.nodes().len(),
+                        pods = self.cache.snapshot.pods().count(),
+                        "caches synced"
+                    );
+                    self.ready.store(true, Ordering::SeqCst);
+                }
+            }
+            Message::Bound {
+                pod,
+                node,
+                profile,
+                started,
+                outcome,
+            } => self.bound(pod, node, profile, started, outcome),
+            Message::Inspect(reply) => {
+                let _ = reply.send(self.view());
+            }
+        }
+    }
+
+    fn view(&self) -> CacheView {
+        let s = &self.cache.snapshot;
+        CacheView {
+            pods: s
+                .pods()
+                .map(|(_, p)| {
+                    (
+                        format!("{}/{}", s.symbols().resolve(p.namespace), p.name),
+                        p.node_name.as_deref().map(str::to_string),
+                    )
+                })
+                .collect(),
+            nodes: s.nodes().iter().map(|n| n.node.name.to_string()).collect(),
+            pending: self.cache.scheduler.pending(),
+            parked: self.cache.parked_pods(),
+            synced: self.cache.synced(),
+            first_event: self.first_event,
+            last_bind: self.last_bind,
+            binds: self.bound,
+            latencies: self.latencies.clone(),
+        }
+    }
+
+    fn pod_ref(&self, id: PodId) -> Option<(PodRef, String)> {
+        let s = &self.cache.snapshot;
+        let p = s.pod(id)?;
+        Some((
+            PodRef {
+                namespace: s.symbols().resolve(p.namespace).to_string(),
+                name: p.name.to_string(),
+                uid: p.uid.to_string(),
+            },
+            p.scheduler_name.to_string(),
+        ))
+    }
+
+    fn bound(
+        &mut self,
+        pod: PodRef,
+        node: String,
+        profile: String,
+        started: Instant,
+        outcome: BindOutcome,
+    ) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+        let now = self.clock.now();
+        let id = self.cache.snapshot.pod_by_uid(&pod.uid);
+        let seconds = started.elapsed().as_secs_f64();
+        match outcome {
+            BindOutcome::Bound => {
+                if let Some(id) = id {
+                    let _ = self
+                        .cache
+                        .scheduler
+                        .finish_binding(&mut self.cache.snapshot, id, now);
+                }
+                let at = Instant::now();
+                self.last_bind = Some(at);
+                self.bound += 1;
+                if let Some(first) = self.first_seen.remove(&pod.uid) {
+                    self.latencies.push(at - first);
+                }
+                self.last_condition.remove(&pod.uid);
+                self.metrics.attempt("scheduled", &profile, seconds);
+                debug!(pod = %pod, node, "bound");
+            }
+            BindOutcome::Gone(reason) => {
+                // Deleted, or bound by someone else: its watch event says which.
+                if let Some(id) = id {
+                    let _ = self.cache.snapshot.forget_pod(id);
+                }
+                self.first_seen.remove(&pod.uid);
+                info!(pod = %pod, node, reason, "binding dropped");
+            }
+            BindOutcome::Failed(reason) => {
+                if let Some(id) = id {
+                    let _ = self
+                        .cache
+                        .scheduler
+                        .binding_failed(&mut self.cache.snapshot, id, now);
+                }
+                self.metrics.attempt("error", &profile, seconds);
+                self.metrics.incoming("backoff", "BindingFailed");
+                warn!(pod = %pod, node, reason, "binding failed; the pod backs off");
+            }
+            BindOutcome::NotLeader => {
+                if let Some(id) = id {
+                    let _ = self
+                        .cache
+                        .scheduler
+                        .binding_failed(&mut self.cache.snapshot, id, now);
+                }
+                info!(pod = %pod, node, "not bound: the lease is no longer held");
+            }
+        }
+    }
+
+    fn carry_out(&mut self, attempt: Attempt, started: Instant) {
+        let seconds = started.elapsed().as_secs_f64();
+        match attempt {
+            Attempt::Assumed { pod, node, .. } => {
+                let Some((pod_ref, profile)) = self.pod_ref(pod) else {
+                    return;
+                };
+                let node = self.cache.snapshot.node(node).node.name.to_string();
+                self.in_flight += 1;
+                let writer = self.writer.clone();
+                let leadership = self.leadership.clone();
+                let tx = self.tx.clone();
+                let permits = self.binds.clone();
+                let events = self.events.clone();
+                tokio::spawn(async move {
+                    let _permit = permits.acquire_owned().await;
+                    let outcome = if leadership.is_valid() {
+                        writer.bind(&pod_ref, &node).await
+                    } else {
+                        BindOutcome::NotLeader
+                    };
+                    let ok = outcome == BindOutcome::Bound;
+                    let _ = tx.send(Message::Bound {
+                        pod: pod_ref.clone(),
+                        node: node.clone(),
+                        profile,
+                        started,
+                        outcome,
+                    });
+                    if ok && let Ok(_e) = events.try_acquire_owned() {
+                        let note = format!("Successfully assigned {pod_ref} to {node}");
+                        writer
+                            .event(&pod_ref, EventType::Normal, "Scheduled", "Binding", note)
+                            .await;
+                    }
+                });
+            }
+            Attempt::Unschedulable {
+                pod,
+                message,
+                preemption,
+            } => {
+                let Some((pod_ref, profile)) = self.pod_ref(pod) else {
+                    return;
+                };
+                self.metrics.attempt("unschedulable", &profile, seconds);
+                self.metrics
+                    .incoming("unschedulable", "ScheduleAttemptFailure");
+                let nominated = preemption
+                    .as_ref()
+                    .map(|p| self.cache.snapshot.node(p.node).node.name.to_string());
+                if let Some(p) = &preemption {
+                    self.metrics.preemption_attempts.inc();
+                    self.metrics
+                        .preemption_victims
+                        .observe(p.victims.len() as f64);
+                    for v in &p.victims {
+                        let Some((victim, _)) = self.pod_ref(*v) else {
+                            continue;
+                        };
+                        info!(victim = %victim, preemptor = %pod_ref, "preempting");
+                        let writer = self.writer.clone();
+                        let (preemptor, scheduler) = (pod_ref.clone(), profile.clone());
+                        tokio::spawn(async move {
+                            writer.preempt(&victim, &scheduler, &preemptor).await;
+                        });
+                    }
+                }
+                let unchanged =
+                    nominated.is_none() && self.last_condition.get(&pod_ref.uid) == Some(&message);
+                if unchanged {
+                    return;
+                }
+                self.last_condition
+                    .insert(pod_ref.uid.clone(), message.clone());
+                debug!(pod = %pod_ref, message, "unschedulable");
+                let writer = self.writer.clone();
+                let events = self.events.clone();
+                tokio::spawn(async move {
+                    writer
+                        .mark_unschedulable(&pod_ref, &message, nominated.as_deref())
+                        .await;
+                    if let Ok(_e) = events.try_acquire_owned() {
+                        writer
+                            .event(
+                                &pod_ref,
+                                EventType::Warning,
+                                "FailedScheduling",
+                                "Scheduling",
+                                message,
+                            )
+                            .await;
+                    }
+                });
+            }
+            Attempt::Error { pod, message } => {
+                let profile = self.pod_ref(pod).map(|(_, p)| p).unwrap_or_default();
+                self.metrics.attempt("error", &profile, seconds);
+                self.metrics.incoming("backoff", "ScheduleAttemptFailure");
+                warn!(?pod, message, "scheduling cycle failed");
+            }
+        }
+    }
+}

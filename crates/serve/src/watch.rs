@@ -1,0 +1,113 @@
+//! Watchers: one kube-runtime `watcher` per watched kind, each sending its events to the
+//! scheduling loop, which alone owns the cache. Streams retry with kube-runtime's
+//! default backoff; a 410 or a dropped stream becomes a relist (`Init` .. `InitDone`).
+
+use std::fmt::Debug;
+
+use futures::StreamExt;
+use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
+use k8s_openapi::api::core::v1::{Node, Pod, ReplicationController, Service};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::scheduling::v1::PriorityClass;
+use kube::api::Api;
+use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{self, Event};
+use serde::de::DeserializeOwned;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::task::JoinHandle;
+use tracing::warn;
+
+use crate::cache::{Kind, Update};
+use crate::scheduling::Message;
+
+/// Pods the scheduler cares about, as kube-scheduler's informer selects them: every pod
+/// not finished; the loop splits assigned (counted on nodes) from unassigned (queued
+/// when one of the profiles serves it).
+pub const POD_FIELD_SELECTOR: &str = "status.phase!=Succeeded,status.phase!=Failed";
+
+/// Starts one watcher per kind; each ends when the loop's receiver is gone.
+pub(crate) fn spawn_all(
+    client: &kube::Client,
+    tx: &UnboundedSender<Message>,
+) -> Vec<JoinHandle<()>> {
+    let pods = watcher::Config::default().fields(POD_FIELD_SELECTOR);
+    vec![
+        spawn::<Pod>(Api::all(client.clone()), pods, Kind::Pod, tx, Update::Pod),
+        spawn::<Node>(
+            Api::all(client.clone()),
+            Default::default(),
+            Kind::Node,
+            tx,
+            Update::Node,
+        ),
+        spawn::<Service>(
+            Api::all(client.clone()),
+            Default::default(),
+            Kind::Service,
+            tx,
+            Update::Service,
+        ),
+        spawn::<ReplicationController>(
+            Api::all(client.clone()),
+            Default::default(),
+            Kind::ReplicationController,
+            tx,
+            Update::ReplicationController,
+        ),
+        spawn::<ReplicaSet>(
+            Api::all(client.clone()),
+            Default::default(),
+            Kind::ReplicaSet,
+            tx,
+            Update::ReplicaSet,
+        ),
+        spawn::<StatefulSet>(
+            Api::all(client.clone()),
+            Default::default(),
+            Kind::StatefulSet,
+            tx,
+            Update::StatefulSet,
+        ),
+        spawn::<PodDisruptionBudget>(
+            Api::all(client.clone()),
+            Default::default(),
+            Kind::PodDisruptionBudget,
+            tx,
+            Update::PodDisruptionBudget,
+        ),
+        spawn::<PriorityClass>(
+            Api::all(client.clone()),
+            Default::default(),
+            Kind::PriorityClass,
+            tx,
+            Update::PriorityClass,
+        ),
+    ]
+}
+
+fn spawn<K>(
+    api: Api<K>,
+    config: watcher::Config,
+    kind: Kind,
+    tx: &UnboundedSender<Message>,
+    wrap: fn(Event<K>) -> Update,
+) -> JoinHandle<()>
+where
+    K: kube::Resource + Clone + DeserializeOwned + Debug + Send + 'static,
+    K::DynamicType: Default,
+{
+    let tx = tx.clone();
+    tokio::spawn(async move {
+        let mut stream = std::pin::pin!(watcher::watcher(api, config).default_backoff());
+        while let Some(item) = stream.next().await {
+            match item {
+                Ok(event) => {
+                    if tx.send(Message::Watch(wrap(event))).is_err() {
+                        return;
+                    }
+                }
+                Err(e) => warn!(?kind, error = %e, "watch failed; retrying with backoff"),
+            }
+        }
+    })
+}

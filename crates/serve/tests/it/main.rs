@@ -1,0 +1,10 @@
+//! topospread-serve against the in-process fake API server.
+#![allow(clippy::unwrap_used, missing_docs, unreachable_pub)]
+
+mod support;
+
+mod cycle;
+mod e2e;
+mod leader;
+mod rbac;
+mod relist;
