@@ -212,7 +212,7 @@ async fn live_placements_equal_simulate() {
         .iter()
         .map(|o| serde_json::to_string(o).unwrap())
         .collect::<Vec<_>>()
-        .join("\n---\n");
+        .join("\n");
     let loaded = topospread_k8s::load::parse_manifests(&text, "cluster").unwrap();
     let mut snapshot = topospread_k8s::build::build_snapshot(&loaded.objects).unwrap();
     let mut scheduler =
