@@ -168,7 +168,7 @@ struct Tree<'a> {
     label_of: &'a dyn Fn(usize, &str) -> String,
     leaf: &'a dyn Fn(NodeId, String) -> Cell,
     node_label: &'a dyn Fn(NodeId) -> String,
-    summary: &'a dyn Fn(&[(Vec<String>, NodeId)], String) -> Cell,
+    summary: &'a SummaryFn<'a>,
 }
 
 impl Tree<'_> {
@@ -475,6 +475,9 @@ pub fn render_cluster(snapshot: &Snapshot, opts: &ShowOptions) -> String {
     }
     out
 }
+
+/// Draws one collapsed domain: its nodes (with their inner domain values) and its label.
+type SummaryFn<'a> = dyn Fn(&[(Vec<String>, NodeId)], String) -> Cell + 'a;
 
 #[cfg(test)]
 mod tests {

@@ -108,8 +108,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             )
         })
         .collect();
-    let mut per_app: BTreeMap<String, (HashMap<String, i64>, HashMap<String, i64>)> =
-        BTreeMap::new();
+    let mut per_app: BTreeMap<String, ZoneAndHostCounts> = BTreeMap::new();
     for p in fake.list("pods", None)? {
         let Some(node) = p["spec"]["nodeName"].as_str() else {
             continue;
@@ -177,3 +176,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     Ok(())
 }
+
+/// Pods per zone and per hostname, for one app.
+type ZoneAndHostCounts = (HashMap<String, i64>, HashMap<String, i64>);

@@ -36,6 +36,7 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What the loop receives.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // one message per watch event; boxing would allocate per event for nothing
 pub(crate) enum Message {
     /// A watch event.
     Watch(Update),

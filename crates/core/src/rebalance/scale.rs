@@ -105,7 +105,7 @@ pub fn plan_scale_down(
     let before = groups.report(&snapshot);
     let mut removed: Vec<(String, String)> = Vec::new();
     for _ in replicas..pods.len() {
-        let mut best: Option<((Violation, i64, std::cmp::Reverse<String>), PodId)> = None;
+        let mut best: Option<(RemovalRank, PodId)> = None;
         let mut tried_nodes: BTreeSet<NodeId> = BTreeSet::new();
         // The latest name first, so ties go to it; one pod per node is enough.
         for (name, id, node) in owned(&snapshot).into_iter().rev() {
@@ -185,3 +185,6 @@ fn sum_of_squares(groups: &Groups, changed: &[usize], snapshot: &Snapshot) -> i6
         })
         .sum()
 }
+
+/// How good removing a pod is: the violation left, then evenness, then the latest name.
+type RemovalRank = (Violation, i64, std::cmp::Reverse<String>);

@@ -37,9 +37,8 @@ impl CountingGroup {
     /// The global minimum skew is measured against: 0 while fewer domains than
     /// minDomains are eligible (Filter's `minMatchNum`), else the smallest count.
     pub(crate) fn min_match(&self, counts: &DomainCounts) -> i64 {
-        if counts.eligible() < usize::try_from(self.min_domains).unwrap_or(0) {
-            0
-        } else if counts.eligible() == 0 {
+        let eligible = counts.eligible();
+        if eligible == 0 || eligible < usize::try_from(self.min_domains).unwrap_or(0) {
             0
         } else {
             counts.min()
