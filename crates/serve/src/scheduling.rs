@@ -24,6 +24,8 @@ use crate::clock::TokioClock;
 use crate::leader::{LeaderState, Leadership};
 use crate::metrics::Metrics;
 
+/// How often `topospread_domain_skew` is recomputed.
+const SKEW_EVERY: Duration = Duration::from_secs(15);
 /// How often unschedulable pods that waited too long are retried (upstream: 30 s).
 const FLUSH_UNSCHEDULABLE_EVERY: Duration = Duration::from_secs(30);
 /// Binds in flight at once.
@@ -31,6 +33,8 @@ const MAX_IN_FLIGHT_BINDS: usize = 512;
 /// Event writes in flight at once; past that, events are dropped (as client-go's
 /// broadcaster drops them when its queue is full) rather than slowing scheduling.
 const MAX_IN_FLIGHT_EVENTS: usize = 256;
+/// Pod latencies kept for [`CacheView::latencies`] (the newest; older halves are dropped).
+const MAX_LATENCIES: usize = 200_000;
 /// How long shutdown waits for in-flight binds.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -71,7 +75,8 @@ pub struct CacheView {
     pub last_bind: Option<Instant>,
     /// Successful binds by this replica.
     pub binds: u64,
-    /// Per bound pod: from its first event as a pending pod to its bind's success.
+    /// Per bound pod (the newest 200,000 at most): from its first event as a pending
+    /// pod to its bind's success.
     pub latencies: Vec<Duration>,
 }
 
@@ -143,6 +148,7 @@ impl Loop {
     pub(crate) async fn run(mut self, mut stop: watch::Receiver<bool>) -> Stopped {
         let mut next_flush = Instant::now() + FLUSH_UNSCHEDULABLE_EVERY;
         let mut since_gauges = 0u32;
+        let mut next_skew = Instant::now() + SKEW_EVERY;
         loop {
             while let Ok(m) = self.rx.try_recv() {
                 self.handle(m);
@@ -176,6 +182,10 @@ impl Loop {
                 }
             }
             self.metrics.set_pending(&self.cache.scheduler.pending());
+            if Instant::now() >= next_skew {
+                next_skew = Instant::now() + SKEW_EVERY;
+                self.update_skew();
+            }
             let far = Instant::now() + Duration::from_secs(3600);
             let wake = if active {
                 self.cache
@@ -184,6 +194,7 @@ impl Loop {
                     .next_backoff_expiry()
                     .map(|t| self.clock.instant(t))
                     .map_or(next_flush, |t| t.min(next_flush))
+                    .min(next_skew)
             } else {
                 far
             };
@@ -234,6 +245,12 @@ impl Loop {
                     self.first_seen.insert(uid.clone(), at);
                     self.metrics.incoming("active", "PodAdd");
                 }
+                if let Update::Pod(kube::runtime::watcher::Event::Delete(p)) = &update
+                    && let Some(uid) = &p.metadata.uid
+                {
+                    self.first_seen.remove(uid);
+                    self.last_condition.remove(uid);
+                }
                 let was_synced = self.cache.synced();
                 self.cache.apply(update, self.clock.now());
                 if !was_synced && self.cache.synced() {
@@ -255,6 +272,22 @@ impl Loop {
             Message::Inspect(reply) => {
                 let _ = reply.send(self.view());
             }
+        }
+    }
+
+    /// Recomputes `topospread_domain_skew` (label sets of workloads gone are dropped).
+    fn update_skew(&mut self) {
+        let skews = crate::skew::workload_skews(&self.cache.snapshot);
+        self.metrics.domain_skew.clear();
+        for s in skews {
+            self.metrics
+                .domain_skew
+                .get_or_create(&crate::metrics::SkewLabels {
+                    namespace: s.namespace,
+                    workload: s.workload,
+                    topology_key: s.topology_key,
+                })
+                .set(i64::try_from(s.skew).unwrap_or(i64::MAX));
         }
     }
 
@@ -318,6 +351,9 @@ impl Loop {
                 self.last_bind = Some(at);
                 self.bound += 1;
                 if let Some(first) = self.first_seen.remove(&pod.uid) {
+                    if self.latencies.len() >= MAX_LATENCIES {
+                        self.latencies.drain(..MAX_LATENCIES / 2);
+                    }
                     self.latencies.push(at - first);
                 }
                 self.last_condition.remove(&pod.uid);
