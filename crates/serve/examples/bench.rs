@@ -14,6 +14,9 @@ use serde_json::json;
 use topospread_fakeapi::{FakeApi, Faults};
 
 const SCHEDULER: &str = "topospread";
+
+/// Pods per domain.
+type Counts = HashMap<String, i64>;
 const ZONE: &str = "topology.kubernetes.io/zone";
 const HOST: &str = "kubernetes.io/hostname";
 
@@ -108,8 +111,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             )
         })
         .collect();
-    let mut per_app: BTreeMap<String, (HashMap<String, i64>, HashMap<String, i64>)> =
-        BTreeMap::new();
+    let mut per_app: BTreeMap<String, (Counts, Counts)> = BTreeMap::new();
     for p in fake.list("pods", None)? {
         let Some(node) = p["spec"]["nodeName"].as_str() else {
             continue;

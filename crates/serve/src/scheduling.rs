@@ -41,8 +41,8 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 /// What the loop receives.
 #[derive(Debug)]
 pub(crate) enum Message {
-    /// A watch event.
-    Watch(Update),
+    /// A watch event (boxed: a pod is kilobytes, a bind result a few words).
+    Watch(Box<Update>),
     /// A bind finished.
     Bound {
         pod: PodRef,
@@ -229,6 +229,7 @@ impl Loop {
     fn handle(&mut self, m: Message) {
         match m {
             Message::Watch(update) => {
+                let update = *update;
                 let at = Instant::now();
                 self.first_event.get_or_insert(at);
                 if let Update::Pod(
