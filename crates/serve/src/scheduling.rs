@@ -71,6 +71,8 @@ pub struct CacheView {
     pub synced: bool,
     /// When the first watch event arrived.
     pub first_event: Option<Instant>,
+    /// When every watcher had finished its first list.
+    pub synced_at: Option<Instant>,
     /// When the last successful bind completed.
     pub last_bind: Option<Instant>,
     /// Successful binds by this replica.
@@ -99,6 +101,7 @@ pub(crate) struct Loop {
     /// When each pending pod was first seen, by UID.
     pub(crate) first_seen: HashMap<String, Instant>,
     pub(crate) first_event: Option<Instant>,
+    pub(crate) synced_at: Option<Instant>,
     pub(crate) last_bind: Option<Instant>,
     pub(crate) bound: u64,
     pub(crate) latencies: Vec<Duration>,
@@ -138,6 +141,7 @@ impl Loop {
             last_condition: HashMap::new(),
             first_seen: HashMap::new(),
             first_event: None,
+            synced_at: None,
             last_bind: None,
             bound: 0,
             latencies: Vec::new(),
@@ -261,6 +265,7 @@ impl Loop {
                         "caches synced"
                     );
                     self.ready.store(true, Ordering::SeqCst);
+                    self.synced_at = Some(Instant::now());
                 }
             }
             Message::Bound {
@@ -309,6 +314,7 @@ impl Loop {
             parked: self.cache.parked_pods(),
             synced: self.cache.synced(),
             first_event: self.first_event,
+            synced_at: self.synced_at,
             last_bind: self.last_bind,
             binds: self.bound,
             latencies: self.latencies.clone(),
