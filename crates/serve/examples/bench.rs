@@ -14,9 +14,6 @@ use serde_json::json;
 use topospread_fakeapi::{FakeApi, Faults};
 
 const SCHEDULER: &str = "topospread";
-
-/// Pods per domain.
-type Counts = HashMap<String, i64>;
 const ZONE: &str = "topology.kubernetes.io/zone";
 const HOST: &str = "kubernetes.io/hostname";
 
@@ -111,7 +108,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             )
         })
         .collect();
-    let mut per_app: BTreeMap<String, (Counts, Counts)> = BTreeMap::new();
+    let mut per_app: BTreeMap<String, ZoneAndHostCounts> = BTreeMap::new();
     for p in fake.list("pods", None)? {
         let Some(node) = p["spec"]["nodeName"].as_str() else {
             continue;
@@ -187,3 +184,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     Ok(())
 }
+
+/// Pods per zone and per hostname, for one app.
+type ZoneAndHostCounts = (HashMap<String, i64>, HashMap<String, i64>);

@@ -40,9 +40,10 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What the loop receives.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // one message per watch event; boxing would allocate per event for nothing
 pub(crate) enum Message {
-    /// A watch event (boxed: a pod is kilobytes, a bind result a few words).
-    Watch(Box<Update>),
+    /// A watch event.
+    Watch(Update),
     /// A bind finished.
     Bound {
         pod: PodRef,
@@ -233,7 +234,6 @@ impl Loop {
     fn handle(&mut self, m: Message) {
         match m {
             Message::Watch(update) => {
-                let update = *update;
                 let at = Instant::now();
                 self.first_event.get_or_insert(at);
                 if let Update::Pod(

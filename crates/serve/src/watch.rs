@@ -102,7 +102,7 @@ where
         while let Some(item) = stream.next().await {
             match item {
                 Ok(event) => {
-                    if tx.send(Message::Watch(Box::new(wrap(event)))).is_err() {
+                    if tx.send(Message::Watch(wrap(event))).is_err() {
                         return;
                     }
                 }
