@@ -589,3 +589,25 @@ fn bench_failing_workloads_report_the_cache() {
         assert_eq!(v["failure_cache_hits"], 299, "{v}");
     }
 }
+
+#[test]
+fn serve_with_a_kubeconfig_that_does_not_parse_names_it_and_exits_2() {
+    let config = temp(
+        "serve-config.yaml",
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: topospread\n",
+    );
+    let kubeconfig = temp("serve-kubeconfig.yaml", "this: [is not a kubeconfig");
+    let o = run(&[
+        "serve",
+        "--config",
+        &config,
+        "--kubeconfig",
+        &kubeconfig,
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    let line = err.lines().find(|l| l.starts_with("error:")).unwrap_or("");
+    assert!(line.contains("serve-kubeconfig.yaml"), "{err}");
+}

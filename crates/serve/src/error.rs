@@ -1,6 +1,6 @@
 //! What can stop the live scheduler.
 
-/// Why [`run`](crate::run) stopped with a failure. Transient API errors are not here:
+/// Why the scheduler ([`Running::wait`](crate::Running::wait)) stopped with a failure. Transient API errors are not here:
 /// watchers retry with backoff and binds requeue; these end the process so its pod
 /// restarts.
 #[derive(Debug, thiserror::Error)]

@@ -24,6 +24,7 @@ mod http;
 mod leader;
 mod metrics;
 mod scheduling;
+mod skew;
 mod watch;
 
 pub use actions::{BindOutcome, PodRef, classify_bind_error};

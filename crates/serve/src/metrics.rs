@@ -66,8 +66,8 @@ pub struct Metrics {
     pub preemption_victims: Histogram,
     /// `scheduler_queue_incoming_pods_total{queue,event}`.
     pub incoming: Family<IncomingLabels, Counter>,
-    /// `topospread_domain_skew{namespace,workload,topology_key}`: max minus min matching
-    /// pods over the eligible domains, per workload and constraint key.
+    /// `topospread_domain_skew{namespace,workload,topology_key}`: per controller and
+    /// constraint key, matching pods in the fullest domain minus the emptiest.
     pub domain_skew: Family<SkewLabels, Gauge>,
 }
 
@@ -123,7 +123,7 @@ impl Metrics {
         let domain_skew = Family::<SkewLabels, Gauge>::default();
         registry.register(
             "topospread_domain_skew",
-            "Per workload and topology key: matching pods in the fullest eligible domain minus the emptiest.",
+            "Per workload and topology key: matching pods in the fullest domain minus the emptiest.",
             domain_skew.clone(),
         );
         Self {

@@ -24,6 +24,8 @@ use crate::clock::TokioClock;
 use crate::leader::{LeaderState, Leadership};
 use crate::metrics::Metrics;
 
+/// How often `topospread_domain_skew` is recomputed.
+const SKEW_EVERY: Duration = Duration::from_secs(15);
 /// How often unschedulable pods that waited too long are retried (upstream: 30 s).
 const FLUSH_UNSCHEDULABLE_EVERY: Duration = Duration::from_secs(30);
 /// Binds in flight at once.
@@ -31,6 +33,8 @@ const MAX_IN_FLIGHT_BINDS: usize = 512;
 /// Event writes in flight at once; past that, events are dropped (as client-go's
 /// broadcaster drops them when its queue is full) rather than slowing scheduling.
 const MAX_IN_FLIGHT_EVENTS: usize = 256;
+/// Pod latencies kept for [`CacheView::latencies`] (the newest; older halves are dropped).
+const MAX_LATENCIES: usize = 200_000;
 /// How long shutdown waits for in-flight binds.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -68,11 +72,14 @@ pub struct CacheView {
     pub synced: bool,
     /// When the first watch event arrived.
     pub first_event: Option<Instant>,
+    /// When every watcher had finished its first list.
+    pub synced_at: Option<Instant>,
     /// When the last successful bind completed.
     pub last_bind: Option<Instant>,
     /// Successful binds by this replica.
     pub binds: u64,
-    /// Per bound pod: from its first event as a pending pod to its bind's success.
+    /// Per bound pod (the newest 200,000 at most): from its first event as a pending
+    /// pod to its bind's success.
     pub latencies: Vec<Duration>,
 }
 
@@ -95,6 +102,7 @@ pub(crate) struct Loop {
     /// When each pending pod was first seen, by UID.
     pub(crate) first_seen: HashMap<String, Instant>,
     pub(crate) first_event: Option<Instant>,
+    pub(crate) synced_at: Option<Instant>,
     pub(crate) last_bind: Option<Instant>,
     pub(crate) bound: u64,
     pub(crate) latencies: Vec<Duration>,
@@ -134,6 +142,7 @@ impl Loop {
             last_condition: HashMap::new(),
             first_seen: HashMap::new(),
             first_event: None,
+            synced_at: None,
             last_bind: None,
             bound: 0,
             latencies: Vec::new(),
@@ -144,6 +153,7 @@ impl Loop {
     pub(crate) async fn run(mut self, mut stop: watch::Receiver<bool>) -> Stopped {
         let mut next_flush = Instant::now() + FLUSH_UNSCHEDULABLE_EVERY;
         let mut since_gauges = 0u32;
+        let mut next_skew = Instant::now() + SKEW_EVERY;
         loop {
             while let Ok(m) = self.rx.try_recv() {
                 self.handle(m);
@@ -177,6 +187,10 @@ impl Loop {
                 }
             }
             self.metrics.set_pending(&self.cache.scheduler.pending());
+            if Instant::now() >= next_skew {
+                next_skew = Instant::now() + SKEW_EVERY;
+                self.update_skew();
+            }
             let far = Instant::now() + Duration::from_secs(3600);
             let wake = if active {
                 self.cache
@@ -185,6 +199,7 @@ impl Loop {
                     .next_backoff_expiry()
                     .map(|t| self.clock.instant(t))
                     .map_or(next_flush, |t| t.min(next_flush))
+                    .min(next_skew)
             } else {
                 far
             };
@@ -235,6 +250,12 @@ impl Loop {
                     self.first_seen.insert(uid.clone(), at);
                     self.metrics.incoming("active", "PodAdd");
                 }
+                if let Update::Pod(kube::runtime::watcher::Event::Delete(p)) = &update
+                    && let Some(uid) = &p.metadata.uid
+                {
+                    self.first_seen.remove(uid);
+                    self.last_condition.remove(uid);
+                }
                 let was_synced = self.cache.synced();
                 self.cache.apply(update, self.clock.now());
                 if !was_synced && self.cache.synced() {
@@ -244,6 +265,7 @@ impl Loop {
                         "caches synced"
                     );
                     self.ready.store(true, Ordering::SeqCst);
+                    self.synced_at = Some(Instant::now());
                 }
             }
             Message::Bound {
@@ -256,6 +278,22 @@ impl Loop {
             Message::Inspect(reply) => {
                 let _ = reply.send(self.view());
             }
+        }
+    }
+
+    /// Recomputes `topospread_domain_skew` (label sets of workloads gone are dropped).
+    fn update_skew(&mut self) {
+        let skews = crate::skew::workload_skews(&self.cache.snapshot);
+        self.metrics.domain_skew.clear();
+        for s in skews {
+            self.metrics
+                .domain_skew
+                .get_or_create(&crate::metrics::SkewLabels {
+                    namespace: s.namespace,
+                    workload: s.workload,
+                    topology_key: s.topology_key,
+                })
+                .set(i64::try_from(s.skew).unwrap_or(i64::MAX));
         }
     }
 
@@ -276,6 +314,7 @@ impl Loop {
             parked: self.cache.parked_pods(),
             synced: self.cache.synced(),
             first_event: self.first_event,
+            synced_at: self.synced_at,
             last_bind: self.last_bind,
             binds: self.bound,
             latencies: self.latencies.clone(),
@@ -319,6 +358,9 @@ impl Loop {
                 self.last_bind = Some(at);
                 self.bound += 1;
                 if let Some(first) = self.first_seen.remove(&pod.uid) {
+                    if self.latencies.len() >= MAX_LATENCIES {
+                        self.latencies.drain(..MAX_LATENCIES / 2);
+                    }
                     self.latencies.push(at - first);
                 }
                 self.last_condition.remove(&pod.uid);
