@@ -62,9 +62,14 @@ fn candidates(ctx: &mut Context) -> Candidates {
         let Some(domains) = snapshot.domains(group.topology_key) else {
             continue;
         };
+        // Nodes without a pod of the group have no candidate: skip them unread.
+        let per_node = snapshot.match_counts(group.namespace, &group.selector);
         let mut classes: HashMap<(WorkloadRef, NodeId), PodId> = HashMap::new();
         let mut list: Vec<(String, String, PodId)> = Vec::new();
         for info in snapshot.nodes() {
+            if per_node.get(info.id.index()).is_none_or(|&c| c == 0) {
+                continue;
+            }
             let dom = domains.domain_of(info.id.index());
             if dom == NO_DOMAIN
                 || counts.count(dom as usize) <= floor

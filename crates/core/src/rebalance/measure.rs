@@ -167,6 +167,10 @@ impl Groups {
                 list[i].in_scope |= scoped;
             }
         }
+        snapshot.prepare_counts(
+            list.iter()
+                .map(|g| (g.group.namespace, g.group.selector.clone())),
+        );
         let mut groups = Self {
             list,
             total: Violation::default(),

@@ -2,7 +2,7 @@
 
 use super::super::WorkloadKind;
 use super::*;
-use crate::api::{Labels, Selector};
+use crate::api::{Labels, Op, Requirement, Selector};
 use crate::builders::{NodeBuilder, PodBuilder};
 use crate::convert;
 
@@ -258,4 +258,63 @@ fn binding_a_pod_whose_node_is_gone_stops_waiting_for_it() {
     let total: usize = s.nodes().iter().map(|n| n.pods().len()).sum();
     assert_eq!(total, 1, "counted once, on n1");
     assert_eq!(s.pod_node(b), s.node_id("n1"));
+}
+
+#[test]
+fn groups_prepared_in_one_pass_count_as_groups_built_one_by_one() {
+    let (mut s, _) = cluster();
+    let mut i = 0;
+    for app in ["a", "b", "c"] {
+        for tier in [Some("x"), Some("y"), None] {
+            for node in ["n0", "n1", "n1"] {
+                let mut b = PodBuilder::new(&format!("q{i}"))
+                    .label("app", app)
+                    .node(node);
+                if let Some(t) = tier {
+                    b = b.label("tier", t);
+                }
+                let p = convert::pod(&b.build(), s.symbols_mut()).expect("valid pod");
+                s.add_pod(p).expect("unique");
+                i += 1;
+            }
+        }
+    }
+    let ns = s.symbols_mut().intern("default");
+    let sym = |s: &mut Snapshot, v: &str| s.symbols_mut().intern(v);
+    let (app, tier) = (sym(&mut s, "app"), sym(&mut s, "tier"));
+    let (a, b, x, y) = (
+        sym(&mut s, "a"),
+        sym(&mut s, "b"),
+        sym(&mut s, "x"),
+        sym(&mut s, "y"),
+    );
+    let req = |key, op| Requirement { key, op };
+    let selectors = [
+        Selector::from_requirements(vec![req(app, Op::In(Box::new([a])))]),
+        Selector::from_requirements(vec![req(app, Op::In(Box::new([a, b])))]),
+        Selector::from_requirements(vec![
+            req(app, Op::In(Box::new([a, b]))),
+            req(tier, Op::In(Box::new([x]))),
+        ]),
+        Selector::from_requirements(vec![req(tier, Op::NotIn(Box::new([x])))]),
+        Selector::from_requirements(vec![req(tier, Op::Exists)]),
+        Selector::from_requirements(vec![
+            req(app, Op::In(Box::new([b]))),
+            req(tier, Op::In(Box::new([y]))),
+        ]),
+        Selector::everything(),
+        Selector::Nothing,
+    ];
+    s.prepare_counts(selectors.iter().map(|sel| (ns, sel.clone())));
+    assert_eq!(s.tracked_groups(), selectors.len());
+    let mut rebuilt = s.clone();
+    rebuilt.set_incremental(false);
+    for sel in &selectors {
+        assert_eq!(
+            s.match_counts(ns, sel),
+            rebuilt.match_counts(ns, sel),
+            "{sel:?}"
+        );
+    }
+    assert_eq!(s.tracked_groups(), selectors.len(), "nothing built twice");
 }

@@ -1,7 +1,7 @@
 use super::NodeInfo;
 use super::domain_counts::{DomainCounts, DomainSums, NodeFilter};
 use super::topology::KeyDomains;
-use crate::api::{Pod, Selector, Sym, Symbols};
+use crate::api::{Op, Pod, Selector, Sym, Symbols};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -91,6 +91,77 @@ impl MatchCounts {
         let counts = Arc::clone(&sums.counts);
         g.sums.push((sums, generation));
         counts
+    }
+
+    /// Builds every group of `wanted` not tracked yet in one pass over `bound`. A pod is
+    /// checked only against the groups one of its labels can satisfy (a requirement
+    /// `key In (values)`) and those with no such requirement, so building the groups of
+    /// a thousand workloads costs a pass over the pods, not a thousand.
+    pub(crate) fn prepare<'a>(
+        &mut self,
+        wanted: impl IntoIterator<Item = (Sym, Selector)>,
+        nodes: usize,
+        bound: impl Iterator<Item = (usize, &'a Pod)>,
+        symbols: &Symbols,
+    ) {
+        let first = self.groups.len();
+        let mut by_label: HashMap<(Sym, Sym), Vec<usize>> = HashMap::new();
+        let mut unindexed: Vec<usize> = Vec::new();
+        for (namespace, selector) in wanted {
+            if let Some(&i) = self.index.get(&(namespace, selector.clone())) {
+                self.groups[i].last_used = self.generation;
+                continue;
+            }
+            let i = self.groups.len();
+            let reqs = selector.requirements().map(<[_]>::to_vec);
+            self.groups.push(Group {
+                namespace,
+                selector: selector.clone(),
+                per_node: Arc::new(vec![0u32; nodes]),
+                sums: Vec::new(),
+                last_used: self.generation,
+            });
+            self.index.insert((namespace, selector), i);
+            let Some(reqs) = reqs else {
+                continue;
+            };
+            match reqs.iter().find_map(|r| match &r.op {
+                Op::In(values) => Some((r.key, values)),
+                _ => None,
+            }) {
+                Some((key, values)) => {
+                    for &v in values.iter() {
+                        by_label.entry((key, v)).or_default().push(i);
+                    }
+                }
+                None => unindexed.push(i),
+            }
+        }
+        if self.groups.len() == first {
+            return;
+        }
+        // The last pod (by position in `bound`) each new group was checked against, so
+        // a pod reached through two of its labels is counted once.
+        let mut seen = vec![usize::MAX; self.groups.len() - first];
+        for (k, (node, pod)) in bound.enumerate() {
+            let labelled = pod
+                .labels
+                .iter()
+                .filter_map(|kv| by_label.get(&kv))
+                .flatten();
+            for &i in labelled.chain(&unindexed) {
+                if std::mem::replace(&mut seen[i - first], k) == k {
+                    continue;
+                }
+                let g = &mut self.groups[i];
+                if counts_for(pod, g.namespace, &g.selector, symbols) {
+                    let per_node = Arc::make_mut(&mut g.per_node);
+                    if let Some(c) = per_node.get_mut(node) {
+                        *c += 1;
+                    }
+                }
+            }
+        }
     }
 
     /// The index of a group, built from `bound` on first use.

@@ -425,6 +425,16 @@ impl Snapshot {
         u32::try_from(count).unwrap_or(u32::MAX)
     }
 
+    /// Starts tracking the counts of every `(namespace, selector)` of `wanted` in one
+    /// pass over the bound pods (see [`Snapshot::match_counts`]); without incremental
+    /// counting there is nothing to keep, so nothing is done.
+    pub fn prepare_counts(&self, wanted: impl IntoIterator<Item = (Sym, Selector)>) {
+        if self.incremental {
+            self.lock_counts()
+                .prepare(wanted, self.nodes.len(), self.bound_pods(), &self.symbols);
+        }
+    }
+
     /// The per-node counts of pods `selector` matches in `namespace`, indexed by node.
     /// Incremental, these are kept current across binds; otherwise rebuilt now.
     pub fn match_counts(&self, namespace: Sym, selector: &Selector) -> Arc<Vec<u32>> {
