@@ -282,6 +282,14 @@ pub(crate) struct SimulateArgs {
     /// than fit a line is summarised (domains, min/max/skew, histogram, extremes).
     #[arg(long)]
     pub(crate) wide: bool,
+    /// What-if: drain these nodes before scheduling (they are removed; their
+    /// controllers' pods come back pending and are rescheduled). Repeatable.
+    #[arg(long = "drain", value_name = "NODE")]
+    pub(crate) drain: Vec<String>,
+    /// What-if: lose every node labelled KEY=VALUE (a zone outage:
+    /// `topology.kubernetes.io/zone=us-east-1a`), as --drain does. Repeatable.
+    #[arg(long = "lose", value_name = "KEY=VALUE")]
+    pub(crate) lose: Vec<String>,
 }
 
 /// `topospread explain`.

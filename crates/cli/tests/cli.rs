@@ -13,6 +13,8 @@ mod live;
 mod rebalance;
 #[path = "cli/test_command.rs"]
 mod test_command;
+#[path = "cli/whatif.rs"]
+mod whatif;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};

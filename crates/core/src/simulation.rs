@@ -53,6 +53,26 @@ pub enum SimulationError {
     /// A replacement pod could not be added.
     #[error(transparent)]
     Snapshot(#[from] SnapshotError),
+    /// A node to drain is not in the snapshot.
+    #[error("node {node:?} not found")]
+    UnknownNode {
+        /// The node's name.
+        node: String,
+    },
+}
+
+/// What draining nodes did to the pods they ran (`namespace/name` each).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Drained {
+    /// The nodes removed.
+    pub nodes: Vec<String>,
+    /// Pods whose controller created a replacement, now pending: (evicted pod, new pod).
+    pub replaced: Vec<(String, PodId)>,
+    /// Pods nothing recreates: no controller.
+    pub lost: Vec<String>,
+    /// DaemonSet pods, which leave with their node.
+    pub daemon_pods: Vec<String>,
 }
 
 /// A scheduler on a virtual clock.
@@ -181,6 +201,71 @@ impl Simulation {
         }
     }
 
+    /// Removes `nodes` (drained, or lost in an outage) as the cluster would see it: each
+    /// pod they ran is deleted, and one owned by a controller (other than a DaemonSet)
+    /// comes back as a new pending pod of that controller, queued for [`Simulation::run`].
+    /// Every name is checked before anything changes.
+    pub fn drain(
+        &mut self,
+        snapshot: &mut Snapshot,
+        nodes: &[String],
+    ) -> Result<Drained, SimulationError> {
+        if let Some(node) = nodes.iter().find(|n| snapshot.node_id(n).is_none()) {
+            return Err(SimulationError::UnknownNode { node: node.clone() });
+        }
+        let now = self.clock.now();
+        let mut drained = Drained::default();
+        let mut replacements = Vec::new();
+        for name in nodes {
+            let Some(id) = snapshot.node_id(name) else {
+                continue;
+            };
+            let pods: Vec<PodId> = snapshot.node(id).pods().to_vec();
+            for p in pods {
+                let Some(pod) = self.scheduler.delete_pod(snapshot, p, now) else {
+                    continue;
+                };
+                let full = format!("{}/{}", snapshot.symbols().resolve(pod.namespace), pod.name);
+                match pod.controller.as_ref().map(|c| &c.kind) {
+                    None => drained.lost.push(full),
+                    Some(ControllerKind::DaemonSet) => drained.daemon_pods.push(full),
+                    Some(_) => {
+                        if let Some(r) = self.replacement(&pod) {
+                            replacements.push((full, r));
+                        }
+                    }
+                }
+            }
+            self.scheduler
+                .remove_node(snapshot, name, now)
+                .map_err(|_| SimulationError::UnknownNode { node: name.clone() })?;
+            drained.nodes.push(name.clone());
+        }
+        for (victim, r) in replacements {
+            if let Ok(id) = self.scheduler.add_pod(snapshot, r, now)? {
+                self.events.push(SimEvent::Replaced {
+                    victim: victim.clone(),
+                    replacement: id,
+                });
+                drained.replaced.push((victim, id));
+            }
+        }
+        Ok(drained)
+    }
+
+    /// The pod a controller creates in place of `pod`: pending, under a new name (a
+    /// StatefulSet keeps the ordinal's name).
+    fn replacement(&mut self, pod: &Pod) -> Option<Pod> {
+        let c = pod.controller.as_ref()?;
+        let mut r = pod.clone();
+        r.node_name = None;
+        if c.kind != ControllerKind::StatefulSet {
+            self.replacements += 1;
+            r.name = replacement_name(&c.name, self.replacements).into();
+        }
+        Some(r)
+    }
+
     /// Evicts a victim, and has its controller create a replacement.
     fn evict(
         &mut self,
@@ -194,15 +279,7 @@ impl Simulation {
             return Ok(());
         };
         let name = format!("{}/{}", snapshot.symbols().resolve(pod.namespace), pod.name);
-        let replacement = pod.controller.as_ref().map(|c| {
-            let mut r = pod.clone();
-            r.node_name = None;
-            if c.kind != ControllerKind::StatefulSet {
-                self.replacements += 1;
-                r.name = replacement_name(&c.name, self.replacements).into();
-            }
-            r
-        });
+        let replacement = self.replacement(&pod);
         self.events.push(SimEvent::Preempted {
             victim: Box::new(pod),
             node,

@@ -33,6 +33,7 @@ pub(crate) fn workload_skews(snapshot: &Snapshot) -> Vec<WorkloadSkew> {
             ControllerKind::ReplicaSet => "ReplicaSet",
             ControllerKind::StatefulSet => "StatefulSet",
             ControllerKind::ReplicationController => "ReplicationController",
+            ControllerKind::DaemonSet => "DaemonSet",
             ControllerKind::Other => "Controller",
         };
         for c in &pod.spread_constraints {

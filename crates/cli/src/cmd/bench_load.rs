@@ -141,6 +141,8 @@ fn measure_here(files: &[PathBuf]) -> Result<ExitCode> {
         output: OutputFormat::Json,
         show: false,
         wide: false,
+        drain: Vec::new(),
+        lose: Vec::new(),
         live: crate::cli::LiveArgs {
             kubeconfig: None,
             context: None,

@@ -14,3 +14,4 @@ pub(crate) mod simulate;
 pub(crate) mod term;
 pub(crate) mod test;
 pub(crate) mod validate;
+pub(crate) mod whatif;

@@ -70,6 +70,17 @@ impl Runtime {
         }
     }
 
+    /// Removes `nodes`; their controllers' pods come back pending, queued.
+    pub(crate) fn drain(
+        &mut self,
+        snapshot: &mut Snapshot,
+        nodes: &[String],
+    ) -> Result<topospread::simulation::Drained> {
+        self.sim
+            .drain(snapshot, nodes)
+            .map_err(|e| anyhow!("--drain: {e}"))
+    }
+
     /// What happened, in order.
     pub(crate) fn events(&self) -> &[SimEvent] {
         self.sim.events()

@@ -14,7 +14,9 @@ pub enum ControllerKind {
     ReplicaSet,
     /// `apps/v1` StatefulSet.
     StatefulSet,
-    /// Any other controller (Job, DaemonSet, a CRD...).
+    /// `apps/v1` DaemonSet: its pods belong to their node and leave with it.
+    DaemonSet,
+    /// Any other controller (Job, a CRD...).
     Other,
 }
 

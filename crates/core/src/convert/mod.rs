@@ -71,6 +71,7 @@ pub fn pod(p: &core::Pod, symbols: &mut Symbols) -> Result<Pod, ConvertError> {
                 ("v1", "ReplicationController") => ControllerKind::ReplicationController,
                 ("apps/v1", "ReplicaSet") => ControllerKind::ReplicaSet,
                 ("apps/v1", "StatefulSet") => ControllerKind::StatefulSet,
+                ("apps/v1", "DaemonSet") => ControllerKind::DaemonSet,
                 _ => ControllerKind::Other,
             },
             name: o.name.as_str().into(),

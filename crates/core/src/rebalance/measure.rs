@@ -38,6 +38,7 @@ impl WorkloadRef {
                     ControllerKind::ReplicaSet => "replicaset",
                     ControllerKind::StatefulSet => "statefulset",
                     ControllerKind::ReplicationController => "replicationcontroller",
+                    ControllerKind::DaemonSet => "daemonset",
                     ControllerKind::Other => "controller",
                 };
                 format!("{kind}/{}", c.name)

@@ -188,7 +188,7 @@ pub(crate) fn default_selector(pod: &Pod, snapshot: &Snapshot) -> Selector {
                 result = result.with(&reqs);
             }
         }
-        ControllerKind::Other => {}
+        ControllerKind::DaemonSet | ControllerKind::Other => {}
     }
     result
 }

@@ -1,0 +1,96 @@
+//! `simulate --drain NODE` and `--lose KEY=VALUE`: nodes removed before scheduling.
+
+use super::{fixture, run, stderr, stdout};
+
+fn zones() -> String {
+    fixture("whatif/zones.yaml")
+}
+
+fn json(args: &[&str]) -> (serde_json::Value, i32) {
+    let o = run(args);
+    let v = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
+    (v, o.status.code().expect("exit code"))
+}
+
+#[test]
+fn a_drained_nodes_replicas_land_elsewhere_and_bare_pods_are_lost() {
+    let f = zones();
+    let (v, code) = json(&["simulate", "-f", &f, "--drain", "c1", "-o", "json"]);
+    assert_eq!(code, 0, "every replica rescheduled");
+    let d = &v["drained"];
+    assert_eq!(d["nodes"], serde_json::json!(["c1"]));
+    assert_eq!(d["rescheduled"], 1);
+    assert_eq!(d["pending"], 0);
+    assert_eq!(d["lost"], serde_json::json!(["default/debug"]));
+    assert_eq!(d["daemon_pods"], serde_json::json!(["default/logs-x"]));
+    // The replacement keeps zone-c at 2: c2 is the only node there and maxSkew holds.
+    let pods = v["pods"].as_array().expect("pods");
+    assert_eq!(pods.len(), 1);
+    assert_eq!(pods[0]["node"], "c2");
+    let web = &v["workloads"][0];
+    assert_eq!(
+        (web["pods"].as_u64(), web["pending"].as_u64()),
+        (Some(6), Some(0))
+    );
+}
+
+#[test]
+fn losing_a_zone_leaves_a_min_domains_workload_pending_and_says_why() {
+    let f = zones();
+    let o = run(&[
+        "simulate",
+        "-f",
+        &f,
+        "--lose",
+        "topology.kubernetes.io/zone=zone-c",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "replicas stay Pending");
+    let out = stdout(&o);
+    assert!(out.contains("Removed 2 node(s): c1, c2"), "{out}");
+    assert!(
+        out.contains("replicaset/web (namespace default): 2 replaced, 0 rescheduled, 2 pending"),
+        "{out}"
+    );
+    assert!(
+        out.contains("cannot satisfy: topology.kubernetes.io/zone minDomains=3: 2 domain(s) left"),
+        "{out}"
+    );
+    let (v, _) = json(&[
+        "simulate",
+        "-f",
+        &f,
+        "--lose",
+        "topology.kubernetes.io/zone=zone-c",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(v["drained"]["pending"], 2);
+    assert_eq!(v["pending"], 2);
+}
+
+#[test]
+fn unknown_nodes_and_labels_nothing_carries_are_refused() {
+    let f = zones();
+    for (flag, value, want) in [
+        ("--drain", "nope", "--drain nope: node \"nope\" not found"),
+        ("--lose", "zone", "--lose zone: want KEY=VALUE"),
+        (
+            "--lose",
+            "topology.kubernetes.io/zone=zone-x",
+            "no node is labelled topology.kubernetes.io/zone=zone-x",
+        ),
+    ] {
+        let o = run(&["simulate", "-f", &f, flag, value]);
+        assert_eq!(o.status.code(), Some(2), "{flag} {value}");
+        assert!(stderr(&o).contains(want), "{}", stderr(&o));
+        assert!(stdout(&o).is_empty(), "no partial output");
+    }
+}
+
+#[test]
+fn a_yaml_snapshot_after_a_drain_is_refused_rather_than_written_with_the_removed_nodes() {
+    let o = run(&["simulate", "-f", &zones(), "--drain", "c1", "-o", "yaml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not supported yet"), "{}", stderr(&o));
+    assert!(stdout(&o).is_empty());
+}
