@@ -282,6 +282,11 @@ pub(crate) struct SimulateArgs {
     /// than fit a line is summarised (domains, min/max/skew, histogram, extremes).
     #[arg(long)]
     pub(crate) wide: bool,
+    /// Set a workload's replicas (repeatable): `deployment/web=5`,
+    /// `statefulset/prod/db=2` (KIND/[NAMESPACE/]NAME=N); extra pods are removed in the
+    /// controller's order.
+    #[arg(long = "scale", value_name = "KIND/NAME=N")]
+    pub(crate) scale: Vec<topospread_k8s::workloads::Scale>,
 }
 
 /// `topospread explain`.

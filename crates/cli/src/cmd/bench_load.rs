@@ -141,6 +141,7 @@ fn measure_here(files: &[PathBuf]) -> Result<ExitCode> {
         output: OutputFormat::Json,
         show: false,
         wide: false,
+        scale: Vec::new(),
         live: crate::cli::LiveArgs {
             kubeconfig: None,
             context: None,

@@ -13,7 +13,7 @@ use topospread::snapshot::{PodId, Snapshot};
 use topospread_k8s::build::{self, Refused};
 use topospread_k8s::load::{Loaded, Object, parse_manifests};
 use topospread_k8s::notes::{Note, summarize};
-use topospread_k8s::workloads::{self, ExpandOptions, Expansion, expand_with};
+use topospread_k8s::workloads::{self, ExpandOptions, Expansion, Scale, expand_with};
 
 pub(crate) use read::{InputPath, read_path, resolve};
 
@@ -165,17 +165,36 @@ pub(crate) struct World {
 }
 
 /// Builds the world: snapshot from the files, workloads expanded (`seed` fixes names)
-/// up to `--max-pods` pods.
-pub(crate) fn build(input: &Input, seed: u64) -> Result<World> {
+/// up to `--max-pods` pods, with `scale`'s replica counts; the pods controllers remove
+/// leave the snapshot before anything is scheduled.
+pub(crate) fn build(input: &Input, seed: u64, scale: &[Scale]) -> Result<World> {
     let max_pods = options().max_pods;
-    let expansion = expand_with(&input.objects, ExpandOptions { seed, max_pods })
-        .map_err(|(e, _)| anyhow::anyhow!("{e} (--max-pods raises the limit)"))?;
+    let expansion = expand_with(
+        &input.objects,
+        ExpandOptions {
+            seed,
+            max_pods,
+            scale,
+        },
+    )
+    .map_err(|(e, _)| {
+        if e.file == "--scale" {
+            anyhow::anyhow!("{e}")
+        } else {
+            anyhow::anyhow!("{e} (--max-pods raises the limit)")
+        }
+    })?;
     let built = build::build(input.objects.iter().chain(&expansion.replica_sets))?;
     let mut snapshot = built.snapshot;
     let mut refused = built.refused;
     for p in &expansion.pods {
         if let Some(r) = build::admit_and_add(&mut snapshot, &p.pod, &p.source.file)? {
             refused.push(r);
+        }
+    }
+    for r in &expansion.removed {
+        if let Some(id) = snapshot.pod_id(&r.namespace, &r.pod) {
+            snapshot.remove_pod(id);
         }
     }
     let mut notes = input.notes.clone();
