@@ -152,6 +152,10 @@ pub(crate) fn load_admitted(
 pub(crate) struct World {
     /// Nodes and every pod (bound or pending).
     pub(crate) snapshot: Snapshot,
+    /// The snapshot before controllers removed pods (scale-downs), when they did.
+    pub(crate) before_removal: Option<Snapshot>,
+    /// The rollouts carried out so far (simulate fills it).
+    pub(crate) rollouts: Vec<topospread_k8s::workloads::RolloutReport>,
     /// The workloads' pods and ReplicaSets.
     pub(crate) expansion: Expansion,
     /// Pending pods, in PrioritySort order.
@@ -192,6 +196,8 @@ pub(crate) fn build(input: &Input, seed: u64, scale: &[Scale]) -> Result<World> 
             refused.push(r);
         }
     }
+    // The cluster as it is, for reports' "before", when controllers remove pods from it.
+    let before_removal = (!expansion.removed.is_empty()).then(|| snapshot.clone());
     for r in &expansion.removed {
         if let Some(id) = snapshot.pod_id(&r.namespace, &r.pod) {
             snapshot.remove_pod(id);
@@ -219,6 +225,8 @@ pub(crate) fn build(input: &Input, seed: u64, scale: &[Scale]) -> Result<World> 
     queue.sort_by_key(|q| std::cmp::Reverse(q.1));
     Ok(World {
         snapshot,
+        before_removal,
+        rollouts: Vec::new(),
         expansion,
         queue: queue.into_iter().map(|(id, _)| id).collect(),
         notes,

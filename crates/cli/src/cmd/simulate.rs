@@ -254,11 +254,14 @@ pub(crate) fn execute(args: &SimulateArgs, timings: &mut Timings) -> Result<Simu
         Ok((input, setup, world))
     })?;
     let mut runtime = Runtime::new(&setup, &mut world.snapshot, args.seed)?;
-    let before = world.snapshot.clone();
+    let before = world
+        .before_removal
+        .take()
+        .unwrap_or_else(|| world.snapshot.clone());
     timings.load = start.elapsed();
     let start = Instant::now();
     let (mut results, preempted) = schedule_all(&mut runtime, &mut world)?;
-    let rollouts = roll_out(&mut runtime, &mut world, &mut results)?;
+    world.rollouts = roll_out(&mut runtime, &mut world, &mut results)?;
     timings.schedule = start.elapsed();
     let start = Instant::now();
     let snapshot = &world.snapshot;
@@ -336,7 +339,7 @@ pub(crate) fn execute(args: &SimulateArgs, timings: &mut Timings) -> Result<Simu
         workloads,
         notes: world.notes.clone(),
         removed: world.expansion.removed.clone(),
-        rollouts,
+        rollouts: world.rollouts.clone(),
         refused: world
             .refused
             .iter()
@@ -601,11 +604,17 @@ pub(crate) fn snapshot_yaml(
         match &l.object {
             Object::Node(n) => push(n)?,
             Object::Pod(p) => {
-                let removed = world.expansion.removed.iter().any(|r| {
-                    Some(r.pod.as_str()) == p.metadata.name.as_deref()
-                        && Some(r.namespace.as_str())
-                            == Some(p.metadata.namespace.as_deref().unwrap_or("default"))
-                });
+                let name = p.metadata.name.as_deref().unwrap_or_default();
+                let ns = p.metadata.namespace.as_deref().unwrap_or("default");
+                let removed = world
+                    .expansion
+                    .removed
+                    .iter()
+                    .any(|r| r.pod == name && r.namespace == ns)
+                    || world.rollouts.iter().any(|r| {
+                        r.deleted.iter().any(|d| d == name)
+                            && r.deployment.split_once('/').is_some_and(|(n, _)| n == ns)
+                    });
                 if removed {
                     continue;
                 }
@@ -633,8 +642,9 @@ pub(crate) fn snapshot_yaml(
             push(rs)?;
         }
     }
-    for p in &world.expansion.pods {
-        let mut p = p.pod.clone();
+    let created = world.rollouts.iter().flat_map(|r| &r.created_pods);
+    for p in world.expansion.pods.iter().map(|p| &p.pod).chain(created) {
+        let mut p = p.clone();
         if let Some(n) = node_of(&p) {
             p.spec.get_or_insert_with(Default::default).node_name = Some(n);
         }

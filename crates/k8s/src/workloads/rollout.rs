@@ -80,7 +80,7 @@ pub struct StepReport {
 }
 
 /// How a rollout went.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RolloutReport {
     /// `namespace/name` of the Deployment.
     pub deployment: String,
@@ -94,6 +94,9 @@ pub struct RolloutReport {
     pub created: Vec<String>,
     /// Every pod deleted, in order.
     pub deleted: Vec<String>,
+    /// The pods created, as the controller made them (for `-o yaml`).
+    #[serde(skip)]
+    pub created_pods: Vec<Pod>,
 }
 
 /// The most syncs one rollout may take (each one moves at least one pod).
@@ -117,6 +120,7 @@ impl Rollout {
             complete: false,
             created: Vec::new(),
             deleted: Vec::new(),
+            created_pods: Vec::new(),
         };
         let keys: Vec<String> = self
             .template
@@ -175,6 +179,7 @@ impl Rollout {
                             let _ = sim.enqueue(snapshot, id);
                             new.pods.push(name.clone());
                             created.push(name);
+                            report.created_pods.push(pod);
                         }
                         if created.is_empty() && new.pods.len() > to {
                             deleted = self.scale_down(sim, snapshot, &mut new, to);
