@@ -182,16 +182,18 @@ impl Rollout {
                             report.created_pods.push(pod);
                         }
                         if created.is_empty() && new.pods.len() > to {
-                            deleted = self.scale_down(sim, snapshot, &mut new, to);
+                            let related = related_pods(&new, &old);
+                            deleted = self.scale_down(sim, snapshot, &mut new, to, &related);
                         }
                         format!("scale replicaset/{} to {}", new.replica_set, new.pods.len())
                     }
                     RolloutStep::ScaleDownOld { index, to } => {
                         let to = usize::try_from(to).unwrap_or(0);
+                        let related = related_pods(&new, &old);
                         let Some(r) = old.get_mut(index) else {
                             continue;
                         };
-                        deleted = self.scale_down(sim, snapshot, r, to);
+                        deleted = self.scale_down(sim, snapshot, r, to, &related);
                         format!("scale replicaset/{} to {}", r.replica_set, r.pods.len())
                     }
                 };
@@ -213,14 +215,15 @@ impl Rollout {
         Ok(report)
     }
 
-    /// Deletes pods of `r` down to `to`, in the ReplicaSet controller's order; returns
-    /// their names.
+    /// Deletes pods of `r` down to `to`, in the ReplicaSet controller's order, ranked by
+    /// the nodes of `related` (every pod of the Deployment); returns their names.
     fn scale_down(
         &self,
         sim: &mut Simulation,
         snapshot: &mut Snapshot,
         r: &mut Revision,
         to: usize,
+        related: &[String],
     ) -> Vec<String> {
         let ns = self.namespace.as_str();
         let node_of = |name: &str| -> Option<String> {
@@ -246,7 +249,7 @@ impl Rollout {
                 c
             })
             .collect();
-        let related: Vec<Option<String>> = r.pods.iter().map(|p| node_of(p)).collect();
+        let related: Vec<Option<String>> = related.iter().map(|p| node_of(p)).collect();
         let remove = r.pods.len().saturating_sub(to);
         let order = deletion_order(&candidates, &related);
         let gone: Vec<String> = order
@@ -273,6 +276,15 @@ impl Rollout {
             }
         }
     }
+}
+
+/// Every pod of the Deployment (`getIndirectlyRelatedPods`): the ranks of the deletion
+/// order count them all, whatever their ReplicaSet.
+fn related_pods(new: &Revision, old: &[Revision]) -> Vec<String> {
+    std::iter::once(new)
+        .chain(old)
+        .flat_map(|r| r.pods.iter().cloned())
+        .collect()
 }
 
 /// A pod the simulation created: newest of all, Pending until bound.
