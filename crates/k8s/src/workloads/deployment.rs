@@ -125,6 +125,20 @@ impl<'a> Expander<'a> {
             .collect();
         // Every pod of the Deployment, for the co-location ranks of the deletion order.
         let related: Vec<String> = sets.iter().flat_map(|rs| pods_of(self, rs)).collect();
+        if spec.paused == Some(true) && current.is_none() && !old.is_empty() {
+            // A paused Deployment is scaled but not rolled out (`sync` without rollout).
+            self.out.notes.push(crate::notes::Note::new(
+                format!("{}: {object}", s.file),
+                "paused: its new template is not rolled out",
+            ));
+            self.out.workloads.push(super::WorkloadSummary {
+                kind: "Deployment",
+                namespace: ns.clone(),
+                name: name.clone(),
+                pods: old.iter().flat_map(|r| r.pods.clone()).collect(),
+            });
+            return;
+        }
         let (rs, created_rs) = match current {
             Some(rs) => (rs.clone(), false),
             None => match self.new_replica_set(s, d, &object) {

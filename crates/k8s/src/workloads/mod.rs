@@ -17,6 +17,13 @@
 //! pods: the StatefulSet controller recreates a failed ordinal, a ReplicaSet replaces an
 //! evicted pod. Pure: the caller reads the files.
 //!
+//! A Deployment adopts its live ReplicaSets (`deployment.rs`): the one whose template
+//! equals the Deployment's, `pod-template-hash` aside, makes the missing pods under its
+//! own name and hash. More pods than replicas (the manifest's, or a [`Scale`] request)
+//! are [`Expansion::removed`] in the ReplicaSet controller's order, a StatefulSet's from
+//! the highest ordinal. A Deployment whose old ReplicaSets still have pods is left as a
+//! [`Rollout`], which the caller carries out step by step through the scheduler.
+//!
 //! ```
 //! use topospread_k8s::load::parse_manifests;
 //! use topospread_k8s::workloads::expand;

@@ -130,7 +130,7 @@ impl Rollout {
             .map(|c| c.topology_key.clone())
             .collect();
         let mut made = 0usize;
-        for _ in 0..MAX_STEPS {
+        'syncs: for _ in 0..MAX_STEPS {
             let bound = |pods: &[String]| -> i32 {
                 let n = pods
                     .iter()
@@ -197,6 +197,10 @@ impl Rollout {
                         format!("scale replicaset/{} to {}", r.replica_set, r.pods.len())
                     }
                 };
+                if created.is_empty() && deleted.is_empty() {
+                    // Admission refused the new pods: the controller cannot move.
+                    break 'syncs;
+                }
                 sim.run(snapshot, |_, _| {})?;
                 report.created.extend(created.iter().cloned());
                 report.deleted.extend(deleted.iter().cloned());

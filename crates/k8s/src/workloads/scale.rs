@@ -259,3 +259,61 @@ impl Expander<'_> {
         gone
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scale_values_parse_as_kubectl_names_them() {
+        let s: Scale = "deploy/web=3".parse().unwrap();
+        assert_eq!(
+            (s.kind, s.namespace.as_str(), s.name.as_str(), s.replicas),
+            ("deployment", "default", "web", 3)
+        );
+        let s: Scale = "sts/prod/db=0".parse().unwrap();
+        assert_eq!(
+            (s.kind, s.namespace.as_str(), s.name.as_str()),
+            ("statefulset", "prod", "db")
+        );
+        for bad in [
+            "web=3",
+            "deployment/web=-1",
+            "deployment/web=x",
+            "job/j=1",
+            "deployment/=1",
+        ] {
+            assert!(bad.parse::<Scale>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn selectors_match_as_label_selectors_do() {
+        let labels: BTreeMap<String, String> = [("app".into(), "web".into())].into();
+        let sel =
+            |json: serde_json::Value| -> LabelSelector { serde_json::from_value(json).unwrap() };
+        assert!(selector_matches(
+            &sel(serde_json::json!({"matchLabels": {"app": "web"}})),
+            &labels
+        ));
+        assert!(!selector_matches(
+            &sel(serde_json::json!({"matchLabels": {"app": "db"}})),
+            &labels
+        ));
+        assert!(selector_matches(
+            &sel(
+                serde_json::json!({"matchExpressions": [{"key": "tier", "operator": "DoesNotExist"}]})
+            ),
+            &labels
+        ));
+        // A controller adopts nothing with an empty selector.
+        assert!(!selector_matches(&sel(serde_json::json!({})), &labels));
+    }
+
+    #[test]
+    fn statefulset_ordinals_are_read_from_the_name() {
+        assert_eq!(ordinal("db-12"), Some(12));
+        assert_eq!(ordinal("my-db-3"), Some(3));
+        assert_eq!(ordinal("db"), None);
+    }
+}
