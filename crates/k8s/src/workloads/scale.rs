@@ -266,12 +266,12 @@ mod tests {
 
     #[test]
     fn scale_values_parse_as_kubectl_names_them() {
-        let s: Scale = "deploy/web=3".parse().unwrap();
+        let s: Scale = "deploy/web=3".parse().expect("a valid value");
         assert_eq!(
             (s.kind, s.namespace.as_str(), s.name.as_str(), s.replicas),
             ("deployment", "default", "web", 3)
         );
-        let s: Scale = "sts/prod/db=0".parse().unwrap();
+        let s: Scale = "sts/prod/db=0".parse().expect("a valid value");
         assert_eq!(
             (s.kind, s.namespace.as_str(), s.name.as_str()),
             ("statefulset", "prod", "db")
@@ -290,8 +290,9 @@ mod tests {
     #[test]
     fn selectors_match_as_label_selectors_do() {
         let labels: BTreeMap<String, String> = [("app".into(), "web".into())].into();
-        let sel =
-            |json: serde_json::Value| -> LabelSelector { serde_json::from_value(json).unwrap() };
+        let sel = |json: serde_json::Value| -> LabelSelector {
+            serde_json::from_value(json).expect("a selector")
+        };
         assert!(selector_matches(
             &sel(serde_json::json!({"matchLabels": {"app": "web"}})),
             &labels
