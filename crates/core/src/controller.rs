@@ -61,11 +61,18 @@ pub struct DeletionCandidate {
 /// deletion cost first, higher rank first, ready more recently first, more restarts
 /// first, created more recently first.
 pub fn deletion_order(pods: &[DeletionCandidate], related: &[Option<String>]) -> Vec<usize> {
-    let rank = |p: &DeletionCandidate| -> usize {
-        p.node.as_ref().map_or(0, |n| {
-            related.iter().filter(|r| r.as_ref() == Some(n)).count()
+    let mut per_node: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for n in related.iter().flatten() {
+        *per_node.entry(n.as_str()).or_default() += 1;
+    }
+    let ranks: Vec<usize> = pods
+        .iter()
+        .map(|p| {
+            p.node
+                .as_deref()
+                .map_or(0, |n| per_node.get(n).copied().unwrap_or(0))
         })
-    };
+        .collect();
     let mut order: Vec<usize> = (0..pods.len()).collect();
     order.sort_by(|&a, &b| {
         let (x, y) = (&pods[a], &pods[b]);
@@ -75,7 +82,7 @@ pub fn deletion_order(pods: &[DeletionCandidate], related: &[Option<String>]) ->
             .then(x.phase.cmp(&y.phase))
             .then(x.ready.cmp(&y.ready))
             .then(x.deletion_cost.cmp(&y.deletion_cost))
-            .then(rank(y).cmp(&rank(x)))
+            .then(ranks[b].cmp(&ranks[a]))
             .then_with(|| {
                 if x.ready && y.ready {
                     newer_first(x.ready_since, y.ready_since)

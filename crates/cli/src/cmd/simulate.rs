@@ -156,13 +156,23 @@ fn roll_out(
     results: &mut Vec<(PodId, Placement)>,
 ) -> Result<Vec<RolloutReport>> {
     let mut reports = Vec::new();
+    // Deleted pods' ids are reused by new pods: results are kept by name.
+    let mut named: Vec<(PodId, String)> = results
+        .iter()
+        .filter_map(|(id, _)| Some((*id, world.snapshot.pod(*id)?.name.to_string())))
+        .collect();
     for r in &world.expansion.rollouts {
         let report = runtime.rollout(&mut world.snapshot, r)?;
         let snapshot = &world.snapshot;
-        results.retain(|(id, _)| snapshot.pod(*id).is_some());
+        results.retain(|(id, _)| {
+            snapshot
+                .pod(*id)
+                .is_some_and(|p| named.iter().any(|(n, name)| n == id && *name == *p.name))
+        });
         for name in &report.created {
             if let Some(id) = snapshot.pod_id(&r.namespace, name) {
                 results.push((id, runtime.placement(snapshot, id)));
+                named.push((id, name.clone()));
             }
         }
         if let Some(w) = world.expansion.workloads.iter_mut().find(|w| {
@@ -558,7 +568,19 @@ fn rollout_table(out: &mut String, r: &RolloutReport) {
             " (not complete: new pods not available)"
         }
     );
+    // The first steps and the last; -o json lists every one.
+    const SHOWN: usize = 12;
     for (i, s) in r.steps.iter().enumerate() {
+        if r.steps.len() > SHOWN + 1 && i >= SHOWN && i + 1 < r.steps.len() {
+            if i == SHOWN {
+                let _ = writeln!(
+                    out,
+                    "  ... {} more steps (-o json lists every step)",
+                    r.steps.len() - SHOWN - 1
+                );
+            }
+            continue;
+        }
         let _ = writeln!(out, "  {}. {}", i + 1, s.action);
         for v in &s.revisions {
             let spread: Vec<String> = v

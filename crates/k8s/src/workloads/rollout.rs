@@ -7,7 +7,7 @@
 use crate::build;
 use k8s_openapi::api::core::v1::Pod;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use topospread::controller::{
     DeletionCandidate, PhaseRank, RolloutState, RolloutStep, Strategy, deletion_order,
     rollout_steps,
@@ -234,16 +234,18 @@ impl Rollout {
             let id = snapshot.pod_id(ns, name)?;
             Some(snapshot.node(snapshot.pod_node(id)?).node.name.to_string())
         };
+        let known: HashMap<&str, &DeletionCandidate> = self
+            .candidates
+            .iter()
+            .map(|c| (c.name.as_str(), c))
+            .collect();
         let candidates: Vec<DeletionCandidate> = r
             .pods
             .iter()
             .map(|name| {
-                let mut c = self
-                    .candidates
-                    .iter()
-                    .find(|c| &c.name == name)
-                    .cloned()
-                    .unwrap_or_else(|| created_candidate(name));
+                let mut c = known
+                    .get(name.as_str())
+                    .map_or_else(|| created_candidate(name), |c| (*c).clone());
                 c.node = node_of(name);
                 if c.node.is_some() && c.phase == PhaseRank::Pending && c.created.is_none() {
                     // A pod the simulation bound is running and ready.
