@@ -290,6 +290,11 @@ pub(crate) struct SimulateArgs {
     /// `topology.kubernetes.io/zone=us-east-1a`), as --drain does. Repeatable.
     #[arg(long = "lose", value_name = "KEY=VALUE")]
     pub(crate) lose: Vec<String>,
+    /// Set a workload's replicas (repeatable): `deployment/web=5`,
+    /// `statefulset/prod/db=2` (KIND/[NAMESPACE/]NAME=N); extra pods are removed in the
+    /// controller's order.
+    #[arg(long = "scale", value_name = "KIND/NAME=N")]
+    pub(crate) scale: Vec<topospread_k8s::workloads::Scale>,
 }
 
 /// `topospread explain`.

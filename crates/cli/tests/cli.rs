@@ -11,6 +11,8 @@ mod input;
 mod live;
 #[path = "cli/rebalance.rs"]
 mod rebalance;
+#[path = "cli/scale.rs"]
+mod scale;
 #[path = "cli/test_command.rs"]
 mod test_command;
 #[path = "cli/whatif.rs"]

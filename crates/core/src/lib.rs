@@ -45,6 +45,7 @@ pub mod api;
 #[cfg(any(test, feature = "test-util"))]
 pub mod builders;
 pub mod config;
+pub mod controller;
 pub mod convert;
 pub mod features;
 pub mod framework;

@@ -142,6 +142,22 @@ impl Simulation {
             .collect()
     }
 
+    /// A controller creates `pod`: it joins the snapshot and, when not bound, the queue
+    /// (a run then schedules it through the same queue as every other pod).
+    pub fn create_pod(
+        &mut self,
+        snapshot: &mut Snapshot,
+        pod: Pod,
+    ) -> Result<Result<PodId, EnqueueError>, SnapshotError> {
+        self.scheduler.add_pod(snapshot, pod, self.clock.now())
+    }
+
+    /// A controller deletes pod `id`: it leaves the snapshot and the queue, and the
+    /// pods waiting for a bound pod's deletion are moved to retry.
+    pub fn delete_pod(&mut self, snapshot: &mut Snapshot, id: PodId) -> Option<Pod> {
+        self.scheduler.delete_pod(snapshot, id, self.clock.now())
+    }
+
     /// Runs until the queue can make no more progress. `on_attempt` sees every
     /// cycle's outcome once it is carried out (for progress bars and measurements).
     pub fn run(

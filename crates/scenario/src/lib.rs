@@ -1,6 +1,7 @@
 //! Scenario cases (`tests/conformance/**.yaml`, FORMAT.md): a cluster, a pod or pods,
 //! and expectations. Pure: the caller reads files; [`run_file`] parses and runs one.
 
+mod controller;
 pub mod dump;
 pub mod perf;
 mod plugin;
@@ -52,6 +53,8 @@ pub enum CaseKind {
     Validation,
     /// `rebalance:`: a plan of moves (or a scale-down) over bound pods.
     Rebalance,
+    /// `cluster:`: a dump whose workloads are expanded as their controllers would.
+    Controller,
 }
 
 /// How one case ended.
@@ -116,6 +119,8 @@ impl ScenarioError {
 fn kind_of(case: &Value) -> Option<CaseKind> {
     if case.get("rebalance").is_some() {
         Some(CaseKind::Rebalance)
+    } else if case.get("cluster").is_some() {
+        Some(CaseKind::Controller)
     } else if case.get("schedule").is_some() {
         Some(CaseKind::Scheduler)
     } else if case.pointer("/expect/valid").is_some() {
@@ -176,13 +181,14 @@ pub fn run_file(text: &str, file: &str) -> Result<Vec<CaseReport>, ScenarioError
                 file,
                 &name,
                 "(case)",
-                "cannot tell the kind of case: a plugin case has `pod` and `nodes`, a scheduler case `schedule`, a validation case `expect.valid`, a rebalance case `rebalance`",
+                "cannot tell the kind of case: a plugin case has `pod` and `nodes`, a scheduler case `schedule`, a validation case `expect.valid`, a rebalance case `rebalance`, a controller case `cluster`",
             ));
         };
         let outcome = match kind {
             CaseKind::Plugin => plugin::run(case, file, &name)?,
             CaseKind::Scheduler => scheduler::run(case, file, &name)?,
             CaseKind::Rebalance => rebalance::run(case, file, &name)?,
+            CaseKind::Controller => controller::run(case, file, &name)?,
             CaseKind::Validation => {
                 let case: crate::validation_case::ValidationCase =
                     topospread_k8s::load::typed(case, file, &format!("case {name:?}"))?;

@@ -143,6 +143,7 @@ fn measure_here(files: &[PathBuf]) -> Result<ExitCode> {
         wide: false,
         drain: Vec::new(),
         lose: Vec::new(),
+        scale: Vec::new(),
         live: crate::cli::LiveArgs {
             kubeconfig: None,
             context: None,

@@ -13,7 +13,7 @@ use topospread_report::render_explanation;
 pub(crate) fn run(args: &ExplainArgs) -> Result<ExitCode> {
     let input = input::load_admitted(&args.files, &args.live, args.seed)?;
     let setup = config::load(args.config.as_deref(), &input)?;
-    let mut world = input::build(&input, args.seed)?;
+    let mut world = input::build(&input, args.seed, &[])?;
     let (ns, name) = input::split_pod_ref(&args.pod);
     if let Some(r) = world
         .refused

@@ -13,7 +13,7 @@ use topospread::snapshot::{PodId, Snapshot};
 use topospread_k8s::build::{self, Refused};
 use topospread_k8s::load::{Loaded, Object, parse_manifests};
 use topospread_k8s::notes::{Note, summarize};
-use topospread_k8s::workloads::{self, ExpandOptions, Expansion, expand_with};
+use topospread_k8s::workloads::{self, ExpandOptions, Expansion, Scale, expand_with};
 
 pub(crate) use read::{InputPath, read_path, resolve};
 
@@ -152,6 +152,10 @@ pub(crate) fn load_admitted(
 pub(crate) struct World {
     /// Nodes and every pod (bound or pending).
     pub(crate) snapshot: Snapshot,
+    /// The snapshot before controllers removed pods (scale-downs), when they did.
+    pub(crate) before_removal: Option<Snapshot>,
+    /// The rollouts carried out so far (simulate fills it).
+    pub(crate) rollouts: Vec<topospread_k8s::workloads::RolloutReport>,
     /// The workloads' pods and ReplicaSets.
     pub(crate) expansion: Expansion,
     /// Pending pods, in PrioritySort order.
@@ -165,17 +169,38 @@ pub(crate) struct World {
 }
 
 /// Builds the world: snapshot from the files, workloads expanded (`seed` fixes names)
-/// up to `--max-pods` pods.
-pub(crate) fn build(input: &Input, seed: u64) -> Result<World> {
+/// up to `--max-pods` pods, with `scale`'s replica counts; the pods controllers remove
+/// leave the snapshot before anything is scheduled.
+pub(crate) fn build(input: &Input, seed: u64, scale: &[Scale]) -> Result<World> {
     let max_pods = options().max_pods;
-    let expansion = expand_with(&input.objects, ExpandOptions { seed, max_pods })
-        .map_err(|(e, _)| anyhow::anyhow!("{e} (--max-pods raises the limit)"))?;
+    let expansion = expand_with(
+        &input.objects,
+        ExpandOptions {
+            seed,
+            max_pods,
+            scale,
+        },
+    )
+    .map_err(|(e, _)| {
+        if e.file == "--scale" {
+            anyhow::anyhow!("{e}")
+        } else {
+            anyhow::anyhow!("{e} (--max-pods raises the limit)")
+        }
+    })?;
     let built = build::build(input.objects.iter().chain(&expansion.replica_sets))?;
     let mut snapshot = built.snapshot;
     let mut refused = built.refused;
     for p in &expansion.pods {
         if let Some(r) = build::admit_and_add(&mut snapshot, &p.pod, &p.source.file)? {
             refused.push(r);
+        }
+    }
+    // The cluster as it is, for reports' "before", when controllers remove pods from it.
+    let before_removal = (!expansion.removed.is_empty()).then(|| snapshot.clone());
+    for r in &expansion.removed {
+        if let Some(id) = snapshot.pod_id(&r.namespace, &r.pod) {
+            snapshot.remove_pod(id);
         }
     }
     let mut notes = input.notes.clone();
@@ -200,6 +225,8 @@ pub(crate) fn build(input: &Input, seed: u64) -> Result<World> {
     queue.sort_by_key(|q| std::cmp::Reverse(q.1));
     Ok(World {
         snapshot,
+        before_removal,
+        rollouts: Vec::new(),
         expansion,
         queue: queue.into_iter().map(|(id, _)| id).collect(),
         notes,

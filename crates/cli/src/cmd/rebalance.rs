@@ -23,7 +23,7 @@ const MAX_LISTED_DOMAINS: usize = 12;
 pub(crate) fn run(args: &RebalanceArgs) -> Result<ExitCode> {
     let input = input::load_admitted(&args.files, &args.live, args.seed)?;
     let setup = config::load(args.config.as_deref(), &input)?;
-    let mut world = input::build(&input, args.seed)?;
+    let mut world = input::build(&input, args.seed, &[])?;
     let mut notes = world.notes.clone();
     if !world.queue.is_empty() {
         // Workloads in the files that have no pods yet are scheduled first, as

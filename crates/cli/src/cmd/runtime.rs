@@ -9,6 +9,7 @@ use topospread::framework::Status;
 use topospread::scheduler::{Attempt, Explanation, PodOutcome, ScheduleResult, Scheduler};
 use topospread::simulation::{SimEvent, Simulation};
 use topospread::snapshot::{NodeId, PodId, Snapshot};
+use topospread_k8s::workloads::{Rollout, RolloutReport};
 use topospread_report::{ConstraintCounts, ExplainView, FilterVerdict, NodeExplanation, ScoreView};
 
 /// Where one pod went.
@@ -79,6 +80,17 @@ impl Runtime {
         self.sim
             .drain(snapshot, nodes)
             .map_err(|e| anyhow!("--drain: {e}"))
+    }
+
+    /// Carries out a Deployment's rollout, its new pods scheduled through the queue.
+    pub(crate) fn rollout(
+        &mut self,
+        snapshot: &mut Snapshot,
+        rollout: &Rollout,
+    ) -> Result<RolloutReport> {
+        rollout
+            .run(&mut self.sim, snapshot)
+            .map_err(|e| anyhow!("deployment {}: rollout: {e}", rollout.deployment))
     }
 
     /// What happened, in order.

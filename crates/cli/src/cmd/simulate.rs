@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use topospread::simulation::SimEvent;
 use topospread::snapshot::{NodeId, PodId, Snapshot};
 use topospread_k8s::load::Object;
+use topospread_k8s::workloads::{RemovedPod, RolloutReport};
 use topospread_report::{
     CountSummary, Highlight, domain_counts, every_domain, render_cluster, skew, summarize,
 };
@@ -89,6 +90,10 @@ struct Report {
     notes: Vec<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     refused: Vec<RefusedPod>,
+    /// Existing pods their controller removed before scheduling (scale-downs).
+    removed: Vec<RemovedPod>,
+    /// Deployments rolled out to a new template, step by step.
+    rollouts: Vec<RolloutReport>,
     /// `--drain` / `--lose`: the nodes removed and what became of their pods.
     #[serde(skip_serializing_if = "Option::is_none")]
     drained: Option<super::whatif::WhatIfReport>,
@@ -143,6 +148,45 @@ pub(crate) fn schedule_all(runtime: &mut Runtime, world: &mut input::World) -> R
         })
         .collect();
     Ok((results, preempted))
+}
+
+/// Carries out every pending rollout after the first scheduling run, in input order:
+/// the new pods join `results` with their placement, and each Deployment's summary
+/// lists its pods as they are at the end.
+fn roll_out(
+    runtime: &mut Runtime,
+    world: &mut input::World,
+    results: &mut Vec<(PodId, Placement)>,
+) -> Result<Vec<RolloutReport>> {
+    let mut reports = Vec::new();
+    // Deleted pods' ids are reused by new pods: results are kept by name.
+    let mut named: Vec<(PodId, String)> = results
+        .iter()
+        .filter_map(|(id, _)| Some((*id, world.snapshot.pod(*id)?.name.to_string())))
+        .collect();
+    for r in &world.expansion.rollouts {
+        let report = runtime.rollout(&mut world.snapshot, r)?;
+        let snapshot = &world.snapshot;
+        results.retain(|(id, _)| {
+            snapshot
+                .pod(*id)
+                .is_some_and(|p| named.iter().any(|(n, name)| n == id && *name == *p.name))
+        });
+        for name in &report.created {
+            if let Some(id) = snapshot.pod_id(&r.namespace, name) {
+                results.push((id, runtime.placement(snapshot, id)));
+                named.push((id, name.clone()));
+            }
+        }
+        if let Some(w) = world.expansion.workloads.iter_mut().find(|w| {
+            w.kind == "Deployment" && w.namespace == r.namespace && w.name == r.deployment
+        }) {
+            w.pods.retain(|p| !report.deleted.contains(p));
+            w.pods.extend(report.created.iter().cloned());
+        }
+        reports.push(report);
+    }
+    Ok(reports)
 }
 
 /// Per workload: its constraints (from its first pod) with their highlight.
@@ -224,15 +268,19 @@ pub(crate) fn execute(args: &SimulateArgs, timings: &mut Timings) -> Result<Simu
     let (input, setup, mut world) = super::term::with_spinner("loading", || -> Result<_> {
         let input = input::load_admitted(&args.files, &args.live, args.seed)?;
         let setup = config::load(args.config.as_deref(), &input)?;
-        let world = input::build(&input, args.seed)?;
+        let world = input::build(&input, args.seed, &args.scale)?;
         Ok((input, setup, world))
     })?;
     let mut runtime = Runtime::new(&setup, &mut world.snapshot, args.seed)?;
-    let before = world.snapshot.clone();
+    let before = world
+        .before_removal
+        .take()
+        .unwrap_or_else(|| world.snapshot.clone());
     let drained = super::whatif::drain(&mut runtime, &mut world.snapshot, &args.drain, &args.lose)?;
     timings.load = start.elapsed();
     let start = Instant::now();
-    let (results, preempted) = schedule_all(&mut runtime, &mut world)?;
+    let (mut results, preempted) = schedule_all(&mut runtime, &mut world)?;
+    world.rollouts = roll_out(&mut runtime, &mut world, &mut results)?;
     timings.schedule = start.elapsed();
     let start = Instant::now();
     let snapshot = &world.snapshot;
@@ -328,6 +376,8 @@ pub(crate) fn execute(args: &SimulateArgs, timings: &mut Timings) -> Result<Simu
         preempted,
         workloads,
         notes: world.notes.clone(),
+        removed: world.expansion.removed.clone(),
+        rollouts: world.rollouts.clone(),
         refused: world
             .refused
             .iter()
@@ -507,6 +557,18 @@ fn table(r: &Report, width: usize, wide: bool) -> String {
             );
         }
     }
+    if !r.removed.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nRemoved by their controller (scale-down, in its order)"
+        );
+        for p in &r.removed {
+            let _ = writeln!(out, "  {}/{} ({})", p.namespace, p.pod, p.controller);
+        }
+    }
+    for ro in &r.rollouts {
+        rollout_table(&mut out, ro);
+    }
     if !r.refused.is_empty() {
         let _ = writeln!(out, "\nRefused by admission (never created)");
         for p in &r.refused {
@@ -522,6 +584,57 @@ fn table(r: &Report, width: usize, wide: bool) -> String {
     }
     out.push('\n');
     out
+}
+
+/// A rollout's steps, each revision's pods and spread after each step.
+fn rollout_table(out: &mut String, r: &RolloutReport) {
+    let _ = writeln!(
+        out,
+        "\nRollout of deployment {} to replicaset {}: {} steps, {} pods created, {} deleted{}",
+        r.deployment,
+        r.new_replica_set,
+        r.steps.len(),
+        r.created.len(),
+        r.deleted.len(),
+        if r.complete {
+            ""
+        } else {
+            " (not complete: new pods not available)"
+        }
+    );
+    // The first steps and the last; -o json lists every one.
+    const SHOWN: usize = 12;
+    for (i, s) in r.steps.iter().enumerate() {
+        if r.steps.len() > SHOWN + 1 && i >= SHOWN && i + 1 < r.steps.len() {
+            if i == SHOWN {
+                let _ = writeln!(
+                    out,
+                    "  ... {} more steps (-o json lists every step)",
+                    r.steps.len() - SHOWN - 1
+                );
+            }
+            continue;
+        }
+        let _ = writeln!(out, "  {}. {}", i + 1, s.action);
+        for v in &s.revisions {
+            let spread: Vec<String> = v
+                .spread
+                .iter()
+                .map(|(k, m)| {
+                    let counts: Vec<String> = m.iter().map(|(d, n)| format!("{d}={n}")).collect();
+                    format!("{k}: {}", counts.join(" "))
+                })
+                .collect();
+            let _ = writeln!(
+                out,
+                "     {}: {} pods, {} bound  {}",
+                v.replica_set,
+                v.pods,
+                v.bound,
+                spread.join("; ")
+            );
+        }
+    }
 }
 
 /// The resulting snapshot as multi-document YAML: nodes, workloads, then pods with
@@ -547,6 +660,20 @@ pub(crate) fn snapshot_yaml(
         match &l.object {
             Object::Node(n) => push(n)?,
             Object::Pod(p) => {
+                let name = p.metadata.name.as_deref().unwrap_or_default();
+                let ns = p.metadata.namespace.as_deref().unwrap_or("default");
+                let removed = world
+                    .expansion
+                    .removed
+                    .iter()
+                    .any(|r| r.pod == name && r.namespace == ns)
+                    || world.rollouts.iter().any(|r| {
+                        r.deleted.iter().any(|d| d == name)
+                            && r.deployment.split_once('/').is_some_and(|(n, _)| n == ns)
+                    });
+                if removed {
+                    continue;
+                }
                 let mut p = p.clone();
                 if let Some(n) = node_of(&p) {
                     p.spec.get_or_insert_with(Default::default).node_name = Some(n);
@@ -571,8 +698,9 @@ pub(crate) fn snapshot_yaml(
             push(rs)?;
         }
     }
-    for p in &world.expansion.pods {
-        let mut p = p.pod.clone();
+    let created = world.rollouts.iter().flat_map(|r| &r.created_pods);
+    for p in world.expansion.pods.iter().map(|p| &p.pod).chain(created) {
+        let mut p = p.clone();
         if let Some(n) = node_of(&p) {
             p.spec.get_or_insert_with(Default::default).node_name = Some(n);
         }

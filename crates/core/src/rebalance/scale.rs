@@ -10,8 +10,7 @@ use crate::snapshot::{NodeId, PodId, Snapshot};
 use serde::Serialize;
 use std::collections::BTreeSet;
 
-/// The annotation the ReplicaSet controller ranks pods by when it scales down.
-pub const DELETION_COST_ANNOTATION: &str = "controller.kubernetes.io/pod-deletion-cost";
+pub use crate::controller::DELETION_COST_ANNOTATION;
 
 /// One pod's deletion cost.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -17,6 +17,13 @@
 //! pods: the StatefulSet controller recreates a failed ordinal, a ReplicaSet replaces an
 //! evicted pod. Pure: the caller reads the files.
 //!
+//! A Deployment adopts its live ReplicaSets (`deployment.rs`): the one whose template
+//! equals the Deployment's, `pod-template-hash` aside, makes the missing pods under its
+//! own name and hash. More pods than replicas (the manifest's, or a [`Scale`] request)
+//! are [`Expansion::removed`] in the ReplicaSet controller's order, a StatefulSet's from
+//! the highest ordinal. A Deployment whose old ReplicaSets still have pods is left as a
+//! [`Rollout`], which the caller carries out step by step through the scheduler.
+//!
 //! ```
 //! use topospread_k8s::load::parse_manifests;
 //! use topospread_k8s::workloads::expand;
@@ -29,18 +36,24 @@
 //! ```
 
 mod daemonset;
+mod deployment;
 mod naming;
+mod rollout;
+mod scale;
 mod template;
 
 use crate::load::{Loaded, Object, Source};
 use crate::notes::Note;
-use k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetSpec};
 use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use topospread::convert::DEFAULT_NAMESPACE;
 
 pub use naming::pod_template_hash;
+pub use rollout::{Revision, RevisionState, Rollout, RolloutReport, StepReport};
+use scale::selector_matches;
+pub use scale::{RemovedPod, Scale, ScaleError};
+use topospread::controller::DeletionCandidate;
 
 /// `pod-template-hash`: the label the deployment controller adds to its ReplicaSets' pods.
 pub const POD_TEMPLATE_HASH_LABEL: &str = "pod-template-hash";
@@ -97,6 +110,12 @@ pub struct Expansion {
     pub notes: Vec<Note>,
     /// Workloads that could not be expanded; the others still are.
     pub errors: Vec<WorkloadError>,
+    /// Existing pods their controller removes (more pods than replicas), in the
+    /// controller's deletion order.
+    pub removed: Vec<RemovedPod>,
+    /// Deployments whose rollout is still to be carried out, step by step through the
+    /// scheduler ([`Rollout::run`]); their new pods are not in [`Expansion::pods`].
+    pub rollouts: Vec<Rollout>,
 }
 
 /// Pods that already exist, by the controller that owns them.
@@ -116,6 +135,8 @@ struct Existing {
     deployments: BTreeSet<(String, String)>,
     /// (namespace, DaemonSet name) -> the nodes its existing pods are on or pinned to.
     daemon_nodes: HashMap<(String, String), BTreeSet<String>>,
+    /// (namespace, pod name) -> what the deletion order reads of each active pod.
+    candidates: HashMap<(String, String), DeletionCandidate>,
 }
 
 fn ns_of(meta: &ObjectMeta) -> String {
@@ -154,6 +175,8 @@ impl Existing {
                             .entry((ns.clone(), o.kind.clone(), o.name.clone()))
                             .or_default()
                             .push(name.clone());
+                        e.candidates
+                            .insert((ns.clone(), name.clone()), scale::candidate(p));
                         if o.kind == "DaemonSet"
                             && let Some(node) = daemonset::pod_node(p)
                         {
@@ -194,12 +217,15 @@ pub const DEFAULT_MAX_PODS: usize = 1_000_000;
 
 /// How [`expand_with`] expands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ExpandOptions {
+pub struct ExpandOptions<'s> {
     /// Fixes the random-looking name suffixes.
     pub seed: u64,
     /// The most pods all workloads together may create: a replica count beyond it is an
     /// error naming the field, not an exhausted machine.
     pub max_pods: usize,
+    /// Replica counts replacing the manifests' (`--scale`); one naming no workload of
+    /// the input is an error.
+    pub scale: &'s [Scale],
 }
 
 /// Expands every workload in `objects` into the pods its controller would create.
@@ -211,6 +237,7 @@ pub fn expand(objects: &[Loaded], seed: u64) -> Expansion {
         ExpandOptions {
             seed,
             max_pods: DEFAULT_MAX_PODS,
+            scale: &[],
         },
     ) {
         Ok(e) => e,
@@ -226,10 +253,15 @@ pub fn expand(objects: &[Loaded], seed: u64) -> Expansion {
 #[allow(clippy::result_large_err)] // the partial expansion is the point of the error
 pub fn expand_with(
     objects: &[Loaded],
-    options: ExpandOptions,
+    options: ExpandOptions<'_>,
 ) -> Result<Expansion, (WorkloadError, Expansion)> {
     let mut x = Expander {
         existing: Existing::scan(objects),
+        objects,
+        related: None,
+        scale: options.scale,
+        scaled: vec![false; options.scale.len()],
+        claimed: BTreeSet::new(),
         seed: options.seed,
         max_pods: options.max_pods,
         too_many: None,
@@ -242,11 +274,27 @@ pub fn expand_with(
             })
             .collect(),
     };
+    x.claim_replica_sets();
     for l in objects {
         x.object(l);
         if let Some(e) = x.too_many.take() {
             return Err((e, x.out));
         }
+    }
+    if let Some(i) = x.scaled.iter().position(|used| !used) {
+        let s = &options.scale[i];
+        return Err((
+            WorkloadError {
+                file: "--scale".into(),
+                object: format!("{}/{}", s.kind, s.name),
+                field: "metadata.name".into(),
+                message: format!(
+                    "Not found: no {} {:?} in namespace {:?} in the input",
+                    s.kind, s.name, s.namespace
+                ),
+            },
+            x.out,
+        ));
     }
     Ok(x.out)
 }
@@ -332,6 +380,16 @@ impl Owner<'_> {
 
 struct Expander<'a> {
     existing: Existing,
+    /// Every object of the input.
+    objects: &'a [Loaded],
+    /// While a Deployment's ReplicaSet is expanded: the nodes of every pod of the
+    /// Deployment (the co-location ranks of the deletion order).
+    related: Option<Vec<String>>,
+    /// `--scale` requests, and which of them named a workload.
+    scale: &'a [Scale],
+    scaled: Vec<bool>,
+    /// (namespace, name) of the input ReplicaSets a Deployment of the input claims.
+    claimed: BTreeSet<(String, String)>,
     seed: u64,
     /// [`ExpandOptions::max_pods`].
     max_pods: usize,
@@ -376,7 +434,11 @@ impl<'a> Expander<'a> {
                             .deployments
                             .contains(&(ns_of(&rs.metadata), o.name.clone()))
                 });
-                if controlled_by_deployment {
+                let key = (
+                    ns_of(&rs.metadata),
+                    rs.metadata.name.clone().unwrap_or_default(),
+                );
+                if controlled_by_deployment || self.claimed.contains(&key) {
                     return;
                 }
                 let owner = Owner {
@@ -385,7 +447,12 @@ impl<'a> Expander<'a> {
                     meta: &rs.metadata,
                 };
                 let spec = rs.spec.as_ref();
-                let replicas = spec.and_then(|s| s.replicas).unwrap_or(1);
+                let replicas = self.replicas_for(
+                    "replicaset",
+                    &key.0,
+                    &key.1,
+                    spec.and_then(|s| s.replicas).unwrap_or(1),
+                );
                 let template = spec.and_then(|s| s.template.as_ref());
                 self.pods(
                     s,
@@ -404,7 +471,12 @@ impl<'a> Expander<'a> {
                     meta: &rc.metadata,
                 };
                 let spec = rc.spec.as_ref();
-                let replicas = spec.and_then(|s| s.replicas).unwrap_or(1);
+                let replicas = self.replicas_for(
+                    "replicationcontroller",
+                    &ns_of(&rc.metadata),
+                    &owner.name(),
+                    spec.and_then(|s| s.replicas).unwrap_or(1),
+                );
                 let template = spec.and_then(|s| s.template.as_ref());
                 self.pods(
                     s,
@@ -423,7 +495,12 @@ impl<'a> Expander<'a> {
                     meta: &ss.metadata,
                 };
                 let spec = ss.spec.as_ref();
-                let replicas = spec.and_then(|s| s.replicas).unwrap_or(1);
+                let replicas = self.replicas_for(
+                    "statefulset",
+                    &ns_of(&ss.metadata),
+                    &owner.name(),
+                    spec.and_then(|s| s.replicas).unwrap_or(1),
+                );
                 let template = spec.map(|s| &s.template);
                 self.pods(
                     s,
@@ -449,86 +526,6 @@ impl<'a> Expander<'a> {
                 daemonset::expand(self, s, ds, &nodes);
             }
             _ => {}
-        }
-    }
-
-    fn deployment(&mut self, s: &Source, d: &k8s_openapi::api::apps::v1::Deployment) {
-        let object = format!("deployment/{}", d.metadata.name.as_deref().unwrap_or(""));
-        let Some(spec) = d.spec.as_ref() else {
-            return self.error(s, object, "spec", "Required value".into());
-        };
-        let template_json = match serde_json::to_value(&spec.template) {
-            Ok(v) => v,
-            Err(e) => return self.error(s, object, "spec.template", e.to_string()),
-        };
-        let hash = pod_template_hash(&template_json, None);
-        let ns = ns_of(&d.metadata);
-        let rs_name = format!("{}-{hash}", d.metadata.name.as_deref().unwrap_or(""));
-        let mut template = spec.template.clone();
-        let meta = template.metadata.get_or_insert_with(Default::default);
-        meta.labels
-            .get_or_insert_with(BTreeMap::new)
-            .insert(POD_TEMPLATE_HASH_LABEL.into(), hash.clone());
-        let mut selector: LabelSelector = spec.selector.clone();
-        selector
-            .match_labels
-            .get_or_insert_with(BTreeMap::new)
-            .insert(POD_TEMPLATE_HASH_LABEL.into(), hash.clone());
-        let owner = Owner {
-            api_version: "apps/v1",
-            kind: "Deployment",
-            meta: &d.metadata,
-        };
-        let mut rs_labels = meta.labels.clone().unwrap_or_default();
-        rs_labels.insert(POD_TEMPLATE_HASH_LABEL.into(), hash);
-        let rs = ReplicaSet {
-            metadata: ObjectMeta {
-                name: Some(rs_name.clone()),
-                namespace: Some(ns.clone()),
-                labels: Some(rs_labels),
-                owner_references: Some(vec![owner.reference()]),
-                ..Default::default()
-            },
-            spec: Some(ReplicaSetSpec {
-                replicas: Some(spec.replicas.unwrap_or(1)),
-                selector,
-                template: Some(template.clone()),
-                min_ready_seconds: spec.min_ready_seconds,
-            }),
-            status: None,
-        };
-        let rs_owner = Owner {
-            api_version: "apps/v1",
-            kind: "ReplicaSet",
-            meta: &rs.metadata,
-        };
-        let before = self.out.errors.len();
-        self.pods(
-            s,
-            &rs_owner,
-            "Deployment",
-            Some(&template),
-            spec.replicas.unwrap_or(1),
-            Naming::Random,
-            &[],
-        );
-        // Name the Deployment, not its ReplicaSet, in template errors and reports.
-        for e in self.out.errors[before..]
-            .iter_mut()
-            .chain(&mut self.too_many)
-        {
-            e.object.clone_from(&object);
-        }
-        if let Some(w) = self.out.workloads.last_mut()
-            && w.name == rs_name
-        {
-            w.name = d.metadata.name.clone().unwrap_or_default();
-        }
-        if !self.existing.replica_sets.contains(&(ns, rs_name)) {
-            self.out.replica_sets.push(Loaded {
-                source: s.clone(),
-                object: Object::ReplicaSet(rs),
-            });
         }
     }
 
@@ -590,14 +587,19 @@ impl<'a> Expander<'a> {
     ) {
         let ns = ns_of(owner.meta);
         let owner_name = owner.name();
-        let existing: Vec<String> = self.existing.owned(&ns, owner.kind, &owner_name).to_vec();
+        let mut existing: Vec<String> = self.existing.owned(&ns, owner.kind, &owner_name).to_vec();
+        let want = usize::try_from(replicas).unwrap_or(0);
+        if existing.len() > want && workload_kind != "Job" {
+            let ordinal = matches!(naming, Naming::Ordinal);
+            let gone = self.scale_down(&ns, &owner.object(), &existing, want, ordinal);
+            existing.retain(|p| !gone.contains(p));
+        }
         let mut summary = WorkloadSummary {
             kind: workload_kind,
             namespace: ns.clone(),
             name: owner_name.clone(),
             pods: existing.clone(),
         };
-        let want = usize::try_from(replicas).unwrap_or(0);
         let Some(template) = template else {
             if want > 0 {
                 self.error(s, owner.object(), "spec.template", "Required value".into());

@@ -1,0 +1,127 @@
+//! `simulate` on dumps of live clusters: existing ReplicaSets and pods adopted,
+//! `--scale`, scale-downs in the ReplicaSet controller's order, rollouts.
+
+use super::{fixture, run, stderr, stdout};
+use serde_json::Value;
+
+const LIVE: &str = "controllers/live-deployment.yaml";
+const ROLLOUT: &str = "controllers/rollout.yaml";
+
+fn json(args: &[&str]) -> (Value, i32) {
+    let o = run(args);
+    let v = serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| {
+        panic!("not JSON ({e}): {}\n{}", stdout(&o), stderr(&o));
+    });
+    (v, o.status.code().unwrap())
+}
+
+fn pod_names(v: &Value) -> Vec<String> {
+    v["pods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["pod"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_deployment_running_all_its_replicas_creates_nothing() {
+    let (v, code) = json(&["simulate", "-f", &fixture(LIVE), "-o", "json"]);
+    assert_eq!(code, 0);
+    assert!(pod_names(&v).is_empty(), "{v}");
+    assert_eq!(v["workloads"][0]["pods"], 2);
+    assert_eq!(v["removed"].as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn scale_up_creates_the_missing_pods_of_the_live_replicaset() {
+    let (v, code) = json(&[
+        "simulate",
+        "-f",
+        &fixture(LIVE),
+        "--scale",
+        "deployment/web=3",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code, 0);
+    let names = pod_names(&v);
+    assert_eq!(names.len(), 1, "{names:?}");
+    assert!(names[0].starts_with("web-6f7c9d8b4-"), "{names:?}");
+    // Zones a and b hold one pod each (the evicted pod in c does not count): c is next.
+    assert_eq!(v["pods"][0]["node"], "n3");
+}
+
+#[test]
+fn scale_down_removes_pods_in_the_controllers_order_and_reports_them() {
+    let args = ["simulate", "-f", &fixture(LIVE), "--scale", "deploy/web=1"];
+    let (v, code) = json(&[&args[..], &["-o", "json"]].concat());
+    assert_eq!(code, 0);
+    // Both pods ready on their own node: the one ready more recently goes.
+    assert_eq!(v["removed"][0]["pod"], "web-6f7c9d8b4-bbbbb");
+    assert_eq!(v["removed"][0]["controller"], "replicaset/web-6f7c9d8b4");
+    assert_eq!(v["workloads"][0]["pods"], 1);
+    let table = stdout(&run(&args));
+    assert!(
+        table.contains("Removed by their controller")
+            && table.contains("default/web-6f7c9d8b4-bbbbb"),
+        "{table}"
+    );
+}
+
+#[test]
+fn a_changed_template_rolls_out_step_by_step() {
+    let (v, code) = json(&["simulate", "-f", &fixture(ROLLOUT), "-o", "json"]);
+    assert_eq!(code, 0);
+    let r = &v["rollouts"][0];
+    assert_eq!(r["complete"], true, "{r}");
+    assert_eq!(r["created"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        r["deleted"].as_array().unwrap().len(),
+        2,
+        "both old pods are deleted"
+    );
+    // 25% of 2: surge 1, unavailable 0: never more than 3 pods, never fewer than 2 bound.
+    for s in r["steps"].as_array().unwrap() {
+        let revs = s["revisions"].as_array().unwrap();
+        let pods: u64 = revs.iter().map(|x| x["pods"].as_u64().unwrap()).sum();
+        let bound: u64 = revs.iter().map(|x| x["bound"].as_u64().unwrap()).sum();
+        assert!(pods <= 3 && bound >= 2, "{s}");
+    }
+    let new = r["new_replica_set"].as_str().unwrap();
+    assert_ne!(new, "web-6f7c9d8b4");
+    assert!(pod_names(&v).iter().all(|p| p.starts_with(new)));
+}
+
+#[test]
+fn scale_of_an_unknown_workload_is_refused() {
+    let o = run(&[
+        "simulate",
+        "-f",
+        &fixture(LIVE),
+        "--scale",
+        "deployment/nope=2",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stdout(&o).is_empty());
+    assert!(
+        stderr(&o).contains("no deployment \"nope\" in namespace \"default\""),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn bad_scale_values_are_refused() {
+    for (value, says) in [
+        ("deployment/web=-1", "is not a replica count"),
+        ("deployment/web", "expected KIND/NAME=N"),
+        ("pod/web=1", "unknown kind \"pod\""),
+        ("deployment/a/b/c=1", "expected KIND/NAME=N"),
+    ] {
+        let o = run(&["simulate", "-f", &fixture(LIVE), "--scale", value]);
+        assert_eq!(o.status.code(), Some(2), "{value}");
+        assert!(stdout(&o).is_empty(), "{value}");
+        assert!(stderr(&o).contains(says), "{value}: {}", stderr(&o));
+    }
+}

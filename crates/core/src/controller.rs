@@ -1,0 +1,407 @@
+//! The workload controllers' arithmetic, shared by every command that acts as one:
+//! which pods a ReplicaSet removes first when it scales down (`ActivePodsWithRanks`
+//! and `getPodsToDelete` in kube-controller-manager), and how far a Deployment's
+//! rolling update may move in one step (`maxSurge` / `maxUnavailable`).
+
+use std::cmp::Ordering;
+
+/// The annotation the ReplicaSet controller ranks pods by when it scales down.
+pub const DELETION_COST_ANNOTATION: &str = "controller.kubernetes.io/pod-deletion-cost";
+
+/// A pod's phase as the deletion order ranks it: Pending before Unknown before Running.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum PhaseRank {
+    /// Pending (or no phase yet).
+    Pending,
+    /// Unknown.
+    Unknown,
+    /// Running.
+    Running,
+}
+
+impl PhaseRank {
+    /// From `status.phase`; anything else than Unknown or Running ranks as Pending.
+    pub fn from_phase(phase: Option<&str>) -> Self {
+        match phase {
+            Some("Running") => Self::Running,
+            Some("Unknown") => Self::Unknown,
+            _ => Self::Pending,
+        }
+    }
+}
+
+/// What the ReplicaSet controller looks at when it picks pods to delete.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeletionCandidate {
+    /// The pod's name (the last tie-break, so the order is reproducible).
+    pub name: String,
+    /// The node it is bound to, if any.
+    pub node: Option<String>,
+    /// Its phase.
+    pub phase: PhaseRank,
+    /// Its Ready condition is True.
+    pub ready: bool,
+    /// `controller.kubernetes.io/pod-deletion-cost` (0 when absent or not an integer).
+    pub deletion_cost: i32,
+    /// When it last became Ready (seconds since the epoch), if known.
+    pub ready_since: Option<i64>,
+    /// The highest restart count of its containers.
+    pub restarts: i32,
+    /// `metadata.creationTimestamp` (seconds since the epoch), if known; a pod the
+    /// simulation created is newer than every pod of the input.
+    pub created: Option<i64>,
+}
+
+/// The indices of `pods` in the order the ReplicaSet controller deletes them.
+///
+/// `related` are every active pod of the same owner family (for a Deployment, the pods
+/// of all its ReplicaSets), whose count per node is each candidate's rank: more
+/// co-located pods go first. Then, as `ActivePodsWithRanks.Less`: unassigned before
+/// assigned, Pending before Unknown before Running, not ready before ready, lower
+/// deletion cost first, higher rank first, ready more recently first, more restarts
+/// first, created more recently first.
+pub fn deletion_order(pods: &[DeletionCandidate], related: &[Option<String>]) -> Vec<usize> {
+    let mut per_node: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for n in related.iter().flatten() {
+        *per_node.entry(n.as_str()).or_default() += 1;
+    }
+    let ranks: Vec<usize> = pods
+        .iter()
+        .map(|p| {
+            p.node
+                .as_deref()
+                .map_or(0, |n| per_node.get(n).copied().unwrap_or(0))
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..pods.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (x, y) = (&pods[a], &pods[b]);
+        x.node
+            .is_some()
+            .cmp(&y.node.is_some())
+            .then(x.phase.cmp(&y.phase))
+            .then(x.ready.cmp(&y.ready))
+            .then(x.deletion_cost.cmp(&y.deletion_cost))
+            .then(ranks[b].cmp(&ranks[a]))
+            .then_with(|| {
+                if x.ready && y.ready {
+                    newer_first(x.ready_since, y.ready_since)
+                } else {
+                    Ordering::Equal
+                }
+            })
+            .then(y.restarts.cmp(&x.restarts))
+            .then_with(|| newer_first(x.created, y.created))
+            .then_with(|| y.name.cmp(&x.name))
+    });
+    order
+}
+
+/// Later times first; an unknown time counts as the newest (a pod made by the
+/// simulation has no timestamp and is the newest of all).
+fn newer_first(a: Option<i64>, b: Option<i64>) -> Ordering {
+    match (a, b) {
+        (Some(a), Some(b)) => b.cmp(&a),
+        (None, Some(_)) => Ordering::Less,
+        (Some(_), None) => Ordering::Greater,
+        (None, None) => Ordering::Equal,
+    }
+}
+
+/// `maxSurge` or `maxUnavailable`: a count or a percentage of the replicas.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IntOrPercent {
+    /// A number of pods.
+    Int(i32),
+    /// A percentage of `spec.replicas`.
+    Percent(i32),
+}
+
+impl IntOrPercent {
+    /// The count for `replicas`, rounding a percentage up or down
+    /// (`GetScaledValueFromIntOrPercent`).
+    pub fn scaled(self, replicas: i32, round_up: bool) -> i32 {
+        match self {
+            Self::Int(n) => n,
+            Self::Percent(p) => {
+                let product = i64::from(p) * i64::from(replicas);
+                let v = if round_up {
+                    (product + 99).div_euclid(100)
+                } else {
+                    product.div_euclid(100)
+                };
+                i32::try_from(v).unwrap_or(i32::MAX)
+            }
+        }
+    }
+}
+
+/// A Deployment's update strategy, resolved against its replicas.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Strategy {
+    /// Every old pod is removed before any new one is created.
+    Recreate,
+    /// New pods up to `replicas + max_surge`, old ones removed while at least
+    /// `replicas - max_unavailable` pods are available.
+    RollingUpdate {
+        /// Pods above `replicas` allowed during the update.
+        max_surge: i32,
+        /// Pods below `replicas` allowed to be unavailable.
+        max_unavailable: i32,
+    },
+}
+
+impl Strategy {
+    /// `ResolveFenceposts`: surge rounds up, unavailable rounds down, and both zero
+    /// means one unavailable pod (or the update could never move).
+    pub fn rolling(max_surge: IntOrPercent, max_unavailable: IntOrPercent, replicas: i32) -> Self {
+        let surge = max_surge.scaled(replicas, true).max(0);
+        let mut unavailable = max_unavailable.scaled(replicas, false).max(0);
+        if surge == 0 && unavailable == 0 {
+            unavailable = 1;
+        }
+        Self::RollingUpdate {
+            max_surge: surge,
+            max_unavailable: unavailable,
+        }
+    }
+}
+
+/// Where a rollout stands: the new ReplicaSet and the old ones (oldest first), each
+/// with its replicas and how many of them are available.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RolloutState {
+    /// `spec.replicas` of the Deployment.
+    pub replicas: i32,
+    /// The new ReplicaSet's (replicas, available).
+    pub new: (i32, i32),
+    /// Each old ReplicaSet's (replicas, available), oldest first.
+    pub old: Vec<(i32, i32)>,
+}
+
+/// One move of the deployment controller.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RolloutStep {
+    /// Scale the new ReplicaSet up to this many replicas.
+    ScaleUpNew(i32),
+    /// Scale old ReplicaSet `index` down to this many replicas.
+    ScaleDownOld {
+        /// Its index in [`RolloutState::old`].
+        index: usize,
+        /// Its replicas after the step.
+        to: i32,
+    },
+}
+
+/// The deployment controller's next moves from `state`, one sync of `rolloutRolling`:
+/// the new ReplicaSet scaled up as far as surge allows (`reconcileNewReplicaSet`), or
+/// else the old ones scaled down as far as availability allows
+/// (`reconcileOldReplicaSets`). Empty when the rollout is done or cannot move until
+/// more pods become available.
+pub fn rollout_steps(state: &RolloutState, strategy: Strategy) -> Vec<RolloutStep> {
+    let old_total: i32 = state.old.iter().map(|o| o.0).sum();
+    let mut steps = Vec::new();
+    match strategy {
+        Strategy::Recreate => {
+            if old_total > 0 {
+                for (index, o) in state.old.iter().enumerate() {
+                    if o.0 > 0 {
+                        steps.push(RolloutStep::ScaleDownOld { index, to: 0 });
+                    }
+                }
+            } else if state.new.0 != state.replicas {
+                steps.push(RolloutStep::ScaleUpNew(state.replicas));
+            }
+        }
+        Strategy::RollingUpdate {
+            max_surge,
+            max_unavailable,
+        } => {
+            let mut new = state.new.0;
+            if new > state.replicas {
+                new = state.replicas;
+                steps.push(RolloutStep::ScaleUpNew(new));
+            } else if new < state.replicas {
+                let total = old_total + new;
+                let max_total = state.replicas + max_surge;
+                if total < max_total {
+                    let up = (max_total - total).min(state.replicas - new);
+                    new += up;
+                    steps.push(RolloutStep::ScaleUpNew(new));
+                }
+            }
+            // A sync that scaled the new ReplicaSet ends there (`rolloutRolling`).
+            if !steps.is_empty() {
+                return steps;
+            }
+            // Old pods: unavailable ones go first (they do not lower availability), then
+            // available ones while at least `replicas - max_unavailable` stay available.
+            let available: i32 = state.new.1 + state.old.iter().map(|o| o.1).sum::<i32>();
+            let min_available = state.replicas - max_unavailable;
+            let new_unavailable = new - state.new.1;
+            let mut budget = (old_total + new) - min_available - new_unavailable;
+            let mut remaining: Vec<i32> = state.old.iter().map(|o| o.0).collect();
+            for (index, o) in state.old.iter().enumerate() {
+                let unhealthy = (o.0 - o.1).max(0).min(budget.max(0));
+                if unhealthy > 0 {
+                    remaining[index] -= unhealthy;
+                    budget -= unhealthy;
+                }
+            }
+            let mut can_remove = (available - min_available).max(0);
+            for (index, r) in remaining.iter_mut().enumerate() {
+                let take = (*r).min(can_remove);
+                *r -= take;
+                can_remove -= take;
+                if *r != state.old[index].0 {
+                    steps.push(RolloutStep::ScaleDownOld { index, to: *r });
+                }
+            }
+        }
+    }
+    steps
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(name: &str, node: Option<&str>, phase: PhaseRank, ready: bool) -> DeletionCandidate {
+        DeletionCandidate {
+            name: name.into(),
+            node: node.map(str::to_string),
+            phase,
+            ready,
+            deletion_cost: 0,
+            ready_since: None,
+            restarts: 0,
+            created: Some(100),
+        }
+    }
+
+    #[test]
+    fn unassigned_pending_unready_go_first() {
+        let pods = vec![
+            pod("running-ready", Some("n1"), PhaseRank::Running, true),
+            pod("running-unready", Some("n1"), PhaseRank::Running, false),
+            pod("unknown", Some("n1"), PhaseRank::Unknown, false),
+            pod("pending-bound", Some("n1"), PhaseRank::Pending, false),
+            pod("unassigned", None, PhaseRank::Pending, false),
+        ];
+        let related: Vec<_> = pods.iter().map(|p| p.node.clone()).collect();
+        let order: Vec<&str> = deletion_order(&pods, &related)
+            .into_iter()
+            .map(|i| pods[i].name.as_str())
+            .collect();
+        assert_eq!(
+            order,
+            [
+                "unassigned",
+                "pending-bound",
+                "unknown",
+                "running-unready",
+                "running-ready"
+            ]
+        );
+    }
+
+    #[test]
+    fn cost_then_colocation_then_newest() {
+        let mut cheap = pod("cheap", Some("n1"), PhaseRank::Running, true);
+        cheap.deletion_cost = -5;
+        let mut old = pod("old", Some("n2"), PhaseRank::Running, true);
+        old.created = Some(10);
+        let crowded = pod("crowded", Some("n3"), PhaseRank::Running, true);
+        let pods = vec![old, crowded, cheap];
+        let related = vec![
+            Some("n1".to_string()),
+            Some("n2".to_string()),
+            Some("n3".to_string()),
+            Some("n3".to_string()),
+        ];
+        let order: Vec<&str> = deletion_order(&pods, &related)
+            .into_iter()
+            .map(|i| pods[i].name.as_str())
+            .collect();
+        assert_eq!(order, ["cheap", "crowded", "old"]);
+    }
+
+    #[test]
+    fn fenceposts_round_as_upstream() {
+        let s = Strategy::rolling(IntOrPercent::Percent(25), IntOrPercent::Percent(25), 3);
+        assert_eq!(
+            s,
+            Strategy::RollingUpdate {
+                max_surge: 1,
+                max_unavailable: 0
+            }
+        );
+        let s = Strategy::rolling(IntOrPercent::Int(0), IntOrPercent::Int(0), 3);
+        assert_eq!(
+            s,
+            Strategy::RollingUpdate {
+                max_surge: 0,
+                max_unavailable: 1
+            }
+        );
+    }
+
+    #[test]
+    fn rolling_update_surges_then_scales_down() {
+        let s = Strategy::rolling(IntOrPercent::Percent(25), IntOrPercent::Percent(25), 4);
+        let state = RolloutState {
+            replicas: 4,
+            new: (0, 0),
+            old: vec![(4, 4)],
+        };
+        // surge 1, unavailable 1: one new pod; then, with it available, two old pods go.
+        assert_eq!(rollout_steps(&state, s), [RolloutStep::ScaleUpNew(1)]);
+        let state = RolloutState {
+            replicas: 4,
+            new: (1, 1),
+            old: vec![(4, 4)],
+        };
+        assert_eq!(
+            rollout_steps(&state, s),
+            [RolloutStep::ScaleDownOld { index: 0, to: 2 }]
+        );
+        // The new pod still pending: only one old pod may go.
+        let state = RolloutState {
+            replicas: 4,
+            new: (1, 0),
+            old: vec![(4, 4)],
+        };
+        assert_eq!(
+            rollout_steps(&state, s),
+            [RolloutStep::ScaleDownOld { index: 0, to: 3 }]
+        );
+        let done = RolloutState {
+            replicas: 4,
+            new: (4, 4),
+            old: vec![(0, 0)],
+        };
+        assert!(rollout_steps(&done, s).is_empty());
+    }
+
+    #[test]
+    fn recreate_empties_old_first() {
+        let state = RolloutState {
+            replicas: 2,
+            new: (0, 0),
+            old: vec![(2, 2)],
+        };
+        assert_eq!(
+            rollout_steps(&state, Strategy::Recreate),
+            [RolloutStep::ScaleDownOld { index: 0, to: 0 }]
+        );
+        let state = RolloutState {
+            replicas: 2,
+            new: (0, 0),
+            old: vec![(0, 0)],
+        };
+        assert_eq!(
+            rollout_steps(&state, Strategy::Recreate),
+            [RolloutStep::ScaleUpNew(2)]
+        );
+    }
+}

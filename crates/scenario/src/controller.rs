@@ -1,0 +1,355 @@
+//! Controller cases: a dump of a live cluster (`kind: List`), its workloads expanded as
+//! their controllers would (existing ReplicaSets and pods adopted, scale-downs, rollouts)
+//! and scheduled with the default profile, as `topospread simulate` does.
+
+use super::{Mismatch, Outcome, ScenarioError};
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use topospread::config::SchedulerConfig;
+use topospread::features::Features;
+use topospread::scheduler::Scheduler;
+use topospread::simulation::Simulation;
+use topospread_k8s::build;
+use topospread_k8s::load::{self, parse_manifests};
+use topospread_k8s::workloads::{self, ExpandOptions, RolloutReport, Scale};
+
+/// The name expectations give the new ReplicaSet, whose hash the case cannot know.
+const NEW: &str = "(new)";
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ControllerCase {
+    #[allow(dead_code)]
+    name: String,
+    #[serde(default)]
+    #[allow(dead_code)]
+    source: Option<String>,
+    /// The dump: a `kind: List` (or one object).
+    cluster: Value,
+    /// `--scale` values.
+    #[serde(default)]
+    scale: Vec<String>,
+    expect: Expect,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Expect {
+    /// Pods created per owner (ReplicaSet, StatefulSet, DaemonSet, Job name); an owner
+    /// not listed creates none.
+    #[serde(default)]
+    created: Option<BTreeMap<String, usize>>,
+    /// Existing pods removed, in order.
+    #[serde(default)]
+    removed: Option<Vec<String>>,
+    /// Per owner: its bound pods per node at the end (exact).
+    #[serde(default)]
+    nodes: BTreeMap<String, BTreeMap<String, usize>>,
+    /// `--scale` must be refused with an error containing this text.
+    #[serde(default)]
+    error: Option<String>,
+    /// The rollout of the case's Deployment.
+    #[serde(default)]
+    rollout: Option<RolloutExpect>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RolloutExpect {
+    /// Syncs of the deployment controller.
+    #[serde(default)]
+    steps: Option<usize>,
+    /// Whether it completed.
+    #[serde(default)]
+    complete: Option<bool>,
+    /// The most pods of all revisions together at any step.
+    #[serde(default)]
+    max_pods: Option<usize>,
+    /// The fewest bound pods of all revisions together at any step.
+    #[serde(default)]
+    min_bound: Option<usize>,
+    /// Per step (1-based) and ReplicaSet: bound pods per domain of each topology key.
+    #[serde(default)]
+    spread: Vec<StepSpread>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct StepSpread {
+    /// 1-based; left out = the last step.
+    #[serde(default)]
+    step: Option<usize>,
+    replica_set: String,
+    topology_key: String,
+    counts: BTreeMap<String, u32>,
+}
+
+/// Runs one controller case.
+pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, ScenarioError> {
+    let case: ControllerCase = load::typed(value, file, &format!("case {name:?}"))?;
+    let bad = |field: &str, e: &dyn std::fmt::Display| {
+        ScenarioError::case(file, name, field, e.to_string())
+    };
+    let text = serde_json::to_string(&case.cluster).map_err(|e| bad("cluster", &e))?;
+    let mut manifests = parse_manifests(&text, file)?;
+    workloads::name_generated(&mut manifests.objects, 0);
+    let mut scale = Vec::new();
+    for (i, s) in case.scale.iter().enumerate() {
+        match s.parse::<Scale>() {
+            Ok(s) => scale.push(s),
+            Err(e) => {
+                return expect_error(&case.expect, e.to_string(), &format!("scale[{i}]"), &bad);
+            }
+        }
+    }
+    let expansion = match workloads::expand_with(
+        &manifests.objects,
+        ExpandOptions {
+            seed: 0,
+            max_pods: workloads::DEFAULT_MAX_PODS,
+            scale: &scale,
+        },
+    ) {
+        Ok(e) => e,
+        Err((e, _)) => return expect_error(&case.expect, e.to_string(), "scale", &bad),
+    };
+    if let Some(want) = &case.expect.error {
+        return Ok(Outcome::Failed(vec![Mismatch::new(
+            "error",
+            format!("an error containing {want:?}"),
+            "no error",
+        )]));
+    }
+    if let Some(e) = expansion.errors.first() {
+        return Err(bad("cluster", e));
+    }
+    let built = build::build(manifests.objects.iter().chain(&expansion.replica_sets))
+        .map_err(|e| bad("cluster", &e))?;
+    let mut snapshot = built.snapshot;
+    for p in &expansion.pods {
+        build::admit_and_add(&mut snapshot, &p.pod, file).map_err(|e| bad("cluster", &e))?;
+    }
+    for r in &expansion.removed {
+        if let Some(id) = snapshot.pod_id(&r.namespace, &r.pod) {
+            snapshot.remove_pod(id);
+        }
+    }
+    let scheduler = Scheduler::new(
+        &SchedulerConfig::default(),
+        Features::default(),
+        &mut snapshot,
+    )
+    .map_err(|e| bad("config", &e))?;
+    let mut sim = Simulation::new(scheduler);
+    sim.enqueue_pending(&snapshot);
+    sim.run(&mut snapshot, |_, _| {})
+        .map_err(|e| bad("cluster", &e))?;
+    let mut rollouts: Vec<RolloutReport> = Vec::new();
+    for r in &expansion.rollouts {
+        rollouts.push(
+            r.run(&mut sim, &mut snapshot)
+                .map_err(|e| bad("cluster", &e))?,
+        );
+    }
+
+    // `(new)` in expectations: the ReplicaSet a Deployment rolled out to or was given.
+    let new_rs = rollouts
+        .first()
+        .map(|r| r.new_replica_set.clone())
+        .or_else(|| {
+            expansion
+                .replica_sets
+                .first()
+                .and_then(|l| match &l.object {
+                    load::Object::ReplicaSet(rs) => rs.metadata.name.clone(),
+                    _ => None,
+                })
+        })
+        .unwrap_or_default();
+    let resolve = |s: &str| -> String {
+        if s == NEW {
+            new_rs.clone()
+        } else {
+            s.to_string()
+        }
+    };
+    let mut mismatches = Vec::new();
+    // Owner of every pod created, by the controller reference the pod carries.
+    let mut created: BTreeMap<String, usize> = BTreeMap::new();
+    for p in &expansion.pods {
+        let owner = p
+            .pod
+            .metadata
+            .owner_references
+            .iter()
+            .flatten()
+            .find(|o| o.controller == Some(true))
+            .map(|o| o.name.clone())
+            .unwrap_or_default();
+        *created.entry(owner).or_default() += 1;
+    }
+    for r in &rollouts {
+        if !r.created.is_empty() {
+            *created.entry(r.new_replica_set.clone()).or_default() += r.created.len();
+        }
+    }
+    if let Some(want) = &case.expect.created
+        && want
+            .iter()
+            .map(|(k, v)| (resolve(k), *v))
+            .collect::<BTreeMap<_, _>>()
+            != created
+    {
+        mismatches.push(Mismatch::new(
+            "created",
+            format!("{want:?}"),
+            format!("{created:?}"),
+        ));
+    }
+    let mut removed: Vec<String> = expansion.removed.iter().map(|r| r.pod.clone()).collect();
+    for r in &rollouts {
+        removed.extend(r.deleted.iter().cloned());
+    }
+    if let Some(want) = &case.expect.removed
+        && *want != removed
+    {
+        mismatches.push(Mismatch::new(
+            "removed",
+            format!("{want:?}"),
+            format!("{removed:?}"),
+        ));
+    }
+    for (owner, want) in &case.expect.nodes {
+        let owner = &resolve(owner);
+        let mut got: BTreeMap<String, usize> = BTreeMap::new();
+        for (id, p) in snapshot.pods() {
+            if p.controller.as_ref().is_some_and(|c| &*c.name == owner)
+                && let Some(n) = snapshot.pod_node(id)
+            {
+                *got.entry(snapshot.node(n).node.name.to_string())
+                    .or_default() += 1;
+            }
+        }
+        if got != *want {
+            mismatches.push(Mismatch::new(
+                format!("nodes.{owner}"),
+                format!("{want:?}"),
+                format!("{got:?}"),
+            ));
+        }
+    }
+    if let Some(want) = &case.expect.rollout {
+        let Some(r) = rollouts.first() else {
+            mismatches.push(Mismatch::new("rollout", "a rollout", "none"));
+            return Ok(Outcome::Failed(mismatches));
+        };
+        check_rollout(want, r, &mut mismatches).map_err(|e| bad("expect.rollout", &e))?;
+    }
+    Ok(if mismatches.is_empty() {
+        Outcome::Passed
+    } else {
+        Outcome::Failed(mismatches)
+    })
+}
+
+/// An error the case may expect: passed when it does, else the case is broken.
+fn expect_error(
+    expect: &Expect,
+    got: String,
+    field: &str,
+    bad: &dyn Fn(&str, &dyn std::fmt::Display) -> ScenarioError,
+) -> Result<Outcome, ScenarioError> {
+    match &expect.error {
+        Some(want) if got.contains(want.as_str()) => Ok(Outcome::Passed),
+        Some(want) => Ok(Outcome::Failed(vec![Mismatch::new(
+            "error",
+            format!("an error containing {want:?}"),
+            got,
+        )])),
+        None => Err(bad(field, &got)),
+    }
+}
+
+fn check_rollout(
+    want: &RolloutExpect,
+    r: &RolloutReport,
+    mismatches: &mut Vec<Mismatch>,
+) -> Result<(), String> {
+    if let Some(n) = want.steps
+        && n != r.steps.len()
+    {
+        mismatches.push(Mismatch::new(
+            "rollout.steps",
+            n.to_string(),
+            r.steps.len().to_string(),
+        ));
+    }
+    if let Some(c) = want.complete
+        && c != r.complete
+    {
+        mismatches.push(Mismatch::new(
+            "rollout.complete",
+            c.to_string(),
+            r.complete.to_string(),
+        ));
+    }
+    let total = |s: &workloads::StepReport| s.revisions.iter().map(|v| v.pods).sum::<usize>();
+    let bound = |s: &workloads::StepReport| s.revisions.iter().map(|v| v.bound).sum::<usize>();
+    if let Some(m) = want.max_pods {
+        let got = r.steps.iter().map(total).max().unwrap_or(0);
+        if got != m {
+            mismatches.push(Mismatch::new(
+                "rollout.maxPods",
+                m.to_string(),
+                got.to_string(),
+            ));
+        }
+    }
+    if let Some(m) = want.min_bound {
+        let got = r.steps.iter().map(bound).min().unwrap_or(0);
+        if got != m {
+            mismatches.push(Mismatch::new(
+                "rollout.minBound",
+                m.to_string(),
+                got.to_string(),
+            ));
+        }
+    }
+    for (i, s) in want.spread.iter().enumerate() {
+        let step = match s.step {
+            Some(0) => {
+                return Err(format!(
+                    "spread[{i}].step: Invalid value: 0: steps count from 1"
+                ));
+            }
+            Some(n) => r.steps.get(n - 1).ok_or_else(|| {
+                format!(
+                    "spread[{i}].step: Not found: the rollout has {} steps",
+                    r.steps.len()
+                )
+            })?,
+            None => r.steps.last().ok_or("the rollout has no steps")?,
+        };
+        let rs = if s.replica_set == NEW {
+            r.new_replica_set.as_str()
+        } else {
+            s.replica_set.as_str()
+        };
+        let Some(rev) = step.revisions.iter().find(|v| v.replica_set == rs) else {
+            return Err(format!(
+                "spread[{i}].replicaSet: Not found: no revision {:?}",
+                s.replica_set
+            ));
+        };
+        let got = rev.spread.get(&s.topology_key).cloned().unwrap_or_default();
+        if got != s.counts {
+            mismatches.push(Mismatch::new(
+                format!("rollout.spread[{i}]"),
+                format!("{:?}", s.counts),
+                format!("{got:?}"),
+            ));
+        }
+    }
+    Ok(())
+}
