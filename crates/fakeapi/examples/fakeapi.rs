@@ -19,7 +19,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut loaded = 0usize;
     for file in args {
         let text = std::fs::read_to_string(&file).map_err(|e| format!("{file}: {e}"))?;
-        for doc in text.split("\n---") {
+        for doc in text.split("---\n") {
             let doc = doc.trim();
             if doc.is_empty() {
                 continue;
