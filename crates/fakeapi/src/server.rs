@@ -316,6 +316,17 @@ impl FakeApi {
             .unwrap_or(0)
     }
 
+    /// How many pods were bound at least once (cheap: nothing is copied).
+    pub fn bound_pods(&self) -> usize {
+        lock(&self.shared.bindings).len()
+    }
+
+    /// How many objects of a resource are stored (in `namespace`, or in all of them).
+    pub fn count(&self, resource: &str, namespace: Option<&str>) -> Result<usize, Error> {
+        let res = resolve(resource)?;
+        Ok(self.shared.store.count(res, namespace))
+    }
+
     /// Successful bindings per (namespace, pod name).
     pub fn binding_counts(&self) -> BTreeMap<(String, String), u32> {
         lock(&self.shared.bindings).clone()

@@ -159,6 +159,15 @@ impl Store {
 
     /// Objects of a resource in key order, from after `start_after`, in one
     /// namespace or all, keeping those `keep` accepts, at most `limit` (0: all).
+    /// How many objects of `res` are stored, in `namespace` or in all of them.
+    pub(crate) fn count(&self, res: usize, namespace: Option<&str>) -> usize {
+        let st = self.read();
+        st.objects[res]
+            .keys()
+            .filter(|k| namespace.is_none_or(|ns| ns == k.0))
+            .count()
+    }
+
     pub(crate) fn list(
         &self,
         res: usize,

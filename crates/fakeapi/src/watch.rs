@@ -18,7 +18,7 @@ use crate::error::ApiError;
 use crate::resources::RESOURCES;
 use crate::selectors::{FieldSelector, LabelSelector};
 use crate::server::Shared;
-use crate::store::{Change, ChangeKind, TooOld, metadata_mut};
+use crate::store::{Change, ChangeKind, Obj, TooOld, metadata_mut};
 
 /// Changes read from the history per lock acquisition.
 const BATCH: usize = 512;
@@ -61,7 +61,7 @@ impl WatchRequest {
     /// any: a modification that leaves the selection is DELETED (the old object
     /// stamped with the change's version, as upstream's cache does), one that
     /// enters it is ADDED.
-    fn event_for(&self, change: &Change) -> Option<(&'static str, Value)> {
+    fn event_for(&self, change: &Change) -> Option<(&'static str, Obj)> {
         if change.res != self.res
             || self
                 .namespace
@@ -72,19 +72,19 @@ impl WatchRequest {
         }
         let now = self.matches(&change.object);
         match change.kind {
-            ChangeKind::Added => now.then(|| ("ADDED", (*change.object).clone())),
-            ChangeKind::Deleted => now.then(|| ("DELETED", (*change.object).clone())),
+            ChangeKind::Added => now.then(|| ("ADDED", change.object.clone())),
+            ChangeKind::Deleted => now.then(|| ("DELETED", change.object.clone())),
             ChangeKind::Modified => {
                 let before = change.old.as_deref().is_some_and(|o| self.matches(o));
                 match (before, now) {
-                    (true, true) => Some(("MODIFIED", (*change.object).clone())),
-                    (false, true) => Some(("ADDED", (*change.object).clone())),
+                    (true, true) => Some(("MODIFIED", change.object.clone())),
+                    (false, true) => Some(("ADDED", change.object.clone())),
                     (true, false) => {
                         let mut old = change.old.as_deref().cloned().unwrap_or(Value::Null);
                         if let Ok(meta) = metadata_mut(&mut old) {
                             meta.insert("resourceVersion".into(), json!(change.rv.to_string()));
                         }
-                        Some(("DELETED", old))
+                        Some(("DELETED", Arc::new(old)))
                     }
                     (false, false) => None,
                 }
@@ -102,17 +102,28 @@ impl WatchRequest {
     }
 }
 
-fn line(kind: &str, object: Value) -> Bytes {
-    let mut s = json!({"type": kind, "object": object}).to_string();
-    s.push('\n');
-    Bytes::from(s)
+/// One event line, `{"type":KIND,"object":OBJECT}` and a newline, encoded straight from
+/// the stored object (no copy of it).
+fn line(kind: &str, object: &Value) -> Bytes {
+    let mut out = Vec::with_capacity(1024);
+    out.extend_from_slice(b"{\"type\":\"");
+    out.extend_from_slice(kind.as_bytes());
+    out.extend_from_slice(b"\",\"object\":");
+    if serde_json::to_writer(&mut out, object).is_err() {
+        out.truncate(0);
+        out.extend_from_slice(b"{\"type\":\"");
+        out.extend_from_slice(kind.as_bytes());
+        out.extend_from_slice(b"\",\"object\":null");
+    }
+    out.extend_from_slice(b"}\n");
+    Bytes::from(out)
 }
 
 fn expired(rv: u64, oldest: u64) -> Bytes {
     let err = ApiError::Expired {
         message: format!("too old resource version: {rv} ({oldest})"),
     };
-    line("ERROR", err.status())
+    line("ERROR", &err.status())
 }
 
 /// Counts a watch as open for as long as it lives.
@@ -161,14 +172,14 @@ async fn run(shared: &Shared, req: WatchRequest, tx: mpsc::Sender<Bytes>) {
                 req.matches(o)
             });
             for obj in page.items {
-                if tx.send(line("ADDED", (*obj).clone())).await.is_err() {
+                if tx.send(line("ADDED", &obj)).await.is_err() {
                     return;
                 }
             }
             if req.initial_events_end
                 && req.bookmarks
                 && tx
-                    .send(line("BOOKMARK", req.bookmark(page.rv, true)))
+                    .send(line("BOOKMARK", &req.bookmark(page.rv, true)))
                     .await
                     .is_err()
             {
@@ -190,7 +201,7 @@ async fn run(shared: &Shared, req: WatchRequest, tx: mpsc::Sender<Bytes>) {
                 for change in &batch {
                     position = change.rv;
                     if let Some((kind, obj)) = req.event_for(change)
-                        && tx.send(line(kind, obj)).await.is_err()
+                        && tx.send(line(kind, &obj)).await.is_err()
                     {
                         return;
                     }
@@ -219,7 +230,7 @@ async fn run(shared: &Shared, req: WatchRequest, tx: mpsc::Sender<Bytes>) {
             }
             () = sleep_until(next_bookmark), if req.bookmarks => {
                 next_bookmark = Instant::now() + bookmark_every;
-                if tx.send(line("BOOKMARK", req.bookmark(position, false))).await.is_err() {
+                if tx.send(line("BOOKMARK", &req.bookmark(position, false))).await.is_err() {
                     return;
                 }
             }

@@ -200,6 +200,13 @@ pub fn build<'a>(
         }
     }
     for l in objects.clone() {
+        if let Object::Namespace(ns) = &l.object {
+            let name = ns.metadata.name.as_deref().unwrap_or("");
+            let sym = snapshot.symbols_mut().intern(name);
+            let labels = Labels::from_map(ns.metadata.labels.as_ref(), snapshot.symbols_mut());
+            snapshot.set_namespace(sym, &labels);
+            continue;
+        }
         let mut workloads = std::mem::take(snapshot.workloads_mut());
         add_workload(&l.object, &mut workloads, snapshot.symbols_mut());
         *snapshot.workloads_mut() = workloads;

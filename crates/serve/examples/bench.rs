@@ -79,7 +79,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let handle = running.handle().clone();
     let deadline = started + Duration::from_secs(600);
     loop {
-        let bound = fake.binding_counts().len();
+        let bound = fake.bound_pods();
         if bound >= pods || Instant::now() > deadline {
             break;
         }
@@ -88,6 +88,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Let the last bind results reach the loop.
     tokio::time::sleep(Duration::from_millis(200)).await;
     let view = handle.cache_view().await.ok_or("the scheduler stopped")?;
+    // Scheduled events are written after their binds, off the binding path: wait for
+    // them (up to 30 s) and report when the last one landed.
+    let events_deadline = Instant::now() + Duration::from_secs(30);
+    while fake.count("events.events.k8s.io", Some("default"))? < pods
+        && Instant::now() < events_deadline
+    {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let events_done = Instant::now();
+    let scheduled = fake
+        .list("events.events.k8s.io", Some("default"))?
+        .iter()
+        .filter(|e| e["reason"] == "Scheduled")
+        .count();
     running.shutdown().await?;
     fake.clear_faults();
 
@@ -174,12 +188,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "bound {} of {pods}, bound twice {twice}, unbound {unbound}; worst skew: zone {worst_zone}, hostname {worst_host}",
         counts.len()
     );
+    if let Some(a) = view.first_event {
+        println!(
+            "Scheduled events: {scheduled} of {pods}, the last within {:.2} s of the first watch event",
+            events_done.duration_since(a.into_std()).as_secs_f64()
+        );
+    }
     println!(
         "peak RSS (scheduler + in-process fake API server): {:.0} MiB",
         peak_rss_mib()
     );
     served.shutdown().await;
-    if twice > 0 || unbound > 0 || worst_zone > 1 || worst_host > 1 {
+    if twice > 0 || unbound > 0 || worst_zone > 1 || worst_host > 1 || scheduled < pods {
         return Err("a check failed".into());
     }
     Ok(())

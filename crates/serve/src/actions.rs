@@ -63,11 +63,17 @@ pub fn classify_bind_error(e: &kube::Error) -> BindOutcome {
     }
 }
 
+/// Event recorders, each with its own series cache. kube-runtime's `Recorder` scans its
+/// whole cache on every publish, so one recorder costs O(events) per event; a pod's
+/// events always go through the same shard (by UID), so its repeated events still
+/// become one series.
+const RECORDER_SHARDS: usize = 64;
+
 /// The API writers, cloneable into tasks.
 #[derive(Clone)]
 pub(crate) struct Writer {
     client: kube::Client,
-    recorder: Recorder,
+    recorders: std::sync::Arc<[Recorder]>,
 }
 
 impl std::fmt::Debug for Writer {
@@ -85,7 +91,9 @@ impl Writer {
             instance: Some(instance),
         };
         Self {
-            recorder: Recorder::new(client.clone(), reporter),
+            recorders: (0..RECORDER_SHARDS)
+                .map(|_| Recorder::new(client.clone(), reporter.clone()))
+                .collect(),
             client,
         }
     }
@@ -214,7 +222,12 @@ impl Writer {
             action: action.into(),
             secondary: None,
         };
-        if let Err(e) = self.recorder.publish(&ev, &pod.object_reference()).await {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        std::hash::Hash::hash(&pod.uid, &mut h);
+        let shard = usize::try_from(std::hash::Hasher::finish(&h) % RECORDER_SHARDS as u64)
+            .unwrap_or_default();
+        let recorder = &self.recorders[shard];
+        if let Err(e) = recorder.publish(&ev, &pod.object_reference()).await {
             debug!(pod = %pod, reason, error = %e, "recording an event failed");
         }
     }

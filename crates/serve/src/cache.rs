@@ -9,11 +9,11 @@
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, HashSet};
-use std::hash::{Hash, Hasher};
+use std::hash::Hasher;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
-use k8s_openapi::api::core::v1::{Node, Pod, ReplicationController, Service};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod, ReplicationController, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::runtime::watcher::Event;
@@ -42,11 +42,13 @@ pub enum Kind {
     PodDisruptionBudget,
     /// PriorityClasses (priority of pods the API server did not resolve).
     PriorityClass,
+    /// Namespaces (their labels, read by pod affinity's `namespaceSelector`).
+    Namespace,
 }
 
 impl Kind {
     /// Every watched kind.
-    pub const ALL: [Kind; 8] = [
+    pub const ALL: [Kind; 9] = [
         Kind::Pod,
         Kind::Node,
         Kind::Service,
@@ -55,6 +57,7 @@ impl Kind {
         Kind::StatefulSet,
         Kind::PodDisruptionBudget,
         Kind::PriorityClass,
+        Kind::Namespace,
     ];
 }
 
@@ -77,6 +80,8 @@ pub enum Update {
     PodDisruptionBudget(Event<PodDisruptionBudget>),
     /// A PriorityClass event.
     PriorityClass(Event<PriorityClass>),
+    /// A Namespace event.
+    Namespace(Event<Namespace>),
 }
 
 /// `namespace/name` of an object's metadata.
@@ -110,11 +115,23 @@ fn fingerprint(p: &Pod) -> u64 {
         status.and_then(|s| s.phase.as_ref()),
         disruption,
     );
-    let mut h = DefaultHasher::new();
-    serde_json::to_string(&relevant)
-        .unwrap_or_default()
-        .hash(&mut h);
-    h.finish()
+    let mut h = HashWriter(DefaultHasher::new());
+    let _ = serde_json::to_writer(&mut h, &relevant);
+    h.0.finish()
+}
+
+/// Feeds encoded bytes straight into a hasher (no string built per event).
+struct HashWriter(DefaultHasher);
+
+impl std::io::Write for HashWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The live cache: the snapshot and the scheduler (queue included), fed by watch events.
@@ -210,6 +227,13 @@ impl LiveCache {
                     let name = o.metadata.name.as_deref().unwrap_or("");
                     c.snapshot.workloads_mut().priority_classes.remove(name);
                 },
+            ),
+            Update::Namespace(e) => self.event(
+                Kind::Namespace,
+                e,
+                now,
+                Self::apply_namespace,
+                Self::delete_namespace,
             ),
         }
     }
@@ -340,6 +364,16 @@ impl LiveCache {
                     .collect();
                 for name in gone {
                     s.workloads_mut().priority_classes.remove(&name);
+                }
+            }
+            Kind::Namespace => {
+                let gone: Vec<_> = s
+                    .namespaces()
+                    .map(|(ns, _)| ns)
+                    .filter(|ns| !seen.contains(&format!("/{}", s.symbols().resolve(*ns))))
+                    .collect();
+                for ns in gone {
+                    self.forget_namespace(ns);
                 }
             }
         }
@@ -588,5 +622,34 @@ impl LiveCache {
             .workloads_mut()
             .priority_classes
             .add(topospread::api::PriorityClass::from_k8s(o));
+    }
+
+    /// A namespace was added or its labels changed: pod affinity's `namespaceSelector`
+    /// reads them.
+    fn apply_namespace(&mut self, o: &Namespace, _: Duration) {
+        let Some(name) = o.metadata.name.as_deref().filter(|n| !n.is_empty()) else {
+            warn!("skipping a namespace without metadata.name");
+            return;
+        };
+        let ns = self.snapshot.symbols_mut().intern(name);
+        let labels = Labels::from_map(o.metadata.labels.as_ref(), self.snapshot.symbols_mut());
+        self.snapshot.set_namespace(ns, &labels);
+    }
+
+    fn delete_namespace(&mut self, o: &Namespace, _: Duration) {
+        if let Some(name) = o.metadata.name.as_deref() {
+            let ns = self.snapshot.symbols_mut().intern(name);
+            self.forget_namespace(ns);
+        }
+    }
+
+    /// Drops a namespace's labels. One that still holds cached pods keeps only its
+    /// `kubernetes.io/metadata.name` label (the API server deletes a namespace's pods
+    /// before the namespace itself).
+    fn forget_namespace(&mut self, ns: topospread::api::Sym) {
+        let _ = self.snapshot.remove_namespace(ns);
+        if self.snapshot.pods().any(|(_, p)| p.namespace == ns) {
+            self.snapshot.set_namespace(ns, &Labels::default());
+        }
     }
 }

@@ -35,6 +35,22 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// The kubeconfig (or in-cluster configuration) cannot be read or used.
+    #[error("{origin}: {message}")]
+    Kubeconfig {
+        /// Which configuration: `kubeconfig PATH`, or where it was looked for.
+        origin: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// No client could be built for the cluster the configuration names.
+    #[error("cluster {server}: {message}")]
+    Client {
+        /// The server URL.
+        server: String,
+        /// Why.
+        message: String,
+    },
     /// Every watch stream ended (the client was dropped): nothing more can be learned.
     #[error("the watch streams ended")]
     WatchesEnded,

@@ -1,5 +1,6 @@
 //! topospread-serve: the live scheduler. It watches a cluster (pods, nodes, the
-//! workload objects default spreading reads, PodDisruptionBudgets, PriorityClasses)
+//! workload objects default spreading reads, PodDisruptionBudgets, PriorityClasses,
+//! Namespaces)
 //! into topospread's cache and queue, schedules the pods whose `spec.schedulerName` is
 //! one of the configuration's profiles with kube-scheduler's semantics, binds them
 //! through `pods/binding`, writes `PodScheduled` conditions, events and preemptions,
@@ -18,6 +19,7 @@
 
 mod actions;
 mod cache;
+mod client;
 mod clock;
 mod error;
 mod http;
@@ -29,6 +31,7 @@ mod watch;
 
 pub use actions::{BindOutcome, PodRef, classify_bind_error};
 pub use cache::{Kind, LiveCache, Update};
+pub use client::{ClientOptions, client};
 pub use clock::TokioClock;
 pub use error::{Error, Result};
 pub use http::router;

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use kube::runtime::events::EventType;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
-use tokio::sync::{Semaphore, oneshot, watch};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot, watch};
 use tokio::time::Instant;
 use topospread::queue::{Clock, PendingCounts};
 use topospread::scheduler::Attempt;
@@ -30,9 +30,11 @@ const SKEW_EVERY: Duration = Duration::from_secs(15);
 const FLUSH_UNSCHEDULABLE_EVERY: Duration = Duration::from_secs(30);
 /// Binds in flight at once.
 const MAX_IN_FLIGHT_BINDS: usize = 512;
-/// Event writes in flight at once; past that, events are dropped (as client-go's
+/// Event writes in flight at once (the rest wait their turn, off the binding path).
+const MAX_IN_FLIGHT_EVENTS: usize = 64;
+/// Events waiting or in flight; past that, events are dropped (as client-go's
 /// broadcaster drops them when its queue is full) rather than slowing scheduling.
-const MAX_IN_FLIGHT_EVENTS: usize = 256;
+const MAX_QUEUED_EVENTS: usize = 20_000;
 /// Pod latencies kept for [`CacheView::latencies`] (the newest; older halves are dropped).
 const MAX_LATENCIES: usize = 200_000;
 /// How long shutdown waits for in-flight binds.
@@ -64,6 +66,8 @@ pub struct CacheView {
     pub pods: BTreeMap<String, Option<String>>,
     /// Every cached node.
     pub nodes: BTreeSet<String>,
+    /// Every cached namespace's labels (`kubernetes.io/metadata.name` included).
+    pub namespaces: BTreeMap<String, BTreeMap<String, String>>,
     /// Queue sizes.
     pub pending: PendingCounts,
     /// Bound pods waiting for their node's event.
@@ -95,7 +99,7 @@ pub(crate) struct Loop {
     pub(crate) ready: Arc<AtomicBool>,
     pub(crate) in_flight: usize,
     pub(crate) binds: Arc<Semaphore>,
-    pub(crate) events: Arc<Semaphore>,
+    pub(crate) events: Events,
     /// The last `PodScheduled=False` message written per pod UID, so an unchanged one is
     /// not written again.
     pub(crate) last_condition: HashMap<String, String>,
@@ -106,6 +110,23 @@ pub(crate) struct Loop {
     pub(crate) last_bind: Option<Instant>,
     pub(crate) bound: u64,
     pub(crate) latencies: Vec<Duration>,
+}
+
+/// Bounds on event writes, which run after the bind, off its concurrency slot.
+#[derive(Clone)]
+pub(crate) struct Events {
+    queued: Arc<Semaphore>,
+    in_flight: Arc<Semaphore>,
+}
+
+impl Events {
+    /// A turn to write one event: waits for a writing slot, or `None` (the event is
+    /// dropped) when too many events are already waiting.
+    async fn admit(&self) -> Option<(OwnedSemaphorePermit, OwnedSemaphorePermit)> {
+        let queued = self.queued.clone().try_acquire_owned().ok()?;
+        let writing = self.in_flight.clone().acquire_owned().await.ok()?;
+        Some((queued, writing))
+    }
 }
 
 /// Why the loop stopped.
@@ -138,7 +159,10 @@ impl Loop {
             ready,
             in_flight: 0,
             binds: Arc::new(Semaphore::new(MAX_IN_FLIGHT_BINDS)),
-            events: Arc::new(Semaphore::new(MAX_IN_FLIGHT_EVENTS)),
+            events: Events {
+                queued: Arc::new(Semaphore::new(MAX_QUEUED_EVENTS)),
+                in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT_EVENTS)),
+            },
             last_condition: HashMap::new(),
             first_seen: HashMap::new(),
             first_event: None,
@@ -310,6 +334,10 @@ impl Loop {
                 })
                 .collect(),
             nodes: s.nodes().iter().map(|n| n.node.name.to_string()).collect(),
+            namespaces: s
+                .namespaces()
+                .map(|(ns, l)| (s.symbols().resolve(ns).to_string(), l.to_map(s.symbols())))
+                .collect(),
             pending: self.cache.scheduler.pending(),
             parked: self.cache.parked_pods(),
             synced: self.cache.synced(),
@@ -413,12 +441,13 @@ impl Loop {
                 let permits = self.binds.clone();
                 let events = self.events.clone();
                 tokio::spawn(async move {
-                    let _permit = permits.acquire_owned().await;
+                    let permit = permits.acquire_owned().await;
                     let outcome = if leadership.is_valid() {
                         writer.bind(&pod_ref, &node).await
                     } else {
                         BindOutcome::NotLeader
                     };
+                    drop(permit);
                     let ok = outcome == BindOutcome::Bound;
                     let _ = tx.send(Message::Bound {
                         pod: pod_ref.clone(),
@@ -427,7 +456,7 @@ impl Loop {
                         started,
                         outcome,
                     });
-                    if ok && let Ok(_e) = events.try_acquire_owned() {
+                    if ok && let Some(_e) = events.admit().await {
                         let note = format!("Successfully assigned {pod_ref} to {node}");
                         writer
                             .event(&pod_ref, EventType::Normal, "Scheduled", "Binding", note)
@@ -480,7 +509,7 @@ impl Loop {
                     writer
                         .mark_unschedulable(&pod_ref, &message, nominated.as_deref())
                         .await;
-                    if let Ok(_e) = events.try_acquire_owned() {
+                    if let Some(_e) = events.admit().await {
                         writer
                             .event(
                                 &pod_ref,

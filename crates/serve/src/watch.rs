@@ -6,7 +6,7 @@ use std::fmt::Debug;
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
-use k8s_openapi::api::core::v1::{Node, Pod, ReplicationController, Service};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod, ReplicationController, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::api::Api;
@@ -81,6 +81,13 @@ pub(crate) fn spawn_all(
             Kind::PriorityClass,
             tx,
             Update::PriorityClass,
+        ),
+        spawn::<Namespace>(
+            Api::all(client.clone()),
+            Default::default(),
+            Kind::Namespace,
+            tx,
+            Update::Namespace,
         ),
     ]
 }

@@ -3,12 +3,11 @@
 
 use anyhow::{Context, Result, anyhow};
 use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
-use k8s_openapi::api::core::v1::{Node, Pod, ReplicationController, Service};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod, ReplicationController, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
+use kube::Client;
 use kube::api::{Api, ListParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Client, Config};
 use serde::de::DeserializeOwned;
 use std::fmt::Debug;
 use std::time::Duration;
@@ -28,7 +27,7 @@ impl LiveArgs {
 
 /// Lists the cluster's nodes, pods (without Succeeded or Failed ones, as kube-scheduler's
 /// informer), Services, ReplicaSets, StatefulSets, ReplicationControllers,
-/// PodDisruptionBudgets and PriorityClasses.
+/// PodDisruptionBudgets, PriorityClasses and Namespaces.
 pub(crate) fn list_cluster(args: &LiveArgs) -> Result<Vec<Loaded>> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -37,35 +36,14 @@ pub(crate) fn list_cluster(args: &LiveArgs) -> Result<Vec<Loaded>> {
     runtime.block_on(list_all(args))
 }
 
-async fn client_config(args: &LiveArgs) -> Result<Config> {
-    let options = KubeConfigOptions {
-        context: args.context.clone(),
-        ..KubeConfigOptions::default()
-    };
-    let mut config = match &args.kubeconfig {
-        Some(path) => {
-            let kubeconfig = Kubeconfig::read_from(path)
-                .with_context(|| format!("kubeconfig {}: cannot read", path.display()))?;
-            Config::from_custom_kubeconfig(kubeconfig, &options)
-                .await
-                .with_context(|| format!("kubeconfig {}", path.display()))?
-        }
-        None if args.context.is_some() => Config::from_kubeconfig(&options)
-            .await
-            .context("kubeconfig (KUBECONFIG or ~/.kube/config)")?,
-        None => Config::infer()
-            .await
-            .context("no kubeconfig (KUBECONFIG, ~/.kube/config) and not in a cluster")?,
-    };
-    config.connect_timeout = Some(Duration::from_secs(10));
-    config.read_timeout = Some(Duration::from_secs(60));
-    Ok(config)
-}
-
 async fn list_all(args: &LiveArgs) -> Result<Vec<Loaded>> {
-    let config = client_config(args).await?;
-    let server = config.cluster_url.to_string();
-    let client = Client::try_from(config).with_context(|| format!("cluster {server}"))?;
+    let (client, server) = topospread_serve::client(&topospread_serve::ClientOptions {
+        kubeconfig: args.kubeconfig.clone(),
+        context: args.context.clone(),
+        connect_timeout: Some(Duration::from_secs(10)),
+        read_timeout: Some(Duration::from_secs(60)),
+    })
+    .await?;
     let mut out = Vec::new();
     let all = ListParams::default();
     let running = ListParams::default().fields("status.phase!=Succeeded,status.phase!=Failed");
@@ -91,6 +69,7 @@ async fn list_all(args: &LiveArgs) -> Result<Vec<Loaded>> {
     )
     .await?;
     list::<PriorityClass>(&client, &server, &all, &mut out, Object::PriorityClass).await?;
+    list::<Namespace>(&client, &server, &all, &mut out, Object::Namespace).await?;
     Ok(out)
 }
 

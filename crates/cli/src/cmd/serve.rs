@@ -36,36 +36,13 @@ fn init_logs(format: LogFormat) {
     };
 }
 
-/// The client: `--kubeconfig` (with `--context`), else `KUBECONFIG` / `~/.kube/config`,
-/// else the in-cluster service account.
-pub(crate) async fn client(
-    kubeconfig: Option<&std::path::Path>,
-    context: Option<&str>,
-) -> Result<kube::Client> {
-    let options = kube::config::KubeConfigOptions {
-        context: context.map(str::to_string),
-        ..Default::default()
-    };
-    let config = match kubeconfig {
-        Some(path) => {
-            let kc = kube::config::Kubeconfig::read_from(path)
-                .with_context(|| format!("kubeconfig {}", path.display()))?;
-            kube::Config::from_custom_kubeconfig(kc, &options)
-                .await
-                .with_context(|| format!("kubeconfig {}", path.display()))?
-        }
-        None if context.is_some() => kube::Config::from_kubeconfig(&options)
-            .await
-            .context("kubeconfig")?,
-        None => kube::Config::infer()
-            .await
-            .context("no kubeconfig and not running in a cluster")?,
-    };
-    kube::Client::try_from(config).context("building the Kubernetes client")
-}
-
 async fn serve(args: &ServeArgs, setup: super::config::SchedulerSetup) -> Result<ExitCode> {
-    let client = client(args.kubeconfig.as_deref(), args.context.as_deref()).await?;
+    let (client, _) = topospread_serve::client(&topospread_serve::ClientOptions {
+        kubeconfig: args.kubeconfig.clone(),
+        context: args.context.clone(),
+        ..Default::default()
+    })
+    .await?;
     let mut options = topospread_serve::Options::new(setup.config);
     options.features = setup.features;
     options.listen = Some(args.listen);

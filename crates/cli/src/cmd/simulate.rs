@@ -690,6 +690,7 @@ pub(crate) fn snapshot_yaml(
             Object::CronJob(o) => push(o)?,
             Object::PriorityClass(o) => push(o)?,
             Object::PodDisruptionBudget(o) => push(o)?,
+            Object::Namespace(o) => push(o)?,
             Object::SchedulerConfiguration(_) => {}
         }
     }

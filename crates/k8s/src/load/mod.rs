@@ -11,7 +11,7 @@ mod lenient;
 use crate::notes::Note;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
-use k8s_openapi::api::core::v1::{Node, Pod, ReplicationController, Service};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod, ReplicationController, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -144,6 +144,8 @@ pub enum Object {
     PriorityClass(PriorityClass),
     /// A policy/v1 PodDisruptionBudget.
     PodDisruptionBudget(PodDisruptionBudget),
+    /// A v1 Namespace (its labels, read by pod affinity's `namespaceSelector`).
+    Namespace(Namespace),
     /// A `kubescheduler.config.k8s.io/v1` KubeSchedulerConfiguration, untyped here.
     SchedulerConfiguration(Value),
 }
@@ -164,6 +166,7 @@ impl Object {
             Object::CronJob(o) => &o.metadata,
             Object::PriorityClass(o) => &o.metadata,
             Object::PodDisruptionBudget(o) => &o.metadata,
+            Object::Namespace(o) => &o.metadata,
             Object::SchedulerConfiguration(_) => return None,
         })
     }
@@ -183,6 +186,7 @@ impl Object {
             Object::CronJob(o) => &mut o.metadata,
             Object::PriorityClass(o) => &mut o.metadata,
             Object::PodDisruptionBudget(o) => &mut o.metadata,
+            Object::Namespace(o) => &mut o.metadata,
             Object::SchedulerConfiguration(_) => return None,
         })
     }
@@ -202,6 +206,7 @@ impl Object {
             Object::CronJob(_) => "CronJob",
             Object::PriorityClass(_) => "PriorityClass",
             Object::PodDisruptionBudget(_) => "PodDisruptionBudget",
+            Object::Namespace(_) => "Namespace",
             Object::SchedulerConfiguration(_) => "KubeSchedulerConfiguration",
         }
     }
@@ -231,7 +236,6 @@ pub const MAX_LIST_DEPTH: usize = 4;
 /// Built-in kinds that carry nothing the scheduler reads: skipped with a note saying so.
 /// Any other kind the loader does not read (a custom resource) is skipped as well.
 const SKIPPED_KINDS: &[&str] = &[
-    "Namespace",
     "ConfigMap",
     "Secret",
     "ServiceAccount",
@@ -468,6 +472,7 @@ pub fn parse_object(value: &Value, source: Source, out: &mut Manifests) -> Resul
         "CronJob" => Object::CronJob(typed(value, &file, &what)?),
         "PriorityClass" => Object::PriorityClass(typed(value, &file, &what)?),
         "PodDisruptionBudget" => Object::PodDisruptionBudget(typed(value, &file, &what)?),
+        "Namespace" => Object::Namespace(typed(value, &file, &what)?),
         "KubeSchedulerConfiguration" => Object::SchedulerConfiguration(value.clone()),
         _ => {
             let message = if SKIPPED_KINDS.contains(&kind) {
@@ -494,7 +499,7 @@ fn builtin(kind: &str, api_version: &str) -> bool {
         None => "",
     };
     match kind {
-        "Node" | "Pod" | "Service" | "ReplicationController" => group.is_empty(),
+        "Node" | "Pod" | "Service" | "ReplicationController" | "Namespace" => group.is_empty(),
         "ReplicaSet" | "StatefulSet" | "Deployment" | "DaemonSet" => {
             matches!(group, "apps" | "extensions")
         }

@@ -113,7 +113,10 @@ fn validate_meta(object: &Object, meta: &ObjectMeta) -> Vec<FieldError> {
             );
         }
     }
-    let cluster_scoped = matches!(object, Object::Node(_) | Object::PriorityClass(_));
+    let cluster_scoped = matches!(
+        object,
+        Object::Node(_) | Object::PriorityClass(_) | Object::Namespace(_)
+    );
     if let Some(ns) = meta.namespace.as_deref().filter(|ns| !ns.is_empty())
         && !cluster_scoped
     {

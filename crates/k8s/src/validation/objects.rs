@@ -227,6 +227,7 @@ impl Workload {
             | Object::Service(_)
             | Object::PriorityClass(_)
             | Object::PodDisruptionBudget(_)
+            | Object::Namespace(_)
             | Object::SchedulerConfiguration(_) => {
                 return None;
             }

@@ -6,5 +6,6 @@ mod support;
 mod cycle;
 mod e2e;
 mod leader;
+mod namespaces;
 mod rbac;
 mod relist;

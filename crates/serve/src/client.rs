@@ -1,0 +1,72 @@
+//! The Kubernetes client, built the same way for `serve` and for the CLI's live reads:
+//! `--kubeconfig` (with `--context`), else `KUBECONFIG` / `~/.kube/config` (with
+//! `--context`), else the kubeconfig or in-cluster service account `Config::infer`
+//! finds.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use kube::config::{KubeConfigOptions, Kubeconfig};
+
+use crate::error::{Error, Result};
+
+/// Where the client's configuration comes from, and its timeouts.
+#[derive(Clone, Debug, Default)]
+pub struct ClientOptions {
+    /// A kubeconfig file (`--kubeconfig`); `None`: `KUBECONFIG`, `~/.kube/config` or the
+    /// in-cluster service account.
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context (`--context`); `None`: its current context.
+    pub context: Option<String>,
+    /// How long to wait for a connection; `None`: kube's default.
+    pub connect_timeout: Option<Duration>,
+    /// How long to wait for a response; `None`: kube's default (long enough for
+    /// watches).
+    pub read_timeout: Option<Duration>,
+}
+
+/// A client and the server URL it talks to (for error messages naming the cluster).
+/// A kubeconfig that cannot be read or parsed is [`Error::Kubeconfig`] naming it.
+pub async fn client(options: &ClientOptions) -> Result<(kube::Client, String)> {
+    let kube_options = KubeConfigOptions {
+        context: options.context.clone(),
+        ..KubeConfigOptions::default()
+    };
+    let mut config = match &options.kubeconfig {
+        Some(path) => {
+            let origin = || format!("kubeconfig {}", path.display());
+            let kubeconfig = Kubeconfig::read_from(path).map_err(|e| Error::Kubeconfig {
+                origin: origin(),
+                message: e.to_string(),
+            })?;
+            kube::Config::from_custom_kubeconfig(kubeconfig, &kube_options)
+                .await
+                .map_err(|e| Error::Kubeconfig {
+                    origin: origin(),
+                    message: e.to_string(),
+                })?
+        }
+        None if options.context.is_some() => kube::Config::from_kubeconfig(&kube_options)
+            .await
+            .map_err(|e| Error::Kubeconfig {
+                origin: "kubeconfig (KUBECONFIG or ~/.kube/config)".into(),
+                message: e.to_string(),
+            })?,
+        None => kube::Config::infer().await.map_err(|e| Error::Kubeconfig {
+            origin: "no kubeconfig (KUBECONFIG, ~/.kube/config) and not in a cluster".into(),
+            message: e.to_string(),
+        })?,
+    };
+    if options.connect_timeout.is_some() {
+        config.connect_timeout = options.connect_timeout;
+    }
+    if options.read_timeout.is_some() {
+        config.read_timeout = options.read_timeout;
+    }
+    let server = config.cluster_url.to_string();
+    let client = kube::Client::try_from(config).map_err(|e| Error::Client {
+        server: server.clone(),
+        message: e.to_string(),
+    })?;
+    Ok((client, server))
+}
