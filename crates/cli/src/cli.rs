@@ -20,6 +20,13 @@ pub(crate) struct Cli {
     /// refused.
     #[arg(long, global = true, default_value_t = topospread_k8s::workloads::DEFAULT_MAX_PODS, value_name = "N")]
     pub(crate) max_pods: usize,
+    /// The Kubernetes release to behave as (MAJOR.MINOR, 1.25 to 1.38): its feature-gate
+    /// defaults and what changed between releases (README: Kubernetes versions).
+    #[arg(long, global = true, value_name = "MAJOR.MINOR")]
+    pub(crate) kubernetes_version: Option<String>,
+    /// Feature gates as kube-scheduler takes them: `Name=true,Name=false`.
+    #[arg(long, global = true, value_name = "NAME=BOOL,...")]
+    pub(crate) feature_gates: Option<String>,
 }
 
 /// The subcommands.

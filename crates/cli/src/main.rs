@@ -13,6 +13,16 @@ fn main() -> ExitCode {
         max_pods: cli.max_pods,
         recursive: cli.recursive,
     });
+    match cmd::input::gates_from_flags(
+        cli.kubernetes_version.as_deref(),
+        cli.feature_gates.as_deref(),
+    ) {
+        Ok(gates) => cmd::input::set_gates(gates),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    }
     let result = match cli.command {
         cli::Command::Show(args) => cmd::show::run(&args),
         cli::Command::Simulate(args) => cmd::simulate::run(&args),

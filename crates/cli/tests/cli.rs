@@ -15,6 +15,8 @@ mod rebalance;
 mod scale;
 #[path = "cli/test_command.rs"]
 mod test_command;
+#[path = "cli/versions.rs"]
+mod versions;
 #[path = "cli/whatif.rs"]
 mod whatif;
 

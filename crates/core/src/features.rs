@@ -1,10 +1,10 @@
 //! Feature gates the plugins read, resolved once into a plain struct before any hot loop.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// The feature gates that change scheduling behaviour. The defaults are current
 /// Kubernetes': every topology-spread gate on, Gt/Lt tolerations (alpha) off.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct Features {
     /// MinDomainsInPodTopologySpread (GA: always honoured).
@@ -15,6 +15,9 @@ pub struct Features {
     pub match_label_keys: bool,
     /// TaintTolerationComparisonOperators: Gt/Lt tolerations.
     pub taint_toleration_comparison_operators: bool,
+    /// Not a gate: whether `labelSelector: {}` counts every pod of the namespace (the
+    /// newest releases) or none (1.27 to 1.37); see [`crate::version`].
+    pub empty_selector_matches_all: bool,
 }
 
 impl Default for Features {
@@ -24,6 +27,7 @@ impl Default for Features {
             node_inclusion_policy: true,
             match_label_keys: true,
             taint_toleration_comparison_operators: false,
+            empty_selector_matches_all: true,
         }
     }
 }

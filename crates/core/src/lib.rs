@@ -56,6 +56,7 @@ pub mod scheduler;
 pub mod simulation;
 pub mod snapshot;
 pub mod validation;
+pub mod version;
 
 pub use config::SchedulerConfig;
 pub use features::Features;

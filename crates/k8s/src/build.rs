@@ -1,6 +1,7 @@
 //! Building a snapshot from loaded manifests: conversion, Priority admission, workloads.
 
 use k8s_openapi::api::core::v1 as core;
+use topospread::api::resources::RequestOptions;
 use topospread::api::{DisruptionBudget, Labels, PriorityClass, Selector, Symbols, Workloads};
 use topospread::convert::{self, ConvertError, DEFAULT_NAMESPACE, node};
 use topospread::snapshot::{Snapshot, SnapshotError};
@@ -155,11 +156,13 @@ pub fn admit_and_add(
             error,
         }));
     }
-    let converted =
-        convert::pod(&pod, snapshot.symbols_mut()).map_err(|source| BuildError::Convert {
+    let options = snapshot.request_options();
+    let converted = convert::pod_with(&pod, snapshot.symbols_mut(), options).map_err(|source| {
+        BuildError::Convert {
             file: file.to_string(),
             source,
-        })?;
+        }
+    })?;
     snapshot
         .add_pod(converted)
         .map_err(|source| BuildError::Snapshot {
@@ -176,6 +179,14 @@ pub fn build_snapshot<'a>(
     build(objects).map(|b| b.snapshot)
 }
 
+/// [`build_snapshot`], pods' requests computed under `options`.
+pub fn build_snapshot_with<'a>(
+    objects: impl IntoIterator<Item = &'a Loaded> + Clone,
+    options: RequestOptions,
+) -> Result<Snapshot, BuildError> {
+    build_with(objects, options).map(|b| b.snapshot)
+}
+
 /// Builds a snapshot from loaded manifests: nodes first, then the workload objects
 /// (PriorityClasses and PodDisruptionBudgets among them), then pods through Priority
 /// admission (a pod with `spec.nodeName` is bound; one without stays pending in the
@@ -184,7 +195,16 @@ pub fn build_snapshot<'a>(
 pub fn build<'a>(
     objects: impl IntoIterator<Item = &'a Loaded> + Clone,
 ) -> Result<BuiltSnapshot, BuildError> {
+    build_with(objects, RequestOptions::default())
+}
+
+/// [`build`], pods' requests computed under `options` (the release's `PodLevelResources`).
+pub fn build_with<'a>(
+    objects: impl IntoIterator<Item = &'a Loaded> + Clone,
+    options: RequestOptions,
+) -> Result<BuiltSnapshot, BuildError> {
     let mut snapshot = Snapshot::new();
+    snapshot.set_request_options(options);
     for l in objects.clone() {
         if let Object::Node(n) = &l.object {
             let node = node(n, snapshot.symbols_mut()).map_err(|source| BuildError::Convert {

@@ -14,6 +14,7 @@ pub use validation_case::{
 };
 
 use serde_json::Value;
+use topospread::features::Features;
 use topospread_k8s::load::LoadError;
 
 /// One expectation of a case that did not hold.
@@ -132,8 +133,18 @@ fn kind_of(case: &Value) -> Option<CaseKind> {
     }
 }
 
-/// Parses a case file and runs every case in it.
+/// Parses a case file and runs every case in it, under current Kubernetes' gates.
 pub fn run_file(text: &str, file: &str) -> Result<Vec<CaseReport>, ScenarioError> {
+    run_file_with(text, file, &Features::default())
+}
+
+/// Parses a case file and runs every case in it; `base` (a `--kubernetes-version` and
+/// `--feature-gates`) stands for the gates a case's own `features:` leaves out.
+pub fn run_file_with(
+    text: &str,
+    file: &str,
+    base: &Features,
+) -> Result<Vec<CaseReport>, ScenarioError> {
     let docs = topospread_k8s::load::parse_yaml_documents(text, file)?;
     let [doc] = docs.as_slice() else {
         return Err(ScenarioError::case(
@@ -184,6 +195,13 @@ pub fn run_file(text: &str, file: &str) -> Result<Vec<CaseReport>, ScenarioError
                 "cannot tell the kind of case: a plugin case has `pod` and `nodes`, a scheduler case `schedule`, a validation case `expect.valid`, a rebalance case `rebalance`, a controller case `cluster`",
             ));
         };
+        let based;
+        let case = if *base == Features::default() || kind == CaseKind::Validation {
+            case
+        } else {
+            based = with_base_features(case, base);
+            &based
+        };
         let outcome = match kind {
             CaseKind::Plugin => plugin::run(case, file, &name)?,
             CaseKind::Scheduler => scheduler::run(case, file, &name)?,
@@ -207,6 +225,24 @@ pub fn run_file(text: &str, file: &str) -> Result<Vec<CaseReport>, ScenarioError
         });
     }
     Ok(reports)
+}
+
+/// `case` with `base` under its own `features:` (the case's keys win).
+fn with_base_features(case: &Value, base: &Features) -> Value {
+    let mut case = case.clone();
+    let mut features = match serde_json::to_value(base) {
+        Ok(Value::Object(map)) => map,
+        _ => serde_json::Map::new(),
+    };
+    if let Some(Value::Object(own)) = case.get("features") {
+        for (k, v) in own {
+            features.insert(k.clone(), v.clone());
+        }
+    }
+    if let Value::Object(map) = &mut case {
+        map.insert("features".into(), Value::Object(features));
+    }
+    case
 }
 
 /// Builds a case's cluster: its `nodes`, the workload `objects` default spreading reads,

@@ -428,7 +428,8 @@ impl LiveCache {
                 &self.snapshot.workloads().priority_classes,
             );
         }
-        let pod = match convert::pod(&object, self.snapshot.symbols_mut()) {
+        let options = self.snapshot.request_options();
+        let pod = match convert::pod_with(&object, self.snapshot.symbols_mut(), options) {
             Ok(pod) => pod,
             Err(e) => {
                 warn!(pod = key(&p.metadata), error = %e, "skipping a pod that does not convert");

@@ -61,6 +61,8 @@ pub struct Options {
     pub config: SchedulerConfig,
     /// Feature gates.
     pub features: Features,
+    /// How pods' requests are computed (`PodLevelResources`).
+    pub request_options: topospread::api::resources::RequestOptions,
     /// Where `/metrics`, `/healthz` and `/readyz` listen; `None`: nowhere.
     pub listen: Option<SocketAddr>,
     /// The holder identity for the Lease and the events' reporting instance.
@@ -75,6 +77,7 @@ impl Options {
         Self {
             config,
             features: Features::default(),
+            request_options: Default::default(),
             listen: None,
             identity: default_identity(),
             seed: 0,
@@ -157,6 +160,7 @@ impl Running {
 /// (when `leaderElection.leaderElect`), and the metrics and health listener.
 pub fn start(client: kube::Client, options: Options) -> Result<Running> {
     let mut snapshot = Snapshot::new();
+    snapshot.set_request_options(options.request_options);
     let mut scheduler = Scheduler::new(&options.config, options.features, &mut snapshot)?;
     scheduler.set_seed(options.seed);
     let le = options.config.leader_election();

@@ -37,7 +37,7 @@ pub(crate) fn load(path: Option<&Path>, input: &Input) -> Result<SchedulerSetup>
             return Ok(SchedulerSetup {
                 origin: "default profile".into(),
                 config: SchedulerConfig::default(),
-                features: Features::default(),
+                features: super::input::gates().scheduler_features(),
             });
         }
         (Some(path), None) => path,
@@ -64,7 +64,7 @@ pub(crate) fn load(path: Option<&Path>, input: &Input) -> Result<SchedulerSetup>
 /// Reads one KubeSchedulerConfiguration document as kube-scheduler does at start-up.
 fn checked(value: &serde_json::Value, file: &str) -> Result<SchedulerSetup> {
     let origin = format!("{file}: kubeschedulerconfiguration");
-    let features = Features::default();
+    let features = super::input::gates().scheduler_features();
     let config =
         check_configuration(value, features).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
     Ok(SchedulerSetup {

@@ -10,9 +10,11 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 use topospread::convert;
 use topospread::snapshot::{PodId, Snapshot};
+use topospread::version::{FeatureGates, KubernetesVersion, VersionError};
 use topospread_k8s::build::{self, Refused};
 use topospread_k8s::load::{Loaded, Object, parse_manifests};
 use topospread_k8s::notes::{Note, summarize};
+use topospread_k8s::validation::ApiServerFeatures;
 use topospread_k8s::workloads::{self, ExpandOptions, Expansion, Scale, expand_with};
 
 pub(crate) use read::{InputPath, read_path, resolve};
@@ -53,6 +55,41 @@ static OPTIONS: OnceLock<InputOptions> = OnceLock::new();
 pub(crate) fn set_options(options: InputOptions) {
     // A second call would be a programming error; the first value stays.
     let _ = OPTIONS.set(options);
+}
+
+/// `--kubernetes-version` and `--feature-gates`, set once by `main`.
+static GATES: OnceLock<FeatureGates> = OnceLock::new();
+
+/// The release's gates with `--feature-gates` applied.
+pub(crate) fn gates_from_flags(
+    version: Option<&str>,
+    feature_gates: Option<&str>,
+) -> Result<FeatureGates, VersionError> {
+    let version = match version {
+        Some(v) => v.parse::<KubernetesVersion>()?,
+        None => KubernetesVersion::NEWEST,
+    };
+    let mut gates = FeatureGates::new(version);
+    if let Some(spec) = feature_gates {
+        gates.apply(spec)?;
+    }
+    Ok(gates)
+}
+
+/// Records the release and gates (`main` calls this once).
+pub(crate) fn set_gates(gates: FeatureGates) {
+    let _ = GATES.set(gates);
+}
+
+/// The release and gates every command follows (the newest release's defaults when
+/// `main` has not set them).
+pub(crate) fn gates() -> FeatureGates {
+    GATES.get().cloned().unwrap_or_default()
+}
+
+/// The API server's gates of [`gates`].
+pub(crate) fn api_server_features() -> ApiServerFeatures {
+    ApiServerFeatures::from_gates(&gates())
 }
 
 /// The global input flags (the defaults when `main` has not set them).
@@ -139,9 +176,10 @@ pub(crate) fn load_admitted(
     } else {
         load(files, seed)?
     };
-    if let Some(e) = topospread_k8s::validation::validate_objects(&input.objects)
-        .into_iter()
-        .next()
+    if let Some(e) =
+        topospread_k8s::validation::validate_objects_with(&input.objects, &api_server_features())
+            .into_iter()
+            .next()
     {
         bail!("{e}");
     }
@@ -188,7 +226,10 @@ pub(crate) fn build(input: &Input, seed: u64, scale: &[Scale]) -> Result<World> 
             anyhow::anyhow!("{e} (--max-pods raises the limit)")
         }
     })?;
-    let built = build::build(input.objects.iter().chain(&expansion.replica_sets))?;
+    let built = build::build_with(
+        input.objects.iter().chain(&expansion.replica_sets),
+        gates().request_options(),
+    )?;
     let mut snapshot = built.snapshot;
     let mut refused = built.refused;
     for p in &expansion.pods {

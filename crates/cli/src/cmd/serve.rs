@@ -45,6 +45,7 @@ async fn serve(args: &ServeArgs, setup: super::config::SchedulerSetup) -> Result
     .await?;
     let mut options = topospread_serve::Options::new(setup.config);
     options.features = setup.features;
+    options.request_options = super::input::gates().request_options();
     options.listen = Some(args.listen);
     let profiles: Vec<String> = options
         .config

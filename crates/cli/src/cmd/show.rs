@@ -73,7 +73,8 @@ pub(crate) fn options(
 pub(crate) fn run(args: &ShowArgs) -> Result<ExitCode> {
     let (input, mut snapshot) = super::term::with_spinner("loading", || -> Result<_> {
         let input = input::load_admitted(&args.files, &args.live, 0)?;
-        let snapshot = build::build_snapshot(&input.objects)?;
+        let snapshot =
+            build::build_snapshot_with(&input.objects, super::input::gates().request_options())?;
         Ok((input, snapshot))
     })?;
     // Notes go to stderr: stdout is the drawing.

@@ -44,11 +44,12 @@ pub(crate) fn run(args: &TestArgs) -> Result<ExitCode> {
     }
     // Every file is read and parsed before anything is reported, so a broken file
     // stops the run with exit 2 and no partial verdict.
+    let base = super::input::gates().scheduler_features();
     let mut results = Vec::with_capacity(files.len());
     for f in &files {
         let text = read_path(&InputPath::File(f.clone()), options().max_input_bytes)?;
         let name = f.display().to_string();
-        let reports = scenario::run_file(&text, &name)?;
+        let reports = scenario::run_file_with(&text, &name, &base)?;
         results.push((name, reports));
     }
     let stdout = std::io::stdout();

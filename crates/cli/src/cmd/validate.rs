@@ -31,12 +31,12 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
-use topospread_k8s::build::build_snapshot;
+use topospread_k8s::build::build_snapshot_with;
 use topospread_k8s::load::{Loaded, Object, escape_control};
 use topospread_k8s::notes::summarize;
 use topospread_k8s::validation::{
-    ApiServerFeatures, ClusterLinter, FieldError, Lint, LintCode, Severity, Workload,
-    lint_workload, validate_cluster, validate_objects, validate_scheduler_configuration,
+    ClusterLinter, FieldError, Lint, LintCode, Severity, Workload, lint_workload, validate_cluster,
+    validate_objects_with, validate_scheduler_configuration,
 };
 
 use super::{config, input};
@@ -230,7 +230,7 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
 
 /// Validates and lints every object; `Err` only for args that cannot be decoded.
 fn check(objects: &[Loaded], args: &ValidateArgs, files: usize) -> Result<Report> {
-    let features = ApiServerFeatures::default();
+    let features = super::input::api_server_features();
     // Validation first, so the snapshot for the cluster lints can leave invalid pods out.
     let mut checked: Vec<(Place<'_>, Option<Workload>, Vec<FieldError>)> = Vec::new();
     let mut invalid = std::collections::HashSet::new();
@@ -255,10 +255,11 @@ fn check(objects: &[Loaded], args: &ValidateArgs, files: usize) -> Result<Report
             name: meta.name.clone(),
         };
         // The API server's create-time validation, the same simulate runs first.
-        let errors: Vec<FieldError> = validate_objects(std::slice::from_ref(loaded))
-            .into_iter()
-            .map(|r| r.error)
-            .collect();
+        let errors: Vec<FieldError> =
+            validate_objects_with(std::slice::from_ref(loaded), &features)
+                .into_iter()
+                .map(|r| r.error)
+                .collect();
         if !errors.is_empty() {
             invalid.insert(index);
         }
@@ -292,8 +293,16 @@ fn check(objects: &[Loaded], args: &ValidateArgs, files: usize) -> Result<Report
             })
             .map(|(_, l)| l)
             .collect();
-        match build_snapshot(usable.iter().copied()) {
-            Ok(snapshot) => linter = Some(ClusterLinter::new(snapshot)?),
+        match build_snapshot_with(
+            usable.iter().copied(),
+            super::input::gates().request_options(),
+        ) {
+            Ok(snapshot) => {
+                linter = Some(ClusterLinter::with_features(
+                    snapshot,
+                    super::input::gates().scheduler_features(),
+                )?);
+            }
             Err(e) => notes.push(format!(
                 "cluster lints skipped: the files do not make a cluster snapshot: {e}"
             )),

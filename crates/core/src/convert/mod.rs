@@ -1,7 +1,7 @@
 //! From k8s-openapi objects to the engine's compact types: interning, selector
 //! compilation and defaulting happen here, once. Errors name the object and field.
 
-use crate::api::resources::{host_ports, node_allocatable, pod_requests_with};
+use crate::api::resources::{RequestOptions, host_ports, node_allocatable, pod_requests_with};
 use crate::api::{
     ControllerKind, ControllerRef, Labels, Node, NodeImage, NodeInclusionPolicy,
     NodeSelectorMatcher, Pod, PodAffinity, PreferredNodeAffinity, RequiredNodeAffinity, Selector,
@@ -46,8 +46,17 @@ fn resource_err(object: &str, e: &crate::api::resources::ResourceError) -> Conve
 /// The namespace a namespaced object lands in when its manifest leaves it out.
 pub const DEFAULT_NAMESPACE: &str = "default";
 
-/// Converts a v1 Pod.
+/// Converts a v1 Pod under current Kubernetes' gates.
 pub fn pod(p: &core::Pod, symbols: &mut Symbols) -> Result<Pod, ConvertError> {
+    pod_with(p, symbols, RequestOptions::default())
+}
+
+/// Converts a v1 Pod, its requests computed under `options`.
+pub fn pod_with(
+    p: &core::Pod,
+    symbols: &mut Symbols,
+    options: RequestOptions,
+) -> Result<Pod, ConvertError> {
     let meta = &p.metadata;
     let name = meta.name.clone().unwrap_or_default();
     let namespace = meta.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
@@ -82,7 +91,7 @@ pub fn pod(p: &core::Pod, symbols: &mut Symbols) -> Result<Pod, ConvertError> {
         .affinity
         .as_ref()
         .and_then(|a| a.node_affinity.as_ref());
-    let requests = pod_requests_with(spec, p.status.as_ref(), Default::default())
+    let requests = pod_requests_with(spec, p.status.as_ref(), options)
         .map_err(|e| resource_err(&object, &e))?;
     let uid: Box<str> = match meta.uid.as_deref() {
         Some(u) if !u.is_empty() => u.into(),

@@ -116,6 +116,8 @@ pub struct Snapshot {
     anti_affinity_nodes: BTreeSet<NodeId>,
     /// Bumped by every change a scheduling cycle could see (see [`Self::generation`]).
     generation: u64,
+    /// The gates pods added from manifests are converted under (`PodLevelResources`...).
+    request_options: crate::api::resources::RequestOptions,
 }
 
 impl Clone for Snapshot {
@@ -138,11 +140,23 @@ impl Clone for Snapshot {
             affinity_nodes: self.affinity_nodes.clone(),
             anti_affinity_nodes: self.anti_affinity_nodes.clone(),
             generation: self.generation,
+            request_options: self.request_options,
         }
     }
 }
 
 impl Snapshot {
+    /// The gates that change how a pod's requests are computed, for callers converting
+    /// manifests into this snapshot.
+    pub fn request_options(&self) -> crate::api::resources::RequestOptions {
+        self.request_options
+    }
+
+    /// Sets [`Self::request_options`] (a `--kubernetes-version` or `--feature-gates`).
+    pub fn set_request_options(&mut self, options: crate::api::resources::RequestOptions) {
+        self.request_options = options;
+    }
+
     /// An empty snapshot with incremental counting on.
     pub fn new() -> Self {
         Self {

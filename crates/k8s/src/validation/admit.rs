@@ -61,16 +61,21 @@ impl fmt::Display for Refusal {
 /// The longest bad value printed; a 50 MB label value is cut, not echoed.
 const MAX_VALUE_CHARS: usize = 200;
 
-/// Every refusal for `objects`, in file order (all of each object's errors together).
+/// Every refusal for `objects`, in file order (all of each object's errors together),
+/// under current Kubernetes' gates.
 pub fn validate_objects(objects: &[Loaded]) -> Vec<Refusal> {
-    let features = ApiServerFeatures::default();
+    validate_objects_with(objects, &ApiServerFeatures::default())
+}
+
+/// [`validate_objects`] under the gates of a given release.
+pub fn validate_objects_with(objects: &[Loaded], features: &ApiServerFeatures) -> Vec<Refusal> {
     let mut out = Vec::new();
     for l in objects {
         let Some(meta) = l.object.metadata() else {
             continue;
         };
         let mut errors = validate_meta(&l.object, meta);
-        errors.extend(validate_spec(&l.object, &features));
+        errors.extend(validate_spec(&l.object, features));
         for mut error in errors {
             if let Some(v) = error.bad_value.as_mut()
                 && v.chars().count() > MAX_VALUE_CHARS

@@ -15,6 +15,7 @@
 //! | TS005 | `hard-constraints-conflict` | yes |
 //! | TS006 | `rollout-skews-spread` | no |
 //! | TS007 | `template-pods-rejected` | no |
+//! | TS008 | `empty-selector-differs-by-version` | no |
 //!
 //! [`lint_workload`] runs the lints that read only the object; [`ClusterLinter`] runs
 //! the ones that need the cluster's nodes, on a [`Snapshot`](topospread::snapshot::Snapshot),
@@ -70,11 +71,13 @@ pub enum LintCode {
     RolloutSkewsSpread,
     /// TS007: the API server accepts the template but rejects the pods created from it.
     TemplatePodsRejected,
+    /// TS008: `labelSelector: {}`, which counts every pod or none depending on the release.
+    EmptySelectorDiffersByVersion,
 }
 
 impl LintCode {
     /// Every lint, in code order.
-    pub const ALL: [LintCode; 7] = [
+    pub const ALL: [LintCode; 8] = [
         Self::SelectorMissesOwnPod,
         Self::TopologyKeyMissingOnNodes,
         Self::MinDomainsExceedsDomains,
@@ -82,6 +85,7 @@ impl LintCode {
         Self::HardConstraintsConflict,
         Self::RolloutSkewsSpread,
         Self::TemplatePodsRejected,
+        Self::EmptySelectorDiffersByVersion,
     ];
 
     /// The stable short code (`TS001`).
@@ -94,6 +98,7 @@ impl LintCode {
             Self::HardConstraintsConflict => "TS005",
             Self::RolloutSkewsSpread => "TS006",
             Self::TemplatePodsRejected => "TS007",
+            Self::EmptySelectorDiffersByVersion => "TS008",
         }
     }
 
@@ -107,6 +112,7 @@ impl LintCode {
             Self::HardConstraintsConflict => "hard-constraints-conflict",
             Self::RolloutSkewsSpread => "rollout-skews-spread",
             Self::TemplatePodsRejected => "template-pods-rejected",
+            Self::EmptySelectorDiffersByVersion => "empty-selector-differs-by-version",
         }
     }
 
@@ -133,6 +139,9 @@ impl LintCode {
             }
             Self::TemplatePodsRejected => {
                 "the API server merges matchLabelKeys into the selector of each new pod and then rejects it, so the controller can never create the pods (KEP-3243 selector merge, https://kubernetes.io/docs/concepts/scheduling-eviction/topology-spread-constraints/#spread-constraint-definition)"
+            }
+            Self::EmptySelectorDiffersByVersion => {
+                "an empty labelSelector counted no pod from Kubernetes 1.27 (kubernetes PR 116607) until 1.38 (PR 141340), so the constraint never limited placement there, and counts every pod of the namespace from 1.38; the same spec spreads differently across upgrades (https://github.com/kubernetes/kubernetes/issues/141339)"
             }
         }
     }
@@ -273,6 +282,9 @@ pub fn lint_workload(workload: &Workload, features: &ApiServerFeatures) -> Vec<L
                 }
             }
         }
+        if let Some(lint) = empty_selector(c, &path, features, labels_map, added) {
+            lints.push(lint);
+        }
         if matches!(workload, Workload::Deployment(_))
             && features.match_label_keys_in_pod_topology_spread
             && matches!(self_match, SelfMatch::Matches)
@@ -307,6 +319,37 @@ pub fn lint_workload(workload: &Workload, features: &ApiServerFeatures) -> Vec<L
         });
     }
     lints
+}
+
+/// TS008: a `labelSelector: {}` that matchLabelKeys leaves without requirements.
+fn empty_selector(
+    c: &TopologySpreadConstraint,
+    path: &FieldPath,
+    features: &ApiServerFeatures,
+    labels: &BTreeMap<String, String>,
+    controller_added: &[&str],
+) -> Option<Lint> {
+    let selector = c.label_selector.as_ref()?;
+    let empty = selector
+        .match_labels
+        .as_ref()
+        .is_none_or(BTreeMap::is_empty)
+        && selector
+            .match_expressions
+            .as_ref()
+            .is_none_or(Vec::is_empty);
+    let merged = features.match_label_keys_in_pod_topology_spread
+        && c.match_label_keys
+            .iter()
+            .flatten()
+            .any(|k| labels.contains_key(k) || controller_added.contains(&k.as_str()));
+    (empty && !merged).then(|| {
+        Lint::new(
+            LintCode::EmptySelectorDiffersByVersion,
+            &path.child("labelSelector"),
+            "labelSelector: {} counts every pod of the namespace in Kubernetes 1.38 and later, but no pod in 1.27 to 1.37 (where the constraint never limits placement); select the pods to spread explicitly",
+        )
+    })
 }
 
 /// How a constraint's selector relates to the pod's own labels.

@@ -20,7 +20,7 @@ mod config;
 pub mod lint;
 mod objects;
 
-pub use admit::{Refusal, validate_cluster, validate_objects};
+pub use admit::{Refusal, validate_cluster, validate_objects, validate_objects_with};
 pub use config::{ConfigDecodeError, pod_topology_spread_args, validate_scheduler_configuration};
 pub use lint::{
     ClusterLinter, FIRST_POD_TEMPLATE_HASH, Lint, LintCode, Severity, controller_added_labels,

@@ -49,6 +49,16 @@ impl Default for ApiServerFeatures {
 }
 
 impl ApiServerFeatures {
+    /// The API server's gates of one release (`--kubernetes-version`, `--feature-gates`).
+    pub fn from_gates(gates: &topospread::version::FeatureGates) -> Self {
+        Self {
+            match_label_keys_in_pod_topology_spread: gates
+                .enabled("MatchLabelKeysInPodTopologySpread"),
+            match_label_keys_in_pod_topology_spread_selector_merge: gates
+                .enabled("MatchLabelKeysInPodTopologySpreadSelectorMerge"),
+        }
+    }
+
     /// The validation options the API server derives on create.
     pub fn create_options(&self) -> PodValidationOptions {
         PodValidationOptions::create(

@@ -65,6 +65,15 @@ impl PodTopologySpread {
                 } else {
                     c.selector.clone()
                 };
+                // 1.27 to 1.37 counted no pod for a selector without requirements
+                // (`countPodsMatchSelector`'s `Empty()` check). Counting with Nothing is the
+                // same verdict: every count is 0, so Filter's skew is at most 1 <= maxSkew
+                // and every node scores alike.
+                let selector = if !self.features.empty_selector_matches_all && selector.is_empty() {
+                    Selector::Nothing
+                } else {
+                    selector
+                };
                 let mut constraint = Constraint {
                     max_skew: c.max_skew,
                     topology_key: c.topology_key,

@@ -33,10 +33,15 @@ pub struct ClusterLinter {
 impl ClusterLinter {
     /// A linter over `snapshot`, with kube-scheduler's default `PodTopologySpreadArgs`
     /// (only pods with constraints of their own are linted, so the defaults do not matter).
-    pub fn new(mut snapshot: Snapshot) -> Result<Self, NewError> {
+    pub fn new(snapshot: Snapshot) -> Result<Self, NewError> {
+        Self::with_features(snapshot, Features::default())
+    }
+
+    /// [`ClusterLinter::new`] with the scheduler's gates of a given release.
+    pub fn with_features(mut snapshot: Snapshot, features: Features) -> Result<Self, NewError> {
         let plugin = PodTopologySpread::new(
             &PodTopologySpreadArgs::default(),
-            Features::default(),
+            features,
             snapshot.symbols_mut(),
         )?;
         Ok(Self { snapshot, plugin })

@@ -67,7 +67,7 @@ fn codes_are_stable_and_documented() {
     assert_eq!(
         codes,
         [
-            "TS001", "TS002", "TS003", "TS004", "TS005", "TS006", "TS007"
+            "TS001", "TS002", "TS003", "TS004", "TS005", "TS006", "TS007", "TS008"
         ]
     );
     for c in LintCode::ALL {
@@ -284,4 +284,23 @@ fn first_pod_of_a_deployment() {
         Some(FIRST_POD_TEMPLATE_HASH)
     );
     assert_eq!(labels.get("app").map(String::as_str), Some("web"));
+}
+
+#[test]
+fn ts008_empty_selector_unless_match_label_keys_add_requirements() {
+    let got = lints(&pod(
+        "  - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {}}\n  - {maxSkew: 1, topologyKey: rack, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {}}, matchLabelKeys: [app]}\n  - {maxSkew: 1, topologyKey: host, whenUnsatisfiable: DoNotSchedule, labelSelector: {}, matchLabelKeys: [tier]}\n",
+    ));
+    let ts008: Vec<&String> = got
+        .iter()
+        .filter(|(code, _)| *code == "TS008")
+        .map(|(_, field)| field)
+        .collect();
+    assert_eq!(
+        ts008,
+        [
+            "spec.topologySpreadConstraints[0].labelSelector",
+            "spec.topologySpreadConstraints[2].labelSelector"
+        ]
+    );
 }

@@ -1,0 +1,76 @@
+//! `--kubernetes-version` and `--feature-gates`: what changed between releases.
+
+use super::{fixture, run, stderr};
+
+fn node_of_web(args: &[&str]) -> String {
+    let f = fixture("versions/empty-selector.yaml");
+    let mut all = vec!["simulate", "-f", &f, "-o", "json"];
+    all.extend_from_slice(args);
+    let o = run(&all);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    v["pods"][0]["node"]
+        .as_str()
+        .expect("web bound")
+        .to_string()
+}
+
+#[test]
+fn an_empty_selector_counts_every_pod_only_from_1_38() {
+    // Newest: the two db pods count, so zone-a is full at maxSkew 1.
+    assert_eq!(node_of_web(&[]), "node-b");
+    assert_eq!(node_of_web(&["--kubernetes-version", "1.38"]), "node-b");
+    // 1.27 to 1.37 count no pod: node affinity's preference wins.
+    assert_eq!(node_of_web(&["--kubernetes-version", "1.37"]), "node-a");
+    assert_eq!(node_of_web(&["--kubernetes-version", "v1.27.3"]), "node-a");
+    // Before 1.27 the selector counted every pod again.
+    assert_eq!(node_of_web(&["--kubernetes-version", "1.26"]), "node-b");
+}
+
+#[test]
+fn validate_warns_that_the_empty_selector_differs_by_release() {
+    let f = fixture("versions/empty-selector.yaml");
+    let o = run(&["validate", "-f", &f]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("TS008"), "{out}");
+    assert!(
+        out.contains("spec.topologySpreadConstraints[0].labelSelector"),
+        "{out}"
+    );
+}
+
+#[test]
+fn bad_versions_and_gates_exit_2_with_one_line() {
+    let f = fixture("versions/empty-selector.yaml");
+    for (args, want) in [
+        (
+            vec!["--kubernetes-version", "1.24"],
+            "topospread models 1.25 to 1.38",
+        ),
+        (
+            vec!["--kubernetes-version", "2.0"],
+            "is not a Kubernetes version",
+        ),
+        (
+            vec!["--feature-gates", "NoSuchGate=true"],
+            "unrecognized feature gate \"NoSuchGate\"",
+        ),
+        (
+            vec!["--feature-gates", "PodLevelResources"],
+            "is not Name=true or Name=false",
+        ),
+        (
+            vec!["--feature-gates", "MinDomainsInPodTopologySpread=false"],
+            "feature is locked to true in Kubernetes 1.38",
+        ),
+    ] {
+        let mut all = vec!["simulate", "-f", &f];
+        all.extend(args.iter().copied());
+        let o = run(&all);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = stderr(&o);
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(o.stdout.is_empty());
+    }
+}
