@@ -314,7 +314,9 @@ pub(crate) struct ExplainArgs {
     /// Read the live cluster too (see `--kubeconfig`).
     #[command(flatten)]
     pub(crate) live: LiveArgs,
-    /// The pending pod, as `name` or `namespace/name` (pods made from workloads count).
+    /// The pending pod, as `name` or `namespace/name` (pods made from workloads count),
+    /// or a workload as `KIND/NAME` or `KIND/NAMESPACE/NAME` (`deployment/web`): its next
+    /// pending pod.
     pub(crate) pod: String,
     /// Seed for generated pod names and tie-breaking (as in `simulate`).
     #[arg(long, default_value_t = 0)]
@@ -322,6 +324,10 @@ pub(crate) struct ExplainArgs {
     /// A KubeSchedulerConfiguration file.
     #[arg(long)]
     pub(crate) config: Option<PathBuf>,
+    /// Set a workload's replicas first, as `simulate --scale` (`deployment/web=5`), so
+    /// `explain deployment/web` shows where the next replica would go.
+    #[arg(long = "scale", value_name = "KIND/NAME=N")]
+    pub(crate) scale: Vec<topospread_k8s::workloads::Scale>,
 }
 
 /// `topospread test`.

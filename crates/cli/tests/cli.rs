@@ -5,6 +5,8 @@
 
 #[path = "cli/config.rs"]
 mod config;
+#[path = "cli/explain.rs"]
+mod explain;
 #[path = "cli/input.rs"]
 mod input;
 #[path = "cli/live.rs"]

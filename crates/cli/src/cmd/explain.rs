@@ -13,8 +13,15 @@ use topospread_report::render_explanation;
 pub(crate) fn run(args: &ExplainArgs) -> Result<ExitCode> {
     let input = input::load_admitted(&args.files, &args.live, args.seed)?;
     let setup = config::load(args.config.as_deref(), &input)?;
-    let mut world = input::build(&input, args.seed, &[])?;
-    let (ns, name) = input::split_pod_ref(&args.pod);
+    let mut world = input::build(&input, args.seed, &args.scale)?;
+    let next;
+    let (ns, name) = match workload_ref(&args.pod) {
+        Some((kind, ns, name)) => {
+            next = next_pod_of(&world, kind, ns, name)?;
+            (ns, next.as_str())
+        }
+        None => input::split_pod_ref(&args.pod),
+    };
     if let Some(r) = world
         .refused
         .iter()
@@ -96,4 +103,88 @@ pub(crate) fn run(args: &ExplainArgs) -> Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// `KIND/NAME` or `KIND/NAMESPACE/NAME` as kubectl writes them (`deployment/web`,
+/// `sts/prod/db`): the workload kind's canonical name, namespace and name; `None` for a
+/// pod reference (`name`, `namespace/name`, `pod/name`).
+fn workload_ref(text: &str) -> Option<(&'static str, &str, &str)> {
+    let parts: Vec<&str> = text.split('/').collect();
+    let (kind, ns, name) = match parts.as_slice() {
+        [kind, name] => (*kind, topospread::convert::DEFAULT_NAMESPACE, *name),
+        [kind, ns, name] => (*kind, *ns, *name),
+        _ => return None,
+    };
+    let kind = match kind.to_ascii_lowercase().as_str() {
+        "deployment" | "deployments" | "deploy" => "Deployment",
+        "replicaset" | "replicasets" | "rs" => "ReplicaSet",
+        "replicationcontroller" | "replicationcontrollers" | "rc" => "ReplicationController",
+        "statefulset" | "statefulsets" | "sts" => "StatefulSet",
+        "daemonset" | "daemonsets" | "ds" => "DaemonSet",
+        "job" | "jobs" => "Job",
+        _ => return None,
+    };
+    Some((kind, ns, name))
+}
+
+/// The workload's next pod: the first of its pods still pending, in queue order.
+fn next_pod_of(world: &input::World, kind: &str, ns: &str, name: &str) -> Result<String> {
+    let what = format!("{} {ns}/{name}", kind.to_ascii_lowercase());
+    let Some(workload) = world
+        .expansion
+        .workloads
+        .iter()
+        .find(|w| w.kind == kind && w.namespace == ns && w.name == name)
+    else {
+        let mut known: Vec<String> = world
+            .expansion
+            .workloads
+            .iter()
+            .map(|w| format!("{}/{}/{}", w.kind.to_ascii_lowercase(), w.namespace, w.name))
+            .take(10)
+            .collect();
+        if known.is_empty() {
+            known.push("none".into());
+        }
+        bail!(
+            "{what}: not found in the files (workloads: {})",
+            known.join(", ")
+        );
+    };
+    let snapshot = &world.snapshot;
+    let symbols = snapshot.symbols();
+    let next = world.queue.iter().find_map(|id| {
+        let pod = snapshot.pod(*id)?;
+        (symbols.resolve(pod.namespace) == ns && workload.pods.iter().any(|p| **p == *pod.name))
+            .then(|| pod.name.to_string())
+    });
+    match next {
+        Some(pod) => Ok(pod),
+        None if world
+            .expansion
+            .rollouts
+            .iter()
+            .any(|r| r.namespace == ns && r.deployment == name) =>
+        {
+            bail!(
+                "{what}: every pod exists already; its rollout's new pods are made step by step by `simulate`, which reports where each lands"
+            )
+        }
+        None if matches!(
+            kind,
+            "Deployment" | "ReplicaSet" | "ReplicationController" | "StatefulSet"
+        ) =>
+        {
+            bail!(
+                "{what}: no pending pod ({} pod(s), every one bound); --scale {}/{ns}/{name}={} shows where the next would go",
+                workload.pods.len(),
+                kind.to_ascii_lowercase(),
+                workload.pods.len() + 1
+            )
+        }
+        None => bail!(
+            "{what}: no pending pod ({} pod(s), every one bound)",
+            workload.pods.len()
+        ),
+    }
 }
