@@ -55,6 +55,7 @@ pub mod rebalance;
 pub mod scheduler;
 pub mod simulation;
 pub mod snapshot;
+pub mod spread;
 pub mod validation;
 pub mod version;
 

@@ -11,13 +11,13 @@ use std::fmt::Write as _;
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
+use topospread::rebalance::ConstraintSpread;
 use topospread::simulation::SimEvent;
 use topospread::snapshot::{NodeId, PodId, Snapshot};
+use topospread::spread::SpreadCounter;
 use topospread_k8s::load::Object;
 use topospread_k8s::workloads::{RemovedPod, RolloutReport};
-use topospread_report::{
-    CountSummary, Highlight, domain_counts, every_domain, render_cluster, skew, summarize,
-};
+use topospread_report::{CountSummary, every_domain, render_cluster, summarize};
 
 /// One pod's result.
 #[derive(Serialize)]
@@ -45,6 +45,8 @@ pub(crate) struct PreemptedReport {
 struct ConstraintReport {
     topology_key: String,
     max_skew: i32,
+    /// minDomains as Filter applies it (1 for ScheduleAnyway).
+    min_domains: i32,
     when_unsatisfiable: String,
     selector: String,
     before: BTreeMap<String, u32>,
@@ -66,6 +68,9 @@ struct WorkloadReport {
     pods: usize,
     scheduled: usize,
     pending: usize,
+    /// The constraints are the cluster's default constraints (the pods have none).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    constraints_from_defaults: bool,
     constraints: Vec<ConstraintReport>,
 }
 
@@ -189,38 +194,6 @@ fn roll_out(
     Ok(reports)
 }
 
-/// Per workload: its constraints (from its first pod) with their highlight.
-fn workload_constraints(
-    snapshot: &Snapshot,
-    namespace: &str,
-    pods: &[String],
-) -> Vec<(topospread::api::SpreadConstraintSpec, Highlight)> {
-    let Some(pod) = pods.iter().find_map(|p| {
-        snapshot
-            .pod_id(namespace, p)
-            .and_then(|id| snapshot.pod(id))
-    }) else {
-        return Vec::new();
-    };
-    let symbols = snapshot.symbols();
-    pod.spread_constraints
-        .iter()
-        .map(|c| {
-            // Counted as the scheduler counts: matchLabelKeys merged from the pod's labels.
-            let selector = c.selector_for(&pod.labels);
-            let description = selector.display(symbols);
-            (
-                c.clone(),
-                Highlight {
-                    selector,
-                    namespace: Some(pod.namespace),
-                    description,
-                },
-            )
-        })
-        .collect()
-}
-
 /// How long each phase of a simulation took (for `bench load`).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Timings {
@@ -272,6 +245,8 @@ pub(crate) fn execute(args: &SimulateArgs, timings: &mut Timings) -> Result<Simu
         Ok((input, setup, world))
     })?;
     let mut runtime = Runtime::new(&setup, &mut world.snapshot, args.seed)?;
+    let counter = SpreadCounter::new(&setup.config, setup.features, &mut world.snapshot)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", setup.origin))?;
     let before = world
         .before_removal
         .take()
@@ -324,22 +299,32 @@ pub(crate) fn execute(args: &SimulateArgs, timings: &mut Timings) -> Result<Simu
     let mut workloads = Vec::new();
     for w in &world.expansion.workloads {
         let mut constraints = Vec::new();
-        for (c, h) in workload_constraints(snapshot, &w.namespace, &w.pods) {
-            let key = symbols.resolve(c.topology_key).to_string();
-            let b = domain_counts(&before, &key, &h);
-            let a = domain_counts(snapshot, &key, &h);
-            constraints.push(ConstraintReport {
-                skew_before: skew(&b),
-                skew_after: skew(&a),
-                summary_before: summarize(&b),
-                summary_after: summarize(&a),
-                topology_key: key,
-                max_skew: c.max_skew,
-                when_unsatisfiable: c.when_unsatisfiable.as_str().to_string(),
-                selector: h.description,
-                before: b.into_iter().collect(),
-                after: a.into_iter().collect(),
-            });
+        let mut from_defaults = false;
+        let first = w.pods.iter().find_map(|p| {
+            snapshot
+                .pod_id(&w.namespace, p)
+                .and_then(|id| snapshot.pod(id))
+        });
+        if let Some(pod) = first {
+            let after = counter.pod_spread(pod, snapshot);
+            let before = counter.pod_spread(pod, &before);
+            from_defaults = after.from_defaults;
+            for (a, b) in after.constraints.into_iter().zip(before.constraints) {
+                let (a_counts, b_counts) = (as_counts(&a.spread), as_counts(&b.spread));
+                constraints.push(ConstraintReport {
+                    skew_before: u32::try_from(b.spread.skew).unwrap_or(0),
+                    skew_after: u32::try_from(a.spread.skew).unwrap_or(0),
+                    summary_before: summarize(&b_counts),
+                    summary_after: summarize(&a_counts),
+                    topology_key: a.spread.topology_key,
+                    max_skew: a.spread.max_skew,
+                    min_domains: a.min_domains,
+                    when_unsatisfiable: a.spread.when_unsatisfiable,
+                    selector: a.selector,
+                    before: b_counts.into_iter().collect(),
+                    after: a_counts.into_iter().collect(),
+                });
+            }
         }
         // A pod evicted (preempted, or on a drained node) counts as its replacement.
         let current: Vec<PodId> = w
@@ -365,6 +350,7 @@ pub(crate) fn execute(args: &SimulateArgs, timings: &mut Timings) -> Result<Simu
             pods: current.len(),
             scheduled: bound,
             pending: current.len() - bound,
+            constraints_from_defaults: from_defaults && !constraints.is_empty(),
             constraints,
         });
     }
@@ -519,6 +505,12 @@ fn table(r: &Report, width: usize, wide: bool) -> String {
             w.scheduled,
             w.pending
         );
+        if w.constraints_from_defaults {
+            let _ = writeln!(
+                out,
+                "  (no constraints of its own: the cluster's default constraints)"
+            );
+        }
         for c in &w.constraints {
             let _ = writeln!(
                 out,
@@ -724,4 +716,13 @@ mod erased {
             Ok(serde_saphyr::to_string(self)?)
         }
     }
+}
+
+/// A constraint's counts per eligible domain, as the report prints them.
+fn as_counts(spread: &ConstraintSpread) -> Vec<(String, u32)> {
+    spread
+        .counts
+        .iter()
+        .map(|(d, c)| (d.clone(), u32::try_from(*c).unwrap_or(0)))
+        .collect()
 }

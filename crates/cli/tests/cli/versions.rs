@@ -74,3 +74,50 @@ fn bad_versions_and_gates_exit_2_with_one_line() {
         assert!(o.stdout.is_empty());
     }
 }
+
+#[test]
+fn the_spread_report_counts_what_the_plugin_counts() {
+    // nodeTaintsPolicy: Honor leaves the tainted zone out, a node without the key is no
+    // domain: two pods in the only eligible zone is no skew.
+    let f = fixture("spread-report-policies.yaml");
+    let o = run(&["simulate", "-f", &f, "-o", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let c = &v["workloads"][0]["constraints"][0];
+    assert_eq!(c["after"], serde_json::json!({"zone-a": 2}));
+    assert_eq!(c["before"], serde_json::json!({"zone-a": 0}));
+    assert_eq!(c["skew_after"], 0);
+    assert!(v["workloads"][0].get("constraints_from_defaults").is_none());
+}
+
+#[test]
+fn default_constraints_are_reported_as_such() {
+    let f = fixture("default-constraints.yaml");
+    let o = run(&["simulate", "-f", &f, "-o", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let web = &v["workloads"][0];
+    assert_eq!(web["constraints_from_defaults"], true, "{web}");
+    let got: Vec<(&str, i64)> = web["constraints"]
+        .as_array()
+        .expect("constraints")
+        .iter()
+        .filter_map(|c| Some((c["topology_key"].as_str()?, c["max_skew"].as_i64()?)))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("kubernetes.io/hostname", 3),
+            ("topology.kubernetes.io/zone", 5)
+        ]
+    );
+    assert_eq!(
+        web["constraints"][1]["after"],
+        serde_json::json!({"a": 2, "b": 2})
+    );
+    let table = run(&["simulate", "-f", &f]);
+    assert!(
+        String::from_utf8_lossy(&table.stdout)
+            .contains("(no constraints of its own: the cluster's default constraints)")
+    );
+}

@@ -127,7 +127,7 @@ impl Plugins {
     }
 
     /// The plugin of the profile serving the pod (the first when none does).
-    fn for_pod(&self, pod: &Pod) -> Option<&PodTopologySpread> {
+    pub(crate) fn for_pod(&self, pod: &Pod) -> Option<&PodTopologySpread> {
         self.by_profile
             .iter()
             .find(|(n, _)| **n == *pod.scheduler_name)
