@@ -17,7 +17,7 @@ fn main() -> ExitCode {
         cli.kubernetes_version.as_deref(),
         cli.feature_gates.as_deref(),
     ) {
-        Ok(gates) => cmd::input::set_gates(gates),
+        Ok(gates) => cmd::input::set_gates(gates, cli.kubernetes_version.is_some()),
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);

@@ -76,9 +76,45 @@ pub(crate) fn gates_from_flags(
     Ok(gates)
 }
 
-/// Records the release and gates (`main` calls this once).
-pub(crate) fn set_gates(gates: FeatureGates) {
+/// Whether `--kubernetes-version` was given (else the nodes' version is only noted).
+static VERSION_GIVEN: OnceLock<bool> = OnceLock::new();
+
+/// Records the release and gates, and whether the release was asked for (`main` calls
+/// this once).
+pub(crate) fn set_gates(gates: FeatureGates, version_given: bool) {
     let _ = GATES.set(gates);
+    let _ = VERSION_GIVEN.set(version_given);
+}
+
+/// A note when the nodes' kubelets (`status.nodeInfo.kubeletVersion`, most of them) run
+/// another release than the one simulated and `--kubernetes-version` was not given.
+fn version_note(objects: &[Loaded]) -> Option<String> {
+    if VERSION_GIVEN.get().copied().unwrap_or(false) {
+        return None;
+    }
+    let mut minors: std::collections::BTreeMap<u32, usize> = std::collections::BTreeMap::new();
+    for l in objects {
+        if let Object::Node(n) = &l.object
+            && let Some(info) = n.status.as_ref().and_then(|s| s.node_info.as_ref())
+            && let Ok(v) = KubernetesVersion::parse_any(&info.kubelet_version)
+        {
+            *minors.entry(v.minor).or_default() += 1;
+        }
+    }
+    let (&minor, _) = minors.iter().max_by_key(|(m, n)| (**n, **m))?;
+    let simulated = gates().version();
+    if minor == simulated.minor {
+        return None;
+    }
+    let nodes = KubernetesVersion { minor };
+    Some(match nodes.supported() {
+        Ok(v) => format!(
+            "the nodes run Kubernetes {v} (status.nodeInfo.kubeletVersion); simulating {simulated}: --kubernetes-version {v} follows them"
+        ),
+        Err(e) => format!(
+            "the nodes run Kubernetes {nodes} (status.nodeInfo.kubeletVersion); simulating {simulated} ({e})"
+        ),
+    })
 }
 
 /// The release and gates every command follows (the newest release's defaults when
@@ -248,6 +284,7 @@ pub(crate) fn build(input: &Input, seed: u64, scale: &[Scale]) -> Result<World> 
     notes.extend(finished_notes(&input.objects));
     notes.extend(expansion.notes.iter().cloned());
     let mut notes = summarize(&notes);
+    notes.extend(version_note(&input.objects));
     notes.extend(
         expansion
             .errors

@@ -121,3 +121,14 @@ fn default_constraints_are_reported_as_such() {
             .contains("(no constraints of its own: the cluster's default constraints)")
     );
 }
+
+#[test]
+fn a_dump_of_an_older_cluster_is_noted_unless_the_version_is_given() {
+    let f = fixture("versions/kubelet-1-30.yaml");
+    let note = "note: the nodes run Kubernetes 1.30 (status.nodeInfo.kubeletVersion); simulating 1.38: --kubernetes-version 1.30 follows them";
+    let o = run(&["simulate", "-f", &f]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains(note));
+    let given = run(&["simulate", "-f", &f, "--kubernetes-version", "1.30"]);
+    assert!(!String::from_utf8_lossy(&given.stdout).contains("note:"));
+}
