@@ -52,6 +52,22 @@ pub struct DeletionCandidate {
     pub created: Option<i64>,
 }
 
+impl DeletionCandidate {
+    /// A pod the simulation is creating: Pending, unbound, newer than every input pod.
+    pub fn created_pending(name: &str) -> Self {
+        Self {
+            name: name.to_string(),
+            node: None,
+            phase: PhaseRank::Pending,
+            ready: false,
+            deletion_cost: 0,
+            ready_since: None,
+            restarts: 0,
+            created: None,
+        }
+    }
+}
+
 /// The indices of `pods` in the order the ReplicaSet controller deletes them.
 ///
 /// `related` are every active pod of the same owner family (for a Deployment, the pods

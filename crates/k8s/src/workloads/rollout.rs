@@ -243,9 +243,10 @@ impl Rollout {
             .pods
             .iter()
             .map(|name| {
-                let mut c = known
-                    .get(name.as_str())
-                    .map_or_else(|| created_candidate(name), |c| (*c).clone());
+                let mut c = known.get(name.as_str()).map_or_else(
+                    || DeletionCandidate::created_pending(name),
+                    |c| (*c).clone(),
+                );
                 c.node = node_of(name);
                 if c.node.is_some() && c.phase == PhaseRank::Pending && c.created.is_none() {
                     // A pod the simulation bound is running and ready.
@@ -291,20 +292,6 @@ fn related_pods(new: &Revision, old: &[Revision]) -> Vec<String> {
         .chain(old)
         .flat_map(|r| r.pods.iter().cloned())
         .collect()
-}
-
-/// A pod the simulation created: newest of all, Pending until bound.
-fn created_candidate(name: &str) -> DeletionCandidate {
-    DeletionCandidate {
-        name: name.to_string(),
-        node: None,
-        phase: PhaseRank::Pending,
-        ready: false,
-        deletion_cost: 0,
-        ready_since: None,
-        restarts: 0,
-        created: None,
-    }
 }
 
 /// `r`'s pods now: how many, how many bound, and per key the bound ones per domain.

@@ -219,16 +219,7 @@ impl Expander<'_> {
                         .candidates
                         .get(&(ns.to_string(), n.clone()))
                         .cloned()
-                        .unwrap_or_else(|| DeletionCandidate {
-                            name: n.clone(),
-                            node: None,
-                            phase: PhaseRank::Pending,
-                            ready: false,
-                            deletion_cost: 0,
-                            ready_since: None,
-                            restarts: 0,
-                            created: None,
-                        })
+                        .unwrap_or_else(|| DeletionCandidate::created_pending(n))
                 })
                 .collect();
             let related: Vec<Option<String>> = match &self.related {
