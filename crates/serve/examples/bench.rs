@@ -7,6 +7,8 @@
 //! `cargo run --release -p topospread-serve --example bench -- [NODES] [PODS] [--faults]`
 //! (`--faults`: 5% of binds answer 409, 5% answer 500, watches end every 5 s).
 
+mod common;
+use common::peak_rss_mib;
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
@@ -16,18 +18,6 @@ use topospread_fakeapi::{FakeApi, Faults};
 const SCHEDULER: &str = "topospread";
 const ZONE: &str = "topology.kubernetes.io/zone";
 const HOST: &str = "kubernetes.io/hostname";
-
-fn peak_rss_mib() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<f64>().ok())
-        })
-        .map_or(0.0, |kb| kb / 1024.0)
-}
 
 #[tokio::main(flavor = "multi_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

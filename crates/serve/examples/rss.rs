@@ -7,23 +7,13 @@
 //! `rss simulate FILE`: loads FILE, builds the snapshot and runs the simulation as
 //! `topospread simulate` does, then prints its peak RSS.
 
+mod common;
+use common::peak_rss_mib;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
 const SCHEDULER: &str = "topospread";
-
-fn peak_rss_mib() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<f64>().ok())
-        })
-        .map_or(0.0, |kb| kb / 1024.0)
-}
 
 fn config() -> Result<topospread::SchedulerConfig, Box<dyn std::error::Error>> {
     let doc = json!({"apiVersion": "kubescheduler.config.k8s.io/v1",
