@@ -12,12 +12,12 @@ use topospread::convert;
 use topospread::snapshot::{PodId, Snapshot};
 use topospread::version::{FeatureGates, KubernetesVersion, VersionError};
 use topospread_k8s::build::{self, Refused};
-use topospread_k8s::load::{Loaded, Object, parse_manifests};
+use topospread_k8s::load::{Loaded, Object, parse_manifests, parse_manifests_reader};
 use topospread_k8s::notes::{Note, summarize};
 use topospread_k8s::validation::ApiServerFeatures;
 use topospread_k8s::workloads::{self, ExpandOptions, Expansion, Scale, expand_with};
 
-pub(crate) use read::{InputPath, read_path, resolve};
+pub(crate) use read::{InputPath, open_path, read_path, resolve};
 
 /// The default of `--max-input-bytes`: 256 MiB.
 pub(crate) const DEFAULT_MAX_INPUT_BYTES: u64 = 256 * 1024 * 1024;
@@ -179,8 +179,8 @@ pub(crate) fn load(files: &[PathBuf], seed: u64) -> Result<Input> {
     let paths = resolve(files, opts.recursive)?;
     input.inputs = paths.len();
     for p in &paths {
-        let text = read_path(p, opts.max_input_bytes)?;
-        let m = parse_manifests(&text, &p.to_string())?;
+        let reader = open_path(p, opts.max_input_bytes)?;
+        let m = parse_manifests_reader(reader, &p.to_string())?;
         input.objects.extend(m.objects);
         input.notes.extend(m.skipped);
     }

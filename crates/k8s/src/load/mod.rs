@@ -7,6 +7,9 @@
 
 mod json;
 mod lenient;
+mod stream;
+
+pub use stream::parse_manifests_reader;
 
 use crate::notes::Note;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
@@ -82,6 +85,14 @@ pub enum LoadError {
         /// The field path.
         field: String,
         /// What is wrong.
+        message: String,
+    },
+    /// The input could not be read (an I/O error, the byte cap, text that is not UTF-8).
+    #[error("{file}: {message}")]
+    Read {
+        /// The file.
+        file: String,
+        /// What went wrong.
         message: String,
     },
     /// A field the object's type does not have (a typo, or a newer API).
@@ -270,8 +281,25 @@ const SKIPPED_KINDS: &[&str] = &[
 /// Parses YAML text into its non-empty documents, under generous but finite limits
 /// (so a hostile file fails with a message, not an exhausted machine).
 pub fn parse_yaml_documents(text: &str, file: &str) -> Result<Vec<Value>, LoadError> {
+    let docs: Vec<Value> =
+        serde_saphyr::from_multiple_with_options(text, yaml_options()).map_err(|e| {
+            LoadError::Yaml {
+                file: file.to_string(),
+                // The parser adds a source excerpt on later lines; the first says it all.
+                message: {
+                    let text = e.to_string();
+                    let first = text.lines().next().unwrap_or("");
+                    first.strip_prefix("error: ").unwrap_or(first).to_string()
+                },
+            }
+        })?;
+    Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
+}
+
+/// The YAML parser's options: YAML 1.2 booleans (`true`/`false` only, so
+/// `nodeTaintsPolicy: y` stays the string "y"), and generous but finite budgets.
+fn yaml_options() -> serde_saphyr::Options {
     let mut options = serde_saphyr::Options::default();
-    // YAML 1.2 booleans (`true`/`false` only): `nodeTaintsPolicy: y` stays the string "y".
     options.strict_booleans = true;
     if let Some(budget) = options.budget.as_mut() {
         budget.max_events = 50_000_000;
@@ -279,17 +307,7 @@ pub fn parse_yaml_documents(text: &str, file: &str) -> Result<Vec<Value>, LoadEr
         budget.max_documents = 200_000;
         budget.max_total_scalar_bytes = 512 * 1024 * 1024;
     }
-    let docs: Vec<Value> =
-        serde_saphyr::from_multiple_with_options(text, options).map_err(|e| LoadError::Yaml {
-            file: file.to_string(),
-            // The parser adds a source excerpt on later lines; the first says it all.
-            message: {
-                let text = e.to_string();
-                let first = text.lines().next().unwrap_or("");
-                first.strip_prefix("error: ").unwrap_or(first).to_string()
-            },
-        })?;
-    Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
+    options
 }
 
 /// The JSON type name of a value, for messages.
@@ -314,8 +332,15 @@ pub fn parse_documents(text: &str, file: &str) -> Result<Vec<Value>, LoadError> 
     }
 }
 
-/// Parses every manifest in a YAML or JSON file.
+/// Parses every manifest in a YAML or JSON file (see [`parse_manifests_reader`]).
 pub fn parse_manifests(text: &str, file: &str) -> Result<Manifests, LoadError> {
+    parse_manifests_reader(text.as_bytes(), file)
+}
+
+/// Parses every manifest through one value tree per document: the reference the
+/// streaming reader is checked against.
+#[cfg(test)]
+pub(crate) fn parse_manifests_tree(text: &str, file: &str) -> Result<Manifests, LoadError> {
     let mut out = Manifests::default();
     for (i, doc) in parse_documents(text, file)?.iter().enumerate() {
         let source = Source {
@@ -485,8 +510,18 @@ pub fn parse_object(value: &Value, source: Source, out: &mut Manifests) -> Resul
             return Ok(());
         }
     };
+    let mut object = object;
+    drop_unread(&mut object);
     out.objects.push(Loaded { source, object });
     Ok(())
+}
+
+/// Drops what nothing here reads and a dump is full of: `managedFields`, the API
+/// server's record of field ownership.
+pub(crate) fn drop_unread(object: &mut Object) {
+    if let Some(meta) = object.metadata_mut() {
+        meta.managed_fields = None;
+    }
 }
 
 /// Whether `kind` in `api_version` is the built-in kind the loader reads (a `Job` of

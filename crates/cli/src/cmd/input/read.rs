@@ -5,7 +5,7 @@
 use anyhow::{Context, Result, bail};
 use std::collections::HashSet;
 use std::fmt;
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 /// One input: a file (or anything `open` reads: a FIFO, a device) or stdin.
@@ -117,6 +117,57 @@ pub(crate) fn read_path(input: &InputPath, cap: u64) -> Result<String> {
             }
             read_capped(file, input, cap, hint)
         }
+    }
+}
+
+/// Opens one input for reading as a stream, at most `cap` bytes: past the cap, reads
+/// fail with the message [`read_path`] gives (the loader names the input).
+pub(crate) fn open_path(input: &InputPath, cap: u64) -> Result<Box<dyn BufRead>> {
+    let reader: Box<dyn Read> = match input {
+        InputPath::Stdin => Box::new(std::io::stdin()),
+        InputPath::File(path) => {
+            let file = std::fs::File::open(path)
+                .with_context(|| format!("{}: cannot read", path.display()))?;
+            let meta = file
+                .metadata()
+                .with_context(|| format!("{}: cannot read", path.display()))?;
+            if meta.is_file() && meta.len() > cap {
+                bail!("{}", too_large(input, cap));
+            }
+            Box::new(file)
+        }
+    };
+    Ok(Box::new(BufReader::with_capacity(
+        256 * 1024,
+        Capped {
+            inner: reader,
+            left: cap,
+            cap,
+        },
+    )))
+}
+
+/// A reader that fails once more than `cap` bytes have come through it.
+struct Capped {
+    inner: Box<dyn Read>,
+    left: u64,
+    cap: u64,
+}
+
+impl Read for Capped {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        // One byte past the cap is asked for, to tell "exactly the cap" from "more".
+        let room = usize::try_from(self.left.saturating_add(1)).unwrap_or(usize::MAX);
+        let want = buf.len().min(room);
+        let n = self.inner.read(&mut buf[..want])?;
+        if n as u64 > self.left {
+            return Err(std::io::Error::other(format!(
+                "input larger than {}; --max-input-bytes raises the limit",
+                human(self.cap)
+            )));
+        }
+        self.left -= n as u64;
+        Ok(n)
     }
 }
 
