@@ -120,7 +120,7 @@ fn existing_pods_count_towards_the_workload() {
     for p in &first.pods {
         objects.push(topospread_k8s::load::Loaded {
             source: p.source.clone(),
-            object: topospread_k8s::load::Object::Pod(p.pod.clone()),
+            object: topospread_k8s::load::Object::Pod(Box::new(p.pod.clone())),
         });
     }
     objects.extend(first.replica_sets.iter().cloned());
@@ -149,7 +149,7 @@ fn with_phase(mut p: k8s_openapi::api::core::v1::Pod, phase: &str) -> topospread
             document: 1,
             item: None,
         },
-        object: topospread_k8s::load::Object::Pod(p),
+        object: topospread_k8s::load::Object::Pod(Box::new(p)),
     }
 }
 

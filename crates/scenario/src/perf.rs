@@ -258,7 +258,7 @@ pub fn prepare(w: &PerfWorkload) -> Result<Prepared, topospread::convert::Conver
     for s in &w.services {
         let mut workloads = std::mem::take(snapshot.workloads_mut());
         topospread_k8s::build::add_workload(
-            &topospread_k8s::load::Object::Service(s.clone()),
+            &topospread_k8s::load::Object::Service(Box::new(s.clone())),
             &mut workloads,
             snapshot.symbols_mut(),
         );

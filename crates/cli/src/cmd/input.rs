@@ -181,7 +181,11 @@ pub(crate) fn load(files: &[PathBuf], seed: u64) -> Result<Input> {
     for p in &paths {
         let reader = open_path(p, opts.max_input_bytes)?;
         let m = parse_manifests_reader(reader, &p.to_string())?;
-        input.objects.extend(m.objects);
+        if input.objects.is_empty() {
+            input.objects = m.objects;
+        } else {
+            input.objects.extend(m.objects);
+        }
         input.notes.extend(m.skipped);
     }
     workloads::name_generated(&mut input.objects, seed);

@@ -79,7 +79,7 @@ async fn list<K>(
     server: &str,
     params: &ListParams,
     out: &mut Vec<Loaded>,
-    wrap: fn(K) -> Object,
+    wrap: fn(Box<K>) -> Object,
 ) -> Result<()>
 where
     K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
@@ -101,7 +101,7 @@ where
                     document: page + 1,
                     item: Some(i),
                 },
-                object: wrap(item),
+                object: wrap(Box::new(item)),
             });
         }
         match next {

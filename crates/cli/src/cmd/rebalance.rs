@@ -40,7 +40,7 @@ pub(crate) fn run(args: &RebalanceArgs) -> Result<ExitCode> {
         .objects
         .iter()
         .filter_map(|l| match &l.object {
-            Object::Pod(p) => Some(p),
+            Object::Pod(p) => Some(&**p),
             _ => None,
         })
         .chain(world.expansion.pods.iter().map(|p| &p.pod));

@@ -666,7 +666,7 @@ pub(crate) fn snapshot_yaml(
                 if removed {
                     continue;
                 }
-                let mut p = p.clone();
+                let mut p = (**p).clone();
                 if let Some(n) = node_of(&p) {
                     p.spec.get_or_insert_with(Default::default).node_name = Some(n);
                 }

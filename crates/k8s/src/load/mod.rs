@@ -127,36 +127,36 @@ impl fmt::Display for Source {
     }
 }
 
-/// A typed Kubernetes object.
+/// A typed Kubernetes object, boxed: a dump holds tens of thousands, and the types differ
+/// in size by kilobytes.
 #[derive(Clone, Debug)]
-#[allow(clippy::large_enum_variant)]
 pub enum Object {
     /// A v1 Node.
-    Node(Node),
+    Node(Box<Node>),
     /// A v1 Pod.
-    Pod(Pod),
+    Pod(Box<Pod>),
     /// A v1 Service.
-    Service(Service),
+    Service(Box<Service>),
     /// An apps/v1 ReplicaSet.
-    ReplicaSet(ReplicaSet),
+    ReplicaSet(Box<ReplicaSet>),
     /// A v1 ReplicationController.
-    ReplicationController(ReplicationController),
+    ReplicationController(Box<ReplicationController>),
     /// An apps/v1 StatefulSet.
-    StatefulSet(StatefulSet),
+    StatefulSet(Box<StatefulSet>),
     /// An apps/v1 Deployment.
-    Deployment(Deployment),
+    Deployment(Box<Deployment>),
     /// An apps/v1 DaemonSet.
-    DaemonSet(DaemonSet),
+    DaemonSet(Box<DaemonSet>),
     /// A batch/v1 Job.
-    Job(Job),
+    Job(Box<Job>),
     /// A batch/v1 CronJob.
-    CronJob(CronJob),
+    CronJob(Box<CronJob>),
     /// A scheduling.k8s.io/v1 PriorityClass.
-    PriorityClass(PriorityClass),
+    PriorityClass(Box<PriorityClass>),
     /// A policy/v1 PodDisruptionBudget.
-    PodDisruptionBudget(PodDisruptionBudget),
+    PodDisruptionBudget(Box<PodDisruptionBudget>),
     /// A v1 Namespace (its labels, read by pod affinity's `namespaceSelector`).
-    Namespace(Namespace),
+    Namespace(Box<Namespace>),
     /// A `kubescheduler.config.k8s.io/v1` KubeSchedulerConfiguration, untyped here.
     SchedulerConfiguration(Value),
 }
@@ -485,19 +485,21 @@ pub fn parse_object(value: &Value, source: Source, out: &mut Manifests) -> Resul
         return Ok(());
     }
     let object = match kind {
-        "Node" => Object::Node(typed(value, &file, &what)?),
-        "Pod" => Object::Pod(typed(value, &file, &what)?),
-        "Service" => Object::Service(typed(value, &file, &what)?),
-        "ReplicaSet" => Object::ReplicaSet(typed(value, &file, &what)?),
-        "ReplicationController" => Object::ReplicationController(typed(value, &file, &what)?),
-        "StatefulSet" => Object::StatefulSet(typed(value, &file, &what)?),
-        "Deployment" => Object::Deployment(typed(value, &file, &what)?),
-        "DaemonSet" => Object::DaemonSet(typed(value, &file, &what)?),
-        "Job" => Object::Job(typed(value, &file, &what)?),
-        "CronJob" => Object::CronJob(typed(value, &file, &what)?),
-        "PriorityClass" => Object::PriorityClass(typed(value, &file, &what)?),
-        "PodDisruptionBudget" => Object::PodDisruptionBudget(typed(value, &file, &what)?),
-        "Namespace" => Object::Namespace(typed(value, &file, &what)?),
+        "Node" => Object::Node(Box::new(typed(value, &file, &what)?)),
+        "Pod" => Object::Pod(Box::new(typed(value, &file, &what)?)),
+        "Service" => Object::Service(Box::new(typed(value, &file, &what)?)),
+        "ReplicaSet" => Object::ReplicaSet(Box::new(typed(value, &file, &what)?)),
+        "ReplicationController" => {
+            Object::ReplicationController(Box::new(typed(value, &file, &what)?))
+        }
+        "StatefulSet" => Object::StatefulSet(Box::new(typed(value, &file, &what)?)),
+        "Deployment" => Object::Deployment(Box::new(typed(value, &file, &what)?)),
+        "DaemonSet" => Object::DaemonSet(Box::new(typed(value, &file, &what)?)),
+        "Job" => Object::Job(Box::new(typed(value, &file, &what)?)),
+        "CronJob" => Object::CronJob(Box::new(typed(value, &file, &what)?)),
+        "PriorityClass" => Object::PriorityClass(Box::new(typed(value, &file, &what)?)),
+        "PodDisruptionBudget" => Object::PodDisruptionBudget(Box::new(typed(value, &file, &what)?)),
+        "Namespace" => Object::Namespace(Box::new(typed(value, &file, &what)?)),
         "KubeSchedulerConfiguration" => Object::SchedulerConfiguration(value.clone()),
         _ => {
             let message = if SKIPPED_KINDS.contains(&kind) {
@@ -516,12 +518,58 @@ pub fn parse_object(value: &Value, source: Source, out: &mut Manifests) -> Resul
     Ok(())
 }
 
-/// Drops what nothing here reads and a dump is full of: `managedFields`, the API
-/// server's record of field ownership.
+/// Drops what nothing here reads and a dump is full of (`managedFields`, the API
+/// server's record of field ownership), and gives back the room lists were read into:
+/// a one-container pod's lists otherwise hold room for four, kilobytes per pod.
 pub(crate) fn drop_unread(object: &mut Object) {
     if let Some(meta) = object.metadata_mut() {
         meta.managed_fields = None;
+        shrink(&mut meta.owner_references);
     }
+    match object {
+        Object::Pod(p) => {
+            if let Some(spec) = p.spec.as_mut() {
+                shrink_pod_spec(spec);
+            }
+            if let Some(status) = p.status.as_mut() {
+                shrink(&mut status.conditions);
+                shrink(&mut status.container_statuses);
+                shrink(&mut status.init_container_statuses);
+                shrink(&mut status.host_ips);
+                shrink(&mut status.pod_ips);
+            }
+        }
+        Object::Node(n) => {
+            if let Some(status) = n.status.as_mut() {
+                shrink(&mut status.conditions);
+                shrink(&mut status.addresses);
+                shrink(&mut status.images);
+            }
+            if let Some(spec) = n.spec.as_mut() {
+                shrink(&mut spec.taints);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn shrink<T>(v: &mut Option<Vec<T>>) {
+    if let Some(v) = v {
+        v.shrink_to_fit();
+    }
+}
+
+fn shrink_pod_spec(spec: &mut k8s_openapi::api::core::v1::PodSpec) {
+    spec.containers.shrink_to_fit();
+    for c in &mut spec.containers {
+        shrink(&mut c.ports);
+        shrink(&mut c.env);
+        shrink(&mut c.volume_mounts);
+    }
+    shrink(&mut spec.init_containers);
+    shrink(&mut spec.tolerations);
+    shrink(&mut spec.volumes);
+    shrink(&mut spec.topology_spread_constraints);
 }
 
 /// Whether `kind` in `api_version` is the built-in kind the loader reads (a `Job` of

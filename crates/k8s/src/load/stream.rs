@@ -723,19 +723,19 @@ fn read_piece(
 /// leniently).
 fn fast(piece: &Piece, kind: &str) -> Option<Object> {
     Some(match kind {
-        "Node" => Object::Node(typed_fast(piece)?),
-        "Pod" => Object::Pod(typed_fast(piece)?),
-        "Service" => Object::Service(typed_fast(piece)?),
-        "ReplicaSet" => Object::ReplicaSet(typed_fast(piece)?),
-        "ReplicationController" => Object::ReplicationController(typed_fast(piece)?),
-        "StatefulSet" => Object::StatefulSet(typed_fast(piece)?),
-        "Deployment" => Object::Deployment(typed_fast(piece)?),
-        "DaemonSet" => Object::DaemonSet(typed_fast(piece)?),
-        "Job" => Object::Job(typed_fast(piece)?),
-        "CronJob" => Object::CronJob(typed_fast(piece)?),
-        "PriorityClass" => Object::PriorityClass(typed_fast(piece)?),
-        "PodDisruptionBudget" => Object::PodDisruptionBudget(typed_fast(piece)?),
-        "Namespace" => Object::Namespace(typed_fast(piece)?),
+        "Node" => Object::Node(Box::new(typed_fast(piece)?)),
+        "Pod" => Object::Pod(Box::new(typed_fast(piece)?)),
+        "Service" => Object::Service(Box::new(typed_fast(piece)?)),
+        "ReplicaSet" => Object::ReplicaSet(Box::new(typed_fast(piece)?)),
+        "ReplicationController" => Object::ReplicationController(Box::new(typed_fast(piece)?)),
+        "StatefulSet" => Object::StatefulSet(Box::new(typed_fast(piece)?)),
+        "Deployment" => Object::Deployment(Box::new(typed_fast(piece)?)),
+        "DaemonSet" => Object::DaemonSet(Box::new(typed_fast(piece)?)),
+        "Job" => Object::Job(Box::new(typed_fast(piece)?)),
+        "CronJob" => Object::CronJob(Box::new(typed_fast(piece)?)),
+        "PriorityClass" => Object::PriorityClass(Box::new(typed_fast(piece)?)),
+        "PodDisruptionBudget" => Object::PodDisruptionBudget(Box::new(typed_fast(piece)?)),
+        "Namespace" => Object::Namespace(Box::new(typed_fast(piece)?)),
         _ => return None,
     })
 }

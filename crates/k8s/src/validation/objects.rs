@@ -225,14 +225,14 @@ impl Workload {
     pub fn from_object(object: &crate::load::Object) -> Option<Self> {
         use crate::load::Object;
         Some(match object {
-            Object::Pod(o) => Self::Pod(o.clone()),
-            Object::ReplicationController(o) => Self::ReplicationController(o.clone()),
-            Object::Deployment(o) => Self::Deployment(o.clone()),
-            Object::ReplicaSet(o) => Self::ReplicaSet(o.clone()),
-            Object::StatefulSet(o) => Self::StatefulSet(o.clone()),
-            Object::DaemonSet(o) => Self::DaemonSet(o.clone()),
-            Object::Job(o) => Self::Job(o.clone()),
-            Object::CronJob(o) => Self::CronJob(o.clone()),
+            Object::Pod(o) => Self::Pod((**o).clone()),
+            Object::ReplicationController(o) => Self::ReplicationController((**o).clone()),
+            Object::Deployment(o) => Self::Deployment((**o).clone()),
+            Object::ReplicaSet(o) => Self::ReplicaSet((**o).clone()),
+            Object::StatefulSet(o) => Self::StatefulSet((**o).clone()),
+            Object::DaemonSet(o) => Self::DaemonSet((**o).clone()),
+            Object::Job(o) => Self::Job((**o).clone()),
+            Object::CronJob(o) => Self::CronJob((**o).clone()),
             Object::Node(_)
             | Object::Service(_)
             | Object::PriorityClass(_)

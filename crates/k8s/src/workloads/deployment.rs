@@ -72,7 +72,7 @@ impl<'a> Expander<'a> {
             .objects
             .iter()
             .filter_map(|l| match &l.object {
-                Object::ReplicaSet(rs) if ns_of(&rs.metadata) == ns => Some(rs),
+                Object::ReplicaSet(rs) if ns_of(&rs.metadata) == ns => Some(&**rs),
                 _ => None,
             })
             .filter(|rs| match super::controller_of(&rs.metadata) {
@@ -214,7 +214,7 @@ impl<'a> Expander<'a> {
         if created_rs {
             self.out.replica_sets.push(Loaded {
                 source: s.clone(),
-                object: Object::ReplicaSet(rs),
+                object: Object::ReplicaSet(Box::new(rs)),
             });
         }
     }

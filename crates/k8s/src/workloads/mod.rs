@@ -269,7 +269,7 @@ pub fn expand_with(
         nodes: objects
             .iter()
             .filter_map(|l| match &l.object {
-                Object::Node(n) => Some(n),
+                Object::Node(n) => Some(&**n),
                 _ => None,
             })
             .collect(),

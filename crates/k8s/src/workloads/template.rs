@@ -13,12 +13,12 @@ impl Expander<'_> {
     /// error is reported with its path and the workload is not expanded.
     pub(super) fn template_valid(&mut self, s: &Source, object: &Object) -> bool {
         let workload = match object {
-            Object::Deployment(o) => Workload::Deployment(o.clone()),
-            Object::ReplicaSet(o) => Workload::ReplicaSet(o.clone()),
-            Object::ReplicationController(o) => Workload::ReplicationController(o.clone()),
-            Object::StatefulSet(o) => Workload::StatefulSet(o.clone()),
-            Object::DaemonSet(o) => Workload::DaemonSet(o.clone()),
-            Object::Job(o) => Workload::Job(o.clone()),
+            Object::Deployment(o) => Workload::Deployment((**o).clone()),
+            Object::ReplicaSet(o) => Workload::ReplicaSet((**o).clone()),
+            Object::ReplicationController(o) => Workload::ReplicationController((**o).clone()),
+            Object::StatefulSet(o) => Workload::StatefulSet((**o).clone()),
+            Object::DaemonSet(o) => Workload::DaemonSet((**o).clone()),
+            Object::Job(o) => Workload::Job((**o).clone()),
             _ => return true,
         };
         let errors = template_pods_create(&workload, &ApiServerFeatures::default());
