@@ -550,8 +550,13 @@ struct ListState {
     objects_before: usize,
     skipped_before: usize,
     waiting: Vec<(Piece, Source)>,
+    /// Items cut out but not yet read: they are typed in parallel, a batch at a time.
+    batch: Vec<(Piece, Source)>,
     any: bool,
 }
+
+/// How many items are typed together (over the machine's cores).
+const BATCH: usize = 512;
 
 impl ListState {
     fn new(out: &Manifests) -> Self {
@@ -559,23 +564,43 @@ impl ListState {
             objects_before: out.objects.len(),
             skipped_before: out.skipped.len(),
             waiting: Vec::new(),
+            batch: Vec::new(),
             any: false,
         }
     }
 
     fn item(&mut self, piece: Piece, source: Source, out: &mut Manifests) -> Result<(), LoadError> {
         self.any = true;
-        match head(&piece) {
-            Some(h) if h.kind.is_some() => read_piece(&piece, &source, None, h, 1, out),
-            _ => {
-                self.waiting.push((piece, source));
-                Ok(())
+        self.batch.push((piece, source));
+        if self.batch.len() >= BATCH {
+            self.flush(out)?;
+        }
+        Ok(())
+    }
+
+    /// Reads the batch: typed in parallel, then taken in file order (so the first error
+    /// in the file is the one reported).
+    fn flush(&mut self, out: &mut Manifests) -> Result<(), LoadError> {
+        let batch = std::mem::take(&mut self.batch);
+        let prepared = prepare_all(&batch);
+        for ((piece, source), (head, object)) in batch.into_iter().zip(prepared) {
+            match (head, object) {
+                (_, Some(object)) => out.objects.push(Loaded { source, object }),
+                (Some(h), None) if h.kind.is_some() => thorough(&piece, &source, None, 1, out)?,
+                _ => self.waiting.push((piece, source)),
             }
         }
+        Ok(())
     }
 
     /// The document without its items: what it is decides what its items were.
-    fn finish(self, rest: &Piece, source: &Source, out: &mut Manifests) -> Result<(), LoadError> {
+    fn finish(
+        mut self,
+        rest: &Piece,
+        source: &Source,
+        out: &mut Manifests,
+    ) -> Result<(), LoadError> {
+        self.flush(out)?;
         if !self.any {
             let h = head(rest).unwrap_or_default();
             return read_piece(rest, source, None, h, 0, out);
@@ -693,6 +718,42 @@ fn yaml_head(text: &str) -> Head {
         }
     }
     h
+}
+
+/// An item's head, and the object typed straight from it when that works.
+fn prepare(piece: &Piece) -> (Option<Head>, Option<Object>) {
+    let h = head(piece);
+    let object = h.as_ref().and_then(|h| {
+        let (kind, api_version) = (h.kind.as_deref()?, h.api_version.as_deref()?);
+        if !builtin(kind, api_version) {
+            return None;
+        }
+        let mut object = fast(piece, kind)?;
+        super::drop_unread(&mut object);
+        Some(object)
+    });
+    (h, object)
+}
+
+/// [`prepare`] for every item, spread over the machine's cores.
+fn prepare_all(batch: &[(Piece, Source)]) -> Vec<(Option<Head>, Option<Object>)> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    if threads < 2 || batch.len() < 2 {
+        return batch.iter().map(|(p, _)| prepare(p)).collect();
+    }
+    let per = batch.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = batch
+            .chunks(per)
+            .map(|chunk| {
+                scope.spawn(move || chunk.iter().map(|(p, _)| prepare(p)).collect::<Vec<_>>())
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
 }
 
 /// Reads one object, typed straight from its text when it can be, else thoroughly.
