@@ -130,6 +130,8 @@ struct Report {
 /// Where a diagnostic points: file, document, item, object.
 struct Place<'a> {
     loaded: &'a Loaded,
+    /// Its position in the files' objects.
+    index: usize,
     object: ObjectRef,
 }
 
@@ -232,7 +234,7 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
 fn check(objects: &[Loaded], args: &ValidateArgs, files: usize) -> Result<Report> {
     let features = super::input::api_server_features();
     // Validation first, so the snapshot for the cluster lints can leave invalid pods out.
-    let mut checked: Vec<(Place<'_>, Option<Workload>, Vec<FieldError>)> = Vec::new();
+    let mut checked: Vec<(Place, bool, Vec<FieldError>)> = Vec::new();
     let mut invalid = std::collections::HashSet::new();
     for (index, loaded) in objects.iter().enumerate() {
         if let Object::SchedulerConfiguration(config) = &loaded.object {
@@ -243,7 +245,15 @@ fn check(objects: &[Loaded], args: &ValidateArgs, files: usize) -> Result<Report
                 namespace: None,
                 name: None,
             };
-            checked.push((Place { loaded, object }, None, errors));
+            checked.push((
+                Place {
+                    loaded,
+                    index,
+                    object,
+                },
+                false,
+                errors,
+            ));
             continue;
         }
         let Some(meta) = loaded.object.metadata() else {
@@ -263,20 +273,43 @@ fn check(objects: &[Loaded], args: &ValidateArgs, files: usize) -> Result<Report
         if !errors.is_empty() {
             invalid.insert(index);
         }
-        let workload = Workload::from_object(&loaded.object);
-        checked.push((Place { loaded, object }, workload, errors));
+        // The workload is read again when linted, one at a time (a dump's 100,000 pods
+        // are not copied all at once).
+        let lintable = Workload::is_workload_kind(&loaded.object);
+        checked.push((
+            Place {
+                loaded,
+                index,
+                object,
+            },
+            lintable,
+            errors,
+        ));
     }
     // What makes the objects together not a cluster: duplicate names, pods bound to
     // nodes the files do not hold. Reported on the object named second.
-    let mut cluster_errors = Vec::new();
-    for r in validate_cluster(objects) {
-        if let Some(index) = objects.iter().position(|l| {
-            l.source == r.source
-                && l.object.kind() == r.kind
-                && l.object.metadata().is_some_and(|m| m.name == r.name)
-        }) {
-            invalid.insert(index);
-            cluster_errors.push((index, r.error));
+    let mut cluster_errors: std::collections::HashMap<usize, Vec<FieldError>> =
+        std::collections::HashMap::new();
+    let found = validate_cluster(objects);
+    if !found.is_empty() {
+        // Where each object is, by what a cluster error names it with.
+        let place_key = |s: &topospread_k8s::load::Source, kind: &str, name: Option<&str>| {
+            format!("{}\0{}\0{:?}\0{kind}\0{name:?}", s.file, s.document, s.item)
+        };
+        let positions: std::collections::HashMap<String, usize> = objects
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(i, l)| {
+                let name = l.object.metadata().and_then(|m| m.name.as_deref());
+                (place_key(&l.source, l.object.kind(), name), i)
+            })
+            .collect();
+        for r in found {
+            if let Some(&index) = positions.get(&place_key(&r.source, r.kind, r.name.as_deref())) {
+                invalid.insert(index);
+                cluster_errors.entry(index).or_default().push(r.error);
+            }
         }
     }
 
@@ -324,19 +357,18 @@ fn check(objects: &[Loaded], args: &ValidateArgs, files: usize) -> Result<Report
     };
 
     let mut diagnostics = Vec::new();
-    for (place, workload, errors) in &checked {
+    for (place, lintable, errors) in &checked {
         diagnostics.extend(errors.iter().map(|e| place.error(e)));
-        let at = objects
-            .iter()
-            .position(|l| std::ptr::eq(l, place.loaded))
-            .unwrap_or(usize::MAX);
-        diagnostics.extend(
-            cluster_errors
-                .iter()
-                .filter(|(i, _)| *i == at)
-                .map(|(_, e)| place.error(e)),
-        );
-        let Some(workload) = workload else { continue };
+        if let Some(found) = cluster_errors.get(&place.index) {
+            diagnostics.extend(found.iter().map(|e| place.error(e)));
+        }
+        if !lintable {
+            continue;
+        }
+        let Some(workload) = Workload::from_object(&place.loaded.object) else {
+            continue;
+        };
+        let workload = &workload;
         let mut lints = lint_workload(workload, &features);
         if let Some(linter) = linter.as_mut() {
             lints.extend(linter.lint(workload));

@@ -220,6 +220,23 @@ impl Workload {
 }
 
 impl Workload {
+    /// Whether [`Workload::from_object`] gives a workload for this object (without
+    /// copying it).
+    pub fn is_workload_kind(object: &crate::load::Object) -> bool {
+        use crate::load::Object;
+        matches!(
+            object,
+            Object::Pod(_)
+                | Object::ReplicationController(_)
+                | Object::Deployment(_)
+                | Object::ReplicaSet(_)
+                | Object::StatefulSet(_)
+                | Object::DaemonSet(_)
+                | Object::Job(_)
+                | Object::CronJob(_)
+        )
+    }
+
     /// The workload behind a loaded object; `None` for kinds that hold no pod spec
     /// (Nodes, Services, scheduler configurations).
     pub fn from_object(object: &crate::load::Object) -> Option<Self> {

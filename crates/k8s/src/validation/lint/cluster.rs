@@ -28,6 +28,9 @@ pub const FIRST_POD_TEMPLATE_HASH: &str = "topospread-first-pod";
 pub struct ClusterLinter {
     snapshot: Snapshot,
     plugin: PodTopologySpread,
+    /// Lints already found, by what they read (see [`ClusterLinter::lint`]): a dump's
+    /// pods are mostly replicas of a few templates, and each lint walks every node.
+    seen: std::collections::HashMap<String, Vec<Lint>>,
 }
 
 impl ClusterLinter {
@@ -44,7 +47,11 @@ impl ClusterLinter {
             features,
             snapshot.symbols_mut(),
         )?;
-        Ok(Self { snapshot, plugin })
+        Ok(Self {
+            snapshot,
+            plugin,
+            seen: std::collections::HashMap::new(),
+        })
     }
 
     /// The snapshot linted against.
@@ -56,23 +63,56 @@ impl ClusterLinter {
     /// Nothing when the snapshot has no nodes or the pod cannot be converted (validation
     /// reports why); TS005 is skipped for a Pod already bound to a node.
     pub fn lint(&mut self, workload: &Workload) -> Vec<Lint> {
-        let mut lints = Vec::new();
+        let lints = Vec::new();
         if self.snapshot.nodes().is_empty() {
             return lints;
         }
         let (Some(first), Some(spec_ref)) = (first_pod(workload), workload.pod_spec()) else {
             return lints;
         };
+        // Every lint here is about the pod's own constraints.
+        if first
+            .spec
+            .as_ref()
+            .and_then(|s| s.topology_spread_constraints.as_ref())
+            .is_none_or(Vec::is_empty)
+        {
+            return lints;
+        }
         let list = spec_ref.path.child("topologySpreadConstraints");
         let bound = first
             .spec
             .as_ref()
             .and_then(|s| s.node_name.as_deref())
             .is_some_and(|n| !n.is_empty());
-        let Ok(pod) = convert::pod(&first, self.snapshot.symbols_mut()) else {
+        // Replicas of one template lint alike: what the lints read is the key (the
+        // pod's name and node are not read; whether it is bound is).
+        let mut spec = first.spec.clone().unwrap_or_default();
+        spec.node_name = None;
+        let key = serde_json::to_string(&(
+            workload.kind(),
+            &first.metadata.namespace,
+            &first.metadata.labels,
+            &spec,
+            bound,
+        ))
+        .ok();
+        if let Some(found) = key.as_ref().and_then(|k| self.seen.get(k)) {
+            return found.clone();
+        }
+        let lints = self.lint_pod(&first, &list, bound);
+        if let Some(key) = key {
+            self.seen.insert(key, lints.clone());
+        }
+        lints
+    }
+
+    fn lint_pod(&mut self, first: &core::Pod, list: &FieldPath, bound: bool) -> Vec<Lint> {
+        let mut lints = Vec::new();
+        let Ok(pod) = convert::pod(first, self.snapshot.symbols_mut()) else {
             return lints;
         };
-        lints.extend(self.missing_keys(&pod, &list));
+        lints.extend(self.missing_keys(&pod, list));
         let mut state = CycleState::new();
         if !self
             .plugin
@@ -89,10 +129,10 @@ impl ClusterLinter {
             .map(|(i, _)| i)
             .collect();
         if let Some(pfs) = state.read::<PreFilterState>() {
-            lints.extend(self.min_domains(&pod, &hard, pfs, &list));
+            lints.extend(self.min_domains(&pod, &hard, pfs, list));
         }
         if !bound && hard.len() >= 2 {
-            lints.extend(self.conflict(&pod, &hard, &state, &list));
+            lints.extend(self.conflict(&pod, &hard, &state, list));
         }
         lints
     }
