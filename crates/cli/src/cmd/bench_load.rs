@@ -100,8 +100,16 @@ fn generate_and_measure(args: &BenchLoadArgs, dir: &Path) -> Result<Report> {
     let exe = std::env::current_exe().context("cannot find this program to run it again")?;
     let mut runs = Vec::new();
     for _ in 0..args.runs {
+        // The dump may be over the default input cap: the measurement reads it whole.
+        let cap = dump_bytes.max(crate::cmd::input::DEFAULT_MAX_INPUT_BYTES) + 1024 * 1024;
         let out = Command::new(&exe)
-            .args(["bench", "load", "--measure"])
+            .args([
+                "bench",
+                "load",
+                "--max-input-bytes",
+                &cap.to_string(),
+                "--measure",
+            ])
             .arg(&dump_path)
             .arg(&deployment_path)
             .output()
