@@ -81,7 +81,7 @@ pub(crate) fn run(args: &RebalanceArgs) -> Result<ExitCode> {
         OutputFormat::Json => serde_json::to_string_pretty(&plan)? + "\n",
         OutputFormat::Yaml => {
             world.snapshot = plan.snapshot.clone();
-            simulate::snapshot_yaml(&input.objects, &world)?
+            simulate::snapshot_yaml(&input.objects, &world, None)?
         }
         OutputFormat::Table => table(&plan, &notes),
     };

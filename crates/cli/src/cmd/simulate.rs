@@ -6,7 +6,7 @@ use super::{config, input, show};
 use crate::cli::{OutputFormat, SimulateArgs};
 use anyhow::Result;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::io::Write;
 use std::process::ExitCode;
@@ -232,11 +232,6 @@ pub(crate) fn run(args: &SimulateArgs) -> Result<ExitCode> {
 
 /// The whole simulation, its output rendered, with each phase timed.
 pub(crate) fn execute(args: &SimulateArgs, timings: &mut Timings) -> Result<Simulated> {
-    if args.output == OutputFormat::Yaml && !(args.drain.is_empty() && args.lose.is_empty()) {
-        anyhow::bail!(
-            "--drain/--lose with -o yaml: writing the cluster without the removed nodes is not supported yet; use -o json or the table"
-        );
-    }
     let start = Instant::now();
     let (input, setup, mut world) = super::term::with_spinner("loading", || -> Result<_> {
         let input = input::load_admitted(&args.files, &args.live, args.seed)?;
@@ -381,7 +376,7 @@ pub(crate) fn execute(args: &SimulateArgs, timings: &mut Timings) -> Result<Simu
     let width = super::term::width();
     let text = match args.output {
         OutputFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
-        OutputFormat::Yaml => snapshot_yaml(&input.objects, &world)?,
+        OutputFormat::Yaml => snapshot_yaml(&input.objects, &world, drained.as_ref())?,
         OutputFormat::Table => {
             let mut t = table(&report, width, args.wide);
             if args.show {
@@ -630,12 +625,28 @@ fn rollout_table(out: &mut String, r: &RolloutReport) {
 }
 
 /// The resulting snapshot as multi-document YAML: nodes, workloads, then pods with
-/// `spec.nodeName` set, ready to be read back.
+/// `spec.nodeName` set, ready to be read back. After `--drain`/`--lose`, the removed
+/// nodes and the pods they ran are left out, and each replacement a controller made is
+/// written as its own pod (the evicted pod's spec under the new name).
 pub(crate) fn snapshot_yaml(
     objects: &[topospread_k8s::load::Loaded],
     world: &input::World,
+    drained: Option<&topospread::simulation::Drained>,
 ) -> Result<String> {
     let snapshot = &world.snapshot;
+    let removed_nodes: HashSet<&str> = drained
+        .map(|d| d.nodes.iter().map(String::as_str).collect())
+        .unwrap_or_default();
+    // Evicted pods as `namespace/name`, with the replacement each got (if any).
+    let mut evicted: HashMap<&str, Option<PodId>> = HashMap::new();
+    if let Some(d) = drained {
+        for (victim, id) in &d.replaced {
+            evicted.insert(victim, Some(*id));
+        }
+        for gone in d.lost.iter().chain(&d.daemon_pods) {
+            evicted.insert(gone, None);
+        }
+    }
     let node_of = |pod: &k8s_openapi::api::core::v1::Pod| -> Option<String> {
         let ns = pod.metadata.namespace.as_deref().unwrap_or("default");
         let name = pod.metadata.name.as_deref()?;
@@ -650,7 +661,11 @@ pub(crate) fn snapshot_yaml(
     let mut pods = Vec::new();
     for l in objects {
         match &l.object {
-            Object::Node(n) => push(n)?,
+            Object::Node(n) => {
+                if !removed_nodes.contains(n.metadata.name.as_deref().unwrap_or_default()) {
+                    push(n)?;
+                }
+            }
             Object::Pod(p) => {
                 let name = p.metadata.name.as_deref().unwrap_or_default();
                 let ns = p.metadata.namespace.as_deref().unwrap_or("default");
@@ -699,7 +714,31 @@ pub(crate) fn snapshot_yaml(
         }
         pods.push(p);
     }
-    for p in &pods {
+    // Pods the removed nodes ran leave; their controllers' replacements come in.
+    let mut written = Vec::with_capacity(pods.len());
+    for p in pods {
+        let ns = p.metadata.namespace.as_deref().unwrap_or("default");
+        let full = format!("{ns}/{}", p.metadata.name.as_deref().unwrap_or_default());
+        let Some(replacement) = evicted.get(full.as_str()) else {
+            written.push(p);
+            continue;
+        };
+        if let Some(pod) = replacement.and_then(|id| snapshot.pod(id).map(|pod| (id, pod))) {
+            let (id, pod) = pod;
+            let mut r = p.clone();
+            r.metadata.name = Some(pod.name.to_string());
+            r.metadata.uid = None;
+            r.metadata.resource_version = None;
+            r.metadata.creation_timestamp = None;
+            r.status = None;
+            let spec = r.spec.get_or_insert_with(Default::default);
+            spec.node_name = snapshot
+                .pod_node(id)
+                .map(|n| snapshot.node(n).node.name.to_string());
+            written.push(r);
+        }
+    }
+    for p in &written {
         push(p)?;
     }
     Ok(docs.join("---\n"))

@@ -88,9 +88,41 @@ fn unknown_nodes_and_labels_nothing_carries_are_refused() {
 }
 
 #[test]
-fn a_yaml_snapshot_after_a_drain_is_refused_rather_than_written_with_the_removed_nodes() {
+fn a_yaml_snapshot_after_a_drain_leaves_the_node_and_its_pods_out_and_writes_the_replacements() {
     let o = run(&["simulate", "-f", &zones(), "--drain", "c1", "-o", "yaml"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("not supported yet"), "{}", stderr(&o));
-    assert!(stdout(&o).is_empty());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let docs: Vec<serde_json::Value> = out
+        .split("---\n")
+        .map(|d| serde_saphyr::from_str(d).expect("each document is YAML"))
+        .collect();
+    let named = |kind: &str, name: &str| {
+        docs.iter()
+            .any(|d| d["kind"] == kind && d["metadata"]["name"] == name)
+    };
+    assert!(!named("Node", "c1"), "the drained node is gone");
+    assert!(named("Node", "c2"));
+    assert!(!named("Pod", "debug"), "a bare pod is lost with its node");
+    assert!(
+        !named("Pod", "logs-x"),
+        "a DaemonSet pod leaves with its node"
+    );
+    let on_c1 = docs
+        .iter()
+        .filter(|d| d["kind"] == "Pod" && d["spec"]["nodeName"] == "c1")
+        .count();
+    assert_eq!(on_c1, 0, "nothing still runs on the removed node");
+    let on_c2 = docs
+        .iter()
+        .filter(|d| d["kind"] == "Pod" && d["spec"]["nodeName"] == "c2")
+        .count();
+    assert!(on_c2 >= 1, "the replacement landed on c2: {out}");
+    // What is written reads back as a cluster.
+    let dir = std::env::temp_dir().join(format!("topospread-drain-yaml-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let written = dir.join("after.yaml");
+    std::fs::write(&written, &out).expect("write");
+    let back = run(&["validate", "-f", written.to_str().expect("utf-8 path")]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(back.status.code(), Some(0), "{}", stderr(&back));
 }
