@@ -381,6 +381,11 @@ fn json_stream<R: BufRead>(
             Some(_) => {
                 let (l, c) = src.position();
                 src.read_line(&mut line)?;
+                let trimmed = line.trim_ascii();
+                if trimmed == b"---" || trimmed == b"..." {
+                    // JSON documents in a YAML stream, separated as YAML separates them.
+                    continue;
+                }
                 if line.starts_with(LOG_START) {
                     // A log section: through its END line (or the end of the input).
                     while src.read_line(&mut line)? {
@@ -1253,6 +1258,19 @@ mod tests {
         for (i, text) in cases.iter().enumerate() {
             same(text, &format!("case{i}"));
         }
+    }
+
+    #[test]
+    fn json_documents_separated_as_yaml_separates_them() {
+        let text = "{\"kind\": \"Node\", \"metadata\": {\"name\": \"a\"}}\n---\n{\"kind\": \"Node\", \"metadata\": {\"name\": \"b\"}}\n...\n";
+        let m = super::super::parse_manifests(text, "s.yaml").expect("reads");
+        let names: Vec<_> = m
+            .objects
+            .iter()
+            .filter_map(|l| l.object.metadata()?.name.clone())
+            .collect();
+        assert_eq!(names, ["a", "b"]);
+        assert_eq!(m.objects[1].source.document, 2);
     }
 
     #[test]
