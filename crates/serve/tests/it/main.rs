@@ -7,5 +7,6 @@ mod cycle;
 mod e2e;
 mod leader;
 mod namespaces;
+mod queue;
 mod rbac;
 mod relist;
