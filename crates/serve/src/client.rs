@@ -25,6 +25,11 @@ pub struct ClientOptions {
     pub read_timeout: Option<Duration>,
 }
 
+/// The first line of an error: a parser's message can add a source excerpt below it.
+fn one_line(message: &str) -> String {
+    message.lines().next().unwrap_or("").trim_end().to_string()
+}
+
 /// A client and the server URL it talks to (for error messages naming the cluster).
 /// A kubeconfig that cannot be read or parsed is [`Error::Kubeconfig`] naming it.
 pub async fn client(options: &ClientOptions) -> Result<(kube::Client, String)> {
@@ -37,24 +42,24 @@ pub async fn client(options: &ClientOptions) -> Result<(kube::Client, String)> {
             let origin = || format!("kubeconfig {}", path.display());
             let kubeconfig = Kubeconfig::read_from(path).map_err(|e| Error::Kubeconfig {
                 origin: origin(),
-                message: e.to_string(),
+                message: one_line(&e.to_string()),
             })?;
             kube::Config::from_custom_kubeconfig(kubeconfig, &kube_options)
                 .await
                 .map_err(|e| Error::Kubeconfig {
                     origin: origin(),
-                    message: e.to_string(),
+                    message: one_line(&e.to_string()),
                 })?
         }
         None if options.context.is_some() => kube::Config::from_kubeconfig(&kube_options)
             .await
             .map_err(|e| Error::Kubeconfig {
                 origin: "kubeconfig (KUBECONFIG or ~/.kube/config)".into(),
-                message: e.to_string(),
+                message: one_line(&e.to_string()),
             })?,
         None => kube::Config::infer().await.map_err(|e| Error::Kubeconfig {
             origin: "no kubeconfig (KUBECONFIG, ~/.kube/config) and not in a cluster".into(),
-            message: e.to_string(),
+            message: one_line(&e.to_string()),
         })?,
     };
     if options.connect_timeout.is_some() {
@@ -66,7 +71,7 @@ pub async fn client(options: &ClientOptions) -> Result<(kube::Client, String)> {
     let server = config.cluster_url.to_string();
     let client = kube::Client::try_from(config).map_err(|e| Error::Client {
         server: server.clone(),
-        message: e.to_string(),
+        message: one_line(&e.to_string()),
     })?;
     Ok((client, server))
 }

@@ -193,29 +193,37 @@ pub(crate) fn load(files: &[PathBuf], seed: u64) -> Result<Input> {
 }
 
 /// The live cluster when one is asked for, then `files` on top of it (without a cluster,
-/// as [`load`]); then the API server's validation of every object: the first object it
+/// as [`load`]).
+pub(crate) fn load_live(
+    files: &[PathBuf],
+    live: &crate::cli::LiveArgs,
+    seed: u64,
+) -> Result<Input> {
+    if !live.wanted() {
+        return load(files, seed);
+    }
+    let mut input = Input {
+        objects: super::live::list_cluster(live)?,
+        notes: Vec::new(),
+        inputs: 1,
+    };
+    if !files.is_empty() {
+        let from_files = load(files, seed)?;
+        input.objects.extend(from_files.objects);
+        input.notes.extend(from_files.notes);
+        input.inputs += from_files.inputs;
+    }
+    Ok(input)
+}
+
+/// [`load_live`], then the API server's validation of every object: the first object it
 /// would refuse is the error.
 pub(crate) fn load_admitted(
     files: &[PathBuf],
     live: &crate::cli::LiveArgs,
     seed: u64,
 ) -> Result<Input> {
-    let input = if live.wanted() {
-        let mut input = Input {
-            objects: super::live::list_cluster(live)?,
-            notes: Vec::new(),
-            inputs: 1,
-        };
-        if !files.is_empty() {
-            let from_files = load(files, seed)?;
-            input.objects.extend(from_files.objects);
-            input.notes.extend(from_files.notes);
-            input.inputs += from_files.inputs;
-        }
-        input
-    } else {
-        load(files, seed)?
-    };
+    let input = load_live(files, live, seed)?;
     if let Some(e) =
         topospread_k8s::validation::validate_objects_with(&input.objects, &api_server_features())
             .into_iter()

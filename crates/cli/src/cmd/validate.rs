@@ -48,8 +48,12 @@ pub(crate) struct ValidateArgs {
     /// Manifest files: Pods, Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs,
     /// CronJobs, ReplicationControllers, KubeSchedulerConfigurations; Nodes (and placed
     /// Pods) turn on the lints that need a cluster.
-    #[arg(short = 'f', long = "file", visible_alias = "filename", required = true, num_args = 1..)]
+    #[arg(short = 'f', long = "file", visible_alias = "filename", num_args = 1..,
+          required_unless_present_any = ["kubeconfig", "context", "live"])]
     pub(crate) files: Vec<PathBuf>,
+    /// Validate the live cluster's objects too (see `--kubeconfig`); read only.
+    #[command(flatten)]
+    pub(crate) live: crate::cli::LiveArgs,
     /// Report lints as errors: exit 1 when any lint fires.
     #[arg(long)]
     pub(crate) strict: bool,
@@ -178,7 +182,7 @@ impl Place<'_> {
 pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
     // Every file is read and parsed before anything is reported: a broken file stops the
     // run with exit 2 and no partial verdict.
-    let input = input::load(&args.files, 0)?;
+    let input = input::load_live(&args.files, &args.live, 0)?;
     let mut report = check(&input.objects, args, input.inputs)?;
     let finished = input::finished_notes(&input.objects);
     report

@@ -148,4 +148,20 @@ fn an_unreachable_cluster_is_one_line_and_exit_2() {
         "{}",
         stderr(&o)
     );
+    assert_eq!(stderr(&o).trim_end().lines().count(), 1, "{}", stderr(&o));
+}
+
+#[test]
+fn validate_reads_the_cluster_without_files() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (kubeconfig, served) = cluster(&runtime);
+    let o = run(&[
+        "validate",
+        "--kubeconfig",
+        &kubeconfig.display().to_string(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("objects checked: 0 errors"), "{out}");
+    runtime.block_on(served.shutdown());
 }
