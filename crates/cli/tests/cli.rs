@@ -189,6 +189,40 @@ fn show_draws_domains_over_nodes_over_pods() {
 }
 
 #[test]
+fn show_adds_what_the_plugin_counts_where_it_differs_from_the_drawing() {
+    // b1 is tainted and the constraint honours taints: the drawing shows zone-b, the
+    // plugin does not count it (nor x1, which has no zone).
+    let path = temp(
+        "show-policies.yaml",
+        "apiVersion: v1\nkind: List\nitems:\n\
+- {apiVersion: v1, kind: Node, metadata: {name: a1, labels: {topology.kubernetes.io/zone: zone-a}}, status: {allocatable: {cpu: '4', pods: '10'}}}\n\
+- {apiVersion: v1, kind: Node, metadata: {name: b1, labels: {topology.kubernetes.io/zone: zone-b}}, spec: {taints: [{key: k, effect: NoSchedule}]}, status: {allocatable: {cpu: '4', pods: '10'}}}\n\
+- {apiVersion: v1, kind: Node, metadata: {name: x1}, status: {allocatable: {cpu: '4', pods: '10'}}}\n\
+- {apiVersion: v1, kind: Pod, metadata: {name: p1, namespace: default, labels: {app: web}}, spec: {nodeName: a1, containers: [{name: c, image: i}], topologySpreadConstraints: [{maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, nodeTaintsPolicy: Honor, labelSelector: {matchLabels: {app: web}}}]}}\n",
+    );
+    let o = run(&["show", "-f", &path, "--width", "200"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("zone-b (0)"),
+        "the drawing shows every node: {out}"
+    );
+    assert!(
+        out.contains("As PodTopologySpread counts for default/p1 (eligible domains only):"),
+        "{out}"
+    );
+    let counted = out
+        .split("As PodTopologySpread counts")
+        .nth(1)
+        .expect("the plugin's counts");
+    assert!(counted.contains("zone-a=1  skew 0"), "{counted}");
+    assert!(
+        !counted.contains("zone-b"),
+        "a tainted node's domain is not counted: {counted}"
+    );
+}
+
+#[test]
 fn show_wraps_wide_clusters() {
     let o = run(&[
         "show",
