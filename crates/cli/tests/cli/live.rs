@@ -40,8 +40,11 @@ fn cluster(runtime: &tokio::runtime::Runtime) -> (PathBuf, topospread_fakeapi::S
     let served = runtime
         .block_on(fake.serve("127.0.0.1:0".parse().unwrap()))
         .unwrap();
+    // One folder per cluster: tests run in parallel in this process.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir =
-        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("live-{}", std::process::id()));
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("live-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("kubeconfig");
     std::fs::write(&path, served.kubeconfig()).unwrap();
