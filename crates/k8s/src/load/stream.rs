@@ -209,6 +209,27 @@ impl<'f, R: BufRead> Src<'f, R> {
         }
     }
 
+    /// Copies a scalar (number, literal, or whatever malformed text stands there) up to
+    /// the next delimiter.
+    fn copy_scalar(&mut self, out: &mut Vec<u8>) -> Result<(), LoadError> {
+        loop {
+            let buf = self.buf()?;
+            if buf.is_empty() {
+                return Ok(());
+            }
+            let n = buf
+                .iter()
+                .position(|b| matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'))
+                .unwrap_or(buf.len());
+            out.extend_from_slice(&buf[..n]);
+            let end = n < buf.len();
+            self.consume_counted(n)?;
+            if end {
+                return Ok(());
+            }
+        }
+    }
+
     /// Copies one JSON value (object, array, string or scalar) to `out`, verbatim: only
     /// brackets and string quotes are followed, so a malformed value is copied as far as
     /// it goes and serde_json reports it.
@@ -228,40 +249,7 @@ impl<'f, R: BufRead> Src<'f, R> {
                 started = true;
                 match buf[0] {
                     b'{' | b'[' | b'"' => {}
-                    _ => {
-                        // A scalar: up to the next delimiter.
-                        let n = buf
-                            .iter()
-                            .position(|b| {
-                                matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
-                            })
-                            .unwrap_or(buf.len());
-                        out.extend_from_slice(&buf[..n]);
-                        let end = n < buf.len();
-                        self.consume_counted(n)?;
-                        if end {
-                            return Ok(());
-                        }
-                        // A scalar longer than the buffer: go on copying it.
-                        loop {
-                            let buf = self.buf()?;
-                            if buf.is_empty() {
-                                return Ok(());
-                            }
-                            let n = buf
-                                .iter()
-                                .position(|b| {
-                                    matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
-                                })
-                                .unwrap_or(buf.len());
-                            out.extend_from_slice(&buf[..n]);
-                            let end = n < buf.len();
-                            self.consume_counted(n)?;
-                            if end {
-                                return Ok(());
-                            }
-                        }
-                    }
+                    _ => return self.copy_scalar(out),
                 }
             }
             let mut newlines = 0usize;
@@ -728,16 +716,20 @@ fn yaml_head(text: &str) -> Head {
 /// An item's head, and the object typed straight from it when that works.
 fn prepare(piece: &Piece) -> (Option<Head>, Option<Object>) {
     let h = head(piece);
-    let object = h.as_ref().and_then(|h| {
-        let (kind, api_version) = (h.kind.as_deref()?, h.api_version.as_deref()?);
-        if !builtin(kind, api_version) {
-            return None;
-        }
-        let mut object = fast(piece, kind)?;
-        super::drop_unread(&mut object);
-        Some(object)
-    });
+    let object = h.as_ref().and_then(|h| typed_object(piece, h));
     (h, object)
+}
+
+/// The built-in object `head` names, typed straight from the piece, without what
+/// nothing reads; `None` when it is not one or does not type.
+fn typed_object(piece: &Piece, head: &Head) -> Option<Object> {
+    let (kind, api_version) = (head.kind.as_deref()?, head.api_version.as_deref()?);
+    if !builtin(kind, api_version) {
+        return None;
+    }
+    let mut object = fast(piece, kind)?;
+    super::drop_unread(&mut object);
+    Some(object)
 }
 
 /// [`prepare`] for every item, spread over the machine's cores.
@@ -770,11 +762,7 @@ fn read_piece(
     depth: usize,
     out: &mut Manifests,
 ) -> Result<(), LoadError> {
-    if let (Some(kind), Some(api_version)) = (head.kind.as_deref(), head.api_version.as_deref())
-        && builtin(kind, api_version)
-        && let Some(mut object) = fast(piece, kind)
-    {
-        super::drop_unread(&mut object);
+    if let Some(object) = typed_object(piece, &head) {
         out.objects.push(Loaded {
             source: source.clone(),
             object,

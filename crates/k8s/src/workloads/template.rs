@@ -12,14 +12,12 @@ impl Expander<'_> {
     /// The API server's rules for pods made from the template (RULES.md); the first
     /// error is reported with its path and the workload is not expanded.
     pub(super) fn template_valid(&mut self, s: &Source, object: &Object) -> bool {
-        let workload = match object {
-            Object::Deployment(o) => Workload::Deployment((**o).clone()),
-            Object::ReplicaSet(o) => Workload::ReplicaSet((**o).clone()),
-            Object::ReplicationController(o) => Workload::ReplicationController((**o).clone()),
-            Object::StatefulSet(o) => Workload::StatefulSet((**o).clone()),
-            Object::DaemonSet(o) => Workload::DaemonSet((**o).clone()),
-            Object::Job(o) => Workload::Job((**o).clone()),
-            _ => return true,
+        // Pods are admitted on their own; CronJobs are not expanded.
+        if matches!(object, Object::Pod(_) | Object::CronJob(_)) {
+            return true;
+        }
+        let Some(workload) = Workload::from_object(object) else {
+            return true;
         };
         let errors = template_pods_create(&workload, &ApiServerFeatures::default());
         let Some(e) = errors.first() else {

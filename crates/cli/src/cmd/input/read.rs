@@ -104,20 +104,26 @@ pub(crate) fn read_path(input: &InputPath, cap: u64) -> Result<String> {
     match input {
         InputPath::Stdin => read_capped(std::io::stdin().lock(), input, cap, 0),
         InputPath::File(path) => {
-            let file = std::fs::File::open(path)
-                .with_context(|| format!("{}: cannot read", path.display()))?;
-            let meta = file
-                .metadata()
-                .with_context(|| format!("{}: cannot read", path.display()))?;
-            // A regular file's size is known: refuse before reading. Anything else (FIFO,
-            // device, /proc) reports 0 and is stopped by the cap while reading.
-            let hint = if meta.is_file() { meta.len() } else { 0 };
-            if hint > cap {
-                bail!("{}", too_large(input, cap));
-            }
+            let (file, hint) = open_file(input, path, cap)?;
             read_capped(file, input, cap, hint)
         }
     }
+}
+
+/// Opens a file with its size when it is a regular file (0 otherwise). A regular file's
+/// size is known: it is refused before reading. Anything else (FIFO, device, /proc)
+/// reports 0 and is stopped by the cap while reading.
+fn open_file(input: &InputPath, path: &Path, cap: u64) -> Result<(std::fs::File, u64)> {
+    let file =
+        std::fs::File::open(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let meta = file
+        .metadata()
+        .with_context(|| format!("{}: cannot read", path.display()))?;
+    let size = if meta.is_file() { meta.len() } else { 0 };
+    if size > cap {
+        bail!("{}", too_large(input, cap));
+    }
+    Ok((file, size))
 }
 
 /// Opens one input for reading as a stream, at most `cap` bytes: past the cap, reads
@@ -125,17 +131,7 @@ pub(crate) fn read_path(input: &InputPath, cap: u64) -> Result<String> {
 pub(crate) fn open_path(input: &InputPath, cap: u64) -> Result<Box<dyn BufRead>> {
     let reader: Box<dyn Read> = match input {
         InputPath::Stdin => Box::new(std::io::stdin()),
-        InputPath::File(path) => {
-            let file = std::fs::File::open(path)
-                .with_context(|| format!("{}: cannot read", path.display()))?;
-            let meta = file
-                .metadata()
-                .with_context(|| format!("{}: cannot read", path.display()))?;
-            if meta.is_file() && meta.len() > cap {
-                bail!("{}", too_large(input, cap));
-            }
-            Box::new(file)
-        }
+        InputPath::File(path) => Box::new(open_file(input, path, cap)?.0),
     };
     Ok(Box::new(BufReader::with_capacity(
         256 * 1024,
