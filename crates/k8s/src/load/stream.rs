@@ -1273,4 +1273,69 @@ mod tests {
             .expect_err("fails");
         assert_eq!(e.to_string(), "big.json: input larger than 1 MiB");
     }
+
+    mod generated {
+        use super::same;
+        use proptest::prelude::*;
+        use serde_json::{Value, json};
+
+        fn object() -> impl Strategy<Value = Value> {
+            let name = "[a-z][a-z0-9-]{0,8}";
+            prop_oneof![
+                (name, 0u32..64, proptest::bool::ANY).prop_map(|(n, cpu, as_number)| {
+                    let cpu = if as_number { json!(cpu) } else { json!(cpu.to_string()) };
+                    json!({"apiVersion": "v1", "kind": "Node",
+                        "metadata": {"name": n, "labels": {"zone": "z", "note": "a \"quoted\" [x] {y}"}},
+                        "status": {"allocatable": {"cpu": cpu}}})
+                }),
+                (name, proptest::option::of(name)).prop_map(|(n, node)| {
+                    json!({"apiVersion": "v1", "kind": "Pod",
+                        "metadata": {"name": n, "namespace": "d", "annotations": {"cmd": "line1\nline2\n- not: an item"}},
+                        "spec": {"nodeName": node, "containers": [{"name": "c", "image": "i"}]}})
+                }),
+                name.prop_map(|n| json!({"apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": n}, "data": {"items": "- a\n- b"}})),
+                name.prop_map(|n| json!({"apiVersion": "v1", "kind": "Pod",
+                    "metadata": {"name": n}, "spec": {"nodeNme": "typo"}})),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(64))]
+            #[test]
+            fn generated_lists_read_as_the_tree_reader_reads_them(
+                items in proptest::collection::vec(object(), 0..6),
+                typed in proptest::bool::ANY,
+                pretty in proptest::bool::ANY,
+                yaml in proptest::bool::ANY,
+            ) {
+                let items: Vec<Value> = if typed {
+                    // A typed list's items leave their kind to the list.
+                    items
+                        .into_iter()
+                        .filter(|i| i["kind"] == "Pod")
+                        .map(|mut i| {
+                            if let Some(m) = i.as_object_mut() {
+                                m.remove("kind");
+                                m.remove("apiVersion");
+                            }
+                            i
+                        })
+                        .collect()
+                } else {
+                    items
+                };
+                let kind = if typed { "PodList" } else { "List" };
+                let list = json!({"apiVersion": "v1", "kind": kind, "items": items, "metadata": {}});
+                let text = if yaml {
+                    serde_saphyr::to_string(&list).expect("serializes")
+                } else if pretty {
+                    serde_json::to_string_pretty(&list).expect("serializes")
+                } else {
+                    serde_json::to_string(&list).expect("serializes")
+                };
+                same(&text, "generated");
+            }
+        }
+    }
 }
