@@ -161,17 +161,18 @@ impl<'f, R: BufRead> Src<'f, R> {
         Ok(())
     }
 
-    /// Skips JSON whitespace, copying it to `copy` when given.
-    fn skip_ws(&mut self, mut copy: Option<&mut Vec<u8>>) -> Result<(), LoadError> {
+    /// Consumes bytes while `keep` holds, copying them to `copy` when given.
+    fn take_while(
+        &mut self,
+        mut copy: Option<&mut Vec<u8>>,
+        keep: impl Fn(u8) -> bool,
+    ) -> Result<(), LoadError> {
         loop {
             let buf = self.buf()?;
             if buf.is_empty() {
                 return Ok(());
             }
-            let n = buf
-                .iter()
-                .position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
-                .unwrap_or(buf.len());
+            let n = buf.iter().position(|&b| !keep(b)).unwrap_or(buf.len());
             if let Some(c) = copy.as_deref_mut() {
                 c.extend_from_slice(&buf[..n]);
             }
@@ -181,6 +182,11 @@ impl<'f, R: BufRead> Src<'f, R> {
                 return Ok(());
             }
         }
+    }
+
+    /// Skips JSON whitespace, copying it to `copy` when given.
+    fn skip_ws(&mut self, copy: Option<&mut Vec<u8>>) -> Result<(), LoadError> {
+        self.take_while(copy, |b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
     }
 
     /// Reads one line (through its newline) into `line`; false at the end.
@@ -212,22 +218,9 @@ impl<'f, R: BufRead> Src<'f, R> {
     /// Copies a scalar (number, literal, or whatever malformed text stands there) up to
     /// the next delimiter.
     fn copy_scalar(&mut self, out: &mut Vec<u8>) -> Result<(), LoadError> {
-        loop {
-            let buf = self.buf()?;
-            if buf.is_empty() {
-                return Ok(());
-            }
-            let n = buf
-                .iter()
-                .position(|b| matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'))
-                .unwrap_or(buf.len());
-            out.extend_from_slice(&buf[..n]);
-            let end = n < buf.len();
-            self.consume_counted(n)?;
-            if end {
-                return Ok(());
-            }
-        }
+        self.take_while(Some(out), |b| {
+            !matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+        })
     }
 
     /// Copies one JSON value (object, array, string or scalar) to `out`, verbatim: only
