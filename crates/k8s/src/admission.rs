@@ -79,55 +79,100 @@ pub fn resolve_priority(
 ) -> Result<(), AdmissionError> {
     let name = pod.metadata.name.clone().unwrap_or_default();
     let spec = pod.spec.get_or_insert_with(Default::default);
-    let class_name = spec
-        .priority_class_name
-        .as_deref()
-        .filter(|n| !n.is_empty());
-    let (priority, policy) = match class_name {
+    let written = WrittenPriority {
+        class_name: spec.priority_class_name.as_deref(),
+        priority: spec.priority,
+        preemption_policy: spec.preemption_policy.as_deref(),
+    };
+    let Some(admitted) = admit_priority(&name, written, classes)? else {
+        return Ok(());
+    };
+    if let Some(class) = admitted.default_class {
+        spec.priority_class_name = Some(class);
+    }
+    spec.priority = Some(admitted.priority);
+    spec.preemption_policy = Some(admitted.preemption_policy.as_str().to_string());
+    Ok(())
+}
+
+/// What a pod says of its priority, as written.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WrittenPriority<'a> {
+    /// `spec.priorityClassName`.
+    pub class_name: Option<&'a str>,
+    /// `spec.priority`.
+    pub priority: Option<i32>,
+    /// `spec.preemptionPolicy`.
+    pub preemption_policy: Option<&'a str>,
+}
+
+/// What Priority admission sets on a pod.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdmittedPriority {
+    /// `spec.priority`.
+    pub priority: i32,
+    /// `spec.preemptionPolicy`.
+    pub preemption_policy: PreemptionPolicy,
+    /// The global default class's name, when the pod named none and one exists.
+    pub default_class: Option<String>,
+}
+
+/// Priority admission of pod `name` as [`resolve_priority`] describes it, on what the
+/// pod wrote: `Ok(None)` when the pod is taken as written (see the module docs).
+pub fn admit_priority(
+    name: &str,
+    written: WrittenPriority<'_>,
+    classes: &PriorityClasses,
+) -> Result<Option<AdmittedPriority>, AdmissionError> {
+    let class_name = written.class_name.filter(|n| !n.is_empty());
+    let (priority, policy, default_class) = match class_name {
         None => {
-            if spec.priority.is_some() {
-                return Ok(());
+            if written.priority.is_some() {
+                return Ok(None);
             }
             match classes.global_default() {
-                Some(c) => {
-                    spec.priority_class_name = Some(c.name.to_string());
-                    (c.value, c.preemption_policy)
-                }
-                None => (DEFAULT_PRIORITY, PreemptionPolicy::PreemptLowerPriority),
+                Some(c) => (c.value, c.preemption_policy, Some(c.name.to_string())),
+                None => (
+                    DEFAULT_PRIORITY,
+                    PreemptionPolicy::PreemptLowerPriority,
+                    None,
+                ),
             }
         }
         Some(class_name) => match classes.get(class_name) {
-            Some(c) => (c.value, c.preemption_policy),
-            None if spec.priority.is_some() => return Ok(()),
+            Some(c) => (c.value, c.preemption_policy, None),
+            None if written.priority.is_some() => return Ok(None),
             None => {
                 return Err(AdmissionError::NoPriorityClass {
-                    pod: name,
+                    pod: name.to_string(),
                     class: class_name.to_string(),
                 });
             }
         },
     };
-    if let Some(given) = spec.priority
+    if let Some(given) = written.priority
         && given != priority
     {
         return Err(AdmissionError::PriorityMismatch {
-            pod: name,
+            pod: name.to_string(),
             given,
             computed: priority,
         });
     }
-    if let Some(given) = spec.preemption_policy.as_deref()
+    if let Some(given) = written.preemption_policy
         && given != policy.as_str()
     {
         return Err(AdmissionError::PreemptionPolicyMismatch {
-            pod: name,
+            pod: name.to_string(),
             given: given.to_string(),
             computed: policy.as_str(),
         });
     }
-    spec.priority = Some(priority);
-    spec.preemption_policy = Some(policy.as_str().to_string());
-    Ok(())
+    Ok(Some(AdmittedPriority {
+        priority,
+        preemption_policy: policy,
+        default_class,
+    }))
 }
 
 #[cfg(test)]

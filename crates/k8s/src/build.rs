@@ -2,12 +2,14 @@
 
 use k8s_openapi::api::core::v1 as core;
 use topospread::api::resources::RequestOptions;
-use topospread::api::{DisruptionBudget, Labels, PriorityClass, Selector, Symbols, Workloads};
+use topospread::api::{
+    DisruptionBudget, Labels, PreemptionPolicy, PriorityClass, Selector, Symbols, Workloads,
+};
 use topospread::convert::{self, ConvertError, DEFAULT_NAMESPACE, node};
 use topospread::snapshot::{Snapshot, SnapshotError};
 
-use crate::admission::{AdmissionError, resolve_priority};
-use crate::load::{Loaded, Object};
+use crate::admission::{AdmissionError, WrittenPriority, admit_priority, resolve_priority};
+use crate::load::{CompactPod, Loaded, Object};
 
 /// Why a snapshot could not be built from manifests.
 #[derive(Debug, thiserror::Error)]
@@ -172,6 +174,46 @@ pub fn admit_and_add(
     Ok(None)
 }
 
+/// [`admit_and_add`] for a pod read in compact form: Priority admission on what it
+/// wrote, then its conversion (made as it was read) added.
+fn admit_and_add_compact(
+    snapshot: &mut Snapshot,
+    p: &CompactPod,
+    file: &str,
+) -> Result<Option<Refused>, BuildError> {
+    let written = WrittenPriority {
+        class_name: p.priority_class_name.as_deref(),
+        priority: p.priority,
+        preemption_policy: p.preemption_policy.as_deref(),
+    };
+    let admitted = match admit_priority(&p.name, written, &snapshot.workloads().priority_classes) {
+        Ok(a) => a,
+        Err(error) => {
+            return Ok(Some(Refused {
+                file: file.to_string(),
+                namespace: p.namespace.clone(),
+                name: p.name.clone(),
+                error,
+            }));
+        }
+    };
+    let mut pod = p.converted.clone().map_err(|source| BuildError::Convert {
+        file: file.to_string(),
+        source,
+    })?;
+    if let Some(a) = admitted {
+        pod.priority = a.priority;
+        pod.preemption_never = a.preemption_policy == PreemptionPolicy::Never;
+    }
+    snapshot
+        .add_pod(pod)
+        .map_err(|source| BuildError::Snapshot {
+            file: file.to_string(),
+            source,
+        })?;
+    Ok(None)
+}
+
 /// [`build`], keeping only the snapshot: pods refused by Priority admission are left out.
 pub fn build_snapshot<'a>(
     objects: impl IntoIterator<Item = &'a Loaded> + Clone,
@@ -203,7 +245,19 @@ pub fn build_with<'a>(
     objects: impl IntoIterator<Item = &'a Loaded> + Clone,
     options: RequestOptions,
 ) -> Result<BuiltSnapshot, BuildError> {
+    build_with_symbols(objects, options, Symbols::default())
+}
+
+/// [`build_with`] on the symbols compact pods were interned in (see
+/// [`Compactor::into_symbols`](crate::load::Compactor::into_symbols)): objects holding
+/// [`Object::CompactPod`] must be built with their compactor's symbols.
+pub fn build_with_symbols<'a>(
+    objects: impl IntoIterator<Item = &'a Loaded> + Clone,
+    options: RequestOptions,
+    symbols: Symbols,
+) -> Result<BuiltSnapshot, BuildError> {
     let mut snapshot = Snapshot::new();
+    *snapshot.symbols_mut() = symbols;
     snapshot.set_request_options(options);
     for l in objects.clone() {
         if let Object::Node(n) = &l.object {
@@ -234,6 +288,14 @@ pub fn build_with<'a>(
     let mut refused = Vec::new();
     let mut finished = Vec::new();
     for l in objects {
+        if let Object::CompactPod(p) = &l.object {
+            if p.is_finished() {
+                finished.push(format!("{}/{}", p.namespace, p.name));
+            } else if let Some(r) = admit_and_add_compact(&mut snapshot, p, &l.source.file)? {
+                refused.push(r);
+            }
+            continue;
+        }
         let Object::Pod(p) = &l.object else { continue };
         if is_finished(p) {
             finished.push(format!(

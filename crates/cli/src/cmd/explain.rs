@@ -11,7 +11,8 @@ use topospread::simulation::SimEvent;
 use topospread_report::render_explanation;
 
 pub(crate) fn run(args: &ExplainArgs) -> Result<ExitCode> {
-    let input = input::load_admitted(&args.files, &args.live, args.seed)?;
+    let input =
+        input::load_admitted_as(&args.files, &args.live, args.seed, input::PodForm::Compact)?;
     let setup = config::load(args.config.as_deref(), &input)?;
     let mut world = input::build(&input, args.seed, &args.scale)?;
     let next;

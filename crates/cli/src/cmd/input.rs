@@ -8,11 +8,15 @@ mod read;
 use anyhow::{Result, bail};
 use std::path::PathBuf;
 use std::sync::OnceLock;
+use topospread::api::Symbols;
 use topospread::convert;
 use topospread::snapshot::{PodId, Snapshot};
 use topospread::version::{FeatureGates, KubernetesVersion, VersionError};
 use topospread_k8s::build::{self, Refused};
-use topospread_k8s::load::{Loaded, Object, parse_manifests, parse_manifests_reader};
+use topospread_k8s::load::{
+    Compactor, Loaded, Object, parse_manifests, parse_manifests_reader,
+    parse_manifests_reader_compact,
+};
 use topospread_k8s::notes::{Note, summarize};
 use topospread_k8s::validation::ApiServerFeatures;
 use topospread_k8s::workloads::{self, ExpandOptions, Expansion, Scale, expand_with};
@@ -133,6 +137,17 @@ pub(crate) fn options() -> InputOptions {
     OPTIONS.get().copied().unwrap_or_default()
 }
 
+/// How loaded pods are kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PodForm {
+    /// Every pod as its k8s-openapi object: for commands that write pods back or lint
+    /// them.
+    Whole,
+    /// Bound pods converted as they are read ([`Object::CompactPod`]): a dump's pods
+    /// never all exist as k8s-openapi objects at once.
+    Compact,
+}
+
 /// What the files held.
 pub(crate) struct Input {
     /// Every object, file by file (KubeSchedulerConfigurations included).
@@ -141,6 +156,8 @@ pub(crate) struct Input {
     pub(crate) notes: Vec<Note>,
     /// How many inputs (files, stdin) were read.
     pub(crate) inputs: usize,
+    /// The symbols compact pods were interned in (empty when none were read).
+    pub(crate) symbols: Symbols,
 }
 
 impl Input {
@@ -162,12 +179,14 @@ impl Input {
 }
 
 /// Loads `files` (files, folders, `-` for stdin), or the built-in docs example when
-/// there are none; objects with only `generateName` are named with `seed`.
-pub(crate) fn load(files: &[PathBuf], seed: u64) -> Result<Input> {
+/// there are none; objects with only `generateName` are named with `seed`; pods are
+/// kept in `form`.
+fn load_as(files: &[PathBuf], seed: u64, form: PodForm) -> Result<Input> {
     let mut input = Input {
         objects: Vec::new(),
         notes: Vec::new(),
         inputs: 0,
+        symbols: Symbols::default(),
     };
     if files.is_empty() {
         let m = parse_manifests(DOCS_EXAMPLE, DOCS_EXAMPLE_NAME)?;
@@ -178,9 +197,18 @@ pub(crate) fn load(files: &[PathBuf], seed: u64) -> Result<Input> {
     let opts = options();
     let paths = resolve(files, opts.recursive)?;
     input.inputs = paths.len();
+    let mut compactor = (form == PodForm::Compact)
+        .then(|| Compactor::new(gates().request_options(), api_server_features()));
     for p in &paths {
         let reader = open_path(p, opts.max_input_bytes)?;
-        let m = parse_manifests_reader(reader, &p.to_string())?;
+        let m = match compactor.take() {
+            Some(c) => {
+                let (m, c) = parse_manifests_reader_compact(reader, &p.to_string(), c)?;
+                compactor = Some(c);
+                m
+            }
+            None => parse_manifests_reader(reader, &p.to_string())?,
+        };
         if input.objects.is_empty() {
             input.objects = m.objects;
         } else {
@@ -188,6 +216,7 @@ pub(crate) fn load(files: &[PathBuf], seed: u64) -> Result<Input> {
         }
         input.notes.extend(m.skipped);
     }
+    input.symbols = compactor.map(Compactor::into_symbols).unwrap_or_default();
     workloads::name_generated(&mut input.objects, seed);
     Ok(input)
 }
@@ -199,19 +228,31 @@ pub(crate) fn load_live(
     live: &crate::cli::LiveArgs,
     seed: u64,
 ) -> Result<Input> {
+    load_live_as(files, live, seed, PodForm::Whole)
+}
+
+/// [`load_live`], pods read from files kept in `form`.
+fn load_live_as(
+    files: &[PathBuf],
+    live: &crate::cli::LiveArgs,
+    seed: u64,
+    form: PodForm,
+) -> Result<Input> {
     if !live.wanted() {
-        return load(files, seed);
+        return load_as(files, seed, form);
     }
     let mut input = Input {
         objects: super::live::list_cluster(live)?,
         notes: Vec::new(),
         inputs: 1,
+        symbols: Symbols::default(),
     };
     if !files.is_empty() {
-        let from_files = load(files, seed)?;
+        let from_files = load_as(files, seed, form)?;
         input.objects.extend(from_files.objects);
         input.notes.extend(from_files.notes);
         input.inputs += from_files.inputs;
+        input.symbols = from_files.symbols;
     }
     Ok(input)
 }
@@ -223,7 +264,17 @@ pub(crate) fn load_admitted(
     live: &crate::cli::LiveArgs,
     seed: u64,
 ) -> Result<Input> {
-    let input = load_live(files, live, seed)?;
+    load_admitted_as(files, live, seed, PodForm::Whole)
+}
+
+/// [`load_admitted`], pods read from files kept in `form`.
+pub(crate) fn load_admitted_as(
+    files: &[PathBuf],
+    live: &crate::cli::LiveArgs,
+    seed: u64,
+    form: PodForm,
+) -> Result<Input> {
+    let input = load_live_as(files, live, seed, form)?;
     if let Some(e) =
         topospread_k8s::validation::validate_objects_with(&input.objects, &api_server_features())
             .into_iter()
@@ -274,9 +325,10 @@ pub(crate) fn build(input: &Input, seed: u64, scale: &[Scale]) -> Result<World> 
             anyhow::anyhow!("{e} (--max-pods raises the limit)")
         }
     })?;
-    let built = build::build_with(
+    let built = build::build_with_symbols(
         input.objects.iter().chain(&expansion.replica_sets),
         gates().request_options(),
+        input.symbols.clone(),
     )?;
     let mut snapshot = built.snapshot;
     let mut refused = built.refused;
@@ -329,18 +381,22 @@ pub(crate) fn build(input: &Input, seed: u64, scale: &[Scale]) -> Result<World> 
 pub(crate) fn finished_notes(objects: &[Loaded]) -> Vec<Note> {
     objects
         .iter()
-        .filter_map(|l| match &l.object {
-            Object::Pod(p) if build::is_finished(p) => Some(Note::new(
+        .filter_map(|l| {
+            let name = match &l.object {
+                Object::Pod(p) if build::is_finished(p) => {
+                    p.metadata.name.as_deref().unwrap_or_default()
+                }
+                Object::CompactPod(p) if p.is_finished() => &p.name,
+                _ => return None,
+            };
+            Some(Note::new(
                 format!(
                     "{}: pod/{}",
                     l.source.file,
-                    topospread_k8s::load::escape_control(
-                        p.metadata.name.as_deref().unwrap_or_default()
-                    )
+                    topospread_k8s::load::escape_control(name)
                 ),
                 "left out: phase Succeeded or Failed (the scheduler does not see finished pods)",
-            )),
-            _ => None,
+            ))
         })
         .collect()
 }

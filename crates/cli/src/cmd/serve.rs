@@ -15,6 +15,7 @@ pub(crate) fn run(args: &ServeArgs) -> Result<ExitCode> {
         objects: Vec::new(),
         notes: Vec::new(),
         inputs: 0,
+        symbols: Default::default(),
     };
     let setup = super::config::load(Some(&args.config), &no_files)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()

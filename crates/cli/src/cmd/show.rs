@@ -75,9 +75,13 @@ pub(crate) fn options(
 
 pub(crate) fn run(args: &ShowArgs) -> Result<ExitCode> {
     let (input, mut snapshot) = super::term::with_spinner("loading", || -> Result<_> {
-        let input = input::load_admitted(&args.files, &args.live, 0)?;
-        let snapshot =
-            build::build_snapshot_with(&input.objects, super::input::gates().request_options())?;
+        let input = input::load_admitted_as(&args.files, &args.live, 0, input::PodForm::Compact)?;
+        let snapshot = build::build_with_symbols(
+            &input.objects,
+            super::input::gates().request_options(),
+            input.symbols.clone(),
+        )?
+        .snapshot;
         Ok((input, snapshot))
     })?;
     // Notes go to stderr: stdout is the drawing.

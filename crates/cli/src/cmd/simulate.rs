@@ -234,7 +234,13 @@ pub(crate) fn run(args: &SimulateArgs) -> Result<ExitCode> {
 pub(crate) fn execute(args: &SimulateArgs, timings: &mut Timings) -> Result<Simulated> {
     let start = Instant::now();
     let (input, setup, mut world) = super::term::with_spinner("loading", || -> Result<_> {
-        let input = input::load_admitted(&args.files, &args.live, args.seed)?;
+        // `-o yaml` writes every pod back whole; the rest needs only the compact form.
+        let form = if args.output == OutputFormat::Yaml {
+            input::PodForm::Whole
+        } else {
+            input::PodForm::Compact
+        };
+        let input = input::load_admitted_as(&args.files, &args.live, args.seed, form)?;
         let setup = config::load(args.config.as_deref(), &input)?;
         let world = input::build(&input, args.seed, &args.scale)?;
         Ok((input, setup, world))
@@ -699,6 +705,11 @@ pub(crate) fn snapshot_yaml(
             Object::PodDisruptionBudget(o) => push(o)?,
             Object::Namespace(o) => push(o)?,
             Object::SchedulerConfiguration(_) => {}
+            Object::CompactPod(p) => anyhow::bail!(
+                "pod {}/{} was read in compact form and cannot be written back (a bug: -o yaml reads pods whole)",
+                p.namespace,
+                p.name
+            ),
         }
     }
     for l in &world.expansion.replica_sets {

@@ -12,7 +12,7 @@ use crate::plugins::imagelocality::normalized_image_name;
 use k8s_openapi::api::core::v1 as core;
 
 /// An object the engine cannot use as written.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Clone, Debug, thiserror::Error, PartialEq, Eq)]
 #[error("{object}: {field}: {message}")]
 pub struct ConvertError {
     /// The object, as `kind/name`.

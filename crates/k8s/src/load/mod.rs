@@ -5,11 +5,13 @@
 //! [`Note`]. Pure: the caller reads the file; errors name the file, the object and the
 //! field.
 
+mod compact;
 mod json;
 mod lenient;
 mod stream;
 
-pub use stream::parse_manifests_reader;
+pub use compact::{CompactPod, Compactor};
+pub use stream::{parse_manifests_reader, parse_manifests_reader_compact};
 
 use crate::notes::Note;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
@@ -159,6 +161,9 @@ pub enum Object {
     Namespace(Box<Namespace>),
     /// A `kubescheduler.config.k8s.io/v1` KubeSchedulerConfiguration, untyped here.
     SchedulerConfiguration(Value),
+    /// A v1 Pod bound to a node, read in compact form (see [`Compactor`]): it has no
+    /// k8s-openapi object, so no [`Object::metadata`].
+    CompactPod(Box<CompactPod>),
 }
 
 impl Object {
@@ -178,7 +183,7 @@ impl Object {
             Object::PriorityClass(o) => &o.metadata,
             Object::PodDisruptionBudget(o) => &o.metadata,
             Object::Namespace(o) => &o.metadata,
-            Object::SchedulerConfiguration(_) => return None,
+            Object::SchedulerConfiguration(_) | Object::CompactPod(_) => return None,
         })
     }
 
@@ -198,7 +203,7 @@ impl Object {
             Object::PriorityClass(o) => &mut o.metadata,
             Object::PodDisruptionBudget(o) => &mut o.metadata,
             Object::Namespace(o) => &mut o.metadata,
-            Object::SchedulerConfiguration(_) => return None,
+            Object::SchedulerConfiguration(_) | Object::CompactPod(_) => return None,
         })
     }
 
@@ -206,7 +211,7 @@ impl Object {
     pub fn kind(&self) -> &'static str {
         match self {
             Object::Node(_) => "Node",
-            Object::Pod(_) => "Pod",
+            Object::Pod(_) | Object::CompactPod(_) => "Pod",
             Object::Service(_) => "Service",
             Object::ReplicaSet(_) => "ReplicaSet",
             Object::ReplicationController(_) => "ReplicationController",
@@ -239,6 +244,22 @@ pub struct Manifests {
     pub objects: Vec<Loaded>,
     /// Objects skipped on purpose (kinds the scheduler does not read), one note each.
     pub skipped: Vec<Note>,
+    /// Converts bound pods to compact form as they are read, when asked for.
+    compactor: Option<Compactor>,
+    /// How many objects have been offered to the compactor.
+    compacted: usize,
+}
+
+impl Manifests {
+    /// Offers the objects read since the last call to the compactor, if there is one.
+    fn compact_new(&mut self) {
+        let Some(compactor) = self.compactor.as_mut() else {
+            return;
+        };
+        let from = self.compacted.min(self.objects.len());
+        compactor.compact(&mut self.objects[from..]);
+        self.compacted = self.objects.len();
+    }
 }
 
 /// How deep `kind: List` documents may nest (kubectl flattens nested lists).

@@ -10,7 +10,7 @@
 //! numbers read as strings, the field path of the error), so results and error messages
 //! are those of the tree reader.
 
-use super::{LoadError, Loaded, Manifests, Object, Source, builtin, is_list, json};
+use super::{Compactor, LoadError, Loaded, Manifests, Object, Source, builtin, is_list, json};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::io::{BufRead, ErrorKind};
@@ -32,8 +32,33 @@ struct Piece {
 /// holding one list item at a time. An I/O error (the caller's byte cap included) is
 /// [`LoadError::Read`].
 pub fn parse_manifests_reader(reader: impl BufRead, file: &str) -> Result<Manifests, LoadError> {
+    read_manifests(reader, file, Manifests::default())
+}
+
+/// [`parse_manifests_reader`], bound pods converted by `compactor` as they are read
+/// ([`Object::CompactPod`]): a dump's pods never all exist as k8s-openapi objects at
+/// once. The compactor comes back with the manifests, for the next file and the build.
+pub fn parse_manifests_reader_compact(
+    reader: impl BufRead,
+    file: &str,
+    compactor: Compactor,
+) -> Result<(Manifests, Compactor), LoadError> {
+    let out = Manifests {
+        compactor: Some(compactor),
+        ..Manifests::default()
+    };
+    let mut out = read_manifests(reader, file, out)?;
+    out.compact_new();
+    let compactor = out.compactor.take().unwrap_or_default();
+    Ok((out, compactor))
+}
+
+fn read_manifests(
+    reader: impl BufRead,
+    file: &str,
+    mut out: Manifests,
+) -> Result<Manifests, LoadError> {
     let mut src = Src::new(reader, file);
-    let mut out = Manifests::default();
     let mut docs = Documents {
         file,
         count: 0,
@@ -58,6 +83,7 @@ struct Documents<'a> {
 
 impl Documents<'_> {
     fn next_source(&mut self) -> Source {
+        self.out.compact_new();
         self.count += 1;
         Source {
             file: self.file.to_string(),
@@ -576,6 +602,7 @@ impl ListState {
                 _ => self.waiting.push((piece, source)),
             }
         }
+        out.compact_new();
         Ok(())
     }
 

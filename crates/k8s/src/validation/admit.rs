@@ -13,7 +13,7 @@ use topospread::api::quantity::Quantity;
 use topospread::validation::{FieldError, FieldPath, is_dns1123_subdomain, validate_labels};
 
 use super::objects::{ApiServerFeatures, PodSpecRef, validate_spec_create};
-use crate::load::{Loaded, Object, Source, escape_control};
+use crate::load::{CompactPod, Loaded, Object, Source, escape_control};
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 
 /// One field of one loaded object the API server would refuse.
@@ -71,6 +71,11 @@ pub fn validate_objects(objects: &[Loaded]) -> Vec<Refusal> {
 pub fn validate_objects_with(objects: &[Loaded], features: &ApiServerFeatures) -> Vec<Refusal> {
     let mut out = Vec::new();
     for l in objects {
+        if let Object::CompactPod(p) = &l.object {
+            // Validated as it was read, while its whole object existed.
+            out.extend(p.refusals.iter().cloned());
+            continue;
+        }
         let Some(meta) = l.object.metadata() else {
             continue;
         };
@@ -361,6 +366,15 @@ pub fn validate_cluster(objects: &[Loaded]) -> Vec<Refusal> {
                     ));
                 }
             }
+            Object::CompactPod(p) => {
+                if !pods.insert((p.namespace.clone(), p.name.clone())) {
+                    out.push(compact_refusal(
+                        l,
+                        p,
+                        FieldError::duplicate(&name_path, p.name.clone()),
+                    ));
+                }
+            }
             _ => {}
         }
     }
@@ -368,24 +382,43 @@ pub fn validate_cluster(objects: &[Loaded]) -> Vec<Refusal> {
         return out;
     }
     for l in objects {
+        if let Object::CompactPod(p) = &l.object
+            && let Some(node) = p.candidate.node.as_deref()
+            && !nodes.contains(node)
+            && !p.is_finished()
+        {
+            out.push(compact_refusal(l, p, dangling(node)));
+        }
         if let Object::Pod(p) = &l.object
             && let Some(node) = p.spec.as_ref().and_then(|s| s.node_name.as_deref())
             && !node.is_empty()
             && !nodes.contains(node)
             && !crate::build::is_finished(p)
         {
-            out.push(refusal(
-                l,
-                &p.metadata,
-                FieldError::invalid(
-                    &FieldPath::new("spec").child("nodeName"),
-                    node.to_string(),
-                    "no Node of this name in the files: the pod is bound to a node the cluster does not have",
-                ),
-            ));
+            out.push(refusal(l, &p.metadata, dangling(node)));
         }
     }
     out
+}
+
+/// `spec.nodeName` naming a node the files do not hold.
+fn dangling(node: &str) -> FieldError {
+    FieldError::invalid(
+        &FieldPath::new("spec").child("nodeName"),
+        node.to_string(),
+        "no Node of this name in the files: the pod is bound to a node the cluster does not have",
+    )
+}
+
+/// A refusal of a pod read in compact form.
+fn compact_refusal(l: &Loaded, p: &CompactPod, error: FieldError) -> Refusal {
+    Refusal {
+        source: l.source.clone(),
+        kind: "Pod",
+        namespace: p.namespace_written.clone(),
+        name: Some(p.name.clone()),
+        error,
+    }
 }
 
 #[cfg(test)]

@@ -255,7 +255,8 @@ impl Workload {
             | Object::PriorityClass(_)
             | Object::PodDisruptionBudget(_)
             | Object::Namespace(_)
-            | Object::SchedulerConfiguration(_) => {
+            | Object::SchedulerConfiguration(_)
+            | Object::CompactPod(_) => {
                 return None;
             }
         })

@@ -37,7 +37,7 @@ fn default_tolerations(host_network: bool) -> Vec<Toleration> {
 }
 
 /// The node an existing DaemonSet pod runs on or is pinned to.
-pub(super) fn pod_node(p: &Pod) -> Option<String> {
+pub(crate) fn pod_node(p: &Pod) -> Option<String> {
     let spec = p.spec.as_ref()?;
     if let Some(n) = spec.node_name.as_ref().filter(|n| !n.is_empty()) {
         return Some(n.clone());

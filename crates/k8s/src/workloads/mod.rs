@@ -49,8 +49,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference}
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use topospread::convert::DEFAULT_NAMESPACE;
 
+pub(crate) use daemonset::pod_node;
 pub use naming::pod_template_hash;
 pub use rollout::{Revision, RevisionState, Rollout, RolloutReport, StepReport};
+pub(crate) use scale::candidate as deletion_candidate;
 use scale::selector_matches;
 pub use scale::{RemovedPod, Scale, ScaleError};
 use topospread::controller::DeletionCandidate;
@@ -118,6 +120,20 @@ pub struct Expansion {
     pub rollouts: Vec<Rollout>,
 }
 
+/// What [`Existing`] reads of one pod, whole or compact.
+struct ExistingPod<'a> {
+    namespace: String,
+    name: String,
+    /// The controlling owner's kind and name.
+    controller: Option<(&'a str, &'a str)>,
+    phase: Option<&'a str>,
+    terminating: bool,
+    finished: bool,
+    /// Read only for pods a controller owns.
+    candidate: &'a dyn Fn() -> DeletionCandidate,
+    daemon_node: &'a dyn Fn() -> Option<String>,
+}
+
 /// Pods that already exist, by the controller that owns them.
 #[derive(Default)]
 struct Existing {
@@ -158,39 +174,28 @@ impl Existing {
         for l in objects {
             match &l.object {
                 Object::Pod(p) => {
-                    let ns = ns_of(&p.metadata);
-                    let name = p.metadata.name.clone().unwrap_or_default();
                     let controller = controller_of(&p.metadata);
-                    if let Some(o) = controller
-                        && o.kind == "Job"
-                        && p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Succeeded")
-                    {
-                        *e.succeeded.entry((ns.clone(), o.name.clone())).or_default() += 1;
-                    }
-                    if let Some(o) = controller
-                        && p.metadata.deletion_timestamp.is_none()
-                        && !crate::build::is_finished(p)
-                    {
-                        e.owned
-                            .entry((ns.clone(), o.kind.clone(), o.name.clone()))
-                            .or_default()
-                            .push(name.clone());
-                        e.candidates
-                            .insert((ns.clone(), name.clone()), scale::candidate(p));
-                        if o.kind == "DaemonSet"
-                            && let Some(node) = daemonset::pod_node(p)
-                        {
-                            e.daemon_nodes
-                                .entry((ns.clone(), o.name.clone()))
-                                .or_default()
-                                .insert(node);
-                        }
-                    }
-                    // A finished StatefulSet pod is deleted and recreated under its name.
-                    if !crate::build::is_finished(p) {
-                        e.names.insert((ns, name));
-                    }
+                    e.add_pod(ExistingPod {
+                        namespace: ns_of(&p.metadata),
+                        name: p.metadata.name.clone().unwrap_or_default(),
+                        controller: controller.map(|o| (o.kind.as_str(), o.name.as_str())),
+                        phase: p.status.as_ref().and_then(|s| s.phase.as_deref()),
+                        terminating: p.metadata.deletion_timestamp.is_some(),
+                        finished: crate::build::is_finished(p),
+                        candidate: &|| scale::candidate(p),
+                        daemon_node: &|| daemonset::pod_node(p),
+                    });
                 }
+                Object::CompactPod(p) => e.add_pod(ExistingPod {
+                    namespace: p.namespace.clone(),
+                    name: p.name.clone(),
+                    controller: p.controller.as_ref().map(|(k, n)| (k.as_str(), n.as_str())),
+                    phase: p.phase.as_deref(),
+                    terminating: p.terminating,
+                    finished: p.is_finished(),
+                    candidate: &|| p.candidate.clone(),
+                    daemon_node: &|| p.daemon_node.clone(),
+                }),
                 Object::ReplicaSet(rs) => {
                     let name = rs.metadata.name.clone().unwrap_or_default();
                     e.replica_sets.insert((ns_of(&rs.metadata), name));
@@ -203,6 +208,48 @@ impl Existing {
             }
         }
         e
+    }
+
+    /// Records one existing pod: as its controller counts it, and its name.
+    fn add_pod(&mut self, p: ExistingPod<'_>) {
+        let ExistingPod {
+            namespace: ns,
+            name,
+            controller,
+            ..
+        } = p;
+        if let Some((kind, owner)) = controller
+            && kind == "Job"
+            && p.phase == Some("Succeeded")
+        {
+            *self
+                .succeeded
+                .entry((ns.clone(), owner.to_string()))
+                .or_default() += 1;
+        }
+        if let Some((kind, owner)) = controller
+            && !p.terminating
+            && !p.finished
+        {
+            self.owned
+                .entry((ns.clone(), kind.to_string(), owner.to_string()))
+                .or_default()
+                .push(name.clone());
+            self.candidates
+                .insert((ns.clone(), name.clone()), (p.candidate)());
+            if kind == "DaemonSet"
+                && let Some(node) = (p.daemon_node)()
+            {
+                self.daemon_nodes
+                    .entry((ns.clone(), owner.to_string()))
+                    .or_default()
+                    .insert(node);
+            }
+        }
+        // A finished StatefulSet pod is deleted and recreated under its name.
+        if !p.finished {
+            self.names.insert((ns, name));
+        }
     }
 
     fn owned(&self, ns: &str, kind: &str, name: &str) -> &[String] {
@@ -315,6 +362,9 @@ pub fn name_generated(objects: &mut [Loaded], seed: u64) {
     let mut taken: BTreeSet<(&'static str, String, String)> = objects
         .iter()
         .filter_map(|l| {
+            if let Object::CompactPod(p) = &l.object {
+                return Some(("Pod", p.namespace.clone(), p.name.clone()));
+            }
             let meta = l.object.metadata()?;
             let name = meta.name.clone().filter(|n| !n.is_empty())?;
             Some((l.object.kind(), ns_of(meta), name))

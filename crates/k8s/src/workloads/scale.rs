@@ -94,7 +94,7 @@ impl std::str::FromStr for Scale {
 }
 
 /// What the deletion order reads of an existing pod.
-pub(super) fn candidate(p: &Pod) -> DeletionCandidate {
+pub(crate) fn candidate(p: &Pod) -> DeletionCandidate {
     let status = p.status.as_ref();
     let ready = status
         .and_then(|s| s.conditions.as_ref())

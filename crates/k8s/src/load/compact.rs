@@ -1,0 +1,133 @@
+//! Bound pods kept compact: a dump's tens of thousands of running pods are converted to
+//! the engine's form as they are read, keeping besides it only what controllers,
+//! admission and reports read of them, and the k8s-openapi object (kilobytes per pod
+//! whatever it holds) is dropped. Commands that write pods back or lint them read pods
+//! whole instead.
+
+use k8s_openapi::api::core::v1::Pod;
+use topospread::api::Symbols;
+use topospread::api::resources::RequestOptions;
+use topospread::controller::DeletionCandidate;
+use topospread::convert::{self, ConvertError, DEFAULT_NAMESPACE};
+
+use super::{Loaded, Object};
+use crate::validation::{ApiServerFeatures, Refusal, validate_objects_with};
+
+/// A bound pod as read in compact form: its conversion, and what else is read of it.
+#[derive(Clone, Debug)]
+pub struct CompactPod {
+    /// `metadata.namespace` (`default` when left out).
+    pub namespace: String,
+    /// `metadata.name`.
+    pub name: String,
+    /// `metadata.namespace` as written (reports of refusals name it so).
+    pub namespace_written: Option<String>,
+    /// The controlling owner reference's kind and name.
+    pub controller: Option<(String, String)>,
+    /// `status.phase`.
+    pub phase: Option<String>,
+    /// `metadata.deletionTimestamp` is set.
+    pub terminating: bool,
+    /// `spec.nodeName`, or the node a DaemonSet pod's affinity pins it to.
+    pub daemon_node: Option<String>,
+    /// What the ReplicaSet controller's deletion order reads of it.
+    pub candidate: DeletionCandidate,
+    /// `spec.priorityClassName`, `spec.priority` and `spec.preemptionPolicy` as
+    /// written: Priority admission runs when the snapshot is built, once every
+    /// PriorityClass of the files is known.
+    pub priority_class_name: Option<String>,
+    /// `spec.priority` as written.
+    pub priority: Option<i32>,
+    /// `spec.preemptionPolicy` as written.
+    pub preemption_policy: Option<String>,
+    /// What the API server would refuse of the object (usually nothing).
+    pub refusals: Vec<Refusal>,
+    /// The pod in the engine's form (interned in the [`Compactor`]'s symbols), or why
+    /// it has none.
+    pub converted: Result<topospread::api::Pod, ConvertError>,
+}
+
+impl CompactPod {
+    /// Whether the pod has finished (`status.phase` Succeeded or Failed).
+    pub fn is_finished(&self) -> bool {
+        matches!(self.phase.as_deref(), Some("Succeeded" | "Failed"))
+    }
+}
+
+/// Converts bound pods as they are read: owns the symbol table the snapshot is then
+/// built with, and the gates conversion and validation follow.
+#[derive(Clone, Debug, Default)]
+pub struct Compactor {
+    symbols: Symbols,
+    request_options: RequestOptions,
+    features: ApiServerFeatures,
+}
+
+impl Compactor {
+    /// A compactor converting under `request_options` and validating under `features`.
+    pub fn new(request_options: RequestOptions, features: ApiServerFeatures) -> Self {
+        Self {
+            symbols: Symbols::default(),
+            request_options,
+            features,
+        }
+    }
+
+    /// The symbols the compact pods were interned in: the snapshot built from them
+    /// must start from these.
+    pub fn into_symbols(self) -> Symbols {
+        self.symbols
+    }
+
+    /// Replaces every whole bound pod of `objects` by its compact form. Pods without a
+    /// node, or named only by `generateName`, stay whole.
+    pub fn compact(&mut self, objects: &mut [Loaded]) {
+        for l in objects {
+            let Object::Pod(p) = &l.object else { continue };
+            if !compactable(p) {
+                continue;
+            }
+            let refusals = validate_objects_with(std::slice::from_ref(l), &self.features);
+            let compact = self.convert(p, refusals);
+            l.object = Object::CompactPod(Box::new(compact));
+        }
+    }
+
+    fn convert(&mut self, p: &Pod, refusals: Vec<Refusal>) -> CompactPod {
+        let meta = &p.metadata;
+        let spec = p.spec.as_ref();
+        let controller = meta
+            .owner_references
+            .iter()
+            .flatten()
+            .find(|o| o.controller == Some(true))
+            .map(|o| (o.kind.clone(), o.name.clone()));
+        CompactPod {
+            namespace: meta
+                .namespace
+                .clone()
+                .unwrap_or_else(|| DEFAULT_NAMESPACE.to_string()),
+            name: meta.name.clone().unwrap_or_default(),
+            namespace_written: meta.namespace.clone(),
+            controller,
+            phase: p.status.as_ref().and_then(|s| s.phase.clone()),
+            terminating: meta.deletion_timestamp.is_some(),
+            daemon_node: crate::workloads::pod_node(p),
+            candidate: crate::workloads::deletion_candidate(p),
+            priority_class_name: spec.and_then(|s| s.priority_class_name.clone()),
+            priority: spec.and_then(|s| s.priority),
+            preemption_policy: spec.and_then(|s| s.preemption_policy.clone()),
+            refusals,
+            converted: convert::pod_with(p, &mut self.symbols, self.request_options),
+        }
+    }
+}
+
+/// A pod bound to a node and named: what a dump is made of.
+fn compactable(p: &Pod) -> bool {
+    p.metadata.name.as_deref().is_some_and(|n| !n.is_empty())
+        && p.spec
+            .as_ref()
+            .and_then(|s| s.node_name.as_deref())
+            .is_some_and(|n| !n.is_empty())
+}
