@@ -197,7 +197,14 @@ fn admit_and_add_compact(
             }));
         }
     };
-    let mut pod = p.converted.clone().map_err(|source| BuildError::Convert {
+    let converted = p.take_converted().unwrap_or_else(|| {
+        Err(ConvertError {
+            object: format!("pod/{}", p.name),
+            field: "metadata".into(),
+            message: "read in compact form and already built into a snapshot".into(),
+        })
+    });
+    let mut pod = converted.map_err(|source| BuildError::Convert {
         file: file.to_string(),
         source,
     })?;

@@ -5,6 +5,7 @@
 //! whole instead.
 
 use k8s_openapi::api::core::v1::Pod;
+use std::sync::Mutex;
 use topospread::api::Symbols;
 use topospread::api::resources::RequestOptions;
 use topospread::controller::DeletionCandidate;
@@ -14,7 +15,7 @@ use super::{Loaded, Object};
 use crate::validation::{ApiServerFeatures, Refusal, validate_objects_with};
 
 /// A bound pod as read in compact form: its conversion, and what else is read of it.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct CompactPod {
     /// `metadata.namespace` (`default` when left out).
     pub namespace: String,
@@ -43,11 +44,47 @@ pub struct CompactPod {
     /// What the API server would refuse of the object (usually nothing).
     pub refusals: Vec<Refusal>,
     /// The pod in the engine's form (interned in the [`Compactor`]'s symbols), or why
-    /// it has none.
-    pub converted: Result<topospread::api::Pod, ConvertError>,
+    /// it has none; moved into the snapshot when it is built, so it exists once.
+    converted: Mutex<Option<Converted>>,
+}
+
+/// A pod's conversion, or why it has none.
+type Converted = Result<topospread::api::Pod, ConvertError>;
+
+impl Clone for CompactPod {
+    fn clone(&self) -> Self {
+        Self {
+            namespace: self.namespace.clone(),
+            name: self.name.clone(),
+            namespace_written: self.namespace_written.clone(),
+            controller: self.controller.clone(),
+            phase: self.phase.clone(),
+            terminating: self.terminating,
+            daemon_node: self.daemon_node.clone(),
+            candidate: self.candidate.clone(),
+            priority_class_name: self.priority_class_name.clone(),
+            priority: self.priority,
+            preemption_policy: self.preemption_policy.clone(),
+            refusals: self.refusals.clone(),
+            converted: Mutex::new(self.lock().clone()),
+        }
+    }
 }
 
 impl CompactPod {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Converted>> {
+        // A panic while holding the lock cannot leave the value half-written.
+        self.converted
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Moves the converted pod out, for the snapshot; `None` once taken (a second
+    /// snapshot from the same objects needs them read again).
+    pub fn take_converted(&self) -> Option<Converted> {
+        self.lock().take()
+    }
+
     /// Whether the pod has finished (`status.phase` Succeeded or Failed).
     pub fn is_finished(&self) -> bool {
         matches!(self.phase.as_deref(), Some("Succeeded" | "Failed"))
@@ -118,7 +155,11 @@ impl Compactor {
             priority: spec.and_then(|s| s.priority),
             preemption_policy: spec.and_then(|s| s.preemption_policy.clone()),
             refusals,
-            converted: convert::pod_with(p, &mut self.symbols, self.request_options),
+            converted: Mutex::new(Some(convert::pod_with(
+                p,
+                &mut self.symbols,
+                self.request_options,
+            ))),
         }
     }
 }
