@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use topospread::rebalance::ConstraintSpread;
 use topospread::simulation::SimEvent;
 use topospread::snapshot::{NodeId, PodId, Snapshot};
-use topospread::spread::SpreadCounter;
+use topospread::spread::{PodSpread, SpreadCounter};
 use topospread_k8s::load::Object;
 use topospread_k8s::workloads::{RemovedPod, RolloutReport};
 use topospread_report::{CountSummary, every_domain, render_cluster, summarize};
@@ -248,10 +248,17 @@ pub(crate) fn execute(args: &SimulateArgs, timings: &mut Timings) -> Result<Simu
     let mut runtime = Runtime::new(&setup, &mut world.snapshot, args.seed)?;
     let counter = SpreadCounter::new(&setup.config, setup.features, &mut world.snapshot)
         .map_err(|e| anyhow::anyhow!("{}: {e}", setup.origin))?;
-    let before = world
-        .before_removal
-        .take()
-        .unwrap_or_else(|| world.snapshot.clone());
+    let before = match world.before_removal.take() {
+        Some(snapshot) => Before::Snapshot(snapshot),
+        None if !args.drain.is_empty()
+            || !args.lose.is_empty()
+            || !world.expansion.rollouts.is_empty()
+            || preemption_possible(&world) =>
+        {
+            Before::Snapshot(world.snapshot.clone())
+        }
+        None => Before::Spreads(before_spreads(&counter, &world)),
+    };
     let drained = super::whatif::drain(&mut runtime, &mut world.snapshot, &args.drain, &args.lose)?;
     timings.load = start.elapsed();
     let start = Instant::now();
@@ -298,17 +305,26 @@ pub(crate) fn execute(args: &SimulateArgs, timings: &mut Timings) -> Result<Simu
         })
         .collect();
     let mut workloads = Vec::new();
-    for w in &world.expansion.workloads {
+    for (index, w) in world.expansion.workloads.iter().enumerate() {
         let mut constraints = Vec::new();
         let mut from_defaults = false;
         let first = w.pods.iter().find_map(|p| {
-            snapshot
-                .pod_id(&w.namespace, p)
-                .and_then(|id| snapshot.pod(id))
+            let id = snapshot.pod_id(&w.namespace, p)?;
+            Some((id, snapshot.pod(id)?))
         });
-        if let Some(pod) = first {
+        if let Some((id, pod)) = first {
             let after = counter.pod_spread(pod, snapshot);
-            let before = counter.pod_spread(pod, &before);
+            let before = match &before {
+                Before::Snapshot(before) => counter.pod_spread(pod, before),
+                Before::Spreads(spreads) => match spreads.get(index) {
+                    Some(Some((first, spread))) if *first == id => spread.clone(),
+                    _ => anyhow::bail!(
+                        "{}/{}: its first pod changed although no pod could leave the cluster (a bug)",
+                        w.namespace,
+                        w.name
+                    ),
+                },
+            };
             from_defaults = after.from_defaults;
             for (a, b) in after.constraints.into_iter().zip(before.constraints) {
                 let (a_counts, b_counts) = (as_counts(&a.spread), as_counts(&b.spread));
@@ -628,6 +644,56 @@ fn rollout_table(out: &mut String, r: &RolloutReport) {
             );
         }
     }
+}
+
+/// The cluster before the simulation, for the reports' "before".
+enum Before {
+    /// The snapshot itself, kept when pods may leave the cluster during the simulation
+    /// (scale-downs, rollouts, drains, preemption): a workload's first pod may then be
+    /// another one afterwards.
+    Snapshot(Snapshot),
+    /// Otherwise each workload's first pod and its spread, counted before scheduling:
+    /// the same figures without a second copy of a large cluster.
+    Spreads(Vec<Option<(PodId, PodSpread)>>),
+}
+
+/// Whether a pending pod could preempt a bound one: one may preempt (not `Never`) and
+/// has a higher priority than the lowest bound pod.
+fn preemption_possible(world: &input::World) -> bool {
+    let snapshot = &world.snapshot;
+    let lowest = snapshot
+        .pods()
+        .filter(|(id, _)| snapshot.pod_node(*id).is_some())
+        .map(|(_, p)| p.priority)
+        .min();
+    let Some(lowest) = lowest else {
+        return false;
+    };
+    world
+        .queue
+        .iter()
+        .filter_map(|id| snapshot.pod(*id))
+        .any(|p| !p.preemption_never && p.priority > lowest)
+}
+
+/// Each workload's first pod and its spread as the cluster is now (see [`Before`]).
+fn before_spreads(
+    counter: &SpreadCounter,
+    world: &input::World,
+) -> Vec<Option<(PodId, PodSpread)>> {
+    let snapshot = &world.snapshot;
+    world
+        .expansion
+        .workloads
+        .iter()
+        .map(|w| {
+            w.pods.iter().find_map(|p| {
+                let id = snapshot.pod_id(&w.namespace, p)?;
+                let pod = snapshot.pod(id)?;
+                Some((id, counter.pod_spread(pod, snapshot)))
+            })
+        })
+        .collect()
 }
 
 /// The resulting snapshot as multi-document YAML: nodes, workloads, then pods with

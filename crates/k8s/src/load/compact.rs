@@ -45,7 +45,8 @@ pub struct CompactPod {
     pub refusals: Vec<Refusal>,
     /// The pod in the engine's form (interned in the [`Compactor`]'s symbols), or why
     /// it has none; moved into the snapshot when it is built, so it exists once.
-    converted: Mutex<Option<Converted>>,
+    /// Boxed, so the room is given back when it is taken.
+    converted: Mutex<Option<Box<Converted>>>,
 }
 
 /// A pod's conversion, or why it has none.
@@ -72,7 +73,7 @@ impl Clone for CompactPod {
 }
 
 impl CompactPod {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Converted>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Box<Converted>>> {
         // A panic while holding the lock cannot leave the value half-written.
         self.converted
             .lock()
@@ -82,7 +83,7 @@ impl CompactPod {
     /// Moves the converted pod out, for the snapshot; `None` once taken (a second
     /// snapshot from the same objects needs them read again).
     pub fn take_converted(&self) -> Option<Converted> {
-        self.lock().take()
+        self.lock().take().map(|c| *c)
     }
 
     /// Whether the pod has finished (`status.phase` Succeeded or Failed).
@@ -155,11 +156,11 @@ impl Compactor {
             priority: spec.and_then(|s| s.priority),
             preemption_policy: spec.and_then(|s| s.preemption_policy.clone()),
             refusals,
-            converted: Mutex::new(Some(convert::pod_with(
+            converted: Mutex::new(Some(Box::new(convert::pod_with(
                 p,
                 &mut self.symbols,
                 self.request_options,
-            ))),
+            )))),
         }
     }
 }
