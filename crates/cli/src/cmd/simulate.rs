@@ -249,13 +249,13 @@ pub(crate) fn execute(args: &SimulateArgs, timings: &mut Timings) -> Result<Simu
     let counter = SpreadCounter::new(&setup.config, setup.features, &mut world.snapshot)
         .map_err(|e| anyhow::anyhow!("{}: {e}", setup.origin))?;
     let before = match world.before_removal.take() {
-        Some(snapshot) => Before::Snapshot(snapshot),
+        Some(snapshot) => Before::Snapshot(Box::new(snapshot)),
         None if !args.drain.is_empty()
             || !args.lose.is_empty()
             || !world.expansion.rollouts.is_empty()
             || preemption_possible(&world) =>
         {
-            Before::Snapshot(world.snapshot.clone())
+            Before::Snapshot(Box::new(world.snapshot.clone()))
         }
         None => Before::Spreads(before_spreads(&counter, &world)),
     };
@@ -651,7 +651,7 @@ enum Before {
     /// The snapshot itself, kept when pods may leave the cluster during the simulation
     /// (scale-downs, rollouts, drains, preemption): a workload's first pod may then be
     /// another one afterwards.
-    Snapshot(Snapshot),
+    Snapshot(Box<Snapshot>),
     /// Otherwise each workload's first pod and its spread, counted before scheduling:
     /// the same figures without a second copy of a large cluster.
     Spreads(Vec<Option<(PodId, PodSpread)>>),

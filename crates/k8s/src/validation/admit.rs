@@ -366,14 +366,12 @@ pub fn validate_cluster(objects: &[Loaded]) -> Vec<Refusal> {
                     ));
                 }
             }
-            Object::CompactPod(p) => {
-                if !pods.insert((p.namespace.clone(), p.name.clone())) {
-                    out.push(compact_refusal(
-                        l,
-                        p,
-                        FieldError::duplicate(&name_path, p.name.clone()),
-                    ));
-                }
+            Object::CompactPod(p) if !pods.insert((p.namespace.clone(), p.name.clone())) => {
+                out.push(compact_refusal(
+                    l,
+                    p,
+                    FieldError::duplicate(&name_path, p.name.clone()),
+                ));
             }
             _ => {}
         }
