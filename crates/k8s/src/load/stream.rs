@@ -768,41 +768,59 @@ fn read_piece(
 /// The object typed straight from the piece, for the kinds whose reading is only typing;
 /// `None` when that fails in any way (the thorough reader then says why, or reads it
 /// leniently).
-fn fast(piece: &Piece, kind: &str) -> Option<Object> {
+fn fast(piece: &impl Typer, kind: &str) -> Option<Object> {
     Some(match kind {
-        "Node" => Object::Node(Box::new(typed_fast(piece)?)),
-        "Pod" => Object::Pod(Box::new(typed_fast(piece)?)),
-        "Service" => Object::Service(Box::new(typed_fast(piece)?)),
-        "ReplicaSet" => Object::ReplicaSet(Box::new(typed_fast(piece)?)),
-        "ReplicationController" => Object::ReplicationController(Box::new(typed_fast(piece)?)),
-        "StatefulSet" => Object::StatefulSet(Box::new(typed_fast(piece)?)),
-        "Deployment" => Object::Deployment(Box::new(typed_fast(piece)?)),
-        "DaemonSet" => Object::DaemonSet(Box::new(typed_fast(piece)?)),
-        "Job" => Object::Job(Box::new(typed_fast(piece)?)),
-        "CronJob" => Object::CronJob(Box::new(typed_fast(piece)?)),
-        "PriorityClass" => Object::PriorityClass(Box::new(typed_fast(piece)?)),
-        "PodDisruptionBudget" => Object::PodDisruptionBudget(Box::new(typed_fast(piece)?)),
-        "Namespace" => Object::Namespace(Box::new(typed_fast(piece)?)),
+        "Node" => Object::Node(Box::new(piece.typed()?)),
+        "Pod" => Object::Pod(Box::new(piece.typed()?)),
+        "Service" => Object::Service(Box::new(piece.typed()?)),
+        "ReplicaSet" => Object::ReplicaSet(Box::new(piece.typed()?)),
+        "ReplicationController" => Object::ReplicationController(Box::new(piece.typed()?)),
+        "StatefulSet" => Object::StatefulSet(Box::new(piece.typed()?)),
+        "Deployment" => Object::Deployment(Box::new(piece.typed()?)),
+        "DaemonSet" => Object::DaemonSet(Box::new(piece.typed()?)),
+        "Job" => Object::Job(Box::new(piece.typed()?)),
+        "CronJob" => Object::CronJob(Box::new(piece.typed()?)),
+        "PriorityClass" => Object::PriorityClass(Box::new(piece.typed()?)),
+        "PodDisruptionBudget" => Object::PodDisruptionBudget(Box::new(piece.typed()?)),
+        "Namespace" => Object::Namespace(Box::new(piece.typed()?)),
         _ => return None,
     })
 }
 
-/// Types `T` from the piece's text; `None` on any error or unknown field.
-fn typed_fast<T: DeserializeOwned>(piece: &Piece) -> Option<T> {
+/// Text that types into any k8s-openapi type: `None` on any error or unknown field.
+trait Typer {
+    fn typed<T: DeserializeOwned>(&self) -> Option<T>;
+}
+
+impl Typer for Piece {
+    /// JSON through serde_json, YAML through serde-saphyr.
+    fn typed<T: DeserializeOwned>(&self) -> Option<T> {
+        if !self.yaml {
+            return typed_json(serde_json::Deserializer::from_slice(&self.text));
+        }
+        typed_yaml(std::str::from_utf8(&self.text).ok()?)
+    }
+}
+
+/// Types `T` from JSON text; `None` on any error or unknown field.
+fn typed_json<'de, T: DeserializeOwned, R: serde_json::de::Read<'de>>(
+    mut de: serde_json::Deserializer<R>,
+) -> Option<T> {
+    let mut unknown = false;
+    let value = serde_ignored::deserialize(&mut de, |_| unknown = true).ok()?;
+    de.end().ok()?;
+    (!unknown).then_some(value)
+}
+
+/// Types `T` from YAML text with serde-saphyr; `None` on any error or unknown field.
+fn typed_yaml<T: DeserializeOwned>(text: &str) -> Option<T> {
     let mut unknown = false;
     let note = |_: serde_ignored::Path<'_>| unknown = true;
-    let value = if piece.yaml {
-        let text = std::str::from_utf8(&piece.text).ok()?;
+    let value =
         serde_saphyr::with_deserializer_from_str_with_options(text, super::yaml_options(), |de| {
             serde_ignored::deserialize(de, note)
         })
-        .ok()?
-    } else {
-        let mut de = serde_json::Deserializer::from_slice(&piece.text);
-        let v = serde_ignored::deserialize(&mut de, note).ok()?;
-        de.end().ok()?;
-        v
-    };
+        .ok()?;
     (!unknown).then_some(value)
 }
 
@@ -1192,8 +1210,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn dump_shapes_read_as_the_tree_reader_reads_them() {
+    /// Texts shaped as dumps are (kubectl's lists, typed lists, cluster-info dumps,
+    /// YAML lists), with the odd cases and errors around them.
+    fn dump_shapes() -> Vec<String> {
         let node = |n: &str| {
             format!(
                 "{{\"apiVersion\": \"v1\", \"kind\": \"Node\", \"metadata\": {{\"name\": \"{n}\", \"managedFields\": [{{\"manager\": \"k\", \"fieldsV1\": {{\"f:a\": {{}}}}}}]}}, \"status\": {{\"allocatable\": {{\"cpu\": \"4\"}}}}}}"
@@ -1236,7 +1255,12 @@ mod tests {
             "~\n---\nkind: Node\nmetadata: {name: a}\n...\n---\n# only a comment\n".into(),
             "--- {kind: Node, metadata: {name: a}}\n--- \nkind: Node\nmetadata: {name: b}\n".into(),
         ];
-        for (i, text) in cases.iter().enumerate() {
+        cases.into()
+    }
+
+    #[test]
+    fn dump_shapes_read_as_the_tree_reader_reads_them() {
+        for (i, text) in dump_shapes().iter().enumerate() {
             same(text, &format!("case{i}"));
         }
     }
