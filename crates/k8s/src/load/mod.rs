@@ -8,6 +8,7 @@
 mod json;
 mod lenient;
 mod stream;
+mod yaml_json;
 
 pub use stream::parse_manifests_reader;
 
