@@ -9,6 +9,7 @@ mod compact;
 mod json;
 mod lenient;
 mod stream;
+mod yaml_json;
 
 pub use compact::{CompactPod, Compactor};
 pub use stream::{parse_manifests_reader, parse_manifests_reader_compact};

@@ -4,13 +4,16 @@
 //! and each is typed on its own, then dropped. What is not a list item (a manifest's
 //! documents, a list's own fields) is read whole, as before.
 //!
-//! Each piece is typed straight from its text (serde_json or serde-saphyr into the
-//! k8s-openapi type, unknown fields detected); only when that fails, or for kinds read
-//! untyped, is it read again the thorough way ([`super::parse_document`]: a value tree,
-//! numbers read as strings, the field path of the error), so results and error messages
-//! are those of the tree reader.
+//! Each piece is typed straight from its text (serde_json into the k8s-openapi type,
+//! unknown fields detected; YAML converted to JSON first by [`super::yaml_json`], or
+//! typed by serde-saphyr where that converter leaves it); only when that fails, or for
+//! kinds read untyped, is it read again the thorough way ([`super::parse_document`]: a
+//! value tree, numbers read as strings, the field path of the error), so results and
+//! error messages are those of the tree reader.
 
-use super::{Compactor, LoadError, Loaded, Manifests, Object, Source, builtin, is_list, json};
+use super::{
+    Compactor, LoadError, Loaded, Manifests, Object, Source, builtin, is_list, json, yaml_json,
+};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::io::{BufRead, ErrorKind};
@@ -795,42 +798,84 @@ fn read_piece(
 /// The object typed straight from the piece, for the kinds whose reading is only typing;
 /// `None` when that fails in any way (the thorough reader then says why, or reads it
 /// leniently).
-fn fast(piece: &Piece, kind: &str) -> Option<Object> {
+fn fast(piece: &impl Typer, kind: &str) -> Option<Object> {
     Some(match kind {
-        "Node" => Object::Node(Box::new(typed_fast(piece)?)),
-        "Pod" => Object::Pod(Box::new(typed_fast(piece)?)),
-        "Service" => Object::Service(Box::new(typed_fast(piece)?)),
-        "ReplicaSet" => Object::ReplicaSet(Box::new(typed_fast(piece)?)),
-        "ReplicationController" => Object::ReplicationController(Box::new(typed_fast(piece)?)),
-        "StatefulSet" => Object::StatefulSet(Box::new(typed_fast(piece)?)),
-        "Deployment" => Object::Deployment(Box::new(typed_fast(piece)?)),
-        "DaemonSet" => Object::DaemonSet(Box::new(typed_fast(piece)?)),
-        "Job" => Object::Job(Box::new(typed_fast(piece)?)),
-        "CronJob" => Object::CronJob(Box::new(typed_fast(piece)?)),
-        "PriorityClass" => Object::PriorityClass(Box::new(typed_fast(piece)?)),
-        "PodDisruptionBudget" => Object::PodDisruptionBudget(Box::new(typed_fast(piece)?)),
-        "Namespace" => Object::Namespace(Box::new(typed_fast(piece)?)),
+        "Node" => Object::Node(Box::new(piece.typed()?)),
+        "Pod" => Object::Pod(Box::new(piece.typed()?)),
+        "Service" => Object::Service(Box::new(piece.typed()?)),
+        "ReplicaSet" => Object::ReplicaSet(Box::new(piece.typed()?)),
+        "ReplicationController" => Object::ReplicationController(Box::new(piece.typed()?)),
+        "StatefulSet" => Object::StatefulSet(Box::new(piece.typed()?)),
+        "Deployment" => Object::Deployment(Box::new(piece.typed()?)),
+        "DaemonSet" => Object::DaemonSet(Box::new(piece.typed()?)),
+        "Job" => Object::Job(Box::new(piece.typed()?)),
+        "CronJob" => Object::CronJob(Box::new(piece.typed()?)),
+        "PriorityClass" => Object::PriorityClass(Box::new(piece.typed()?)),
+        "PodDisruptionBudget" => Object::PodDisruptionBudget(Box::new(piece.typed()?)),
+        "Namespace" => Object::Namespace(Box::new(piece.typed()?)),
         _ => return None,
     })
 }
 
-/// Types `T` from the piece's text; `None` on any error or unknown field.
-fn typed_fast<T: DeserializeOwned>(piece: &Piece) -> Option<T> {
+/// Text that types into any k8s-openapi type: `None` on any error or unknown field.
+trait Typer {
+    fn typed<T: DeserializeOwned>(&self) -> Option<T>;
+}
+
+impl Typer for Piece {
+    /// JSON through serde_json. YAML through serde_json too when [`yaml_json`] converts
+    /// it (several times faster, and the same object), else through serde-saphyr.
+    fn typed<T: DeserializeOwned>(&self) -> Option<T> {
+        if !self.yaml {
+            return typed_json(serde_json::Deserializer::from_slice(&self.text));
+        }
+        let text = std::str::from_utf8(&self.text).ok()?;
+        yaml_json::to_json(text)
+            .and_then(|json| typed_json(serde_json::Deserializer::from_str(&json)))
+            .or_else(|| typed_yaml(text))
+    }
+}
+
+/// Types `T` from JSON text; `None` on any error or unknown field.
+fn typed_json<'de, T: DeserializeOwned, R: serde_json::de::Read<'de>>(
+    mut de: serde_json::Deserializer<R>,
+) -> Option<T> {
+    let mut unknown = false;
+    let value = serde_ignored::deserialize(&mut de, |_| unknown = true).ok()?;
+    de.end().ok()?;
+    (!unknown).then_some(value)
+}
+
+/// Types `T` from YAML text with serde-saphyr; `None` on any error or unknown field.
+fn typed_yaml<T: DeserializeOwned>(text: &str) -> Option<T> {
     let mut unknown = false;
     let note = |_: serde_ignored::Path<'_>| unknown = true;
-    let value = if piece.yaml {
-        let text = std::str::from_utf8(&piece.text).ok()?;
+    let value =
         serde_saphyr::with_deserializer_from_str_with_options(text, super::yaml_options(), |de| {
             serde_ignored::deserialize(de, note)
         })
-        .ok()?
-    } else {
-        let mut de = serde_json::Deserializer::from_slice(&piece.text);
-        let v = serde_ignored::deserialize(&mut de, note).ok()?;
-        de.end().ok()?;
-        v
-    };
+        .ok()?;
     (!unknown).then_some(value)
+}
+
+/// A kind typed from YAML text both ways, for the tests that compare them: through
+/// serde-saphyr, and through JSON when [`yaml_json`] converts the text.
+#[cfg(test)]
+pub(super) fn typed_both(text: &str, kind: &str) -> (Option<Object>, Option<Option<Object>>) {
+    struct Yaml<'a>(&'a str);
+    impl Typer for Yaml<'_> {
+        fn typed<T: DeserializeOwned>(&self) -> Option<T> {
+            typed_yaml(self.0)
+        }
+    }
+    struct Json(String);
+    impl Typer for Json {
+        fn typed<T: DeserializeOwned>(&self) -> Option<T> {
+            typed_json(serde_json::Deserializer::from_str(&self.0))
+        }
+    }
+    let json = yaml_json::to_json(text).map(|j| fast(&Json(j), kind));
+    (fast(&Yaml(text), kind), json)
 }
 
 /// The piece as a value tree, syntax errors placed in the file.
@@ -1159,7 +1204,7 @@ fn is_entry(body: &[u8]) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::super::{parse_manifests, parse_manifests_tree};
     use std::path::Path;
 
@@ -1219,8 +1264,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn dump_shapes_read_as_the_tree_reader_reads_them() {
+    /// Texts shaped as dumps are (kubectl's lists, typed lists, cluster-info dumps,
+    /// YAML lists), with the odd cases and errors around them.
+    pub(in crate::load) fn dump_shapes() -> Vec<String> {
         let node = |n: &str| {
             format!(
                 "{{\"apiVersion\": \"v1\", \"kind\": \"Node\", \"metadata\": {{\"name\": \"{n}\", \"managedFields\": [{{\"manager\": \"k\", \"fieldsV1\": {{\"f:a\": {{}}}}}}]}}, \"status\": {{\"allocatable\": {{\"cpu\": \"4\"}}}}}}"
@@ -1263,7 +1309,12 @@ mod tests {
             "~\n---\nkind: Node\nmetadata: {name: a}\n...\n---\n# only a comment\n".into(),
             "--- {kind: Node, metadata: {name: a}}\n--- \nkind: Node\nmetadata: {name: b}\n".into(),
         ];
-        for (i, text) in cases.iter().enumerate() {
+        cases.into()
+    }
+
+    #[test]
+    fn dump_shapes_read_as_the_tree_reader_reads_them() {
+        for (i, text) in dump_shapes().iter().enumerate() {
             same(text, &format!("case{i}"));
         }
     }
