@@ -49,6 +49,9 @@ pub struct ConstraintCounts {
     pub constraint: String,
     /// Domain and count.
     pub counts: Vec<(String, i64)>,
+    /// The skew PodTopologySpread measures (max minus the global minimum, minDomains
+    /// applied); `None` for Score's per-node view.
+    pub skew: Option<i64>,
 }
 
 /// A scheduling cycle, explained.
@@ -60,21 +63,44 @@ pub struct ExplainView {
     pub context: Vec<String>,
     /// Per node.
     pub nodes: Vec<NodeExplanation>,
-    /// Per hard (Filter) constraint.
-    pub filter_counts: Vec<ConstraintCounts>,
-    /// Per soft (Score) constraint.
+    /// Per constraint (hard, then soft), as PodTopologySpread counts when the cycle
+    /// starts: the same count as every spread report.
+    pub spread: Vec<ConstraintCounts>,
+    /// The constraints are the cluster's default constraints (the pod has none).
+    pub spread_from_defaults: bool,
+    /// Per soft constraint: the counts Score saw over the feasible nodes' domains.
     pub score_counts: Vec<ConstraintCounts>,
     /// The chosen node, or the scheduler's failure message.
     pub outcome: Result<String, String>,
 }
 
+/// Beyond this many domains a constraint's counts are summarised.
+const LISTED_DOMAINS: usize = 12;
+
 fn counts_text(c: &ConstraintCounts) -> String {
     if c.counts.is_empty() {
         return format!("  {}: no eligible domain", c.constraint);
     }
-    let cs: Vec<String> = c.counts.iter().map(|(d, n)| format!("{d}={n}")).collect();
     let min = c.counts.iter().map(|x| x.1).min().unwrap_or(0);
-    format!("  {}: {} (min {min})", c.constraint, cs.join(" "))
+    let tail = match c.skew {
+        Some(skew) => format!("(min {min}, skew {skew})"),
+        None => format!("(min {min})"),
+    };
+    if c.counts.len() <= LISTED_DOMAINS {
+        let cs: Vec<String> = c.counts.iter().map(|(d, n)| format!("{d}={n}")).collect();
+        return format!("  {}: {} {tail}", c.constraint, cs.join(" "));
+    }
+    let counts: Vec<(String, u32)> = c
+        .counts
+        .iter()
+        .map(|(d, n)| (d.clone(), u32::try_from(*n).unwrap_or(0)))
+        .collect();
+    let summary = crate::summary::summarize(&counts);
+    format!(
+        "  {}: {tail}\n{}",
+        c.constraint,
+        summary.lines("    ").trim_end()
+    )
 }
 
 /// Renders the explanation as plain text.
@@ -84,14 +110,22 @@ pub fn render_explanation(v: &ExplainView) -> String {
     for line in &v.context {
         let _ = writeln!(out, "  {line}");
     }
-    if !v.filter_counts.is_empty() {
-        let _ = writeln!(out, "\nFilter: matching pods per domain");
-        for c in &v.filter_counts {
+    if !v.spread.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nSpread: matching pods per eligible domain, as PodTopologySpread counts{}",
+            if v.spread_from_defaults {
+                " (the cluster's default constraints)"
+            } else {
+                ""
+            }
+        );
+        for c in &v.spread {
             let _ = writeln!(out, "{}", counts_text(c));
         }
     }
     if !v.score_counts.is_empty() {
-        let _ = writeln!(out, "\nScore: matching pods per domain");
+        let _ = writeln!(out, "\nScore: matching pods per domain of the feasible nodes");
         for c in &v.score_counts {
             let _ = writeln!(out, "{}", counts_text(c));
         }

@@ -3,7 +3,6 @@
 
 use super::config::SchedulerSetup;
 use anyhow::{Result, anyhow};
-use std::collections::BTreeMap;
 use topospread::api::Pod;
 use topospread::framework::Status;
 use topospread::scheduler::{Attempt, Explanation, PodOutcome, ScheduleResult, Scheduler};
@@ -132,16 +131,25 @@ fn view(e: &Explanation, snapshot: &Snapshot, pod: &Pod) -> ExplainView {
             context.push(format!("PreScore {plugin}: {s}"));
         }
     }
-    let counts = |list: &[(String, BTreeMap<String, i64>)]| -> Vec<ConstraintCounts> {
-        list.iter()
-            .map(|(constraint, m)| ConstraintCounts {
-                constraint: constraint.clone(),
-                counts: m.iter().map(|(k, v)| (k.clone(), *v)).collect(),
-            })
-            .collect()
-    };
-    let filter_counts = counts(&e.filter_counts);
-    let score_counts = counts(&e.score_counts);
+    let spread = e
+        .spread
+        .constraints
+        .iter()
+        .map(|c| ConstraintCounts {
+            constraint: c.spread.constraint.clone(),
+            counts: c.spread.counts.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+            skew: Some(c.spread.skew),
+        })
+        .collect();
+    let score_counts = e
+        .score_counts
+        .iter()
+        .map(|(constraint, m)| ConstraintCounts {
+            constraint: constraint.clone(),
+            counts: m.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+            skew: None,
+        })
+        .collect();
     let nodes = e
         .filter
         .iter()
@@ -185,7 +193,8 @@ fn view(e: &Explanation, snapshot: &Snapshot, pod: &Pod) -> ExplainView {
         pod: format!("{}/{}", symbols.resolve(pod.namespace), pod.name),
         context,
         nodes,
-        filter_counts,
+        spread,
+        spread_from_defaults: e.spread.from_defaults && !e.spread.constraints.is_empty(),
         score_counts,
         outcome,
     }

@@ -3,8 +3,10 @@
 use super::{Cycle, ScheduleResult};
 use crate::api::Pod;
 use crate::framework::{NodePluginScores, Profile, Status};
-use crate::plugins::podtopologyspread::{PreFilterState, PreScoreState};
+use crate::plugins::podtopologyspread::{self as pts, PreScoreState};
+use crate::plugins::registry::Point;
 use crate::snapshot::{NodeId, Snapshot};
+use crate::spread::PodSpread;
 use std::collections::BTreeMap;
 
 /// Every Filter plugin's verdict on one node.
@@ -31,9 +33,10 @@ pub struct Explanation {
     pub pre_score: Vec<(&'static str, Status)>,
     /// Each feasible node's scores per plugin (empty when scoring did not run).
     pub scores: Vec<NodePluginScores>,
-    /// PodTopologySpread's hard constraints as Filter saw them: each constraint (as
-    /// text) with its matching pods per eligible domain.
-    pub filter_counts: Vec<(String, BTreeMap<String, i64>)>,
+    /// The pod's constraints (hard, then soft) as PodTopologySpread counts them when
+    /// the cycle starts: matching pods per eligible domain and skew (the same count as
+    /// every spread report). Empty when the profile does not run the plugin.
+    pub spread: PodSpread,
     /// PodTopologySpread's soft constraints as Score saw them: each constraint with its
     /// matching pods per domain of the scored nodes (empty when Score did not run).
     pub score_counts: Vec<(String, BTreeMap<String, i64>)>,
@@ -44,7 +47,16 @@ pub struct Explanation {
 }
 
 impl Explanation {
-    pub(super) fn from_cycle(profile: &Profile, snapshot: &Snapshot, pod: &Pod, c: Cycle) -> Self {
+    pub(super) fn from_cycle(
+        profile: &Profile,
+        snapshot: &Snapshot,
+        pod: &Pod,
+        c: Cycle,
+        spread: PodSpread,
+    ) -> Self {
+        let runs_spread = [Point::Filter, Point::Score]
+            .iter()
+            .any(|&p| profile.enabled(p).iter().any(|(n, _)| n == pts::NAME));
         let rejected_at_pre_filter = c.diagnosis.pre_filter_msg.is_some();
         let filter = if rejected_at_pre_filter {
             Vec::new()
@@ -65,22 +77,16 @@ impl Explanation {
             filter,
             pre_score: c.pre_score,
             scores: c.scores.by_node(&c.feasible),
-            filter_counts: c
-                .state
-                .read::<PreFilterState>()
-                .map(|s| {
-                    s.descriptions(snapshot)
-                        .into_iter()
-                        .zip(s.domain_counts(snapshot))
-                        .collect()
-                })
-                .unwrap_or_default(),
+            spread: if runs_spread {
+                spread
+            } else {
+                PodSpread::default()
+            },
             score_counts: c
                 .state
                 .read::<PreScoreState>()
                 .filter(|_| {
-                    !c.state
-                        .is_score_skipped(crate::plugins::podtopologyspread::NAME)
+                    !c.state.is_score_skipped(pts::NAME)
                 })
                 .map(|s| s.domain_counts(&c.feasible, snapshot))
                 .unwrap_or_default(),

@@ -25,6 +25,7 @@ use crate::framework::{ConfigError, CycleState, Profile, QueuedPod, ScoreTable, 
 use crate::queue::{QueueConfig, SchedulingQueue};
 use crate::snapshot::PodId;
 use crate::snapshot::{NodeId, Snapshot};
+use crate::spread::SpreadCounter;
 use fit_error::{Diagnosis, fit_error_message};
 use nominator::Nominator;
 use rng::Rng;
@@ -95,6 +96,8 @@ pub struct Scheduler {
     cycles_since_prune: u32,
     /// Failed cycles per class of identical pods, reused while nothing changes.
     failures: failure_cache::FailureCache,
+    /// Each profile's PodTopologySpread, for the spread an explained cycle saw.
+    spread: SpreadCounter,
 }
 
 impl std::fmt::Debug for Scheduler {
@@ -179,6 +182,11 @@ impl Scheduler {
             .enumerate()
             .map(|(i, p)| preemption::Limits::from_profile(p, i))
             .collect::<Result<_, _>>()?;
+        let spread =
+            SpreadCounter::new(config, features, snapshot).map_err(|e| ConfigError::PluginArgs {
+                field: crate::plugins::podtopologyspread::NAME.to_string(),
+                message: e.to_string(),
+            })?;
         let queue = SchedulingQueue::new(QueueConfig {
             initial_backoff: backoff_seconds(config.pod_initial_backoff_seconds, 1),
             max_backoff: backoff_seconds(config.pod_max_backoff_seconds, 10),
@@ -196,6 +204,7 @@ impl Scheduler {
             explain: None,
             cycles_since_prune: 0,
             failures: failure_cache::FailureCache::default(),
+            spread,
             percentage_of_nodes_to_score: config.percentage_of_nodes_to_score.unwrap_or(0),
             next_start_node_index: 0,
             rng: Rng::new(0),
@@ -312,8 +321,10 @@ impl Scheduler {
         pod: &Pod,
         nominated: Option<NodeId>,
     ) -> Explanation {
+        // Counted before the cycle: the spread the pod's cycle starts from.
+        let spread = self.spread.pod_spread(pod, snapshot);
         let c = self.cycle(snapshot, pod, nominated, true);
-        Explanation::from_cycle(&self.profiles[self.current], snapshot, pod, c)
+        Explanation::from_cycle(&self.profiles[self.current], snapshot, pod, c, spread)
     }
 
     /// A whole cycle; `record` keeps every plugin's scores for an explanation.

@@ -250,7 +250,7 @@ fn observe(s: &mut Snapshot) -> Vec<String> {
     out.push(result);
     let e = sched.explain(s, &p);
     out.push(format!("{:?}", e.scores));
-    out.push(format!("{:?} {:?}", e.filter_counts, e.score_counts));
+    out.push(format!("{:?} {:?}", e.spread, e.score_counts));
     out
 }
 

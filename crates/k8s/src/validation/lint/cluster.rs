@@ -14,7 +14,7 @@ use topospread::convert;
 use topospread::features::Features;
 use topospread::framework::{CycleState, FilterPlugin, PreFilterPlugin};
 use topospread::plugins::podtopologyspread::{
-    ERR_REASON_NODE_LABEL_NOT_MATCH, NewError, PodTopologySpread, PreFilterState,
+    ERR_REASON_NODE_LABEL_NOT_MATCH, NewError, PodTopologySpread,
 };
 use topospread::snapshot::{NodeInfo, Snapshot};
 use topospread::validation::FieldPath;
@@ -128,9 +128,7 @@ impl ClusterLinter {
             .filter(|(_, c)| c.when_unsatisfiable == WhenUnsatisfiable::DoNotSchedule)
             .map(|(i, _)| i)
             .collect();
-        if let Some(pfs) = state.read::<PreFilterState>() {
-            lints.extend(self.min_domains(&pod, &hard, pfs, list));
-        }
+        lints.extend(self.min_domains(&pod, &hard, list));
         if !bound && hard.len() >= 2 {
             lints.extend(self.conflict(&pod, &hard, &state, list));
         }
@@ -213,15 +211,17 @@ impl ClusterLinter {
         lints
     }
 
-    /// TS003: hard constraints whose minDomains exceeds the eligible domains PreFilter found.
-    fn min_domains(
-        &self,
-        pod: &Pod,
-        hard: &[usize],
-        pfs: &PreFilterState,
-        list: &FieldPath,
-    ) -> Vec<Lint> {
-        let counts = pfs.domain_counts(&self.snapshot);
+    /// TS003: hard constraints whose minDomains exceeds the eligible domains, counted as
+    /// every spread report counts them.
+    fn min_domains(&self, pod: &Pod, hard: &[usize], list: &FieldPath) -> Vec<Lint> {
+        let spread = topospread::spread::count(&self.plugin, pod, &self.snapshot);
+        // Hard constraints come first, in the pod's order.
+        let counts: Vec<&BTreeMap<String, i64>> = spread
+            .constraints
+            .iter()
+            .take(hard.len())
+            .map(|c| &c.spread.counts)
+            .collect();
         let mut lints = Vec::new();
         for (j, &i) in hard.iter().enumerate() {
             let c = &pod.spread_constraints[i];
