@@ -157,6 +157,29 @@ impl crate::framework::ScorePlugin for ImageLocality {
             snapshot.nodes().len(),
         ))
     }
+
+    fn score_nodes(
+        &self,
+        state: &crate::framework::CycleState,
+        pod: &crate::api::Pod,
+        nodes: &[crate::snapshot::NodeId],
+        snapshot: &crate::snapshot::Snapshot,
+        out: &mut Vec<crate::framework::NodeScore>,
+    ) -> Result<(), crate::framework::Status> {
+        if !snapshot.has_images() {
+            // No node holds an image: every node scores as one holding none.
+            let score = calculate_priority(0, pod.images.len());
+            out.extend(
+                nodes
+                    .iter()
+                    .map(|&node| crate::framework::NodeScore { node, score }),
+            );
+            return Ok(());
+        }
+        crate::framework::score_each(nodes, snapshot, out, |node| {
+            crate::framework::ScorePlugin::score(self, state, pod, node, snapshot)
+        })
+    }
 }
 
 #[cfg(test)]

@@ -524,6 +524,12 @@ impl Snapshot {
         self.lock_counts().len()
     }
 
+    /// Whether any node reports an image (`status.images`): with none, ImageLocality
+    /// scores every node alike.
+    pub fn has_images(&self) -> bool {
+        !self.image_states.is_empty()
+    }
+
     /// The cluster's image states by image name (`ImageStateSummary`): the size the first
     /// node reported and how many nodes hold it.
     pub fn image_state(&self, name: &str) -> Option<ImageStateSummary> {

@@ -15,6 +15,18 @@ pub fn balanced_allocation_score(requested: &[i64], allocatable: &[i64]) -> i64 
     balanced_score(pairs(requested, allocatable))
 }
 
+/// [`balanced_score`] for exactly two resources (cpu and memory, the default), without
+/// collecting the fractions: the score of every node of a default profile.
+#[inline]
+pub(crate) fn balanced_score_of_two(amounts: [(i64, i64); 2]) -> i64 {
+    let fraction = |(req, alloc): (i64, i64)| (req as f64 / alloc as f64).min(1.0);
+    let std = match amounts {
+        [a, b] if a.1 != 0 && b.1 != 0 => ((fraction(a) - fraction(b)) / 2.0).abs(),
+        _ => 0.0,
+    };
+    ((1.0 - std) * MAX_NODE_SCORE as f64) as i64
+}
+
 /// [`balanced_allocation_score`] over `(requested, allocatable)` pairs as
 /// [`resource_amounts`](super::resource_allocation::resource_amounts) yields them.
 #[inline]

@@ -30,3 +30,23 @@ pub fn least_allocated_score(
         least_requested_score,
     )
 }
+
+/// [`least_allocated_score`] for exactly two resources (cpu and memory, the default)
+/// with their `weights`: the score of every node of a default profile, without the
+/// strategy dispatch and the walk over the resource list.
+#[inline]
+pub(crate) fn least_allocated_of_two(amounts: [(i64, i64); 2], weights: [i64; 2]) -> i64 {
+    let mut score: i64 = 0;
+    let mut weight_sum: i64 = 0;
+    for ((req, alloc), weight) in amounts.into_iter().zip(weights) {
+        if alloc != 0 {
+            score = score.wrapping_add(least_requested_score(req, alloc).wrapping_mul(weight));
+            weight_sum = weight_sum.wrapping_add(weight);
+        }
+    }
+    if weight_sum == 0 {
+        0
+    } else {
+        score.wrapping_div(weight_sum)
+    }
+}

@@ -1,9 +1,9 @@
 //! The NodeResourcesFit and NodeResourcesBalancedAllocation plugins: thin wrappers that
 //! read the node's incrementally kept sums and call this module's arithmetic.
 
-use super::balanced_allocation::balanced_score;
+use super::balanced_allocation::{balanced_score, balanced_score_of_two};
 use super::fit::{IgnoredResources, fits, insufficient_resources, is_unresolvable};
-use super::least_allocated::least_requested_score;
+use super::least_allocated::{least_allocated_of_two, least_requested_score};
 use super::most_allocated::most_requested_score;
 use super::requested_to_capacity_ratio::{
     UtilizationShapePoint, requested_to_capacity_ratio_score,
@@ -92,6 +92,9 @@ pub struct Fit {
     resources: Vec<ResourceSpec>,
     /// `resources` is cpu then memory (the default): scoring reads them directly.
     cpu_memory: bool,
+    /// LeastAllocated over cpu then memory (the default): their weights, for the
+    /// score's two-resource path.
+    least_cpu_memory: Option<[i64; 2]>,
 }
 
 impl Fit {
@@ -114,10 +117,18 @@ impl Fit {
             Some(other) => return Err(ResourceArgsError::Strategy(other.to_string())),
         };
         let resources = resources(s.resources.as_deref())?;
+        let cpu_memory = is_cpu_then_memory(&resources);
+        let least_cpu_memory = match (&strategy, resources.as_slice()) {
+            (Strategy::LeastAllocated, [cpu, memory]) if cpu_memory => {
+                Some([cpu.weight, memory.weight])
+            }
+            _ => None,
+        };
         Ok(Self {
             ignored: IgnoredResources::new(&args.ignored_resources, &args.ignored_resource_groups),
             strategy,
-            cpu_memory: is_cpu_then_memory(&resources),
+            cpu_memory,
+            least_cpu_memory,
             resources,
         })
     }
@@ -202,6 +213,9 @@ impl Fit {
     /// The node's score by the configured strategy, given the pod's requests.
     fn node_score(&self, requests: &FitPreScoreState, node: &NodeInfo) -> i64 {
         let view = node_resources(node);
+        if let Some(weights) = self.least_cpu_memory {
+            return least_allocated_of_two(cpu_memory_amounts(&view, &requests.0, false), weights);
+        }
         if self.cpu_memory {
             self.score_amounts(cpu_memory_amounts(&view, &requests.0, false).into_iter())
         } else {
@@ -248,6 +262,13 @@ impl ScorePlugin for Fit {
         out: &mut Vec<NodeScore>,
     ) -> Result<(), Status> {
         let s = state.require::<FitPreScoreState>(FIT_PRE_SCORE_KEY)?;
+        if let Some(weights) = self.least_cpu_memory {
+            // The default profile's loop: two resources, no strategy dispatch per node.
+            return score_each(nodes, snapshot, out, |node| {
+                let amounts = cpu_memory_amounts(&node_resources(node), &s.0, false);
+                Ok(least_allocated_of_two(amounts, weights))
+            });
+        }
         score_each(nodes, snapshot, out, |node| Ok(self.node_score(s, node)))
     }
 }
@@ -300,7 +321,7 @@ impl BalancedAllocation {
     fn node_score(&self, requests: &BalancedPreScoreState, node: &NodeInfo) -> i64 {
         let view = node_resources(node);
         if self.cpu_memory {
-            balanced_score(cpu_memory_amounts(&view, &requests.0, true).into_iter())
+            balanced_score_of_two(cpu_memory_amounts(&view, &requests.0, true))
         } else {
             balanced_score(resource_amounts(&view, &self.resources, &requests.0, true))
         }
@@ -328,6 +349,13 @@ impl ScorePlugin for BalancedAllocation {
         out: &mut Vec<NodeScore>,
     ) -> Result<(), Status> {
         let s = state.require::<BalancedPreScoreState>(BALANCED_PRE_SCORE_KEY)?;
+        if self.cpu_memory {
+            // The default profile's loop: cpu and memory read straight from the node.
+            return score_each(nodes, snapshot, out, |node| {
+                let amounts = cpu_memory_amounts(&node_resources(node), &s.0, true);
+                Ok(balanced_score_of_two(amounts))
+            });
+        }
         score_each(nodes, snapshot, out, |node| Ok(self.node_score(s, node)))
     }
 }

@@ -110,3 +110,30 @@ proptest! {
         prop_assert_eq!(general, cpu_memory_amounts(&node, &wants, use_requested).to_vec());
     }
 }
+
+proptest! {
+    /// The default profile's two-resource paths give the general scorers' answers,
+    /// zeros, overflow and over-commitment included.
+    #[test]
+    fn two_resource_paths_equal_the_general_scorers(
+        amounts in prop::array::uniform2((
+            prop_oneof![Just(0i64), 0i64..1 << 40, any::<i64>()],
+            prop_oneof![Just(0i64), 1i64..1 << 40, any::<i64>()],
+        )),
+        weights in prop::array::uniform2(prop_oneof![1i64..=100, any::<i64>()]),
+    ) {
+        use super::balanced_allocation::balanced_score_of_two;
+        use super::least_allocated::least_allocated_of_two;
+        let requested = [amounts[0].0, amounts[1].0];
+        let allocatable = [amounts[0].1, amounts[1].1];
+        let specs = [ResourceSpec::new("cpu", weights[0]), ResourceSpec::new("memory", weights[1])];
+        prop_assert_eq!(
+            least_allocated_of_two(amounts, weights),
+            least_allocated_score(&requested, &allocatable, &specs)
+        );
+        prop_assert_eq!(
+            balanced_score_of_two(amounts),
+            balanced_allocation_score(&requested, &allocatable)
+        );
+    }
+}
