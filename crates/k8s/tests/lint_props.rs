@@ -279,6 +279,12 @@ proptest! {
             let mut linter = ClusterLinter::new(snapshot).map_err(|e| TestCaseError::fail(e.to_string()))?;
             for w in &workloads {
                 let lints = linter.lint(w);
+                // The shared linter reuses answers across pods alike; a fresh one cannot.
+                let fresh = build_snapshot(&manifests.objects)
+                    .ok()
+                    .and_then(|s| ClusterLinter::new(s).ok())
+                    .map(|mut l| l.lint(w));
+                prop_assert_eq!(Some(&lints), fresh.as_ref());
                 prop_assert!(has_nodes || lints.is_empty());
                 let prefix = spec_prefix(w);
                 for lint in lints {

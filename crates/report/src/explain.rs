@@ -125,7 +125,10 @@ pub fn render_explanation(v: &ExplainView) -> String {
         }
     }
     if !v.score_counts.is_empty() {
-        let _ = writeln!(out, "\nScore: matching pods per domain of the feasible nodes");
+        let _ = writeln!(
+            out,
+            "\nScore: matching pods per domain of the feasible nodes"
+        );
         for c in &v.score_counts {
             let _ = writeln!(out, "{}", counts_text(c));
         }

@@ -137,7 +137,12 @@ fn view(e: &Explanation, snapshot: &Snapshot, pod: &Pod) -> ExplainView {
         .iter()
         .map(|c| ConstraintCounts {
             constraint: c.spread.constraint.clone(),
-            counts: c.spread.counts.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+            counts: c
+                .spread
+                .counts
+                .iter()
+                .map(|(k, v)| (k.clone(), *v))
+                .collect(),
             skew: Some(c.spread.skew),
         })
         .collect();

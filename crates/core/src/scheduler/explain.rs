@@ -85,9 +85,7 @@ impl Explanation {
             score_counts: c
                 .state
                 .read::<PreScoreState>()
-                .filter(|_| {
-                    !c.state.is_score_skipped(pts::NAME)
-                })
+                .filter(|_| !c.state.is_score_skipped(pts::NAME))
                 .map(|s| s.domain_counts(&c.feasible, snapshot))
                 .unwrap_or_default(),
             result: c.result,

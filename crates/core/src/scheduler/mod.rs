@@ -182,11 +182,12 @@ impl Scheduler {
             .enumerate()
             .map(|(i, p)| preemption::Limits::from_profile(p, i))
             .collect::<Result<_, _>>()?;
-        let spread =
-            SpreadCounter::new(config, features, snapshot).map_err(|e| ConfigError::PluginArgs {
+        let spread = SpreadCounter::new(config, features, snapshot).map_err(|e| {
+            ConfigError::PluginArgs {
                 field: crate::plugins::podtopologyspread::NAME.to_string(),
                 message: e.to_string(),
-            })?;
+            }
+        })?;
         let queue = SchedulingQueue::new(QueueConfig {
             initial_backoff: backoff_seconds(config.pod_initial_backoff_seconds, 1),
             max_backoff: backoff_seconds(config.pod_max_backoff_seconds, 10),

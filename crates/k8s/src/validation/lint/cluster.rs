@@ -59,6 +59,11 @@ impl ClusterLinter {
         &self.snapshot
     }
 
+    /// How many distinct pods the lints were worked out for; the rest reused an answer.
+    pub fn distinct_pods_linted(&self) -> usize {
+        self.seen.len()
+    }
+
     /// TS002, TS003 and TS005 for the workload's first pod (the Pod itself, for a Pod).
     /// Nothing when the snapshot has no nodes or the pod cannot be converted (validation
     /// reports why); TS005 is skipped for a Pod already bound to a node.
@@ -85,15 +90,29 @@ impl ClusterLinter {
             .as_ref()
             .and_then(|s| s.node_name.as_deref())
             .is_some_and(|n| !n.is_empty());
-        // Replicas of one template lint alike: what the lints read is the key (the
-        // pod's name and node are not read; whether it is bound is).
-        let mut spec = first.spec.clone().unwrap_or_default();
-        spec.node_name = None;
+        // Replicas of one template lint alike, and so do a StatefulSet's pods, which
+        // differ in name, hostname, volumes and their `pod-name` label: the key is what
+        // the lints read. PodTopologySpread reads the pod's labels only through its
+        // constraints' selectors and matchLabelKeys, and of the spec only the
+        // constraints, the node selector and affinity, and the tolerations.
+        let spec = first.spec.as_ref();
+        let constraints = spec.and_then(|s| s.topology_spread_constraints.as_ref());
+        let read_labels: BTreeMap<&String, &String> = first
+            .metadata
+            .labels
+            .iter()
+            .flatten()
+            .filter(|(k, _)| constraints.is_some_and(|cs| cs.iter().any(|c| reads_label(c, k))))
+            .collect();
         let key = serde_json::to_string(&(
             workload.kind(),
             &first.metadata.namespace,
-            &first.metadata.labels,
-            &spec,
+            read_labels,
+            constraints,
+            spec.and_then(|s| s.node_selector.as_ref()),
+            spec.and_then(|s| s.affinity.as_ref())
+                .and_then(|a| a.node_affinity.as_ref()),
+            spec.and_then(|s| s.tolerations.as_ref()),
             bound,
         ))
         .ok();
@@ -316,6 +335,15 @@ impl ClusterLinter {
             .map(|n| &*n.node.name)
             .collect()
     }
+}
+
+/// Whether `c` reads the pod's label `key`: its selector names it, or matchLabelKeys does.
+fn reads_label(c: &core::TopologySpreadConstraint, key: &str) -> bool {
+    let in_selector = c.label_selector.as_ref().is_some_and(|s| {
+        s.match_labels.as_ref().is_some_and(|m| m.contains_key(key))
+            || s.match_expressions.iter().flatten().any(|e| e.key == key)
+    });
+    in_selector || c.match_label_keys.iter().flatten().any(|k| k == key)
 }
 
 /// The first pod a workload's controller would create, as the scheduler receives it: the

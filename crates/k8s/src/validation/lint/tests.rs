@@ -304,3 +304,31 @@ fn ts008_empty_selector_unless_match_label_keys_add_requirements() {
         ]
     );
 }
+
+#[test]
+fn statefulset_pods_share_one_lint_answer() {
+    // A StatefulSet's pods differ in name, hostname, volumes and pod-name label; the
+    // lints read none of these, so the three are linted once and alike.
+    let mut yaml = String::from(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1, labels: {zone: a}}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: n2}\n",
+    );
+    for i in 0..3 {
+        yaml.push_str(&format!(
+            "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: db-{i}\n  labels: {{app: db, statefulset.kubernetes.io/pod-name: db-{i}}}\nspec:\n  nodeName: n1\n  hostname: db-{i}\n  subdomain: db\n  containers: [{{name: c, image: i}}]\n  volumes: [{{name: data, persistentVolumeClaim: {{claimName: data-db-{i}}}}}]\n  topologySpreadConstraints:\n  - {{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {{matchLabels: {{app: db}}}}}}\n"
+        ));
+    }
+    let objects = load(&yaml);
+    let snapshot = build_snapshot(&objects).expect("snapshot");
+    let mut cluster = ClusterLinter::new(snapshot).expect("plugin");
+    let mut found = Vec::new();
+    for l in &objects {
+        if let Some(w) = Workload::from_object(&l.object) {
+            found.push(cluster.lint(&w));
+        }
+    }
+    assert_eq!(found.len(), 3);
+    assert!(found.iter().all(|l| *l == found[0]), "{found:?}");
+    assert_eq!(found[0].len(), 1, "{found:?}");
+    assert_eq!(found[0][0].code.code(), "TS002");
+    assert_eq!(cluster.distinct_pods_linted(), 1);
+}
