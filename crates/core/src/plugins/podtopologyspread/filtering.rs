@@ -1,7 +1,7 @@
 //! PreFilter and Filter: hard (`DoNotSchedule`) constraints.
 
 use super::PodTopologySpread;
-use super::common::{Constraint, describe, required_keys};
+use super::common::{Constraint, required_keys};
 use crate::api::{Pod, WhenUnsatisfiable};
 use crate::framework::{Code, CycleState, FilterPlugin, PreFilterPlugin, Screen, Status};
 use crate::snapshot::{DomainCounts, NO_DOMAIN, NodeFilter, NodeInfo, Snapshot};
@@ -36,7 +36,8 @@ pub struct PreFilterState {
 }
 
 impl PreFilterState {
-    /// Matching pods per eligible domain, one map per hard constraint, for reports and tests.
+    /// Matching pods per eligible domain, one map per hard constraint (plugin-level cases
+    /// and the property tests read them; reports use [`crate::spread::count`]).
     pub fn domain_counts(&self, snapshot: &Snapshot) -> Vec<BTreeMap<String, i64>> {
         let symbols = snapshot.symbols();
         self.constraints
@@ -55,15 +56,6 @@ impl PreFilterState {
                     })
                     .collect()
             })
-            .collect()
-    }
-
-    /// Per hard constraint: how it reads (`zone maxSkew=1 DoNotSchedule app=web`), for
-    /// reports beside [`Self::domain_counts`].
-    pub fn descriptions(&self, snapshot: &Snapshot) -> Vec<String> {
-        self.constraints
-            .iter()
-            .map(|c| describe(c, &WhenUnsatisfiable::DoNotSchedule, snapshot.symbols()))
             .collect()
     }
 
