@@ -59,3 +59,18 @@ fn an_unknown_workload_names_the_ones_there_are() {
         stderr(&o)
     );
 }
+
+#[test]
+fn explain_summarises_a_constraint_with_many_domains() {
+    // 40 hostnames: the spread is summarised (count, histogram, extremes), with the skew
+    // the engine measures; the three zones are listed in full.
+    let f = fixture("forty-nodes.yaml");
+    let o = run(&["explain", "-f", &f, "deployment/web"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("Spread: matching pods per eligible domain, as PodTopologySpread counts\n  topology.kubernetes.io/zone maxSkew=1 DoNotSchedule app=web: zone-a=3 zone-b=3 zone-c=3 (min 3, skew 0)\n  kubernetes.io/hostname maxSkew=1 ScheduleAnyway app=web: (min 0, skew 1)\n    40 domains, 9 pods, min 0, max 1, skew 1\n    domains per pod count: 0: 31, 1: 9\n"),
+        "{text}"
+    );
+    assert!(!text.contains("node-05=0 node-06=0"), "{text}");
+}
