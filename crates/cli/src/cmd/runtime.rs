@@ -3,6 +3,7 @@
 
 use super::config::SchedulerSetup;
 use anyhow::{Result, anyhow};
+use std::collections::BTreeMap;
 use topospread::api::Pod;
 use topospread::framework::Status;
 use topospread::scheduler::{Attempt, Explanation, PodOutcome, ScheduleResult, Scheduler};
@@ -131,29 +132,21 @@ fn view(e: &Explanation, snapshot: &Snapshot, pod: &Pod) -> ExplainView {
             context.push(format!("PreScore {plugin}: {s}"));
         }
     }
+    let counts = |constraint: &str, m: &BTreeMap<String, i64>, skew| ConstraintCounts {
+        constraint: constraint.to_string(),
+        counts: m.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+        skew,
+    };
     let spread = e
         .spread
         .constraints
         .iter()
-        .map(|c| ConstraintCounts {
-            constraint: c.spread.constraint.clone(),
-            counts: c
-                .spread
-                .counts
-                .iter()
-                .map(|(k, v)| (k.clone(), *v))
-                .collect(),
-            skew: Some(c.spread.skew),
-        })
+        .map(|c| counts(&c.spread.constraint, &c.spread.counts, Some(c.spread.skew)))
         .collect();
     let score_counts = e
         .score_counts
         .iter()
-        .map(|(constraint, m)| ConstraintCounts {
-            constraint: constraint.clone(),
-            counts: m.iter().map(|(k, v)| (k.clone(), *v)).collect(),
-            skew: None,
-        })
+        .map(|(constraint, m)| counts(constraint, m, None))
         .collect();
     let nodes = e
         .filter

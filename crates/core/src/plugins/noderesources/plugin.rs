@@ -209,12 +209,19 @@ impl PreScorePlugin for Fit {
 
 const FIT_PRE_SCORE_KEY: &str = "PreScoreNodeResourcesFit";
 
+/// LeastAllocated over cpu then memory with `weights`: Fit's score on a default profile.
+#[inline]
+fn least_of_two(requests: &FitPreScoreState, node: &NodeInfo, weights: [i64; 2]) -> i64 {
+    let amounts = cpu_memory_amounts(&node_resources(node), &requests.0, false);
+    least_allocated_of_two(amounts, weights)
+}
+
 impl Fit {
     /// The node's score by the configured strategy, given the pod's requests.
     fn node_score(&self, requests: &FitPreScoreState, node: &NodeInfo) -> i64 {
         let view = node_resources(node);
         if let Some(weights) = self.least_cpu_memory {
-            return least_allocated_of_two(cpu_memory_amounts(&view, &requests.0, false), weights);
+            return least_of_two(requests, node, weights);
         }
         if self.cpu_memory {
             self.score_amounts(cpu_memory_amounts(&view, &requests.0, false).into_iter())
@@ -265,8 +272,7 @@ impl ScorePlugin for Fit {
         if let Some(weights) = self.least_cpu_memory {
             // The default profile's loop: two resources, no strategy dispatch per node.
             return score_each(nodes, snapshot, out, |node| {
-                let amounts = cpu_memory_amounts(&node_resources(node), &s.0, false);
-                Ok(least_allocated_of_two(amounts, weights))
+                Ok(least_of_two(s, node, weights))
             });
         }
         score_each(nodes, snapshot, out, |node| Ok(self.node_score(s, node)))
@@ -316,13 +322,19 @@ impl PreScorePlugin for BalancedAllocation {
 
 const BALANCED_PRE_SCORE_KEY: &str = "PreScoreNodeResourcesBalancedAllocation";
 
+/// BalancedAllocation's score over cpu then memory (a default profile).
+#[inline]
+fn balanced_of_two(requests: &BalancedPreScoreState, node: &NodeInfo) -> i64 {
+    balanced_score_of_two(cpu_memory_amounts(&node_resources(node), &requests.0, true))
+}
+
 impl BalancedAllocation {
     /// The node's balance score, given the pod's requests.
     fn node_score(&self, requests: &BalancedPreScoreState, node: &NodeInfo) -> i64 {
-        let view = node_resources(node);
         if self.cpu_memory {
-            balanced_score_of_two(cpu_memory_amounts(&view, &requests.0, true))
+            balanced_of_two(requests, node)
         } else {
+            let view = node_resources(node);
             balanced_score(resource_amounts(&view, &self.resources, &requests.0, true))
         }
     }
@@ -351,10 +363,7 @@ impl ScorePlugin for BalancedAllocation {
         let s = state.require::<BalancedPreScoreState>(BALANCED_PRE_SCORE_KEY)?;
         if self.cpu_memory {
             // The default profile's loop: cpu and memory read straight from the node.
-            return score_each(nodes, snapshot, out, |node| {
-                let amounts = cpu_memory_amounts(&node_resources(node), &s.0, true);
-                Ok(balanced_score_of_two(amounts))
-            });
+            return score_each(nodes, snapshot, out, |node| Ok(balanced_of_two(s, node)));
         }
         score_each(nodes, snapshot, out, |node| Ok(self.node_score(s, node)))
     }
