@@ -9,6 +9,7 @@ mod config;
 mod explain;
 #[path = "cli/input.rs"]
 mod input;
+#[cfg(feature = "live")]
 #[path = "cli/live.rs"]
 mod live;
 #[path = "cli/rebalance.rs"]
@@ -632,6 +633,7 @@ fn bench_failing_workloads_report_the_cache() {
     }
 }
 
+#[cfg(feature = "live")]
 #[test]
 fn serve_with_a_kubeconfig_that_does_not_parse_names_it_and_exits_2() {
     let config = temp(
@@ -652,4 +654,21 @@ fn serve_with_a_kubeconfig_that_does_not_parse_names_it_and_exits_2() {
     let err = stderr(&o);
     let line = err.lines().find(|l| l.starts_with("error:")).unwrap_or("");
     assert!(line.contains("serve-kubeconfig.yaml"), "{err}");
+}
+
+/// A build without the `live` feature (`--no-default-features`) parses the live flags and
+/// refuses them in one line, exit 2.
+#[cfg(not(feature = "live"))]
+#[test]
+fn live_faces_in_an_offline_build_say_how_to_get_them() {
+    let o = run(&["simulate", "--live"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("built without the `live` feature"), "{}", stderr(&o));
+    let config = temp(
+        "offline-serve-config.yaml",
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: topospread\n",
+    );
+    let o = run(&["serve", "--config", &config]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("serve: this topospread was built without"), "{}", stderr(&o));
 }

@@ -65,8 +65,6 @@ pub enum Outcome {
     Passed,
     /// Some expectations did not hold.
     Failed(Vec<Mismatch>),
-    /// Not run, and why.
-    Skipped(String),
 }
 
 /// One case's result.

@@ -1,5 +1,7 @@
-//! Against a real cluster, when `TOPOSPREAD_E2E_KUBECONFIG` names a kubeconfig: a pod
-//! with `schedulerName: topospread` in a fresh namespace is bound by the scheduler.
+//! Against a real cluster: a pod with `schedulerName: topospread` in a fresh namespace is
+//! bound by the scheduler. Ignored unless asked for: `TOPOSPREAD_E2E_KUBECONFIG=PATH
+//! cargo test -p topospread-serve --test it -- --ignored e2e` (`.ci/run` does so when the
+//! variable is set).
 
 use std::time::Duration;
 
@@ -9,11 +11,10 @@ use kube::api::{Api, DeleteParams, PostParams};
 use crate::support::*;
 
 #[tokio::test]
-async fn schedules_a_pod_on_a_real_cluster() {
-    let Ok(path) = std::env::var("TOPOSPREAD_E2E_KUBECONFIG") else {
-        eprintln!("skipped: set TOPOSPREAD_E2E_KUBECONFIG to run against a real cluster");
-        return;
-    };
+#[ignore = "needs a real cluster: TOPOSPREAD_E2E_KUBECONFIG names its kubeconfig"]
+async fn e2e_schedules_a_pod_on_a_real_cluster() {
+    let path = std::env::var("TOPOSPREAD_E2E_KUBECONFIG")
+        .expect("TOPOSPREAD_E2E_KUBECONFIG names the real cluster's kubeconfig");
     let kubeconfig = kube::config::Kubeconfig::read_from(&path).unwrap();
     let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
         .await

@@ -1,0 +1,28 @@
+//! The live faces in a build without the `live` feature: the flags parse as in every
+//! build, and using them says how to get a build that has them.
+
+use crate::cli::{LiveArgs, ServeArgs};
+use anyhow::{Result, bail};
+use std::process::ExitCode;
+use topospread_k8s::load::Loaded;
+
+/// What to install instead.
+const WITHOUT_LIVE: &str = "this topospread was built without the `live` feature; \
+    install one with it: cargo install --path crates/cli (the default features)";
+
+impl LiveArgs {
+    /// Whether a live cluster was asked for.
+    pub(crate) fn wanted(&self) -> bool {
+        self.live || self.kubeconfig.is_some() || self.context.is_some()
+    }
+}
+
+/// Refuses: reading a live cluster needs the `live` feature.
+pub(crate) fn list_cluster(_args: &LiveArgs) -> Result<Vec<Loaded>> {
+    bail!("--kubeconfig/--context/--live: {WITHOUT_LIVE}")
+}
+
+/// Refuses: `serve` needs the `live` feature.
+pub(crate) fn run(_args: &ServeArgs) -> Result<ExitCode> {
+    bail!("serve: {WITHOUT_LIVE}")
+}
