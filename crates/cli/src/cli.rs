@@ -14,7 +14,7 @@ pub(crate) struct Cli {
     pub(crate) recursive: bool,
     /// The most bytes read from one input (file, folder entry, stdin); larger inputs are
     /// refused.
-    #[arg(long, global = true, default_value_t = crate::cmd::input::DEFAULT_MAX_INPUT_BYTES, value_name = "BYTES")]
+    #[arg(long, global = true, default_value_t = topospread_jobs::DEFAULT_MAX_INPUT_BYTES, value_name = "BYTES")]
     pub(crate) max_input_bytes: u64,
     /// The most pods workload expansion may create in total; a larger replica count is
     /// refused.

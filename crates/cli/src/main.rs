@@ -8,30 +8,29 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
-    cmd::input::set_options(cmd::input::InputOptions {
-        max_input_bytes: cli.max_input_bytes,
-        max_pods: cli.max_pods,
-        recursive: cli.recursive,
-    });
-    match cmd::input::gates_from_flags(
+    let ctx = match topospread_jobs::Context::from_flags(
         cli.kubernetes_version.as_deref(),
         cli.feature_gates.as_deref(),
     ) {
-        Ok(gates) => cmd::input::set_gates(gates, cli.kubernetes_version.is_some()),
+        Ok(ctx) => ctx.with_input(topospread_jobs::InputOptions::new(
+            cli.max_input_bytes,
+            cli.max_pods,
+            cli.recursive,
+        )),
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
         }
-    }
+    };
     let result = match cli.command {
-        cli::Command::Show(args) => cmd::show::run(&args),
-        cli::Command::Simulate(args) => cmd::simulate::run(&args),
-        cli::Command::Explain(args) => cmd::explain::run(&args),
-        cli::Command::Test(args) => cmd::test::run(&args),
-        cli::Command::Validate(args) => cmd::validate::run(&args),
-        cli::Command::Bench(args) => cmd::bench::run(&args),
-        cli::Command::Rebalance(args) => cmd::rebalance::run(&args),
-        cli::Command::Serve(args) => cmd::serve::run(&args),
+        cli::Command::Show(args) => cmd::show::run(&ctx, &args),
+        cli::Command::Simulate(args) => cmd::simulate::run(&ctx, &args),
+        cli::Command::Explain(args) => cmd::explain::run(&ctx, &args),
+        cli::Command::Test(args) => cmd::test::run(&ctx, &args),
+        cli::Command::Validate(args) => cmd::validate::run(&ctx, &args),
+        cli::Command::Bench(args) => cmd::bench::run(&ctx, &args),
+        cli::Command::Rebalance(args) => cmd::rebalance::run(&ctx, &args),
+        cli::Command::Serve(args) => cmd::serve::run(&ctx, &args),
     };
     match result {
         Ok(code) => code,

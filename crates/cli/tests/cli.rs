@@ -663,12 +663,20 @@ fn serve_with_a_kubeconfig_that_does_not_parse_names_it_and_exits_2() {
 fn live_faces_in_an_offline_build_say_how_to_get_them() {
     let o = run(&["simulate", "--live"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("built without the `live` feature"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("built without the `live` feature"),
+        "{}",
+        stderr(&o)
+    );
     let config = temp(
         "offline-serve-config.yaml",
         "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: topospread\n",
     );
     let o = run(&["serve", "--config", &config]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("serve: this topospread was built without"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("serve: this topospread was built without"),
+        "{}",
+        stderr(&o)
+    );
 }

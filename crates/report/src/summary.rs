@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 pub const EXTREMES: usize = 3;
 
 /// The shape of one key's counts.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct CountSummary {
     /// How many domains.
     pub domains: usize,
@@ -32,7 +32,7 @@ pub struct CountSummary {
 }
 
 /// One bar of a histogram: the domains whose count is in `low..=high`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Bucket {
     /// The smallest count in the bucket.
     pub low: u32,

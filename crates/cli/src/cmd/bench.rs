@@ -155,9 +155,9 @@ fn measure(args: &BenchArgs, workload: &perf::PerfWorkload) -> Result<Report> {
     Ok(report)
 }
 
-pub(crate) fn run(args: &BenchArgs) -> Result<ExitCode> {
+pub(crate) fn run(ctx: &topospread_jobs::Context, args: &BenchArgs) -> Result<ExitCode> {
     if let Some(BenchCommand::Load(load)) = &args.command {
-        return super::bench_load::run(load);
+        return super::bench_load::run(ctx, load);
     }
     let name = args.workload.as_deref().unwrap_or_default();
     let workload = perf::workload(name).ok_or_else(|| {

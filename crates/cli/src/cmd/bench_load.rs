@@ -4,14 +4,15 @@
 //! measurement runs `simulate` in a fresh process of this binary, so the generator's
 //! memory never counts and every run starts cold.
 
-use super::simulate::{self, Timings};
+use super::simulate;
 use crate::cli::{BenchFormat, BenchLoadArgs, DumpFormatArg, OutputFormat, SimulateArgs};
-use anyhow::{Context, Result, bail};
+use anyhow::{Context as _, Result, bail};
 use serde::{Deserialize, Serialize};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
+use topospread_jobs::Context;
 use topospread_scenario::dump::{self, DumpFormat, DumpSpec};
 
 /// One measurement, as the child process prints it.
@@ -48,9 +49,9 @@ struct Report {
     runs_total_seconds: Vec<f64>,
 }
 
-pub(crate) fn run(args: &BenchLoadArgs) -> Result<ExitCode> {
+pub(crate) fn run(ctx: &Context, args: &BenchLoadArgs) -> Result<ExitCode> {
     if !args.measure.is_empty() {
-        return measure_here(&args.measure);
+        return measure_here(ctx, &args.measure);
     }
     let (dir, keep) = match &args.dir {
         Some(d) => (d.clone(), true),
@@ -101,7 +102,7 @@ fn generate_and_measure(args: &BenchLoadArgs, dir: &Path) -> Result<Report> {
     let mut runs = Vec::new();
     for _ in 0..args.runs {
         // The dump may be over the default input cap: the measurement reads it whole.
-        let cap = dump_bytes.max(crate::cmd::input::DEFAULT_MAX_INPUT_BYTES) + 1024 * 1024;
+        let cap = dump_bytes.max(topospread_jobs::DEFAULT_MAX_INPUT_BYTES) + 1024 * 1024;
         let out = Command::new(&exe)
             .args([
                 "bench",
@@ -141,7 +142,7 @@ fn generate_and_measure(args: &BenchLoadArgs, dir: &Path) -> Result<Report> {
 
 /// The child's side: `simulate -f FILES -o json` in this process, timed, and one JSON
 /// line of figures on stdout.
-fn measure_here(files: &[PathBuf]) -> Result<ExitCode> {
+fn measure_here(ctx: &Context, files: &[PathBuf]) -> Result<ExitCode> {
     let args = SimulateArgs {
         files: files.to_vec(),
         seed: 0,
@@ -159,8 +160,8 @@ fn measure_here(files: &[PathBuf]) -> Result<ExitCode> {
         },
     };
     let start = Instant::now();
-    let mut timings = Timings::default();
-    let out = simulate::execute(&args, &mut timings)?;
+    let out = simulate::execute(ctx, &args)?;
+    let timings = out.timings;
     // The report is built, as simulate prints it; it is not printed here.
     std::hint::black_box(&out.text);
     let total = start.elapsed();

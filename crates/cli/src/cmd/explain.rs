@@ -1,20 +1,25 @@
 //! `topospread explain POD`: one pending pod's scheduling cycle, node by node.
 
-use super::runtime::{Placement, Runtime};
-use super::simulate::schedule_all;
-use super::{config, input};
 use crate::cli::ExplainArgs;
 use anyhow::{Result, bail};
 use std::io::Write;
 use std::process::ExitCode;
 use topospread::simulation::SimEvent;
+use topospread_jobs::runtime::{Placement, Runtime};
+use topospread_jobs::simulate::schedule_all;
+use topospread_jobs::{Context, config, input};
 use topospread_report::render_explanation;
 
-pub(crate) fn run(args: &ExplainArgs) -> Result<ExitCode> {
-    let input =
-        input::load_admitted_as(&args.files, &args.live, args.seed, input::PodForm::Compact)?;
-    let setup = config::load(args.config.as_deref(), &input)?;
-    let mut world = input::build(&input, args.seed, &args.scale)?;
+pub(crate) fn run(ctx: &Context, args: &ExplainArgs) -> Result<ExitCode> {
+    let input = input::load_admitted(
+        ctx,
+        &args.files,
+        args.live.objects()?,
+        args.seed,
+        input::PodForm::Compact,
+    )?;
+    let setup = config::load(ctx, args.config.as_deref(), &input)?;
+    let mut world = input::build(ctx, &input, args.seed, &args.scale)?;
     let next;
     let (ns, name) = match workload_ref(&args.pod) {
         Some((kind, ns, name)) => {
@@ -67,7 +72,7 @@ pub(crate) fn run(args: &ExplainArgs) -> Result<ExitCode> {
     }
     let mut runtime = Runtime::new(&setup, &mut world.snapshot, args.seed)?;
     runtime.explain_pod(id);
-    let (results, _) = schedule_all(&mut runtime, &mut world)?;
+    let (results, _) = schedule_all(&mut runtime, &mut world, &mut ())?;
     let Some(pod) = world.snapshot.pod(id).cloned() else {
         bail!("pod {ns}/{name}: preempted by a higher-priority pod before it was bound");
     };

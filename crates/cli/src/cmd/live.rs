@@ -23,6 +23,15 @@ impl LiveArgs {
     pub(crate) fn wanted(&self) -> bool {
         self.live || self.kubeconfig.is_some() || self.context.is_some()
     }
+
+    /// The live cluster's objects when one is asked for.
+    pub(crate) fn objects(&self) -> Result<Option<Vec<Loaded>>> {
+        if self.wanted() {
+            list_cluster(self).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
 }
 
 /// Lists the cluster's nodes, pods (without Succeeded or Failed ones, as kube-scheduler's

@@ -1,17 +1,15 @@
-//! One module per subcommand, and the input, config and runtime they share.
+//! One module per subcommand: each parses its flags into a job's request (crate
+//! `topospread-jobs`), calls it and renders what it returns.
 
 pub(crate) mod bench;
 pub(crate) mod bench_load;
-pub(crate) mod config;
 pub(crate) mod explain;
-pub(crate) mod input;
 #[cfg(feature = "live")]
 pub(crate) mod live;
 #[cfg(not(feature = "live"))]
 #[path = "offline.rs"]
 pub(crate) mod live;
 pub(crate) mod rebalance;
-pub(crate) mod runtime;
 #[cfg(feature = "live")]
 pub(crate) mod serve;
 #[cfg(not(feature = "live"))]

@@ -15,6 +15,15 @@ impl LiveArgs {
     pub(crate) fn wanted(&self) -> bool {
         self.live || self.kubeconfig.is_some() || self.context.is_some()
     }
+
+    /// The live cluster's objects when one is asked for.
+    pub(crate) fn objects(&self) -> Result<Option<Vec<Loaded>>> {
+        if self.wanted() {
+            list_cluster(self).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
 }
 
 /// Refuses: reading a live cluster needs the `live` feature.
@@ -23,6 +32,6 @@ pub(crate) fn list_cluster(_args: &LiveArgs) -> Result<Vec<Loaded>> {
 }
 
 /// Refuses: `serve` needs the `live` feature.
-pub(crate) fn run(_args: &ServeArgs) -> Result<ExitCode> {
+pub(crate) fn run(_ctx: &topospread_jobs::Context, _args: &ServeArgs) -> Result<ExitCode> {
     bail!("serve: {WITHOUT_LIVE}")
 }

@@ -2,8 +2,6 @@
 //! the scheduler (or the descheduler's strategy replayed for comparison), and with
 //! `--scale` the pod-deletion-cost annotations that keep a scale-down spread.
 
-use super::runtime::Runtime;
-use super::{config, input, simulate};
 use crate::cli::{OutputFormat, RebalanceArgs, StrategyArg};
 use anyhow::{Context as _, Result, anyhow, bail};
 use std::collections::BTreeMap;
@@ -14,23 +12,31 @@ use topospread::rebalance::{
     self, DELETION_COST_ANNOTATION, NotEvictable, Plan, RebalanceOptions, ScalePlan, Strategy,
     WorkloadSpread,
 };
+use topospread_jobs::runtime::Runtime;
+use topospread_jobs::{Context, config, input, simulate};
 use topospread_k8s::load::Object;
 use topospread_report::parse_selector;
 
 /// Past this many domains a constraint's counts are summarised, not listed.
 const MAX_LISTED_DOMAINS: usize = 12;
 
-pub(crate) fn run(args: &RebalanceArgs) -> Result<ExitCode> {
-    let input = input::load_admitted(&args.files, &args.live, args.seed)?;
-    let setup = config::load(args.config.as_deref(), &input)?;
-    let mut world = input::build(&input, args.seed, &[])?;
+pub(crate) fn run(ctx: &Context, args: &RebalanceArgs) -> Result<ExitCode> {
+    let input = input::load_admitted(
+        ctx,
+        &args.files,
+        args.live.objects()?,
+        args.seed,
+        input::PodForm::Whole,
+    )?;
+    let setup = config::load(ctx, args.config.as_deref(), &input)?;
+    let mut world = input::build(ctx, &input, args.seed, &[])?;
     let mut notes = world.notes.clone();
     if !world.queue.is_empty() {
         // Workloads in the files that have no pods yet are scheduled first, as
         // `simulate` would: the plan starts from where they land.
         let mut runtime = Runtime::new(&setup, &mut world.snapshot, args.seed)?;
         let n = world.queue.len();
-        simulate::schedule_all(&mut runtime, &mut world)?;
+        simulate::schedule_all(&mut runtime, &mut world, &mut ())?;
         notes.push(format!(
             "{n} pending pods were scheduled first (as simulate does)"
         ));
@@ -81,7 +87,7 @@ pub(crate) fn run(args: &RebalanceArgs) -> Result<ExitCode> {
         OutputFormat::Json => serde_json::to_string_pretty(&plan)? + "\n",
         OutputFormat::Yaml => {
             world.snapshot = plan.snapshot.clone();
-            simulate::snapshot_yaml(&input.objects, &world, None)?
+            simulate::cluster_yaml(&input.objects, &world, None, &[])?
         }
         OutputFormat::Table => table(&plan, &notes),
     };

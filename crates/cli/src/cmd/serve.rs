@@ -4,25 +4,22 @@
 //! lease is lost (exit 1, so the pod restarts).
 
 use crate::cli::{LogFormat, ServeArgs};
-use anyhow::{Context, Result};
+use anyhow::{Context as _, Result};
 use std::process::ExitCode;
+use topospread_jobs::Context;
+use topospread_jobs::config::SchedulerSetup;
+use topospread_jobs::input::Input;
 use tracing::{error, info};
 
 /// Runs the scheduler.
-pub(crate) fn run(args: &ServeArgs) -> Result<ExitCode> {
+pub(crate) fn run(ctx: &Context, args: &ServeArgs) -> Result<ExitCode> {
     init_logs(args.log_format);
-    let no_files = super::input::Input {
-        objects: Vec::new(),
-        notes: Vec::new(),
-        inputs: 0,
-        symbols: Default::default(),
-    };
-    let setup = super::config::load(Some(&args.config), &no_files)?;
+    let setup = topospread_jobs::config::load(ctx, Some(&args.config), &Input::default())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(serve(args, setup))
+    runtime.block_on(serve(ctx, args, setup))
 }
 
 fn init_logs(format: LogFormat) {
@@ -37,7 +34,7 @@ fn init_logs(format: LogFormat) {
     };
 }
 
-async fn serve(args: &ServeArgs, setup: super::config::SchedulerSetup) -> Result<ExitCode> {
+async fn serve(ctx: &Context, args: &ServeArgs, setup: SchedulerSetup) -> Result<ExitCode> {
     let (client, _) = topospread_serve::client(&topospread_serve::ClientOptions {
         kubeconfig: args.kubeconfig.clone(),
         context: args.context.clone(),
@@ -46,7 +43,7 @@ async fn serve(args: &ServeArgs, setup: super::config::SchedulerSetup) -> Result
     .await?;
     let mut options = topospread_serve::Options::new(setup.config);
     options.features = setup.features;
-    options.request_options = super::input::gates().request_options();
+    options.request_options = ctx.gates().request_options();
     options.listen = Some(args.listen);
     let profiles: Vec<String> = options
         .config

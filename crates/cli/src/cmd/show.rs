@@ -1,6 +1,5 @@
 //! `topospread show`: the cluster drawn as the Kubernetes docs draw it.
 
-use super::input;
 use crate::cli::ShowArgs;
 use anyhow::{Result, anyhow};
 use std::fmt::Write as _;
@@ -9,6 +8,7 @@ use std::process::ExitCode;
 use topospread::api::Selector;
 use topospread::snapshot::Snapshot;
 use topospread::spread::SpreadCounter;
+use topospread_jobs::{Context, input};
 use topospread_k8s::build;
 use topospread_k8s::notes::summarize;
 use topospread_report::{
@@ -73,12 +73,18 @@ pub(crate) fn options(
     }
 }
 
-pub(crate) fn run(args: &ShowArgs) -> Result<ExitCode> {
+pub(crate) fn run(ctx: &Context, args: &ShowArgs) -> Result<ExitCode> {
     let (input, mut snapshot) = super::term::with_spinner("loading", || -> Result<_> {
-        let input = input::load_admitted_as(&args.files, &args.live, 0, input::PodForm::Compact)?;
+        let input = input::load_admitted(
+            ctx,
+            &args.files,
+            args.live.objects()?,
+            0,
+            input::PodForm::Compact,
+        )?;
         let snapshot = build::build_with_symbols(
             &input.objects,
-            super::input::gates().request_options(),
+            ctx.gates().request_options(),
             input.symbols.clone(),
         )?
         .snapshot;
@@ -89,7 +95,7 @@ pub(crate) fn run(args: &ShowArgs) -> Result<ExitCode> {
     for note in summarize(input.notes.iter().chain(&finished)) {
         eprintln!("note: {note}");
     }
-    let setup = super::config::load(None, &input)?;
+    let setup = topospread_jobs::config::load(ctx, None, &input)?;
     drop(input);
     let h = highlight(&mut snapshot, args.selector.as_deref())?;
     let width = args.width.unwrap_or_else(super::term::width);

@@ -94,3 +94,67 @@ impl DelayedBar {
         }
     }
 }
+
+/// A job's progress on the terminal: a spinner with a message while it loads (after
+/// [`PROGRESS_AFTER`]), then a bar of pods bound while it schedules.
+pub(crate) struct JobProgress {
+    spinner: Option<(mpsc::Sender<()>, std::thread::JoinHandle<()>)>,
+    bar: Option<DelayedBar>,
+}
+
+impl JobProgress {
+    /// Starts the loading spinner (nothing when stderr is not a terminal).
+    pub(crate) fn loading(message: &str) -> Self {
+        let spinner = progress_wanted().then(|| {
+            let (done, wait) = mpsc::channel::<()>();
+            let message = message.to_string();
+            let thread = std::thread::spawn(move || {
+                if let Err(RecvTimeoutError::Timeout) = wait.recv_timeout(PROGRESS_AFTER) {
+                    let spinner = ProgressBar::new_spinner();
+                    spinner.set_message(message);
+                    spinner.enable_steady_tick(Duration::from_millis(120));
+                    // Ends when the sender is dropped.
+                    let _ = wait.recv();
+                    spinner.finish_and_clear();
+                }
+            });
+            (done, thread)
+        });
+        Self { spinner, bar: None }
+    }
+
+    fn stop_spinner(&mut self) {
+        if let Some((done, thread)) = self.spinner.take() {
+            drop(done);
+            let _ = thread.join();
+        }
+    }
+}
+
+impl topospread_jobs::runtime::Progress for JobProgress {
+    fn start(&mut self, total: u64) {
+        self.stop_spinner();
+        self.bar = Some(DelayedBar::new(
+            total,
+            "{bar:40} {pos}/{len} pods bound {per_sec} {eta}",
+        ));
+    }
+
+    fn advance(&mut self, n: u64) {
+        if let Some(bar) = &mut self.bar {
+            bar.inc(n);
+        }
+    }
+
+    fn finish(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish();
+        }
+    }
+}
+
+impl Drop for JobProgress {
+    fn drop(&mut self) {
+        self.stop_spinner();
+    }
+}

@@ -1,12 +1,13 @@
 //! `topospread test`: run scenario files and report failing expectations.
 
-use super::input::{InputPath, options, read_path};
 use crate::cli::TestArgs;
-use anyhow::{Context, Result};
+use anyhow::{Context as _, Result};
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use topospread_jobs::Context;
+use topospread_jobs::input::{InputPath, read_path};
 use topospread_scenario::{self as scenario, Outcome};
 
 /// Collects *.yaml / *.yml files under `path`, sorted for a stable order. A folder
@@ -36,7 +37,7 @@ fn collect(path: &Path, visited: &mut HashSet<PathBuf>, out: &mut Vec<PathBuf>) 
     Ok(())
 }
 
-pub(crate) fn run(args: &TestArgs) -> Result<ExitCode> {
+pub(crate) fn run(ctx: &Context, args: &TestArgs) -> Result<ExitCode> {
     let mut files = Vec::new();
     let mut visited = HashSet::new();
     for p in &args.paths {
@@ -44,10 +45,10 @@ pub(crate) fn run(args: &TestArgs) -> Result<ExitCode> {
     }
     // Every file is read and parsed before anything is reported, so a broken file
     // stops the run with exit 2 and no partial verdict.
-    let base = super::input::gates().scheduler_features();
+    let base = ctx.scheduler_features();
     let mut results = Vec::with_capacity(files.len());
     for f in &files {
-        let text = read_path(&InputPath::File(f.clone()), options().max_input_bytes)?;
+        let text = read_path(&InputPath::File(f.clone()), ctx.input().max_input_bytes)?;
         let name = f.display().to_string();
         let reports = scenario::run_file_with(&text, &name, &base)?;
         results.push((name, reports));

@@ -28,7 +28,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::{Context as _, Result};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 use topospread_k8s::build::build_snapshot_with;
@@ -39,7 +39,7 @@ use topospread_k8s::validation::{
     validate_objects_with, validate_scheduler_configuration,
 };
 
-use super::{config, input};
+use topospread_jobs::{Context, config, input};
 
 /// `topospread validate`. (Defined beside the command, not in `cli.rs`, so that branches
 /// adding other commands merge without touching the same lines.)
@@ -179,11 +179,17 @@ impl Place<'_> {
     }
 }
 
-pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
+pub(crate) fn run(ctx: &Context, args: &ValidateArgs) -> Result<ExitCode> {
     // Every file is read and parsed before anything is reported: a broken file stops the
     // run with exit 2 and no partial verdict.
-    let input = input::load_live(&args.files, &args.live, 0)?;
-    let mut report = check(&input.objects, args, input.inputs)?;
+    let input = input::load(
+        ctx,
+        &args.files,
+        args.live.objects()?,
+        0,
+        input::PodForm::Whole,
+    )?;
+    let mut report = check(ctx, &input.objects, args, input.inputs)?;
     let finished = input::finished_notes(&input.objects);
     report
         .notes
@@ -193,7 +199,7 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
         .diagnostics
         .iter()
         .any(|d| d.object.kind == "KubeSchedulerConfiguration" && d.severity == Severity::Error);
-    if let Err(e) = config::load(None, &input)
+    if let Err(e) = config::load(ctx, None, &input)
         && !config_reported
     {
         report.summary.errors += 1;
@@ -235,8 +241,8 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
 }
 
 /// Validates and lints every object; `Err` only for args that cannot be decoded.
-fn check(objects: &[Loaded], args: &ValidateArgs, files: usize) -> Result<Report> {
-    let features = super::input::api_server_features();
+fn check(ctx: &Context, objects: &[Loaded], args: &ValidateArgs, files: usize) -> Result<Report> {
+    let features = ctx.api_server_features();
     // Validation first, so the snapshot for the cluster lints can leave invalid pods out.
     let mut checked: Vec<(Place, bool, Vec<FieldError>)> = Vec::new();
     let mut invalid = std::collections::HashSet::new();
@@ -330,14 +336,11 @@ fn check(objects: &[Loaded], args: &ValidateArgs, files: usize) -> Result<Report
             })
             .map(|(_, l)| l)
             .collect();
-        match build_snapshot_with(
-            usable.iter().copied(),
-            super::input::gates().request_options(),
-        ) {
+        match build_snapshot_with(usable.iter().copied(), ctx.gates().request_options()) {
             Ok(snapshot) => {
                 linter = Some(ClusterLinter::with_features(
                     snapshot,
-                    super::input::gates().scheduler_features(),
+                    ctx.scheduler_features(),
                 )?);
             }
             Err(e) => notes.push(format!(

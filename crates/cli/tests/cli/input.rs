@@ -5,7 +5,6 @@
 use super::{run, stderr, stdout, temp};
 use std::io::Write;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 const NODE: &str = "apiVersion: v1\nkind: Node\nmetadata: {name: n1, labels: {topology.kubernetes.io/zone: a}}\nstatus: {allocatable: {cpu: '1', memory: 4Gi, pods: '10'}}\n";
 const POD: &str = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: i, resources: {requests: {cpu: '1'}}}]}\n";
@@ -37,18 +36,16 @@ fn run_stdin(args: &[&str], stdin: &str) -> std::process::Output {
     child.wait_with_output().expect("runs")
 }
 
+/// An endless input stops at the byte cap (its speed is measured by `bench`, not here).
 #[test]
-fn dev_zero_is_refused_within_a_second() {
-    let start = Instant::now();
+fn dev_zero_is_refused_at_the_cap() {
     let o = run(&["simulate", "-f", "/dev/zero"]);
-    let took = start.elapsed();
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert_eq!(
         stderr(&o),
         "error: /dev/zero: input larger than 256 MiB (268435456 bytes); --max-input-bytes raises the limit\n"
     );
     assert!(stdout(&o).is_empty());
-    assert!(took < Duration::from_secs(3), "took {took:?}");
 }
 
 #[test]
@@ -224,10 +221,8 @@ fn built_in_priority_classes_exist() {
 fn absurd_replica_counts_stop_at_the_pod_cap() {
     let deploy = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: huge}\nspec:\n  replicas: 2147483647\n  selector: {matchLabels: {app: huge}}\n  template:\n    metadata: {labels: {app: huge}}\n    spec: {containers: [{name: c, image: i}]}\n";
     let path = temp("huge.yaml", &format!("{NODE}---\n{deploy}"));
-    let start = Instant::now();
     let o = run(&["simulate", "-f", &path]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(start.elapsed() < Duration::from_secs(5));
     let err = stderr(&o);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(

@@ -1251,7 +1251,7 @@ pub(super) mod tests {
         let mut files = Vec::new();
         for dir in [
             "crates/cli/tests/fixtures",
-            "crates/cli/examples",
+            "crates/jobs/examples",
             "deploy",
             "crates/k8s/tests/fixtures",
         ] {

@@ -53,7 +53,7 @@ pub struct Rollout {
 }
 
 /// One revision's pods at a point of the rollout.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct RevisionState {
     /// The ReplicaSet.
     pub replica_set: String,
@@ -67,7 +67,7 @@ pub struct RevisionState {
 
 /// One sync of the deployment controller and where the revisions stood after it (and
 /// after the scheduler settled).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct StepReport {
     /// What the controller did: `scale replicaset/web-abc to 3`.
     pub action: String,
@@ -80,7 +80,7 @@ pub struct StepReport {
 }
 
 /// How a rollout went.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RolloutReport {
     /// `namespace/name` of the Deployment.
     pub deployment: String,

@@ -13,7 +13,7 @@ use topospread::controller::{DELETION_COST_ANNOTATION, DeletionCandidate, PhaseR
 use topospread::convert::DEFAULT_NAMESPACE;
 
 /// An existing pod its controller removes.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct RemovedPod {
     /// Its namespace.
     pub namespace: String,

@@ -1,8 +1,8 @@
 //! The engine's `Scheduler` behind the small seam the commands use, and the mapping from
 //! its `Explanation` to the plain data the explain renderer draws.
 
-use super::config::SchedulerSetup;
-use anyhow::{Result, anyhow};
+use crate::config::SchedulerSetup;
+use crate::error::{Error, Result};
 use std::collections::BTreeMap;
 use topospread::api::Pod;
 use topospread::framework::Status;
@@ -12,9 +12,21 @@ use topospread::snapshot::{NodeId, PodId, Snapshot};
 use topospread_k8s::workloads::{Rollout, RolloutReport};
 use topospread_report::{ConstraintCounts, ExplainView, FilterVerdict, NodeExplanation, ScoreView};
 
+/// Told how scheduling advances, so a face can draw a bar; `()` ignores it.
+pub trait Progress {
+    /// `total` pods are about to be scheduled.
+    fn start(&mut self, _total: u64) {}
+    /// `n` more pods were bound.
+    fn advance(&mut self, _n: u64) {}
+    /// Scheduling settled.
+    fn finish(&mut self) {}
+}
+
+impl Progress for () {}
+
 /// Where one pod went.
 #[derive(Clone, Debug)]
-pub(crate) enum Placement {
+pub enum Placement {
     /// Bound to this node.
     Scheduled(NodeId),
     /// Pending, with the scheduler's message.
@@ -22,15 +34,15 @@ pub(crate) enum Placement {
 }
 
 /// The engine's simulation: the scheduling queue on a virtual clock.
-pub(crate) struct Runtime {
+pub struct Runtime {
     sim: Simulation,
 }
 
 impl Runtime {
     /// Builds the scheduler from the configuration; `seed` fixes tie-breaking.
-    pub(crate) fn new(setup: &SchedulerSetup, snapshot: &mut Snapshot, seed: u64) -> Result<Self> {
+    pub fn new(setup: &SchedulerSetup, snapshot: &mut Snapshot, seed: u64) -> Result<Self> {
         let mut scheduler = Scheduler::new(&setup.config, setup.features, snapshot)
-            .map_err(|e| anyhow!("{}: {e}", setup.origin))?;
+            .map_err(|e| Error::Refused(format!("{}: {e}", setup.origin)))?;
         scheduler.set_seed(seed);
         Ok(Self {
             sim: Simulation::new(scheduler),
@@ -38,7 +50,7 @@ impl Runtime {
     }
 
     /// Queues `pods`; those no profile serves come back with the reason.
-    pub(crate) fn enqueue(&mut self, snapshot: &Snapshot, pods: &[PodId]) -> Vec<(PodId, String)> {
+    pub fn enqueue(&mut self, snapshot: &Snapshot, pods: &[PodId]) -> Vec<(PodId, String)> {
         pods.iter()
             .filter_map(|id| {
                 self.sim
@@ -49,22 +61,23 @@ impl Runtime {
             .collect()
     }
 
-    /// Schedules until the queue settles; a bar of `total` pods appears on stderr when
-    /// that takes more than a second and stderr is a terminal.
-    pub(crate) fn run(&mut self, snapshot: &mut Snapshot, total: usize) -> Result<()> {
-        let mut bar = super::term::DelayedBar::new(
-            total as u64,
-            "{bar:40} {pos}/{len} pods bound {per_sec} {eta}",
-        );
+    /// Schedules until the queue settles, telling `progress` of `total` pods.
+    pub fn run(
+        &mut self,
+        snapshot: &mut Snapshot,
+        total: usize,
+        progress: &mut dyn Progress,
+    ) -> Result<()> {
+        progress.start(total as u64);
         let result = self.sim.run(snapshot, |_, a| {
-            bar.inc(u64::from(matches!(a, Attempt::Assumed { .. })));
+            progress.advance(u64::from(matches!(a, Attempt::Assumed { .. })));
         });
-        bar.finish();
-        result.map_err(|e| anyhow!("simulation: {e}"))
+        progress.finish();
+        result.map_err(|e| Error::Simulation(format!("simulation: {e}")))
     }
 
     /// Where a pod stands now.
-    pub(crate) fn placement(&self, snapshot: &Snapshot, id: PodId) -> Placement {
+    pub fn placement(&self, snapshot: &Snapshot, id: PodId) -> Placement {
         match self.sim.scheduler().outcome(snapshot, id) {
             PodOutcome::Bound(node) => Placement::Scheduled(node),
             PodOutcome::Pending(m) => Placement::Unschedulable(m),
@@ -72,39 +85,35 @@ impl Runtime {
     }
 
     /// Removes `nodes`; their controllers' pods come back pending, queued.
-    pub(crate) fn drain(
+    pub fn drain(
         &mut self,
         snapshot: &mut Snapshot,
         nodes: &[String],
     ) -> Result<topospread::simulation::Drained> {
         self.sim
             .drain(snapshot, nodes)
-            .map_err(|e| anyhow!("--drain: {e}"))
+            .map_err(|e| Error::Refused(format!("--drain: {e}")))
     }
 
     /// Carries out a Deployment's rollout, its new pods scheduled through the queue.
-    pub(crate) fn rollout(
-        &mut self,
-        snapshot: &mut Snapshot,
-        rollout: &Rollout,
-    ) -> Result<RolloutReport> {
-        rollout
-            .run(&mut self.sim, snapshot)
-            .map_err(|e| anyhow!("deployment {}: rollout: {e}", rollout.deployment))
+    pub fn rollout(&mut self, snapshot: &mut Snapshot, rollout: &Rollout) -> Result<RolloutReport> {
+        rollout.run(&mut self.sim, snapshot).map_err(|e| {
+            Error::Simulation(format!("deployment {}: rollout: {e}", rollout.deployment))
+        })
     }
 
     /// What happened, in order.
-    pub(crate) fn events(&self) -> &[SimEvent] {
+    pub fn events(&self) -> &[SimEvent] {
         self.sim.events()
     }
 
     /// Records `id`'s cycles, so [`Self::explanation`] can show its last one.
-    pub(crate) fn explain_pod(&mut self, id: PodId) {
+    pub fn explain_pod(&mut self, id: PodId) {
         self.sim.scheduler_mut().explain_pod(id);
     }
 
     /// The recorded pod's last cycle, as the renderer's plain data.
-    pub(crate) fn explanation(&self, snapshot: &Snapshot, pod: &Pod) -> Option<ExplainView> {
+    pub fn explanation(&self, snapshot: &Snapshot, pod: &Pod) -> Option<ExplainView> {
         let e = self.sim.scheduler().explanation()?;
         Some(view(e, snapshot, pod))
     }

@@ -5,95 +5,32 @@
 
 mod read;
 
-use anyhow::{Result, bail};
+use crate::context::Context;
+use crate::error::{Error, Result, refuse};
 use std::path::PathBuf;
-use std::sync::OnceLock;
 use topospread::api::Symbols;
 use topospread::convert;
 use topospread::snapshot::{PodId, Snapshot};
-use topospread::version::{FeatureGates, KubernetesVersion, VersionError};
+use topospread::version::KubernetesVersion;
 use topospread_k8s::build::{self, Refused};
 use topospread_k8s::load::{
     Compactor, Loaded, Object, parse_manifests, parse_manifests_reader,
     parse_manifests_reader_compact,
 };
 use topospread_k8s::notes::{Note, summarize};
-use topospread_k8s::validation::ApiServerFeatures;
 use topospread_k8s::workloads::{self, ExpandOptions, Expansion, Scale, expand_with};
 
-pub(crate) use read::{InputPath, open_path, read_path, resolve};
-
-/// The default of `--max-input-bytes`: 256 MiB.
-pub(crate) const DEFAULT_MAX_INPUT_BYTES: u64 = 256 * 1024 * 1024;
+pub use read::{InputPath, open_path, read_path, resolve};
 
 /// The Kubernetes docs' example, used when no file is given.
-pub(crate) const DOCS_EXAMPLE: &str = include_str!("../../examples/docs-example.yaml");
+pub const DOCS_EXAMPLE: &str = include_str!("../examples/docs-example.yaml");
 /// The name the embedded example goes by in messages.
-pub(crate) const DOCS_EXAMPLE_NAME: &str = "docs-example.yaml (built in)";
-
-/// The limits and folder walk every command's input goes through, from the global flags.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct InputOptions {
-    /// `--max-input-bytes`: the most bytes read from one input.
-    pub(crate) max_input_bytes: u64,
-    /// `--max-pods`: the most pods workload expansion makes.
-    pub(crate) max_pods: usize,
-    /// `-R`: folders are walked recursively.
-    pub(crate) recursive: bool,
-}
-
-impl Default for InputOptions {
-    fn default() -> Self {
-        Self {
-            max_input_bytes: DEFAULT_MAX_INPUT_BYTES,
-            max_pods: workloads::DEFAULT_MAX_PODS,
-            recursive: false,
-        }
-    }
-}
-
-/// Set once by `main` from the command line, before any command runs.
-static OPTIONS: OnceLock<InputOptions> = OnceLock::new();
-
-/// Records the global input flags (`main` calls this once).
-pub(crate) fn set_options(options: InputOptions) {
-    // A second call would be a programming error; the first value stays.
-    let _ = OPTIONS.set(options);
-}
-
-/// `--kubernetes-version` and `--feature-gates`, set once by `main`.
-static GATES: OnceLock<FeatureGates> = OnceLock::new();
-
-/// The release's gates with `--feature-gates` applied.
-pub(crate) fn gates_from_flags(
-    version: Option<&str>,
-    feature_gates: Option<&str>,
-) -> Result<FeatureGates, VersionError> {
-    let version = match version {
-        Some(v) => v.parse::<KubernetesVersion>()?,
-        None => KubernetesVersion::NEWEST,
-    };
-    let mut gates = FeatureGates::new(version);
-    if let Some(spec) = feature_gates {
-        gates.apply(spec)?;
-    }
-    Ok(gates)
-}
-
-/// Whether `--kubernetes-version` was given (else the nodes' version is only noted).
-static VERSION_GIVEN: OnceLock<bool> = OnceLock::new();
-
-/// Records the release and gates, and whether the release was asked for (`main` calls
-/// this once).
-pub(crate) fn set_gates(gates: FeatureGates, version_given: bool) {
-    let _ = GATES.set(gates);
-    let _ = VERSION_GIVEN.set(version_given);
-}
+pub const DOCS_EXAMPLE_NAME: &str = "docs-example.yaml (built in)";
 
 /// A note when the nodes' kubelets (`status.nodeInfo.kubeletVersion`, most of them) run
 /// another release than the one simulated and `--kubernetes-version` was not given.
-fn version_note(objects: &[Loaded]) -> Option<String> {
-    if VERSION_GIVEN.get().copied().unwrap_or(false) {
+fn version_note(ctx: &Context, objects: &[Loaded]) -> Option<String> {
+    if ctx.version_given() {
         return None;
     }
     let mut minors: std::collections::BTreeMap<u32, usize> = std::collections::BTreeMap::new();
@@ -106,7 +43,7 @@ fn version_note(objects: &[Loaded]) -> Option<String> {
         }
     }
     let (&minor, _) = minors.iter().max_by_key(|(m, n)| (**n, **m))?;
-    let simulated = gates().version();
+    let simulated = ctx.gates().version();
     if minor == simulated.minor {
         return None;
     }
@@ -121,25 +58,9 @@ fn version_note(objects: &[Loaded]) -> Option<String> {
     })
 }
 
-/// The release and gates every command follows (the newest release's defaults when
-/// `main` has not set them).
-pub(crate) fn gates() -> FeatureGates {
-    GATES.get().cloned().unwrap_or_default()
-}
-
-/// The API server's gates of [`gates`].
-pub(crate) fn api_server_features() -> ApiServerFeatures {
-    ApiServerFeatures::from_gates(&gates())
-}
-
-/// The global input flags (the defaults when `main` has not set them).
-pub(crate) fn options() -> InputOptions {
-    OPTIONS.get().copied().unwrap_or_default()
-}
-
 /// How loaded pods are kept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum PodForm {
+pub enum PodForm {
     /// Every pod as its k8s-openapi object: for commands that write pods back or lint
     /// them.
     Whole,
@@ -149,28 +70,29 @@ pub(crate) enum PodForm {
 }
 
 /// What the files held.
-pub(crate) struct Input {
+#[derive(Default)]
+pub struct Input {
     /// Every object, file by file (KubeSchedulerConfigurations included).
-    pub(crate) objects: Vec<Loaded>,
+    pub objects: Vec<Loaded>,
     /// Skipped objects, one note each.
-    pub(crate) notes: Vec<Note>,
+    pub notes: Vec<Note>,
     /// How many inputs (files, stdin) were read.
-    pub(crate) inputs: usize,
+    pub inputs: usize,
     /// The symbols compact pods were interned in (empty when none were read).
-    pub(crate) symbols: Symbols,
+    pub symbols: Symbols,
 }
 
 impl Input {
     /// The KubeSchedulerConfiguration among the files, with the file it is in; an error
     /// when there are several (kube-scheduler reads one).
-    pub(crate) fn scheduler_configuration(&self) -> Result<Option<(&str, &serde_json::Value)>> {
+    pub fn scheduler_configuration(&self) -> Result<Option<(&str, &serde_json::Value)>> {
         let mut found = self.objects.iter().filter_map(|l| match &l.object {
             Object::SchedulerConfiguration(v) => Some((l.source.file.as_str(), v)),
             _ => None,
         });
         let first = found.next();
         if let (Some((file, _)), Some((second, _))) = (first, found.next()) {
-            bail!(
+            refuse!(
                 "{second}: a second KubeSchedulerConfiguration (the first is in {file}); the scheduler reads one"
             );
         }
@@ -181,7 +103,7 @@ impl Input {
 /// Loads `files` (files, folders, `-` for stdin), or the built-in docs example when
 /// there are none; objects with only `generateName` are named with `seed`; pods are
 /// kept in `form`.
-fn load_as(files: &[PathBuf], seed: u64, form: PodForm) -> Result<Input> {
+fn load_files(ctx: &Context, files: &[PathBuf], seed: u64, form: PodForm) -> Result<Input> {
     let mut input = Input {
         objects: Vec::new(),
         notes: Vec::new(),
@@ -194,11 +116,11 @@ fn load_as(files: &[PathBuf], seed: u64, form: PodForm) -> Result<Input> {
         input.inputs = 1;
         return Ok(input);
     }
-    let opts = options();
+    let opts = ctx.input();
     let paths = resolve(files, opts.recursive)?;
     input.inputs = paths.len();
     let mut compactor = (form == PodForm::Compact)
-        .then(|| Compactor::new(gates().request_options(), api_server_features()));
+        .then(|| Compactor::new(ctx.gates().request_options(), ctx.api_server_features()));
     for p in &paths {
         let reader = open_path(p, opts.max_input_bytes)?;
         let m = match compactor.take() {
@@ -221,34 +143,27 @@ fn load_as(files: &[PathBuf], seed: u64, form: PodForm) -> Result<Input> {
     Ok(input)
 }
 
-/// The live cluster when one is asked for, then `files` on top of it (without a cluster,
-/// as [`load`]).
-pub(crate) fn load_live(
+/// The objects of a live cluster when the caller listed one (`live`), then `files` on
+/// top of them; without a cluster, `files` alone (the built-in docs example when there
+/// are none). Pods read from files are kept in `form`.
+pub fn load(
+    ctx: &Context,
     files: &[PathBuf],
-    live: &crate::cli::LiveArgs,
-    seed: u64,
-) -> Result<Input> {
-    load_live_as(files, live, seed, PodForm::Whole)
-}
-
-/// [`load_live`], pods read from files kept in `form`.
-fn load_live_as(
-    files: &[PathBuf],
-    live: &crate::cli::LiveArgs,
+    live: Option<Vec<Loaded>>,
     seed: u64,
     form: PodForm,
 ) -> Result<Input> {
-    if !live.wanted() {
-        return load_as(files, seed, form);
-    }
+    let Some(objects) = live else {
+        return load_files(ctx, files, seed, form);
+    };
     let mut input = Input {
-        objects: super::live::list_cluster(live)?,
+        objects,
         notes: Vec::new(),
         inputs: 1,
         symbols: Symbols::default(),
     };
     if !files.is_empty() {
-        let from_files = load_as(files, seed, form)?;
+        let from_files = load_files(ctx, files, seed, form)?;
         input.objects.extend(from_files.objects);
         input.notes.extend(from_files.notes);
         input.inputs += from_files.inputs;
@@ -257,59 +172,53 @@ fn load_live_as(
     Ok(input)
 }
 
-/// [`load_live`], then the API server's validation of every object: the first object it
+/// [`load`], then the API server's validation of every object: the first object it
 /// would refuse is the error.
-pub(crate) fn load_admitted(
+pub fn load_admitted(
+    ctx: &Context,
     files: &[PathBuf],
-    live: &crate::cli::LiveArgs,
-    seed: u64,
-) -> Result<Input> {
-    load_admitted_as(files, live, seed, PodForm::Whole)
-}
-
-/// [`load_admitted`], pods read from files kept in `form`.
-pub(crate) fn load_admitted_as(
-    files: &[PathBuf],
-    live: &crate::cli::LiveArgs,
+    live: Option<Vec<Loaded>>,
     seed: u64,
     form: PodForm,
 ) -> Result<Input> {
-    let input = load_live_as(files, live, seed, form)?;
-    if let Some(e) =
-        topospread_k8s::validation::validate_objects_with(&input.objects, &api_server_features())
-            .into_iter()
-            .next()
+    let input = load(ctx, files, live, seed, form)?;
+    if let Some(e) = topospread_k8s::validation::validate_objects_with(
+        &input.objects,
+        &ctx.api_server_features(),
+    )
+    .into_iter()
+    .next()
     {
-        bail!("{e}");
+        refuse!("{e}");
     }
     Ok(input)
 }
 
 /// A snapshot with the workloads' pods added and the pending ones queued.
-pub(crate) struct World {
+pub struct World {
     /// Nodes and every pod (bound or pending).
-    pub(crate) snapshot: Snapshot,
+    pub snapshot: Snapshot,
     /// The snapshot before controllers removed pods (scale-downs), when they did.
-    pub(crate) before_removal: Option<Snapshot>,
+    pub before_removal: Option<Snapshot>,
     /// The rollouts carried out so far (simulate fills it).
-    pub(crate) rollouts: Vec<topospread_k8s::workloads::RolloutReport>,
+    pub rollouts: Vec<topospread_k8s::workloads::RolloutReport>,
     /// The workloads' pods and ReplicaSets.
-    pub(crate) expansion: Expansion,
+    pub expansion: Expansion,
     /// Pending pods, in PrioritySort order.
-    pub(crate) queue: Vec<PodId>,
+    pub queue: Vec<PodId>,
     /// Things to tell the user, one line per kind of note (skipped objects, finished
     /// pods left out, workloads that could not be expanded).
-    pub(crate) notes: Vec<String>,
+    pub notes: Vec<String>,
     /// Pods Priority admission refused (a PriorityClass that does not exist): never in
     /// the snapshot, reported like pending pods.
-    pub(crate) refused: Vec<Refused>,
+    pub refused: Vec<Refused>,
 }
 
 /// Builds the world: snapshot from the files, workloads expanded (`seed` fixes names)
 /// up to `--max-pods` pods, with `scale`'s replica counts; the pods controllers remove
 /// leave the snapshot before anything is scheduled.
-pub(crate) fn build(input: &Input, seed: u64, scale: &[Scale]) -> Result<World> {
-    let max_pods = options().max_pods;
+pub fn build(ctx: &Context, input: &Input, seed: u64, scale: &[Scale]) -> Result<World> {
+    let max_pods = ctx.input().max_pods;
     let expansion = expand_with(
         &input.objects,
         ExpandOptions {
@@ -320,14 +229,14 @@ pub(crate) fn build(input: &Input, seed: u64, scale: &[Scale]) -> Result<World> 
     )
     .map_err(|(e, _)| {
         if e.file == "--scale" {
-            anyhow::anyhow!("{e}")
+            Error::Refused(e.to_string())
         } else {
-            anyhow::anyhow!("{e} (--max-pods raises the limit)")
+            Error::Refused(format!("{e} (--max-pods raises the limit)"))
         }
     })?;
     let built = build::build_with_symbols(
         input.objects.iter().chain(&expansion.replica_sets),
-        gates().request_options(),
+        ctx.gates().request_options(),
         input.symbols.clone(),
     )?;
     let mut snapshot = built.snapshot;
@@ -348,7 +257,7 @@ pub(crate) fn build(input: &Input, seed: u64, scale: &[Scale]) -> Result<World> 
     notes.extend(finished_notes(&input.objects));
     notes.extend(expansion.notes.iter().cloned());
     let mut notes = summarize(&notes);
-    notes.extend(version_note(&input.objects));
+    notes.extend(version_note(ctx, &input.objects));
     notes.extend(
         expansion
             .errors
@@ -378,7 +287,7 @@ pub(crate) fn build(input: &Input, seed: u64, scale: &[Scale]) -> Result<World> 
 
 /// One note per pod left out of the snapshot because it has finished (phase Succeeded
 /// or Failed), all with one message so they summarise to one line.
-pub(crate) fn finished_notes(objects: &[Loaded]) -> Vec<Note> {
+pub fn finished_notes(objects: &[Loaded]) -> Vec<Note> {
     objects
         .iter()
         .filter_map(|l| {
@@ -402,7 +311,7 @@ pub(crate) fn finished_notes(objects: &[Loaded]) -> Vec<Note> {
 }
 
 /// `name` or `namespace/name` -> (namespace, name).
-pub(crate) fn split_pod_ref(s: &str) -> (&str, &str) {
+pub fn split_pod_ref(s: &str) -> (&str, &str) {
     match s.split_once('/') {
         Some((ns, name)) => (ns, name),
         None => (convert::DEFAULT_NAMESPACE, s),

@@ -2,7 +2,7 @@
 //! read through a byte cap whatever its metadata says: a FIFO, `/dev/zero` or a process
 //! substitution stops at the cap instead of filling memory.
 
-use anyhow::{Context, Result, bail};
+use crate::error::{Error, Result};
 use std::collections::HashSet;
 use std::fmt;
 use std::io::{BufRead, BufReader, Read};
@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 /// One input: a file (or anything `open` reads: a FIFO, a device) or stdin.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum InputPath {
+pub enum InputPath {
     /// `-f -`.
     Stdin,
     /// A path.
@@ -32,7 +32,7 @@ const FOLDER_EXTENSIONS: &[&str] = &["yaml", "yml", "json"];
 /// Resolves `-f` arguments as kubectl does: `-` is stdin, a file is read whatever its
 /// name, a folder gives its `.yaml`, `.yml` and `.json` files (sorted; with `recursive`,
 /// those of its subfolders too, never entering a folder twice through symlinks).
-pub(crate) fn resolve(args: &[PathBuf], recursive: bool) -> Result<Vec<InputPath>> {
+pub fn resolve(args: &[PathBuf], recursive: bool) -> Result<Vec<InputPath>> {
     let mut out = Vec::new();
     let mut visited = HashSet::new();
     for arg in args {
@@ -40,13 +40,15 @@ pub(crate) fn resolve(args: &[PathBuf], recursive: bool) -> Result<Vec<InputPath
             out.push(InputPath::Stdin);
             continue;
         }
-        let meta =
-            std::fs::metadata(arg).with_context(|| format!("{}: cannot read", arg.display()))?;
+        let meta = std::fs::metadata(arg).map_err(|source| Error::Io {
+            context: format!("{}: cannot read", arg.display()),
+            source,
+        })?;
         if meta.is_dir() {
             let before = out.len();
             walk(arg, recursive, &mut visited, &mut out)?;
             if out.len() == before {
-                bail!(
+                return Err(Error::Refused(format!(
                     "{}: no .yaml, .yml or .json files in the folder{}",
                     arg.display(),
                     if recursive {
@@ -54,7 +56,7 @@ pub(crate) fn resolve(args: &[PathBuf], recursive: bool) -> Result<Vec<InputPath
                     } else {
                         " (-R reads its subfolders)"
                     }
-                );
+                )));
             }
         } else {
             out.push(InputPath::File(arg.clone()));
@@ -69,13 +71,18 @@ fn walk(
     visited: &mut HashSet<PathBuf>,
     out: &mut Vec<InputPath>,
 ) -> Result<()> {
-    let real =
-        std::fs::canonicalize(dir).with_context(|| format!("{}: cannot read", dir.display()))?;
+    let real = std::fs::canonicalize(dir).map_err(|source| Error::Io {
+        context: format!("{}: cannot read", dir.display()),
+        source,
+    })?;
     if !visited.insert(real) {
         return Ok(());
     }
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("{}: cannot read the folder", dir.display()))?
+        .map_err(|source| Error::Io {
+            context: format!("{}: cannot read the folder", dir.display()),
+            source,
+        })?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .collect();
     entries.sort();
@@ -100,7 +107,7 @@ fn walk(
 }
 
 /// Reads one input as UTF-8 text, at most `cap` bytes.
-pub(crate) fn read_path(input: &InputPath, cap: u64) -> Result<String> {
+pub fn read_path(input: &InputPath, cap: u64) -> Result<String> {
     match input {
         InputPath::Stdin => read_capped(std::io::stdin().lock(), input, cap, 0),
         InputPath::File(path) => {
@@ -114,21 +121,24 @@ pub(crate) fn read_path(input: &InputPath, cap: u64) -> Result<String> {
 /// size is known: it is refused before reading. Anything else (FIFO, device, /proc)
 /// reports 0 and is stopped by the cap while reading.
 fn open_file(input: &InputPath, path: &Path, cap: u64) -> Result<(std::fs::File, u64)> {
-    let file =
-        std::fs::File::open(path).with_context(|| format!("{}: cannot read", path.display()))?;
-    let meta = file
-        .metadata()
-        .with_context(|| format!("{}: cannot read", path.display()))?;
+    let file = std::fs::File::open(path).map_err(|source| Error::Io {
+        context: format!("{}: cannot read", path.display()),
+        source,
+    })?;
+    let meta = file.metadata().map_err(|source| Error::Io {
+        context: format!("{}: cannot read", path.display()),
+        source,
+    })?;
     let size = if meta.is_file() { meta.len() } else { 0 };
     if size > cap {
-        bail!("{}", too_large(input, cap));
+        return Err(Error::Refused(too_large(input, cap)));
     }
     Ok((file, size))
 }
 
 /// Opens one input for reading as a stream, at most `cap` bytes: past the cap, reads
 /// fail with the message [`read_path`] gives (the loader names the input).
-pub(crate) fn open_path(input: &InputPath, cap: u64) -> Result<Box<dyn BufRead>> {
+pub fn open_path(input: &InputPath, cap: u64) -> Result<Box<dyn BufRead>> {
     let reader: Box<dyn Read> = match input {
         InputPath::Stdin => Box::new(std::io::stdin()),
         InputPath::File(path) => Box::new(open_file(input, path, cap)?.0),
@@ -204,19 +214,23 @@ fn read_capped(mut reader: impl Read, input: &InputPath, cap: u64, hint: u64) ->
         let room = cap_usize.saturating_add(1).saturating_sub(total);
         let size = next.min(room).max(1);
         let mut chunk = Vec::new();
-        chunk
-            .try_reserve_exact(size)
-            .map_err(|_| anyhow::anyhow!("{input}: cannot allocate {size} bytes to read it"))?;
+        chunk.try_reserve_exact(size).map_err(|_| Error::Read {
+            input: input.to_string(),
+            reason: format!("cannot allocate {size} bytes to read it"),
+        })?;
         // Into the reserved capacity, without zero-filling it first; `take` stops the
         // read at the chunk's end, so the vector never grows past its reservation.
         (&mut reader)
             .take(size as u64)
             .read_to_end(&mut chunk)
-            .with_context(|| format!("{input}: cannot read"))?;
+            .map_err(|source| Error::Io {
+                context: format!("{input}: cannot read"),
+                source,
+            })?;
         let filled = chunk.len();
         total += filled;
         if total > cap_usize {
-            bail!("{}", too_large(input, cap));
+            return Err(Error::Refused(too_large(input, cap)));
         }
         let done = filled < size;
         chunks.push(chunk);
@@ -229,18 +243,21 @@ fn read_capped(mut reader: impl Read, input: &InputPath, cap: u64, hint: u64) ->
         chunks.pop().unwrap_or_default()
     } else {
         let mut all = Vec::new();
-        all.try_reserve_exact(total)
-            .map_err(|_| anyhow::anyhow!("{input}: cannot allocate {total} bytes to read it"))?;
+        all.try_reserve_exact(total).map_err(|_| Error::Read {
+            input: input.to_string(),
+            reason: format!("cannot allocate {total} bytes to read it"),
+        })?;
         for c in chunks {
             all.extend_from_slice(&c);
         }
         all
     };
-    String::from_utf8(bytes).map_err(|e| {
-        anyhow::anyhow!(
-            "{input}: not UTF-8 text (invalid byte at offset {})",
+    String::from_utf8(bytes).map_err(|e| Error::Read {
+        input: input.to_string(),
+        reason: format!(
+            "not UTF-8 text (invalid byte at offset {})",
             e.utf8_error().valid_up_to()
-        )
+        ),
     })
 }
 

@@ -1,0 +1,632 @@
+//! `simulate`: schedule every pending pod in PrioritySort order, binding as it goes, and
+//! report placements, spread per workload, and why pods stay Pending.
+
+mod report;
+
+pub use report::{
+    API_VERSION, ConstraintReport, KIND, PodResult, PreemptedReport, RefusedPod, SimulationReport,
+    WorkloadReport, schema,
+};
+
+use crate::config;
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::input::{self, Input, PodForm, World};
+use crate::runtime::{Placement, Progress, Runtime};
+use crate::whatif;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use topospread::rebalance::ConstraintSpread;
+use topospread::simulation::{Drained, SimEvent};
+use topospread::snapshot::{NodeId, PodId, Snapshot};
+use topospread::spread::{PodSpread, SpreadCounter};
+use topospread_k8s::load::{Loaded, Object};
+use topospread_k8s::workloads::{RolloutReport, Scale};
+use topospread_report::summarize;
+
+/// What to simulate.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct SimulateRequest {
+    /// `-f`: files, folders, `-` for stdin (the built-in docs example when empty and no
+    /// live cluster is given).
+    pub files: Vec<PathBuf>,
+    /// A live cluster's objects, listed by the caller, under the files.
+    pub live: Option<Vec<Loaded>>,
+    /// Fixes generated names and tie-breaking.
+    pub seed: u64,
+    /// `--config`: a KubeSchedulerConfiguration file.
+    pub config: Option<PathBuf>,
+    /// `--scale`: replica counts replacing the manifests'.
+    pub scale: Vec<Scale>,
+    /// `--drain`: nodes removed before scheduling.
+    pub drain: Vec<String>,
+    /// `--lose KEY=VALUE`: every node so labelled removed before scheduling.
+    pub lose: Vec<String>,
+    /// Keep every pod whole, for [`Simulation::cluster_yaml`] (else bound pods are read
+    /// compact, which a large dump needs).
+    pub whole_pods: bool,
+}
+
+impl SimulateRequest {
+    /// A request for `files` with the given seed; the rest as the CLI's defaults.
+    pub fn new(files: Vec<PathBuf>, seed: u64) -> Self {
+        Self {
+            files,
+            seed,
+            ..Self::default()
+        }
+    }
+}
+
+/// How long each phase of a simulation took.
+#[derive(Clone, Copy, Debug, Default)]
+#[non_exhaustive]
+pub struct Timings {
+    /// Reading and parsing the files, expanding workloads, building the snapshot.
+    pub load: Duration,
+    /// Scheduling every pending pod.
+    pub schedule: Duration,
+    /// Building the report.
+    pub report: Duration,
+}
+
+/// A finished simulation: the report, and the cluster it leaves.
+#[non_exhaustive]
+pub struct Simulation {
+    /// The versioned report.
+    pub report: SimulationReport,
+    /// How long each phase took.
+    pub timings: Timings,
+    input: Input,
+    world: World,
+    drained: Option<Drained>,
+    evicted: Vec<(String, Option<PodId>)>,
+}
+
+impl Simulation {
+    /// The cluster after the simulation.
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.world.snapshot
+    }
+
+    /// Whether a user would call the run a failure: pods left Pending, pods refused,
+    /// workloads not expanded.
+    pub fn failed(&self) -> bool {
+        self.report.pending > 0
+            || !self.world.refused.is_empty()
+            || !self.world.expansion.errors.is_empty()
+    }
+
+    /// The cluster after the simulation as multi-document YAML, ready to be read back:
+    /// removed nodes and evicted pods (drains, preemption) left out, each replacement a
+    /// controller made written as its own pod. The request must have asked for whole
+    /// pods.
+    pub fn cluster_yaml(&self) -> Result<String> {
+        cluster_yaml(
+            &self.input.objects,
+            &self.world,
+            self.drained.as_ref(),
+            &self.evicted,
+        )
+    }
+}
+
+/// Loads the request's input, schedules every pending pod through the engine's queue
+/// (telling `progress`), carries out rollouts, and reports.
+pub fn simulate(
+    ctx: &Context,
+    request: SimulateRequest,
+    progress: &mut dyn Progress,
+) -> Result<Simulation> {
+    let start = Instant::now();
+    let form = if request.whole_pods {
+        PodForm::Whole
+    } else {
+        PodForm::Compact
+    };
+    let SimulateRequest {
+        files,
+        live,
+        seed,
+        config,
+        scale,
+        drain,
+        lose,
+        ..
+    } = request;
+    let (drain, lose) = (drain.as_slice(), lose.as_slice());
+    let input = input::load_admitted(ctx, &files, live, seed, form)?;
+    let setup = config::load(ctx, config.as_deref(), &input)?;
+    let mut world = input::build(ctx, &input, seed, &scale)?;
+    let mut timings = Timings::default();
+    let mut runtime = Runtime::new(&setup, &mut world.snapshot, seed)?;
+    let counter = SpreadCounter::new(&setup.config, setup.features, &mut world.snapshot)
+        .map_err(|e| Error::Refused(format!("{}: {e}", setup.origin)))?;
+    let before = match world.before_removal.take() {
+        Some(snapshot) => Before::Snapshot(Box::new(snapshot)),
+        None if !drain.is_empty()
+            || !lose.is_empty()
+            || !world.expansion.rollouts.is_empty()
+            || preemption_possible(&world) =>
+        {
+            Before::Snapshot(Box::new(world.snapshot.clone()))
+        }
+        None => Before::Spreads(before_spreads(&counter, &world)),
+    };
+    let drained = whatif::drain(&mut runtime, &mut world.snapshot, drain, lose)?;
+    timings.load = start.elapsed();
+    let start = Instant::now();
+    let (mut results, preempted) = schedule_all(&mut runtime, &mut world, progress)?;
+    world.rollouts = roll_out(&mut runtime, &mut world, &mut results)?;
+    timings.schedule = start.elapsed();
+    let start = Instant::now();
+    let snapshot = &world.snapshot;
+    let symbols = snapshot.symbols();
+
+    let pods: Vec<PodResult> = results
+        .iter()
+        .filter_map(|(id, placement)| {
+            let pod = snapshot.pod(*id)?;
+            let (node, zone, message) = match placement {
+                Placement::Scheduled(n) => (
+                    Some(snapshot.node(*n).node.name.to_string()),
+                    zone_of(snapshot, *n),
+                    None,
+                ),
+                Placement::Unschedulable(m) => (None, None, Some(m.clone())),
+            };
+            Some(PodResult {
+                namespace: symbols.resolve(pod.namespace).to_string(),
+                pod: pod.name.to_string(),
+                node,
+                zone,
+                message,
+            })
+        })
+        .collect();
+    let scheduled = pods.iter().filter(|p| p.node.is_some()).count();
+    let pending = pods.len() - scheduled;
+
+    let replaced: BTreeMap<&str, PodId> = runtime
+        .events()
+        .iter()
+        .filter_map(|e| match e {
+            SimEvent::Replaced {
+                victim,
+                replacement,
+            } => Some((victim.as_str(), *replacement)),
+            _ => None,
+        })
+        .collect();
+    let mut workloads = Vec::new();
+    for (index, w) in world.expansion.workloads.iter().enumerate() {
+        let mut constraints = Vec::new();
+        let mut from_defaults = false;
+        let first = w.pods.iter().find_map(|p| {
+            let id = snapshot.pod_id(&w.namespace, p)?;
+            Some((id, snapshot.pod(id)?))
+        });
+        if let Some((id, pod)) = first {
+            let after = counter.pod_spread(pod, snapshot);
+            let before = match &before {
+                Before::Snapshot(before) => counter.pod_spread(pod, before),
+                Before::Spreads(spreads) => match spreads.get(index) {
+                    Some(Some((first, spread))) if *first == id => spread.clone(),
+                    _ => {
+                        return Err(Error::Simulation(format!(
+                            "{}/{}: its first pod changed although no pod could leave the cluster (a bug)",
+                            w.namespace, w.name
+                        )));
+                    }
+                },
+            };
+            from_defaults = after.from_defaults;
+            for (a, b) in after.constraints.into_iter().zip(before.constraints) {
+                let (a_counts, b_counts) = (as_counts(&a.spread), as_counts(&b.spread));
+                constraints.push(ConstraintReport {
+                    skew_before: u32::try_from(b.spread.skew).unwrap_or(0),
+                    skew_after: u32::try_from(a.spread.skew).unwrap_or(0),
+                    summary_before: summarize(&b_counts),
+                    summary_after: summarize(&a_counts),
+                    topology_key: a.spread.topology_key,
+                    max_skew: a.spread.max_skew,
+                    min_domains: a.min_domains,
+                    when_unsatisfiable: a.spread.when_unsatisfiable,
+                    selector: a.selector,
+                    before: b_counts.into_iter().collect(),
+                    after: a_counts.into_iter().collect(),
+                });
+            }
+        }
+        // A pod evicted (preempted, or on a drained node) counts as its replacement.
+        let current: Vec<PodId> = w
+            .pods
+            .iter()
+            .filter_map(|p| {
+                snapshot.pod_id(&w.namespace, p).or_else(|| {
+                    replaced
+                        .get(format!("{}/{p}", w.namespace).as_str())
+                        .copied()
+                        .filter(|id| snapshot.pod(*id).is_some())
+                })
+            })
+            .collect();
+        let bound = current
+            .iter()
+            .filter(|id| snapshot.pod_node(**id).is_some())
+            .count();
+        workloads.push(WorkloadReport {
+            kind: w.kind.to_string(),
+            namespace: w.namespace.clone(),
+            name: w.name.clone(),
+            pods: current.len(),
+            scheduled: bound,
+            pending: current.len() - bound,
+            constraints_from_defaults: from_defaults && !constraints.is_empty(),
+            constraints,
+        });
+    }
+    let report = SimulationReport {
+        api_version: API_VERSION.to_string(),
+        kind: KIND.to_string(),
+        seed: seed,
+        scheduled,
+        pending,
+        pods,
+        preempted,
+        workloads,
+        notes: world.notes.clone(),
+        removed: world.expansion.removed.clone(),
+        rollouts: world.rollouts.clone(),
+        refused: world
+            .refused
+            .iter()
+            .map(|r| RefusedPod {
+                namespace: r.namespace.clone(),
+                pod: r.name.clone(),
+                file: r.file.clone(),
+                message: r.error.to_string(),
+            })
+            .collect(),
+        drained: drained
+            .as_ref()
+            .map(|d| whatif::report(d, &runtime, snapshot)),
+    };
+    timings.report = start.elapsed();
+    let evicted = evictions(&runtime, &world.snapshot);
+    Ok(Simulation {
+        report,
+        timings,
+        input,
+        world,
+        drained,
+        evicted,
+    })
+}
+
+/// Pods preemption evicted (`namespace/name`), with the replacement their controller
+/// made (none for a pod without a controller).
+fn evictions(runtime: &Runtime, snapshot: &Snapshot) -> Vec<(String, Option<PodId>)> {
+    let symbols = snapshot.symbols();
+    let mut out: Vec<(String, Option<PodId>)> = Vec::new();
+    for e in runtime.events() {
+        match e {
+            SimEvent::Preempted { victim, .. } => {
+                let key = format!("{}/{}", symbols.resolve(victim.namespace), victim.name);
+                if !out.iter().any(|(k, _)| *k == key) {
+                    out.push((key, None));
+                }
+            }
+            SimEvent::Replaced {
+                victim,
+                replacement,
+            } => match out.iter_mut().find(|(k, _)| k == victim) {
+                Some(entry) => entry.1 = Some(*replacement),
+                None => out.push((victim.clone(), Some(*replacement))),
+            },
+            SimEvent::Bound { .. } => {}
+        }
+    }
+    out
+}
+
+/// The zone a node is in, by the well-known label or the docs' `zone`.
+pub fn zone_of(snapshot: &Snapshot, node: NodeId) -> Option<String> {
+    let symbols = snapshot.symbols();
+    let labels = &snapshot.node(node).node.labels;
+    ["topology.kubernetes.io/zone", "zone"]
+        .iter()
+        .find_map(|k| symbols.get(k).and_then(|s| labels.get(s)))
+        .map(|v| symbols.resolve(v).to_string())
+}
+
+/// Each pod's placement, and the preemptions carried out.
+pub type Scheduled = (Vec<(PodId, Placement)>, Vec<PreemptedReport>);
+
+/// Schedules the world's pending pods through the engine's queue until it settles;
+/// returns each pod's placement (the pending pods in queue order, then the replacements
+/// of preempted pods) and the preemptions carried out.
+pub fn schedule_all(
+    runtime: &mut Runtime,
+    world: &mut input::World,
+    progress: &mut dyn Progress,
+) -> Result<Scheduled> {
+    let refused = runtime.enqueue(&world.snapshot, &world.queue);
+    runtime.run(&mut world.snapshot, world.queue.len(), progress)?;
+    let snapshot = &world.snapshot;
+    let symbols = snapshot.symbols();
+    let mut order = world.queue.clone();
+    let mut preempted = Vec::new();
+    for e in runtime.events() {
+        match e {
+            SimEvent::Replaced { replacement, .. } => order.push(*replacement),
+            SimEvent::Preempted { victim, node, by } => preempted.push(PreemptedReport {
+                namespace: symbols.resolve(victim.namespace).to_string(),
+                pod: victim.name.to_string(),
+                node: snapshot.node(*node).node.name.to_string(),
+                by: snapshot.pod(*by).map_or_else(String::new, |p| {
+                    format!("{}/{}", symbols.resolve(p.namespace), p.name)
+                }),
+            }),
+            SimEvent::Bound { .. } => {}
+        }
+    }
+    let results = order
+        .into_iter()
+        .filter(|id| snapshot.pod(*id).is_some())
+        .map(|id| {
+            let placement = match refused.iter().find(|(r, _)| *r == id) {
+                Some((_, message)) => Placement::Unschedulable(message.clone()),
+                None => runtime.placement(snapshot, id),
+            };
+            (id, placement)
+        })
+        .collect();
+    Ok((results, preempted))
+}
+
+/// Carries out every pending rollout after the first scheduling run, in input order:
+/// the new pods join `results` with their placement, and each Deployment's summary
+/// lists its pods as they are at the end.
+fn roll_out(
+    runtime: &mut Runtime,
+    world: &mut input::World,
+    results: &mut Vec<(PodId, Placement)>,
+) -> Result<Vec<RolloutReport>> {
+    let mut reports = Vec::new();
+    // Deleted pods' ids are reused by new pods: results are kept by name.
+    let mut named: Vec<(PodId, String)> = results
+        .iter()
+        .filter_map(|(id, _)| Some((*id, world.snapshot.pod(*id)?.name.to_string())))
+        .collect();
+    for r in &world.expansion.rollouts {
+        let report = runtime.rollout(&mut world.snapshot, r)?;
+        let snapshot = &world.snapshot;
+        results.retain(|(id, _)| {
+            snapshot
+                .pod(*id)
+                .is_some_and(|p| named.iter().any(|(n, name)| n == id && *name == *p.name))
+        });
+        for name in &report.created {
+            if let Some(id) = snapshot.pod_id(&r.namespace, name) {
+                results.push((id, runtime.placement(snapshot, id)));
+                named.push((id, name.clone()));
+            }
+        }
+        if let Some(w) = world.expansion.workloads.iter_mut().find(|w| {
+            w.kind == "Deployment" && w.namespace == r.namespace && w.name == r.deployment
+        }) {
+            w.pods.retain(|p| !report.deleted.contains(p));
+            w.pods.extend(report.created.iter().cloned());
+        }
+        reports.push(report);
+    }
+    Ok(reports)
+}
+
+/// The cluster before the simulation, for the reports' "before".
+enum Before {
+    /// The snapshot itself, kept when pods may leave the cluster during the simulation
+    /// (scale-downs, rollouts, drains, preemption): a workload's first pod may then be
+    /// another one afterwards.
+    Snapshot(Box<Snapshot>),
+    /// Otherwise each workload's first pod and its spread, counted before scheduling:
+    /// the same figures without a second copy of a large cluster.
+    Spreads(Vec<Option<(PodId, PodSpread)>>),
+}
+
+/// Whether a pending pod could preempt a bound one: one may preempt (not `Never`) and
+/// has a higher priority than the lowest bound pod.
+fn preemption_possible(world: &input::World) -> bool {
+    let snapshot = &world.snapshot;
+    let lowest = snapshot
+        .pods()
+        .filter(|(id, _)| snapshot.pod_node(*id).is_some())
+        .map(|(_, p)| p.priority)
+        .min();
+    let Some(lowest) = lowest else {
+        return false;
+    };
+    world
+        .queue
+        .iter()
+        .filter_map(|id| snapshot.pod(*id))
+        .any(|p| !p.preemption_never && p.priority > lowest)
+}
+
+/// Each workload's first pod and its spread as the cluster is now (see [`Before`]).
+fn before_spreads(
+    counter: &SpreadCounter,
+    world: &input::World,
+) -> Vec<Option<(PodId, PodSpread)>> {
+    let snapshot = &world.snapshot;
+    world
+        .expansion
+        .workloads
+        .iter()
+        .map(|w| {
+            w.pods.iter().find_map(|p| {
+                let id = snapshot.pod_id(&w.namespace, p)?;
+                let pod = snapshot.pod(id)?;
+                Some((id, counter.pod_spread(pod, snapshot)))
+            })
+        })
+        .collect()
+}
+
+/// The resulting snapshot as multi-document YAML: nodes, workloads, then pods with
+/// `spec.nodeName` set, ready to be read back. After `--drain`/`--lose`, the removed
+/// nodes and the pods they ran are left out; so are the pods preemption evicted
+/// (`preempted`); each replacement a controller made is written as its own pod (the
+/// evicted pod's spec under the new name).
+pub fn cluster_yaml(
+    objects: &[Loaded],
+    world: &World,
+    drained: Option<&Drained>,
+    preempted: &[(String, Option<PodId>)],
+) -> Result<String> {
+    let snapshot = &world.snapshot;
+    let removed_nodes: HashSet<&str> = drained
+        .map(|d| d.nodes.iter().map(String::as_str).collect())
+        .unwrap_or_default();
+    // Evicted pods as `namespace/name`, with the replacement each got (if any).
+    let mut evicted: HashMap<&str, Option<PodId>> = HashMap::new();
+    if let Some(d) = drained {
+        for (victim, id) in &d.replaced {
+            evicted.insert(victim, Some(*id));
+        }
+        for gone in d.lost.iter().chain(&d.daemon_pods) {
+            evicted.insert(gone, None);
+        }
+    }
+    for (victim, replacement) in preempted {
+        evicted.insert(victim, *replacement);
+    }
+    let node_of = |pod: &k8s_openapi::api::core::v1::Pod| -> Option<String> {
+        let ns = pod.metadata.namespace.as_deref().unwrap_or("default");
+        let name = pod.metadata.name.as_deref()?;
+        let id = snapshot.pod_id(ns, name)?;
+        Some(snapshot.node(snapshot.pod_node(id)?).node.name.to_string())
+    };
+    let mut docs: Vec<String> = Vec::new();
+    let mut push = |v: &dyn erased::Yaml| -> Result<()> {
+        docs.push(v.yaml()?);
+        Ok(())
+    };
+    let mut pods = Vec::new();
+    for l in objects {
+        match &l.object {
+            Object::Node(n) => {
+                if !removed_nodes.contains(n.metadata.name.as_deref().unwrap_or_default()) {
+                    push(n)?;
+                }
+            }
+            Object::Pod(p) => {
+                let name = p.metadata.name.as_deref().unwrap_or_default();
+                let ns = p.metadata.namespace.as_deref().unwrap_or("default");
+                let removed = world
+                    .expansion
+                    .removed
+                    .iter()
+                    .any(|r| r.pod == name && r.namespace == ns)
+                    || world.rollouts.iter().any(|r| {
+                        r.deleted.iter().any(|d| d == name)
+                            && r.deployment.split_once('/').is_some_and(|(n, _)| n == ns)
+                    });
+                if removed {
+                    continue;
+                }
+                let mut p = (**p).clone();
+                if let Some(n) = node_of(&p) {
+                    p.spec.get_or_insert_with(Default::default).node_name = Some(n);
+                }
+                pods.push(p);
+            }
+            Object::Service(o) => push(o)?,
+            Object::ReplicaSet(o) => push(o)?,
+            Object::ReplicationController(o) => push(o)?,
+            Object::StatefulSet(o) => push(o)?,
+            Object::Deployment(o) => push(o)?,
+            Object::DaemonSet(o) => push(o)?,
+            Object::Job(o) => push(o)?,
+            Object::CronJob(o) => push(o)?,
+            Object::PriorityClass(o) => push(o)?,
+            Object::PodDisruptionBudget(o) => push(o)?,
+            Object::Namespace(o) => push(o)?,
+            Object::SchedulerConfiguration(_) => {}
+            Object::CompactPod(p) => {
+                return Err(Error::Render(format!(
+                    "pod {}/{} was read in compact form and cannot be written back (-o yaml reads pods whole)",
+                    p.namespace, p.name
+                )));
+            }
+        }
+    }
+    for l in &world.expansion.replica_sets {
+        if let Object::ReplicaSet(rs) = &l.object {
+            push(rs)?;
+        }
+    }
+    let created = world.rollouts.iter().flat_map(|r| &r.created_pods);
+    for p in world.expansion.pods.iter().map(|p| &p.pod).chain(created) {
+        let mut p = p.clone();
+        if let Some(n) = node_of(&p) {
+            p.spec.get_or_insert_with(Default::default).node_name = Some(n);
+        }
+        pods.push(p);
+    }
+    // Pods the removed nodes ran leave; their controllers' replacements come in.
+    let mut written = Vec::with_capacity(pods.len());
+    for p in pods {
+        let ns = p.metadata.namespace.as_deref().unwrap_or("default");
+        let full = format!("{ns}/{}", p.metadata.name.as_deref().unwrap_or_default());
+        let Some(replacement) = evicted.get(full.as_str()) else {
+            written.push(p);
+            continue;
+        };
+        if let Some(pod) = replacement.and_then(|id| snapshot.pod(id).map(|pod| (id, pod))) {
+            let (id, pod) = pod;
+            let mut r = p.clone();
+            r.metadata.name = Some(pod.name.to_string());
+            r.metadata.uid = None;
+            r.metadata.resource_version = None;
+            r.metadata.creation_timestamp = None;
+            r.status = None;
+            let spec = r.spec.get_or_insert_with(Default::default);
+            spec.node_name = snapshot
+                .pod_node(id)
+                .map(|n| snapshot.node(n).node.name.to_string());
+            written.push(r);
+        }
+    }
+    for p in &written {
+        push(p)?;
+    }
+    Ok(docs.join("---\n"))
+}
+
+/// Serializing the different object types through one call.
+mod erased {
+    /// An object that serializes to one YAML document.
+    use crate::error::{Error, Result};
+
+    pub(super) trait Yaml {
+        fn yaml(&self) -> Result<String>;
+    }
+    impl<T: serde::Serialize> Yaml for T {
+        fn yaml(&self) -> Result<String> {
+            serde_saphyr::to_string(self).map_err(|e| Error::Render(e.to_string()))
+        }
+    }
+}
+
+/// A constraint's counts per eligible domain, as the report prints them.
+fn as_counts(spread: &ConstraintSpread) -> Vec<(String, u32)> {
+    spread
+        .counts
+        .iter()
+        .map(|(d, c)| (d.clone(), u32::try_from(*c).unwrap_or(0)))
+        .collect()
+}

@@ -1,0 +1,321 @@
+//! The simulation report's JSON Schema: the checked-in file is what the types generate
+//! (`UPDATE_SCHEMA=1 cargo test -p topospread-jobs --test report_schema` rewrites it), and
+//! real reports validate against it, optional parts (preemption, drains, refusals,
+//! rollouts) included.
+
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+use topospread_jobs::Context;
+use topospread_jobs::simulate::{SimulateRequest, schema, simulate};
+
+fn schema_file() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/simulation-report.json")
+}
+
+#[test]
+fn the_checked_in_schema_is_the_generated_one() {
+    let generated = serde_json::to_string_pretty(&schema()).expect("schema serializes") + "\n";
+    if std::env::var_os("UPDATE_SCHEMA").is_some() {
+        std::fs::write(schema_file(), &generated).expect("schema written");
+    }
+    let checked_in = std::fs::read_to_string(schema_file()).expect("schema file reads");
+    assert_eq!(
+        checked_in, generated,
+        "schema/simulation-report.json is stale: rerun with UPDATE_SCHEMA=1"
+    );
+}
+
+/// A small JSON Schema (2020-12) checker for what schemars emits: `$ref` into `$defs`,
+/// `type` (one or several), `properties`/`required`/`additionalProperties`, `items`,
+/// `prefixItems`, `anyOf`/`oneOf`, `enum`, `const`, `minimum`. Stricter than the
+/// standard in one way: an object field the schema does not describe is an error, so a
+/// report cannot carry undocumented fields.
+fn check(schema: &Value, value: &Value, root: &Value, path: &str, errors: &mut Vec<String>) {
+    let Some(s) = schema.as_object() else {
+        if schema == &Value::Bool(false) {
+            errors.push(format!("{path}: not allowed"));
+        }
+        return;
+    };
+    if let Some(r) = s.get("$ref").and_then(Value::as_str) {
+        let name = r.trim_start_matches("#/$defs/");
+        match root.get("$defs").and_then(|d| d.get(name)) {
+            Some(def) => check(def, value, root, path, errors),
+            None => errors.push(format!("{path}: unresolved $ref {r}")),
+        }
+    }
+    if let Some(t) = s.get("type") {
+        let types: Vec<&str> = match t {
+            Value::String(one) => vec![one.as_str()],
+            Value::Array(many) => many.iter().filter_map(Value::as_str).collect(),
+            _ => vec![],
+        };
+        let fits = types.iter().any(|t| match *t {
+            "object" => value.is_object(),
+            "array" => value.is_array(),
+            "string" => value.is_string(),
+            "boolean" => value.is_boolean(),
+            "null" => value.is_null(),
+            "integer" => value.is_i64() || value.is_u64(),
+            "number" => value.is_number(),
+            _ => false,
+        });
+        if !fits {
+            errors.push(format!("{path}: {value} is not of type {types:?}"));
+            return;
+        }
+    }
+    if let Some(min) = s.get("minimum").and_then(Value::as_f64)
+        && value.as_f64().is_some_and(|v| v < min)
+    {
+        errors.push(format!("{path}: {value} is below {min}"));
+    }
+    if let Some(options) = s.get("enum").and_then(Value::as_array)
+        && !options.contains(value)
+    {
+        errors.push(format!("{path}: {value} is not one of {options:?}"));
+    }
+    if let Some(c) = s.get("const")
+        && c != value
+    {
+        errors.push(format!("{path}: {value} is not {c}"));
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(options) = s.get(key).and_then(Value::as_array) {
+            let fitting = options
+                .iter()
+                .filter(|o| {
+                    let mut e = Vec::new();
+                    check(o, value, root, path, &mut e);
+                    e.is_empty()
+                })
+                .count();
+            if fitting == 0 || (key == "oneOf" && fitting > 1) {
+                errors.push(format!(
+                    "{path}: {value} fits {fitting} of the {key} options"
+                ));
+            }
+        }
+    }
+    if let Value::Object(object) = value {
+        let empty = Map::new();
+        let properties = s
+            .get("properties")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
+        for name in s
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(name) = name.as_str()
+                && !object.contains_key(name)
+            {
+                errors.push(format!("{path}: missing required {name}"));
+            }
+        }
+        for (k, v) in object {
+            let here = format!("{path}.{k}");
+            match (properties.get(k), s.get("additionalProperties")) {
+                (Some(p), _) => check(p, v, root, &here, errors),
+                (None, Some(extra)) => check(extra, v, root, &here, errors),
+                (None, None) if !properties.is_empty() => {
+                    errors.push(format!("{here}: not in the schema"));
+                }
+                (None, None) => {}
+            }
+        }
+    }
+    if let Value::Array(items) = value {
+        let prefix = s.get("prefixItems").and_then(Value::as_array);
+        for (i, item) in items.iter().enumerate() {
+            let here = format!("{path}[{i}]");
+            match prefix.and_then(|p| p.get(i)) {
+                Some(p) => check(p, item, root, &here, errors),
+                None => {
+                    if let Some(each) = s.get("items") {
+                        check(each, item, root, &here, errors);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn assert_valid(report: &Value) {
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(schema_file()).expect("schema reads"))
+            .expect("schema is JSON");
+    let mut errors = Vec::new();
+    check(&schema, report, &schema, "$", &mut errors);
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../cli/tests/fixtures")
+        .join(name)
+}
+
+#[test]
+fn the_docs_example_report_validates() {
+    let run =
+        simulate(&Context::new(), SimulateRequest::new(vec![], 0), &mut ()).expect("simulates");
+    let report = serde_json::to_value(&run.report).expect("serializes");
+    assert_eq!(report["apiVersion"], "topospread.dev/v1alpha1");
+    assert_eq!(report["kind"], "SimulationReport");
+    assert_eq!((run.report.scheduled, run.report.pending), (6, 0));
+    assert_valid(&report);
+}
+
+#[test]
+fn reports_with_every_optional_part_validate() {
+    let mut checked = 0;
+    let mut parts = std::collections::BTreeSet::new();
+    let mut files = Vec::new();
+    let mut dirs = vec![fixture("")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("fixtures folder") {
+            let path = entry.expect("fixture entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|x| x == "yaml") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    for f in files {
+        // Fixtures that are meant to be refused say so by failing; those are not reports.
+        let Ok(run) = simulate(
+            &Context::new(),
+            SimulateRequest::new(vec![f.clone()], 0),
+            &mut (),
+        ) else {
+            continue;
+        };
+        let report = serde_json::to_value(&run.report).expect("serializes");
+        for part in ["preempted", "refused", "removed", "rollouts"] {
+            if report[part].as_array().is_some_and(|a| !a.is_empty()) {
+                parts.insert(part);
+            }
+        }
+        let mut errors = Vec::new();
+        let schema: Value =
+            serde_json::from_str(&std::fs::read_to_string(schema_file()).expect("schema reads"))
+                .expect("schema is JSON");
+        check(&schema, &report, &schema, "$", &mut errors);
+        assert!(errors.is_empty(), "{}: {}", f.display(), errors.join("\n"));
+        checked += 1;
+    }
+    assert!(checked >= 10, "only {checked} fixtures simulated");
+    // Preemption and drains have tests of their own below.
+    assert!(
+        parts.contains("rollouts"),
+        "the fixtures exercised only {parts:?}"
+    );
+}
+
+/// One 1-cpu node running a low-priority pod of a ReplicaSet, and a high-priority pod
+/// that needs the room: it preempts, and the ReplicaSet's replacement stays Pending.
+const PREEMPTION: &str = r#"
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n1, labels: {kubernetes.io/hostname: n1}}
+status: {allocatable: {cpu: "1", memory: 1Gi, pods: "10"}}
+---
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {name: low, namespace: default, uid: rs-low}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: low}}
+  template:
+    metadata: {labels: {app: low}}
+    spec: {containers: [{name: c, image: i, resources: {requests: {cpu: "1"}}}]}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: low-1
+  namespace: default
+  labels: {app: low}
+  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: low, uid: rs-low, controller: true}]
+spec:
+  nodeName: n1
+  containers: [{name: c, image: i, resources: {requests: {cpu: "1"}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: high, namespace: default}
+spec:
+  priorityClassName: high
+  containers: [{name: c, image: i, resources: {requests: {cpu: "1"}}}]
+"#;
+
+#[test]
+fn a_preemption_report_and_its_cluster_yaml() {
+    let dir = std::env::temp_dir().join(format!("topospread-jobs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("preemption.yaml");
+    std::fs::write(&file, PREEMPTION).expect("fixture written");
+    let mut request = SimulateRequest::new(vec![file], 0);
+    request.whole_pods = true;
+    let run = simulate(&Context::new(), request, &mut ()).expect("simulates");
+    let report = serde_json::to_value(&run.report).expect("serializes");
+    assert_eq!(report["preempted"][0]["pod"], "low-1", "{report}");
+    assert_eq!(report["preempted"][0]["by"], "default/high", "{report}");
+    assert_valid(&report);
+    // The cluster written back has the preemptor bound and the victim gone; its
+    // replacement is written pending (no room is left for it).
+    let yaml = run.cluster_yaml().expect("cluster yaml");
+    assert!(!yaml.contains("name: low-1\n"), "{yaml}");
+    let high = yaml
+        .split("---\n")
+        .find(|d| d.starts_with("apiVersion: v1\nkind: Pod") && d.contains("name: high\n"))
+        .expect("the preemptor is written");
+    assert!(high.contains("nodeName: n1"), "{high}");
+    let replacement = yaml
+        .split("---\n")
+        .find(|d| d.contains("kind: Pod") && d.contains("app: low"))
+        .expect("the replacement is written");
+    assert!(!replacement.contains("nodeName"), "{replacement}");
+}
+
+#[test]
+fn a_drain_report_validates() {
+    let mut request = SimulateRequest::new(vec![], 0);
+    request.drain = vec!["node1".into()];
+    let run = simulate(&Context::new(), request, &mut ()).expect("simulates");
+    let report = serde_json::to_value(&run.report).expect("serializes");
+    assert_eq!(report["drained"]["nodes"][0], "node1");
+    assert_valid(&report);
+}
+
+#[test]
+fn the_checker_rejects_what_the_schema_forbids() {
+    let run =
+        simulate(&Context::new(), SimulateRequest::new(vec![], 0), &mut ()).expect("simulates");
+    let mut report = serde_json::to_value(&run.report).expect("serializes");
+    report["scheduled"] = Value::String("six".into());
+    report["pods"][0]["colour"] = Value::String("blue".into());
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(schema_file()).expect("schema reads"))
+            .expect("schema is JSON");
+    let mut errors = Vec::new();
+    check(&schema, &report, &schema, "$", &mut errors);
+    assert!(
+        errors.iter().any(|e| e.starts_with("$.scheduled")),
+        "{errors:?}"
+    );
+    assert!(
+        errors.iter().any(|e| e.starts_with("$.pods[0].colour")),
+        "{errors:?}"
+    );
+}
