@@ -271,7 +271,7 @@ pub fn simulate(
     let report = SimulationReport {
         api_version: API_VERSION.to_string(),
         kind: KIND.to_string(),
-        seed: seed,
+        seed,
         scheduled,
         pending,
         pods,
