@@ -1,5 +1,6 @@
 //! Feature gates the plugins read, resolved once into a plain struct before any hot loop.
 
+use crate::version::KubernetesVersion;
 use serde::{Deserialize, Serialize};
 
 /// The feature gates that change scheduling behaviour. The defaults are current
@@ -18,6 +19,9 @@ pub struct Features {
     /// Not a gate: whether `labelSelector: {}` counts every pod of the namespace (the
     /// newest releases) or none (1.27 to 1.37); see [`crate::version`].
     pub empty_selector_matches_all: bool,
+    /// The release whose behaviour the plugins and the scheduler follow where it
+    /// changed without a gate (`"1.30"`); see [`KubernetesVersion`]'s methods.
+    pub kubernetes_version: KubernetesVersion,
 }
 
 impl Default for Features {
@@ -28,6 +32,7 @@ impl Default for Features {
             match_label_keys: true,
             taint_toleration_comparison_operators: false,
             empty_selector_matches_all: true,
+            kubernetes_version: KubernetesVersion::NEWEST,
         }
     }
 }

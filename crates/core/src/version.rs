@@ -62,6 +62,41 @@ impl KubernetesVersion {
     pub fn empty_selector_matches_all(self) -> bool {
         !(27..=37).contains(&self.minor)
     }
+
+    /// Whether PostFilter's message closes the pending message without a period of
+    /// its own. Until 1.27 `FitError.Error()` appended it as `" %v."`, so a preemption
+    /// message (itself a FitError ending in `.`) ended in `..`; kubernetes PR 117588
+    /// ("Avoid duplicated dots in pod status when preempting", first released in 1.28)
+    /// appends it as `" %v"`.
+    pub fn post_filter_message_unterminated(self) -> bool {
+        self.minor >= 28
+    }
+
+    /// Whether NodeResourcesBalancedAllocation skips a pod that requests nothing
+    /// (returns Skip at PreScore, so it scores no node): kubernetes PR 130260, in the
+    /// 1.33.0 changelog ("The `BalancedAllocation` plugin now skips all best-effort
+    /// (zero-requested) pods"). Earlier releases score every node by its balance.
+    pub fn balanced_allocation_skips_best_effort(self) -> bool {
+        self.minor >= 33
+    }
+
+    /// Whether NodeResourcesFit rejects a node as `UnschedulableAndUnresolvable` when
+    /// the pod asks for more than the node's whole allocatable (preemption then skips
+    /// it: "Preemption is not helpful for scheduling"): kubernetes PR 131345, opened
+    /// after the 1.33 code freeze, so first released in 1.34. Earlier releases return
+    /// `Unschedulable` for every shortfall.
+    pub fn fit_unresolvable_beyond_allocatable(self) -> bool {
+        self.minor >= 34
+    }
+
+    /// Whether a cycle whose preemption found a node says so in the pod's message
+    /// (`preemption: found a potential placement for pod on node N, preempting K
+    /// victims`): kubernetes PR 140180, merged during the 1.37 cycle (it is not in the
+    /// 1.37.0-alpha.1 nor the 1.38 changelogs). Earlier releases leave the message at
+    /// the filter reasons.
+    pub fn preemption_success_message(self) -> bool {
+        self.minor >= 37
+    }
 }
 
 impl fmt::Display for KubernetesVersion {
@@ -82,6 +117,30 @@ impl FromStr for KubernetesVersion {
 impl Default for KubernetesVersion {
     fn default() -> Self {
         Self::NEWEST
+    }
+}
+
+impl serde::Serialize for KubernetesVersion {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for KubernetesVersion {
+    /// A supported release as a string (`"1.30"`): an unquoted YAML `1.30` is the
+    /// number 1.3, so numbers are refused rather than misread.
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = KubernetesVersion;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a Kubernetes release as a quoted string, e.g. \"1.30\"")
+            }
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Self::Value, E> {
+                text.parse().map_err(E::custom)
+            }
+        }
+        deserializer.deserialize_str(Visitor)
     }
 }
 
@@ -284,6 +343,7 @@ impl FeatureGates {
             taint_toleration_comparison_operators: self
                 .enabled("TaintTolerationComparisonOperators"),
             empty_selector_matches_all: self.version.empty_selector_matches_all(),
+            kubernetes_version: self.version,
         }
     }
 }

@@ -231,9 +231,11 @@ pub const REGISTRY: &[Registration] = &[
         default_weight: Some(1),
         args_kind: Some("NodeResourcesFitArgs"),
         check_args: Some(check::<NodeResourcesFitArgs>),
-        factory: Some(|raw, _, _| {
+        factory: Some(|raw, features, _| {
             let a: NodeResourcesFitArgs = args(raw)?;
-            let p = Fit::new(&a).map_err(|e| FieldProblem::new("", e.to_string()))?;
+            let p = Fit::new(&a)
+                .map_err(|e| FieldProblem::new("", e.to_string()))?
+                .for_release(features.kubernetes_version);
             Ok(BuiltPlugin::all_but_queue(Arc::new(p)))
         }),
         ..plugin("NodeResourcesFit", &[PreFilter, Filter, PreScore, Score])
@@ -282,10 +284,12 @@ pub const REGISTRY: &[Registration] = &[
         default_weight: Some(1),
         args_kind: Some("NodeResourcesBalancedAllocationArgs"),
         check_args: Some(check::<NodeResourcesBalancedAllocationArgs>),
-        factory: Some(|raw, _, _| {
+        factory: Some(|raw, features, _| {
             let a: NodeResourcesBalancedAllocationArgs = args(raw)?;
             let p = Arc::new(
-                BalancedAllocation::new(&a).map_err(|e| FieldProblem::new("", e.to_string()))?,
+                BalancedAllocation::new(&a)
+                    .map_err(|e| FieldProblem::new("", e.to_string()))?
+                    .for_release(features.kubernetes_version),
             );
             Ok(BuiltPlugin {
                 pre_score: Some(p.clone()),
