@@ -1,7 +1,7 @@
 //! The message of an unschedulable pod (`FitError.Error()`): `0/6 nodes are available:
 //! 2 node(s) didn't match ..., 4 Insufficient cpu.`
 
-use crate::framework::Status;
+use crate::framework::{Code, Status};
 use crate::version::KubernetesVersion;
 use std::collections::BTreeMap;
 
@@ -66,6 +66,27 @@ pub(crate) fn append_post_filter(
     message.push_str(post_filter);
     if !release.post_filter_message_unterminated() {
         message.push('.');
+    }
+}
+
+/// The status of the nodes a PreFilterResult leaves out, as `release` records it:
+/// - until 1.26, each gets `node is filtered out by the prefilter result` (kubernetes
+///   PR 119779, cherry-picked to every release then supported);
+/// - 1.27 to 1.31 record none (PR 125197 and its cherry-picks: an absent node is
+///   UnschedulableAndUnresolvable), so the message leaves them out of its counts;
+/// - from 1.32 they share `node(s) didn't satisfy plugin(s) [NodeAffinity]` (PR 126022,
+///   in the 1.32.0-alpha.1 changelog).
+///
+/// Every release keeps them out of preemption.
+pub(crate) fn outside_pre_filter_result(plugins: &[&str], release: KubernetesVersion) -> Status {
+    let code = Code::UnschedulableAndUnresolvable;
+    match release.minor {
+        ..=26 => Status::new(code, "node is filtered out by the prefilter result"),
+        27..=31 => Status::code_only(code),
+        _ => Status::new(
+            code,
+            format!("node(s) didn't satisfy plugin(s) [{}]", plugins.join(" ")),
+        ),
     }
 }
 

@@ -456,10 +456,8 @@ impl Scheduler {
             None => snapshot.nodes().iter().map(|n| n.id).collect(),
             Some(r) => {
                 let names: Vec<&str> = pre.plugins_with_nodes.iter().copied().collect();
-                c.diagnosis.absent = Some(Status::new(
-                    crate::framework::Code::UnschedulableAndUnresolvable,
-                    format!("node(s) didn't satisfy plugin(s) [{}]", names.join(" ")),
-                ));
+                c.diagnosis.absent =
+                    Some(fit_error::outside_pre_filter_result(&names, self.release));
                 let mut ids: Vec<NodeId> = r
                     .node_names
                     .iter()

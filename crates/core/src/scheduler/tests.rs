@@ -161,6 +161,50 @@ fn node_name_affinity_restricts_the_nodes_and_explains() {
 }
 
 #[test]
+fn nodes_a_pre_filter_result_leaves_out_are_counted_per_release() {
+    let mut s = snapshot(4);
+    add_bound(
+        &mut s,
+        json!({"metadata": {"name": "full"}, "spec": {"nodeName": "n2",
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": "4"}}}]}}),
+    );
+    let p = pod(
+        &mut s,
+        json!({"metadata": {"name": "p"}, "spec": {
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+            "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n2"]}]}]}}}}}),
+    );
+    let preemption = "preemption: 0/4 nodes are available: 1 No preemption victims found for incoming pod, 3 Preemption is not helpful for scheduling.";
+    assert_eq!(
+        message_of(&mut s, 38, &p),
+        format!(
+            "0/4 nodes are available: 1 Insufficient cpu, 3 node(s) didn't satisfy plugin(s) [NodeAffinity]. {preemption}"
+        )
+    );
+    assert_eq!(
+        message_of(&mut s, 32, &p),
+        format!(
+            "0/4 nodes are available: 1 Insufficient cpu, 3 node(s) didn't satisfy plugin(s) [NodeAffinity]. {preemption}"
+        )
+    );
+    assert_eq!(
+        message_of(&mut s, 31, &p),
+        format!("0/4 nodes are available: 1 Insufficient cpu. {preemption}")
+    );
+    assert_eq!(
+        message_of(&mut s, 27, &p),
+        format!("0/4 nodes are available: 1 Insufficient cpu. {preemption}.")
+    );
+    assert_eq!(
+        message_of(&mut s, 26, &p),
+        format!(
+            "0/4 nodes are available: 1 Insufficient cpu, 3 node is filtered out by the prefilter result. {preemption}."
+        )
+    );
+}
+
+#[test]
 fn ties_are_broken_reproducibly_and_spread() {
     let mut s = snapshot(4);
     let p = pod(
