@@ -16,6 +16,9 @@ pub struct Features {
     pub match_label_keys: bool,
     /// TaintTolerationComparisonOperators: Gt/Lt tolerations.
     pub taint_toleration_comparison_operators: bool,
+    /// SchedulerPopFromBackoffQ: the queue pops a backing-off pod when no other waits
+    /// (from 1.33).
+    pub scheduler_pop_from_backoff_q: bool,
     /// Not a gate: whether `labelSelector: {}` counts every pod of the namespace (the
     /// newest releases) or none (1.27 to 1.37); see [`crate::version`].
     pub empty_selector_matches_all: bool,
@@ -31,6 +34,7 @@ impl Default for Features {
             node_inclusion_policy: true,
             match_label_keys: true,
             taint_toleration_comparison_operators: false,
+            scheduler_pop_from_backoff_q: true,
             empty_selector_matches_all: true,
             kubernetes_version: KubernetesVersion::NEWEST,
         }

@@ -121,6 +121,18 @@ fn version_note(objects: &[Loaded]) -> Option<String> {
     })
 }
 
+/// A note naming the `--feature-gates` kube-scheduler accepts that topospread does not
+/// model, so that a run with them is not taken as their simulation.
+fn gates_note() -> Option<String> {
+    let names = gates().unmodelled_settings();
+    (!names.is_empty()).then(|| {
+        format!(
+            "--feature-gates {}: accepted as kube-scheduler accepts them; topospread does not model them, so they change none of its answers",
+            names.join(", ")
+        )
+    })
+}
+
 /// The release and gates every command follows (the newest release's defaults when
 /// `main` has not set them).
 pub(crate) fn gates() -> FeatureGates {
@@ -349,6 +361,7 @@ pub(crate) fn build(input: &Input, seed: u64, scale: &[Scale]) -> Result<World> 
     notes.extend(expansion.notes.iter().cloned());
     let mut notes = summarize(&notes);
     notes.extend(version_note(&input.objects));
+    notes.extend(gates_note());
     notes.extend(
         expansion
             .errors

@@ -194,6 +194,7 @@ impl Scheduler {
         let queue = SchedulingQueue::new(QueueConfig {
             initial_backoff: backoff_seconds(config.pod_initial_backoff_seconds, 1),
             max_backoff: backoff_seconds(config.pod_max_backoff_seconds, 10),
+            pop_from_backoff: features.scheduler_pop_from_backoff_q,
             ..QueueConfig::default()
         });
         Ok(Self {

@@ -205,6 +205,46 @@ fn nodes_a_pre_filter_result_leaves_out_are_counted_per_release() {
 }
 
 #[test]
+fn a_backing_off_pod_is_popped_early_only_from_1_33() {
+    // SchedulerPopFromBackoffQ (KEP-5142, beta on in 1.33): with nothing else waiting,
+    // a pod a cluster event moved to the backoff queue is retried before its backoff
+    // (1s after its failed attempt) ends.
+    for (minor, retried) in [(32, false), (33, true), (38, true)] {
+        let mut s = snapshot(1);
+        let mut sched = scheduler_of(&mut s, minor);
+        let p = pod(
+            &mut s,
+            json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c",
+                "resources": {"requests": {"cpu": "8"}}}]}}),
+        );
+        let id = s.add_pod(p).unwrap_or_else(|e| panic!("{e}"));
+        sched
+            .enqueue(&s, id, Duration::ZERO)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(
+            sched.schedule_next(&mut s, Duration::ZERO),
+            Some(Attempt::Unschedulable { .. })
+        ));
+        sched.on_event(
+            &crate::framework::ClusterEvent::NODE_ADD,
+            Duration::from_millis(10),
+        );
+        assert_eq!(
+            sched.queue().queue_of(id),
+            Some(crate::queue::QueueName::Backoff),
+            "1.{minor}"
+        );
+        assert_eq!(
+            sched
+                .schedule_next(&mut s, Duration::from_millis(20))
+                .is_some(),
+            retried,
+            "1.{minor}"
+        );
+    }
+}
+
+#[test]
 fn ties_are_broken_reproducibly_and_spread() {
     let mut s = snapshot(4);
     let p = pod(
