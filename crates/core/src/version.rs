@@ -62,6 +62,41 @@ impl KubernetesVersion {
     pub fn empty_selector_matches_all(self) -> bool {
         !(27..=37).contains(&self.minor)
     }
+
+    /// Whether PostFilter's message closes the pending message without a period of
+    /// its own. Until 1.27 `FitError.Error()` appended it as `" %v."`, so a preemption
+    /// message (itself a FitError ending in `.`) ended in `..`; kubernetes PR 117588
+    /// ("Avoid duplicated dots in pod status when preempting", first released in 1.28)
+    /// appends it as `" %v"`.
+    pub fn post_filter_message_unterminated(self) -> bool {
+        self.minor >= 28
+    }
+
+    /// Whether NodeResourcesBalancedAllocation skips a pod that requests nothing
+    /// (returns Skip at PreScore, so it scores no node): kubernetes PR 130260, in the
+    /// 1.33.0 changelog ("The `BalancedAllocation` plugin now skips all best-effort
+    /// (zero-requested) pods"). Earlier releases score every node by its balance.
+    pub fn balanced_allocation_skips_best_effort(self) -> bool {
+        self.minor >= 33
+    }
+
+    /// Whether NodeResourcesFit rejects a node as `UnschedulableAndUnresolvable` when
+    /// the pod asks for more than the node's whole allocatable (preemption then skips
+    /// it: "Preemption is not helpful for scheduling"): kubernetes PR 131345, opened
+    /// after the 1.33 code freeze, so first released in 1.34. Earlier releases return
+    /// `Unschedulable` for every shortfall.
+    pub fn fit_unresolvable_beyond_allocatable(self) -> bool {
+        self.minor >= 34
+    }
+
+    /// Whether a cycle whose preemption found a node says so in the pod's message
+    /// (`preemption: found a potential placement for pod on node N, preempting K
+    /// victims`): kubernetes PR 140180, merged during the 1.37 cycle (it is not in the
+    /// 1.37.0-alpha.1 nor the 1.38 changelogs). Earlier releases leave the message at
+    /// the filter reasons.
+    pub fn preemption_success_message(self) -> bool {
+        self.minor >= 37
+    }
 }
 
 impl fmt::Display for KubernetesVersion {
@@ -85,6 +120,30 @@ impl Default for KubernetesVersion {
     }
 }
 
+impl serde::Serialize for KubernetesVersion {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for KubernetesVersion {
+    /// A supported release as a string (`"1.30"`): an unquoted YAML `1.30` is the
+    /// number 1.3, so numbers are refused rather than misread.
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = KubernetesVersion;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a Kubernetes release as a quoted string, e.g. \"1.30\"")
+            }
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Self::Value, E> {
+                text.parse().map_err(E::custom)
+            }
+        }
+        deserializer.deserialize_str(Visitor)
+    }
+}
+
 /// Why a version or a gate setting was refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum VersionError {
@@ -101,13 +160,16 @@ pub enum VersionError {
     MalformedGate(String),
     /// A gate the release does not have.
     #[error(
-        "--feature-gates: unrecognized feature gate {name:?} in Kubernetes {version} (known: {known})"
+        "--feature-gates: unrecognized feature gate {name:?} in Kubernetes {version}{} (known: {known})",
+        elsewhere.as_ref().map(|e| format!(": {e}")).unwrap_or_default()
     )]
     UnknownGate {
         /// The gate as given.
         name: String,
         /// The release.
         version: KubernetesVersion,
+        /// For a gate of other releases: `first in 1.32` or `removed in 1.32`.
+        elsewhere: Option<String>,
         /// The gates the release has.
         known: String,
     },
@@ -127,65 +189,378 @@ pub enum VersionError {
     },
 }
 
+/// A gate's maturity in a release (upstream's `featuregate.PreRelease`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Maturity {
+    /// Alpha.
+    Alpha,
+    /// Beta.
+    Beta,
+    /// Generally available.
+    Ga,
+}
+
+/// One entry of a gate's history: from release `1.since` on, until the next entry
+/// (upstream's `featuregate.VersionedSpec`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Stage {
+    /// The first minor release of this stage.
+    pub since: u32,
+    /// The value when `--feature-gates` does not set it.
+    pub default: bool,
+    /// Its maturity.
+    pub maturity: Maturity,
+    /// Whether setting it to anything but `default` is refused.
+    pub locked: bool,
+}
+
+const fn alpha(since: u32) -> Stage {
+    Stage {
+        since,
+        default: false,
+        maturity: Maturity::Alpha,
+        locked: false,
+    }
+}
+
+const fn beta(since: u32, default: bool) -> Stage {
+    Stage {
+        since,
+        default,
+        maturity: Maturity::Beta,
+        locked: false,
+    }
+}
+
+const fn ga(since: u32, locked: bool) -> Stage {
+    Stage {
+        since,
+        default: true,
+        maturity: Maturity::Ga,
+        locked,
+    }
+}
+
 /// One feature gate across releases.
 #[derive(Copy, Clone, Debug)]
 pub struct Gate {
     /// Upstream's name.
     pub name: &'static str,
-    /// The first minor release that has it.
-    pub since: u32,
-    /// The first minor release where it is on by default (`None`: off everywhere).
-    pub on_from: Option<u32>,
-    /// The first minor release where it is GA and locked on.
-    pub locked_from: Option<u32>,
+    /// Its history, oldest first (upstream's versioned gate table).
+    pub stages: &'static [Stage],
+    /// The first minor release that no longer has it (kube-scheduler then refuses it).
+    pub removed_in: Option<u32>,
+    /// Whether it changes what topospread computes; the others are accepted, as
+    /// kube-scheduler accepts them, and change none of its answers.
+    pub modelled: bool,
     /// The upstream change, for the README and `--help`.
     pub upstream: &'static str,
 }
 
-/// The gates that change what topospread computes.
+impl Gate {
+    /// The stage in force in release `1.minor`, if the release has the gate.
+    pub fn stage_in(&self, minor: u32) -> Option<Stage> {
+        if self.removed_in.is_some_and(|r| minor >= r) {
+            return None;
+        }
+        self.stages.iter().rev().find(|s| s.since <= minor).copied()
+    }
+
+    /// The first release that has the gate.
+    pub fn since(&self) -> u32 {
+        self.stages.first().map_or(u32::MAX, |s| s.since)
+    }
+
+    /// The value a release without the gate behaves as: on once a GA gate is removed
+    /// (the feature stays), off before the gate exists.
+    fn absent_value(&self, minor: u32) -> bool {
+        self.removed_in.is_some_and(|r| minor >= r)
+            && self
+                .stages
+                .last()
+                .is_some_and(|s| s.maturity == Maturity::Ga && s.default)
+    }
+}
+
+const fn gate(
+    name: &'static str,
+    stages: &'static [Stage],
+    modelled: bool,
+    upstream: &'static str,
+) -> Gate {
+    Gate {
+        name,
+        stages,
+        removed_in: None,
+        modelled,
+        upstream,
+    }
+}
+
+/// Every gate kube-scheduler or its plugins read between 1.25 and 1.38, with its
+/// history from upstream's versioned gate table (`pkg/features/kube_features.go`
+/// `defaultVersionedKubernetesFeatureGates`) and, for the gates removed before that
+/// table, the feature-gate pages of the Kubernetes documentation. The modelled ones come
+/// first.
 pub const GATES: &[Gate] = &[
     Gate {
-        name: "MinDomainsInPodTopologySpread",
-        since: 24,
-        on_from: Some(27),
-        locked_from: Some(30),
-        upstream: "KEP-3022: alpha 1.24, beta (off) 1.25, on by default 1.27, GA 1.30",
+        removed_in: Some(32),
+        ..gate(
+            "MinDomainsInPodTopologySpread",
+            &[alpha(24), beta(25, false), beta(27, true), ga(30, true)],
+            true,
+            "KEP-3022: alpha 1.24, beta (off) 1.25, on by default 1.27, GA 1.30, gate removed in 1.32 (PR 126863)",
+        )
     },
+    gate(
+        "NodeInclusionPolicyInPodTopologySpread",
+        &[alpha(25), beta(26, true), ga(33, true)],
+        true,
+        "KEP-3094: alpha 1.25, beta (on) 1.26, GA 1.33",
+    ),
+    gate(
+        "MatchLabelKeysInPodTopologySpread",
+        &[alpha(25), beta(27, true)],
+        true,
+        "KEP-3243: alpha 1.25, beta (on) 1.27",
+    ),
+    gate(
+        "MatchLabelKeysInPodTopologySpreadSelectorMerge",
+        &[beta(34, true)],
+        true,
+        "KEP-3243: the API server merges matchLabelKeys into labelSelector at pod creation, beta (on) 1.34",
+    ),
+    gate(
+        "PodLevelResources",
+        &[alpha(32), beta(34, true)],
+        true,
+        "KEP-2837: pod-level requests, alpha 1.32, beta (on) 1.34",
+    ),
+    gate(
+        "TaintTolerationComparisonOperators",
+        &[alpha(35)],
+        true,
+        "KEP-5471: Gt/Lt tolerations, alpha 1.35",
+    ),
+    gate(
+        "SchedulerPopFromBackoffQ",
+        &[beta(33, true)],
+        true,
+        "KEP-5142: the queue pops a backing-off pod when activeQ is empty, beta (on) 1.33",
+    ),
+    gate(
+        "CSIMigrationPortworx",
+        &[alpha(23), beta(25, false), beta(31, true), ga(33, true)],
+        false,
+        "VolumeBinding/NodeVolumeLimits: Portworx volumes through CSI",
+    ),
     Gate {
-        name: "NodeInclusionPolicyInPodTopologySpread",
-        since: 25,
-        on_from: Some(26),
-        locked_from: Some(33),
-        upstream: "KEP-3094: alpha 1.25, beta (on) 1.26, GA 1.33",
+        removed_in: Some(28),
+        ..gate(
+            "CSIStorageCapacity",
+            &[alpha(19), beta(21, true), ga(24, true)],
+            false,
+            "VolumeBinding reads CSIStorageCapacity; gate removed in 1.28",
+        )
     },
+    gate(
+        "ClearingNominatedNodeNameAfterBinding",
+        &[alpha(34), beta(35, true)],
+        false,
+        "KEP-5278: nominatedNodeName cleared after binding",
+    ),
+    gate(
+        "DRAAdminAccess",
+        &[alpha(32), beta(34, true)],
+        false,
+        "DynamicResources: admin access to devices",
+    ),
+    gate(
+        "DRAConsumableCapacity",
+        &[alpha(34)],
+        false,
+        "DynamicResources: consumable device capacity",
+    ),
+    gate(
+        "DRADeviceBindingConditions",
+        &[alpha(34)],
+        false,
+        "DynamicResources: device binding conditions at PreBind",
+    ),
+    gate(
+        "DRADeviceTaintRules",
+        &[alpha(35)],
+        false,
+        "DynamicResources: DeviceTaintRule objects",
+    ),
+    gate(
+        "DRADeviceTaints",
+        &[alpha(33)],
+        false,
+        "DynamicResources: device taints and tolerations",
+    ),
+    gate(
+        "DRAExtendedResource",
+        &[alpha(34), ga(37, false)],
+        false,
+        "DynamicResources: extended resources backed by DRA, GA in 1.37 (1.37.0-alpha.1 changelog, PR 138488)",
+    ),
+    gate(
+        "DRAPartitionableDevices",
+        &[alpha(33)],
+        false,
+        "DynamicResources: partitionable devices",
+    ),
+    gate(
+        "DRAPrioritizedList",
+        &[alpha(33), beta(34, true)],
+        false,
+        "DynamicResources: prioritized alternatives in a claim",
+    ),
+    gate(
+        "DRASchedulerFilterTimeout",
+        &[beta(34, true)],
+        false,
+        "DynamicResources: Filter time limit",
+    ),
+    gate(
+        "DynamicResourceAllocation",
+        &[alpha(26), beta(32, false), ga(34, false), ga(35, true)],
+        false,
+        "KEP-4381: DynamicResources plugin (resource claims)",
+    ),
+    gate(
+        "GangScheduling",
+        &[alpha(35)],
+        false,
+        "KEP-4671: gang scheduling of pod groups",
+    ),
+    gate(
+        "GenericWorkload",
+        &[alpha(35)],
+        false,
+        "KEP-4671: the Workload API the scheduler reads",
+    ),
+    gate(
+        "InPlacePodLevelResourcesVerticalScaling",
+        &[alpha(35)],
+        false,
+        "resize of pod-level resources",
+    ),
+    gate(
+        "InPlacePodVerticalScaling",
+        &[alpha(27), beta(33, true), ga(35, true)],
+        false,
+        "KEP-1287: NodeResourcesFit counts a pending resize",
+    ),
     Gate {
-        name: "MatchLabelKeysInPodTopologySpread",
-        since: 25,
-        on_from: Some(27),
-        locked_from: None,
-        upstream: "KEP-3243: alpha 1.25, beta (on) 1.27",
+        removed_in: Some(27),
+        ..gate(
+            "LocalStorageCapacityIsolation",
+            &[alpha(7), beta(10, true), ga(25, true)],
+            false,
+            "ephemeral-storage requests; gate removed in 1.27",
+        )
     },
+    gate(
+        "MatchLabelKeysInPodAffinity",
+        &[alpha(29), beta(31, true), ga(33, true)],
+        false,
+        "KEP-3633: matchLabelKeys in pod affinity terms",
+    ),
+    gate(
+        "NodeDeclaredFeatures",
+        &[alpha(35)],
+        false,
+        "KEP-5328: the NodeDeclaredFeatures plugin",
+    ),
+    gate(
+        "NominatedNodeNameForExpectation",
+        &[alpha(34), beta(35, true)],
+        false,
+        "KEP-5278: nominatedNodeName set before binding",
+    ),
+    gate(
+        "OpportunisticBatching",
+        &[beta(35, true)],
+        false,
+        "scheduling identical pods in batches",
+    ),
     Gate {
-        name: "MatchLabelKeysInPodTopologySpreadSelectorMerge",
-        since: 34,
-        on_from: Some(34),
-        locked_from: None,
-        upstream: "KEP-3243: the API server merges matchLabelKeys into labelSelector at pod creation, beta (on) 1.34",
+        removed_in: Some(33),
+        ..gate(
+            "PodDisruptionConditions",
+            &[alpha(25), beta(26, true), ga(31, true)],
+            false,
+            "preemption adds the DisruptionTarget condition; gate removed in 1.33",
+        )
     },
+    gate(
+        "PodSchedulingReadiness",
+        &[alpha(26), beta(27, true), ga(30, true)],
+        false,
+        "KEP-3521: spec.schedulingGates (SchedulingGates plugin)",
+    ),
     Gate {
-        name: "PodLevelResources",
-        since: 32,
-        on_from: Some(34),
-        locked_from: None,
-        upstream: "KEP-2837: pod-level requests, alpha 1.32, beta (on) 1.34",
+        removed_in: Some(31),
+        ..gate(
+            "ReadWriteOncePod",
+            &[alpha(22), beta(27, true), ga(29, true)],
+            false,
+            "VolumeRestrictions: ReadWriteOncePod claims; gate removed in 1.31",
+        )
     },
+    gate(
+        "SchedulerAsyncAPICalls",
+        &[beta(34, false)],
+        false,
+        "KEP-5229: API calls off the scheduling cycle",
+    ),
+    gate(
+        "SchedulerAsyncPreemption",
+        &[alpha(32), beta(33, true)],
+        false,
+        "KEP-4832: preemption API calls off the scheduling cycle",
+    ),
+    gate(
+        "SchedulerQueueingHints",
+        &[beta(28, false), beta(32, true), ga(34, true)],
+        false,
+        "KEP-4247: queueing hints",
+    ),
+    gate(
+        "SidecarContainers",
+        &[alpha(28), beta(29, true), ga(33, true)],
+        false,
+        "KEP-753: restartable init containers in pod requests",
+    ),
+    gate(
+        "StorageCapacityScoring",
+        &[alpha(33)],
+        false,
+        "KEP-4049: VolumeBinding scores by free capacity",
+    ),
+    gate(
+        "VolumeAttributesClass",
+        &[alpha(29), beta(31, false), ga(34, false), ga(36, true)],
+        false,
+        "KEP-3751: VolumeBinding reads VolumeAttributesClass",
+    ),
     Gate {
-        name: "TaintTolerationComparisonOperators",
-        since: 35,
-        on_from: None,
-        locked_from: None,
-        upstream: "Gt/Lt tolerations, alpha 1.35",
+        removed_in: Some(33),
+        ..gate(
+            "VolumeCapacityPriority",
+            &[alpha(21)],
+            false,
+            "VolumeBinding scores by capacity; replaced by StorageCapacityScoring in 1.33",
+        )
     },
+    gate(
+        "VolumeLimitScaling",
+        &[alpha(35)],
+        false,
+        "KEP-5030: NodeVolumeLimits with volume limit scaling",
+    ),
 ];
 
 /// The gates of one release, with `--feature-gates` applied.
@@ -193,6 +568,8 @@ pub const GATES: &[Gate] = &[
 pub struct FeatureGates {
     version: KubernetesVersion,
     enabled: Vec<(&'static str, bool)>,
+    /// The gates `--feature-gates` set, in order.
+    set: Vec<&'static str>,
 }
 
 impl FeatureGates {
@@ -200,10 +577,13 @@ impl FeatureGates {
     pub fn new(version: KubernetesVersion) -> Self {
         let enabled = GATES
             .iter()
-            .filter(|g| g.since <= version.minor)
-            .map(|g| (g.name, g.on_from.is_some_and(|m| m <= version.minor)))
+            .filter_map(|g| g.stage_in(version.minor).map(|s| (g.name, s.default)))
             .collect();
-        Self { version, enabled }
+        Self {
+            version,
+            enabled,
+            set: Vec::new(),
+        }
     }
 
     /// The release.
@@ -214,29 +594,37 @@ impl FeatureGates {
     /// Sets one gate as `--feature-gates Name=value` would.
     pub fn set(&mut self, name: &str, value: bool) -> Result<(), VersionError> {
         let version = self.version;
-        let gate = GATES
-            .iter()
-            .find(|g| g.name == name && g.since <= version.minor)
-            .ok_or_else(|| VersionError::UnknownGate {
+        let found = GATES.iter().find(|g| g.name == name);
+        let Some((gate, stage)) = found.and_then(|g| g.stage_in(version.minor).map(|s| (g, s)))
+        else {
+            return Err(VersionError::UnknownGate {
                 name: name.to_string(),
                 version,
+                elsewhere: found.map(|g| match g.removed_in {
+                    Some(r) if version.minor >= r => format!("removed in 1.{r}"),
+                    _ => format!("first in 1.{}", g.since()),
+                }),
                 known: self
                     .enabled
                     .iter()
                     .map(|(n, _)| *n)
                     .collect::<Vec<_>>()
                     .join(", "),
-            })?;
-        if gate.locked_from.is_some_and(|m| m <= version.minor) && !value {
+            });
+        };
+        if stage.locked && value != stage.default {
             return Err(VersionError::Locked {
                 name: gate.name,
                 value,
-                locked: true,
+                locked: stage.default,
                 version,
             });
         }
         if let Some(slot) = self.enabled.iter_mut().find(|(n, _)| *n == gate.name) {
             slot.1 = value;
+        }
+        if !self.set.contains(&gate.name) {
+            self.set.push(gate.name);
         }
         Ok(())
     }
@@ -257,9 +645,25 @@ impl FeatureGates {
         Ok(())
     }
 
-    /// Whether a gate is on (a gate the release lacks is off).
+    /// Whether a gate is on. A gate the release lacks is off, unless it was removed
+    /// after GA: its feature stays.
     pub fn enabled(&self, name: &str) -> bool {
-        self.enabled.iter().any(|(n, on)| *n == name && *on)
+        match self.enabled.iter().find(|(n, _)| *n == name) {
+            Some((_, on)) => *on,
+            None => GATES
+                .iter()
+                .any(|g| g.name == name && g.absent_value(self.version.minor)),
+        }
+    }
+
+    /// The gates `--feature-gates` set that topospread does not model: accepted as
+    /// kube-scheduler accepts them, they change none of topospread's answers.
+    pub fn unmodelled_settings(&self) -> Vec<&'static str> {
+        self.set
+            .iter()
+            .copied()
+            .filter(|n| GATES.iter().any(|g| g.name == *n && !g.modelled))
+            .collect()
     }
 
     /// Every gate of the release with its value, in [`GATES`] order.
@@ -283,7 +687,9 @@ impl FeatureGates {
             match_label_keys: self.enabled("MatchLabelKeysInPodTopologySpread"),
             taint_toleration_comparison_operators: self
                 .enabled("TaintTolerationComparisonOperators"),
+            scheduler_pop_from_backoff_q: self.enabled("SchedulerPopFromBackoffQ"),
             empty_selector_matches_all: self.version.empty_selector_matches_all(),
+            kubernetes_version: self.version,
         }
     }
 }
@@ -385,5 +791,92 @@ mod tests {
             Err(VersionError::Locked { .. })
         ));
         assert!(locked.apply("MinDomainsInPodTopologySpread=true").is_ok());
+    }
+
+    #[test]
+    fn every_release_accepts_its_scheduler_gates() {
+        // kubernetes issue 22's report: 1.30 refused SchedulerQueueingHints.
+        let mut gates = FeatureGates::new(v(30));
+        assert!(!gates.enabled("SchedulerQueueingHints"));
+        gates
+            .apply("SchedulerQueueingHints=true,DynamicResourceAllocation=true")
+            .expect("1.30 has both gates");
+        assert!(gates.enabled("SchedulerQueueingHints"));
+        assert_eq!(
+            gates.unmodelled_settings(),
+            vec!["SchedulerQueueingHints", "DynamicResourceAllocation"]
+        );
+        assert!(FeatureGates::new(v(32)).enabled("SchedulerQueueingHints"));
+        // Not yet in 1.27, locked on from 1.34.
+        let e = FeatureGates::new(v(27)).apply("SchedulerQueueingHints=true");
+        assert_eq!(
+            e.map_err(|e| e.to_string()).err().as_deref().map(|m| m
+                .split(" (known")
+                .next()
+                .unwrap_or(m)
+                .to_string()),
+            Some(
+                "--feature-gates: unrecognized feature gate \"SchedulerQueueingHints\" in Kubernetes 1.27: first in 1.28"
+                    .to_string()
+            )
+        );
+        assert!(matches!(
+            FeatureGates::new(v(34)).apply("SchedulerQueueingHints=false"),
+            Err(VersionError::Locked {
+                locked: true,
+                value: false,
+                ..
+            })
+        ));
+        // A gate refused once removed, its feature kept.
+        let e = FeatureGates::new(v(33)).apply("MinDomainsInPodTopologySpread=true");
+        assert!(
+            e.as_ref()
+                .map_err(|e| e.to_string().contains("removed in 1.32"))
+                .err()
+                .unwrap_or(false),
+            "{e:?}"
+        );
+        assert!(FeatureGates::new(v(33)).scheduler_features().min_domains);
+        assert!(FeatureGates::new(v(38)).enabled("MinDomainsInPodTopologySpread"));
+        // Modelled gates set on the command line need no note.
+        let mut modelled = FeatureGates::new(v(35));
+        modelled
+            .apply("TaintTolerationComparisonOperators=true")
+            .expect("alpha in 1.35");
+        assert!(modelled.unmodelled_settings().is_empty());
+    }
+
+    #[test]
+    fn the_gate_table_is_ordered_and_unique() {
+        let mut names = std::collections::BTreeSet::new();
+        for g in GATES {
+            assert!(names.insert(g.name), "{} twice", g.name);
+            assert!(!g.stages.is_empty(), "{}", g.name);
+            assert!(
+                g.stages.windows(2).all(|w| w[0].since < w[1].since),
+                "{}: stages out of order",
+                g.name
+            );
+            if let Some(r) = g.removed_in {
+                assert!(g.since() < r, "{}", g.name);
+                assert!(g.stage_in(r).is_none() && g.stage_in(r - 1).is_some());
+            }
+            // Every gate exists in some supported release.
+            assert!(
+                (OLDEST_MINOR..=NEWEST_MINOR).any(|m| g.stage_in(m).is_some()),
+                "{}",
+                g.name
+            );
+        }
+        // Each release's gates are listed in GATES order.
+        let newest = FeatureGates::default();
+        assert_eq!(
+            newest.iter().count(),
+            GATES
+                .iter()
+                .filter(|g| g.stage_in(NEWEST_MINOR).is_some())
+                .count()
+        );
     }
 }

@@ -58,6 +58,18 @@ fn version_note(ctx: &Context, objects: &[Loaded]) -> Option<String> {
     })
 }
 
+/// A note naming the `--feature-gates` kube-scheduler accepts that topospread does not
+/// model, so that a run with them is not taken as their simulation.
+fn gates_note(ctx: &Context) -> Option<String> {
+    let names = ctx.gates().unmodelled_settings();
+    (!names.is_empty()).then(|| {
+        format!(
+            "--feature-gates {}: accepted as kube-scheduler accepts them; topospread does not model them, so they change none of its answers",
+            names.join(", ")
+        )
+    })
+}
+
 /// How loaded pods are kept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PodForm {
@@ -258,6 +270,7 @@ pub fn build(ctx: &Context, input: &Input, seed: u64, scale: &[Scale]) -> Result
     notes.extend(expansion.notes.iter().cloned());
     let mut notes = summarize(&notes);
     notes.extend(version_note(ctx, &input.objects));
+    notes.extend(gates_note(ctx));
     notes.extend(
         expansion
             .errors

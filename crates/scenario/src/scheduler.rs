@@ -54,6 +54,9 @@ struct Expect {
     /// Pods of `schedule` that Priority admission must refuse, with the message.
     #[serde(default)]
     refused: BTreeMap<String, String>,
+    /// Pods of `schedule` left Pending, with their last cycle's message word for word.
+    #[serde(default)]
+    messages: BTreeMap<String, String>,
     #[serde(default)]
     config_error: Option<String>,
 }
@@ -347,6 +350,21 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
                 Err(msg) => format!("Pending ({msg})"),
             };
             mismatches.push(Mismatch::new(format!("placements[{pod}]"), want, got));
+        }
+    }
+    for (pod, want) in &case.expect.messages {
+        let got = match placements.get(pod) {
+            None => {
+                return Err(bad(
+                    &format!("expect.messages.{pod}"),
+                    &"Not found: no such pod in schedule",
+                ));
+            }
+            Some(Ok(node)) => format!("bound to {node}"),
+            Some(Err(message)) => message.clone(),
+        };
+        if &got != want {
+            mismatches.push(Mismatch::new(format!("messages[{pod}]"), want, got));
         }
     }
     for (pod, want) in &case.expect.refused {

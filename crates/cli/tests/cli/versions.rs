@@ -40,6 +40,27 @@ fn validate_warns_that_the_empty_selector_differs_by_release() {
 }
 
 #[test]
+fn a_gate_of_the_release_that_is_not_modelled_is_accepted_with_a_note() {
+    // kubernetes issue 22: 1.30 refused SchedulerQueueingHints, a gate it has.
+    let f = fixture("versions/empty-selector.yaml");
+    let o = run(&[
+        "simulate",
+        "-f",
+        &f,
+        "--kubernetes-version",
+        "1.30",
+        "--feature-gates",
+        "SchedulerQueueingHints=false",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let all = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+    assert!(
+        all.contains("--feature-gates SchedulerQueueingHints: accepted as kube-scheduler accepts them; topospread does not model them"),
+        "{all}"
+    );
+}
+
+#[test]
 fn bad_versions_and_gates_exit_2_with_one_line() {
     let f = fixture("versions/empty-selector.yaml");
     for (args, want) in [
@@ -60,8 +81,27 @@ fn bad_versions_and_gates_exit_2_with_one_line() {
             "is not Name=true or Name=false",
         ),
         (
-            vec!["--feature-gates", "MinDomainsInPodTopologySpread=false"],
-            "feature is locked to true in Kubernetes 1.38",
+            vec![
+                "--kubernetes-version",
+                "1.30",
+                "--feature-gates",
+                "MinDomainsInPodTopologySpread=false",
+            ],
+            "feature is locked to true in Kubernetes 1.30",
+        ),
+        // Removed in 1.32 (kubernetes PR 126863): kube-scheduler no longer knows it.
+        (
+            vec!["--feature-gates", "MinDomainsInPodTopologySpread=true"],
+            "unrecognized feature gate \"MinDomainsInPodTopologySpread\" in Kubernetes 1.38: removed in 1.32",
+        ),
+        (
+            vec![
+                "--kubernetes-version",
+                "1.27",
+                "--feature-gates",
+                "SchedulerQueueingHints=true",
+            ],
+            "in Kubernetes 1.27: first in 1.28",
         ),
     ] {
         let mut all = vec!["simulate", "-f", &f];

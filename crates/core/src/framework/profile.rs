@@ -12,8 +12,9 @@ use crate::config::{
     ProfileConfig,
 };
 use crate::features::Features;
-use crate::plugins::registry::{self, BuiltPlugin, Point, REGISTRY};
+use crate::plugins::registry::{self, BuiltPlugin, Point};
 use crate::validation::{ErrorType, FieldError, aggregate_message, go_quote};
+use crate::version::KubernetesVersion;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -30,13 +31,20 @@ pub enum ConfigError {
         /// The field errors, in upstream's order.
         errors: Vec<FieldError>,
     },
-    /// A plugin name the registry does not know.
-    #[error("{field}: Invalid value: {name:?}: no plugin with this name is registered")]
+    /// A plugin name the release's registry does not know.
+    #[error(
+        "{field}: Invalid value: {name:?}: no plugin with this name is registered in Kubernetes {release}{}",
+        absence.as_ref().map(|a| format!(" ({a})")).unwrap_or_default()
+    )]
     UnknownPlugin {
         /// Where it is named.
         field: String,
         /// The name.
         name: String,
+        /// The release.
+        release: KubernetesVersion,
+        /// For a plugin of other releases: `it was removed in 1.32`.
+        absence: Option<String>,
     },
     /// A plugin enabled at a point it does not extend.
     #[error("{field}: Invalid value: {name:?}: plugin {name:?} does not extend {interface} plugin")]
@@ -138,11 +146,22 @@ impl ConfigError {
         Some(match self {
             Self::Parse(_) => return None,
             Self::Invalid { errors } => errors.clone(),
-            Self::UnknownPlugin { field, name } => one(
+            Self::UnknownPlugin {
+                field,
+                name,
+                release,
+                absence,
+            } => one(
                 field,
                 ErrorType::Invalid,
                 Some(go_quote(name)),
-                "no plugin with this name is registered".into(),
+                format!(
+                    "no plugin with this name is registered in Kubernetes {release}{}",
+                    absence
+                        .as_ref()
+                        .map(|a| format!(" ({a})"))
+                        .unwrap_or_default()
+                ),
             ),
             Self::NotExtending {
                 field,
@@ -301,7 +320,21 @@ fn merge(defaults: &[PluginRef], custom: &PluginSet) -> PluginSet {
     }
 }
 
-fn check_names(plugins: &Plugins, prefix: &str) -> Result<(), ConfigError> {
+/// `name` is unknown to `release`'s kube-scheduler.
+fn unknown_plugin(field: String, name: &str, release: KubernetesVersion) -> ConfigError {
+    ConfigError::UnknownPlugin {
+        field,
+        name: name.to_string(),
+        release,
+        absence: registry::lookup(name).and_then(|r| r.absence_in(release)),
+    }
+}
+
+fn check_names(
+    plugins: &Plugins,
+    prefix: &str,
+    release: KubernetesVersion,
+) -> Result<(), ConfigError> {
     let sets = Point::ALL
         .iter()
         .map(|p| (p.field(), set_of(plugins, *p)))
@@ -310,11 +343,12 @@ fn check_names(plugins: &Plugins, prefix: &str) -> Result<(), ConfigError> {
         for (list, refs) in [("enabled", &set.enabled), ("disabled", &set.disabled)] {
             for (i, p) in refs.iter().enumerate() {
                 let star_ok = list == "disabled" && p.name == "*";
-                if !star_ok && registry::points(&p.name).is_none() {
-                    return Err(ConfigError::UnknownPlugin {
-                        field: format!("{prefix}.plugins.{field}.{list}[{i}].name"),
-                        name: p.name.clone(),
-                    });
+                if !star_ok && registry::points_in(&p.name, release).is_none() {
+                    return Err(unknown_plugin(
+                        format!("{prefix}.plugins.{field}.{list}[{i}].name"),
+                        &p.name,
+                        release,
+                    ));
                 }
             }
         }
@@ -406,9 +440,9 @@ impl Profile {
             });
         }
         let custom = config.plugins.clone().unwrap_or_default();
-        check_names(&custom, &prefix)?;
-        let defaults: Vec<PluginRef> = REGISTRY
-            .iter()
+        let release = features.kubernetes_version;
+        check_names(&custom, &prefix, release)?;
+        let defaults: Vec<PluginRef> = registry::defaults_in(release)
             .map(|r| PluginRef {
                 name: r.name.to_string(),
                 weight: r.default_weight,
@@ -418,11 +452,12 @@ impl Profile {
 
         let mut args = HashMap::new();
         for (i, pc) in config.plugin_config.iter().enumerate() {
-            if registry::points(&pc.name).is_none() {
-                return Err(ConfigError::UnknownPlugin {
-                    field: format!("{prefix}.pluginConfig[{i}].name"),
-                    name: pc.name.clone(),
-                });
+            if registry::points_in(&pc.name, release).is_none() {
+                return Err(unknown_plugin(
+                    format!("{prefix}.pluginConfig[{i}].name"),
+                    &pc.name,
+                    release,
+                ));
             }
             if args.insert(pc.name.clone(), (i, pc.args.clone())).is_some() {
                 return Err(ConfigError::RepeatedPluginConfig {

@@ -21,6 +21,7 @@ use crate::features::Features;
 use crate::framework::{
     FilterPlugin, PreEnqueuePlugin, PreFilterPlugin, PreScorePlugin, QueueSortPlugin, ScorePlugin,
 };
+use crate::version::KubernetesVersion;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::sync::Arc;
@@ -134,6 +135,40 @@ pub struct Registration {
     /// How to build it; `None` for a plugin accepted in configs but inert here (it acts
     /// only on volumes, resource claims, preemption or binding).
     pub factory: Option<Factory>,
+    /// The first minor release whose kube-scheduler registers it (0: every release).
+    pub since: u32,
+    /// The first minor release whose kube-scheduler no longer registers it.
+    pub removed_in: Option<u32>,
+    /// The minor releases whose default profile enables it: from the first, until the
+    /// second (exclusive); `None`: never by default.
+    pub default_in: Option<(u32, Option<u32>)>,
+}
+
+impl Registration {
+    /// Whether release `1.minor` registers the plugin.
+    pub fn exists_in(&self, release: KubernetesVersion) -> bool {
+        release.minor >= self.since && self.removed_in.is_none_or(|r| release.minor < r)
+    }
+
+    /// Whether release `1.minor`'s default profile enables the plugin.
+    pub fn is_default_in(&self, release: KubernetesVersion) -> bool {
+        self.exists_in(release)
+            && self.default_in.is_some_and(|(from, until)| {
+                release.minor >= from && until.is_none_or(|u| release.minor < u)
+            })
+    }
+
+    /// Why a release other than one that registers the plugin is asked for: `it was
+    /// removed in 1.32` or `it is registered from 1.35`.
+    pub fn absence_in(&self, release: KubernetesVersion) -> Option<String> {
+        match self.removed_in {
+            Some(r) if release.minor >= r => Some(format!("it was removed in 1.{r}")),
+            _ if release.minor < self.since => {
+                Some(format!("it is registered from 1.{}", self.since))
+            }
+            _ => None,
+        }
+    }
 }
 
 fn check<T: DeserializeOwned>(args: &Value, path: &str) -> Result<(), ParseError> {
@@ -148,12 +183,27 @@ const fn plugin(name: &'static str, points: &'static [Point]) -> Registration {
         args_kind: None,
         check_args: None,
         factory: None,
+        since: 0,
+        removed_in: None,
+        default_in: Some((0, None)),
     }
 }
 
-/// Every in-tree plugin, in the order of the v1 default profile's `multiPoint.enabled`
-/// (`getDefaultPlugins`, DynamicResourceAllocation on): all of them are enabled by
-/// default.
+/// An in-tree volume-limit plugin (`nodevolumelimits/non_csi.go`): deprecated and out of
+/// the default profile from 1.31 (kubernetes PR 124500), removed in 1.32 (PR 124003, in
+/// the 1.32.0-alpha.1 changelog), their volumes counted by NodeVolumeLimits through CSI
+/// migration.
+const fn in_tree_volume_limits(name: &'static str, default: bool) -> Registration {
+    Registration {
+        removed_in: Some(32),
+        default_in: if default { Some((0, Some(31))) } else { None },
+        ..plugin(name, &[PreFilter, Filter])
+    }
+}
+
+/// Every in-tree plugin of 1.25 to 1.38, in the order of the v1 default profile's
+/// `multiPoint.enabled` (`getDefaultPlugins`); each says which releases register it and
+/// which enable it by default.
 pub const REGISTRY: &[Registration] = &[
     Registration {
         factory: Some(|_, _, _| {
@@ -162,6 +212,10 @@ pub const REGISTRY: &[Registration] = &[
                 ..BuiltPlugin::default()
             })
         }),
+        // Registered from 1.26 (KEP-3521); the default profile enables it once
+        // PodSchedulingReadiness is on by default (beta, 1.27).
+        since: 26,
+        default_in: Some((27, None)),
         ..plugin("SchedulingGates", &[PreEnqueue])
     },
     Registration {
@@ -231,15 +285,20 @@ pub const REGISTRY: &[Registration] = &[
         default_weight: Some(1),
         args_kind: Some("NodeResourcesFitArgs"),
         check_args: Some(check::<NodeResourcesFitArgs>),
-        factory: Some(|raw, _, _| {
+        factory: Some(|raw, features, _| {
             let a: NodeResourcesFitArgs = args(raw)?;
-            let p = Fit::new(&a).map_err(|e| FieldProblem::new("", e.to_string()))?;
+            let p = Fit::new(&a)
+                .map_err(|e| FieldProblem::new("", e.to_string()))?
+                .for_release(features.kubernetes_version);
             Ok(BuiltPlugin::all_but_queue(Arc::new(p)))
         }),
         ..plugin("NodeResourcesFit", &[PreFilter, Filter, PreScore, Score])
     },
     plugin("VolumeRestrictions", &[PreFilter, Filter]),
+    in_tree_volume_limits("EBSLimits", true),
+    in_tree_volume_limits("GCEPDLimits", true),
     plugin("NodeVolumeLimits", &[PreFilter, Filter]),
+    in_tree_volume_limits("AzureDiskLimits", true),
     plugin(
         "VolumeBinding",
         &[PreFilter, Filter, Reserve, PreBind, PreScore, Score],
@@ -268,10 +327,16 @@ pub const REGISTRY: &[Registration] = &[
         }),
         ..plugin("InterPodAffinity", &[PreFilter, Filter, PreScore, Score])
     },
-    plugin(
-        "DynamicResources",
-        &[PreEnqueue, PreFilter, Filter, PostFilter, Reserve, PreBind],
-    ),
+    // Registered from 1.26; the default profile adds it when DynamicResourceAllocation
+    // is on, by default from 1.34 (GA).
+    Registration {
+        since: 26,
+        default_in: Some((34, None)),
+        ..plugin(
+            "DynamicResources",
+            &[PreEnqueue, PreFilter, Filter, PostFilter, Reserve, PreBind],
+        )
+    },
     // Preemption runs in the scheduler (its args are read there); no framework plugin.
     Registration {
         args_kind: Some("DefaultPreemptionArgs"),
@@ -282,10 +347,12 @@ pub const REGISTRY: &[Registration] = &[
         default_weight: Some(1),
         args_kind: Some("NodeResourcesBalancedAllocationArgs"),
         check_args: Some(check::<NodeResourcesBalancedAllocationArgs>),
-        factory: Some(|raw, _, _| {
+        factory: Some(|raw, features, _| {
             let a: NodeResourcesBalancedAllocationArgs = args(raw)?;
             let p = Arc::new(
-                BalancedAllocation::new(&a).map_err(|e| FieldProblem::new("", e.to_string()))?,
+                BalancedAllocation::new(&a)
+                    .map_err(|e| FieldProblem::new("", e.to_string()))?
+                    .for_release(features.kubernetes_version),
             );
             Ok(BuiltPlugin {
                 pre_score: Some(p.clone()),
@@ -306,9 +373,19 @@ pub const REGISTRY: &[Registration] = &[
         ..plugin("ImageLocality", &[Score])
     },
     plugin("DefaultBinder", &[Bind]),
+    // Never in the v1 default profile (OpenStack Cinder volumes).
+    in_tree_volume_limits("CinderLimits", false),
+    // KEP-5328, registered from 1.35 and a no-op until the NodeDeclaredFeatures gate is
+    // on; accepted in a configuration, left out of the default profile here.
+    Registration {
+        since: 35,
+        default_in: None,
+        ..plugin("NodeDeclaredFeatures", &[PreFilter, Filter])
+    },
 ];
 
-/// The registration of `name`, or `None` for a name the registry does not know.
+/// The registration of `name`, or `None` for a name the registry does not know in any
+/// release.
 pub fn lookup(name: &str) -> Option<&'static Registration> {
     REGISTRY.iter().find(|r| r.name == name)
 }
@@ -316,6 +393,19 @@ pub fn lookup(name: &str) -> Option<&'static Registration> {
 /// The points a plugin extends, or `None` for a name the registry does not know.
 pub fn points(name: &str) -> Option<&'static [Point]> {
     lookup(name).map(|r| r.points)
+}
+
+/// The points a plugin extends in `release`, or `None` for a name that release's
+/// kube-scheduler does not register.
+pub fn points_in(name: &str, release: KubernetesVersion) -> Option<&'static [Point]> {
+    lookup(name)
+        .filter(|r| r.exists_in(release))
+        .map(|r| r.points)
+}
+
+/// The plugins `release`'s default profile enables, in order, with their weights.
+pub fn defaults_in(release: KubernetesVersion) -> impl Iterator<Item = &'static Registration> {
+    REGISTRY.iter().filter(move |r| r.is_default_in(release))
 }
 
 /// Whether a known plugin is accepted but does nothing in this engine (volumes,
@@ -410,5 +500,81 @@ mod tests {
             assert_eq!(b.pre_score.is_some(), pts.contains(&PreScore), "{name}");
             assert_eq!(b.score.is_some(), pts.contains(&Score), "{name}");
         }
+    }
+
+    fn release(minor: u32) -> KubernetesVersion {
+        KubernetesVersion { minor }
+    }
+
+    fn default_names(minor: u32) -> Vec<&'static str> {
+        defaults_in(release(minor)).map(|r| r.name).collect()
+    }
+
+    #[test]
+    fn each_release_registers_and_defaults_its_own_plugins() {
+        let limits = ["EBSLimits", "GCEPDLimits", "AzureDiskLimits"];
+        for minor in 25..=30 {
+            let d = default_names(minor);
+            assert!(limits.iter().all(|l| d.contains(l)), "1.{minor}: {d:?}");
+            assert!(points_in("CinderLimits", release(minor)).is_some());
+            assert!(!d.contains(&"CinderLimits"));
+        }
+        // 1.31: deprecated, out of the defaults, still accepted (PR 124500).
+        let d = default_names(31);
+        assert!(limits.iter().all(|l| !d.contains(l)), "{d:?}");
+        assert!(points_in("EBSLimits", release(31)).is_some());
+        // 1.32: removed (PR 124003).
+        for name in limits.iter().chain(&["CinderLimits"]) {
+            assert!(points_in(name, release(32)).is_none(), "{name}");
+            assert_eq!(
+                lookup(name).and_then(|r| r.absence_in(release(38))),
+                Some("it was removed in 1.32".to_string())
+            );
+        }
+        assert_eq!(
+            default_names(25)[..4],
+            [
+                "PrioritySort",
+                "NodeUnschedulable",
+                "NodeName",
+                "TaintToleration"
+            ]
+        );
+        assert!(points_in("SchedulingGates", release(25)).is_none());
+        assert!(!default_names(26).contains(&"SchedulingGates"));
+        assert!(default_names(27).contains(&"SchedulingGates"));
+        assert!(!default_names(33).contains(&"DynamicResources"));
+        assert!(default_names(34).contains(&"DynamicResources"));
+        assert!(points_in("NodeDeclaredFeatures", release(34)).is_none());
+        assert_eq!(
+            lookup("NodeDeclaredFeatures").and_then(|r| r.absence_in(release(34))),
+            Some("it is registered from 1.35".to_string())
+        );
+        assert!(points_in("NodeDeclaredFeatures", release(35)).is_some());
+        // The newest default profile is what it was before releases were told apart.
+        assert_eq!(
+            default_names(38),
+            [
+                "SchedulingGates",
+                "PrioritySort",
+                "NodeUnschedulable",
+                "NodeName",
+                "TaintToleration",
+                "NodeAffinity",
+                "NodePorts",
+                "NodeResourcesFit",
+                "VolumeRestrictions",
+                "NodeVolumeLimits",
+                "VolumeBinding",
+                "VolumeZone",
+                "PodTopologySpread",
+                "InterPodAffinity",
+                "DynamicResources",
+                "DefaultPreemption",
+                "NodeResourcesBalancedAllocation",
+                "ImageLocality",
+                "DefaultBinder",
+            ]
+        );
     }
 }

@@ -1,7 +1,8 @@
 //! The message of an unschedulable pod (`FitError.Error()`): `0/6 nodes are available:
 //! 2 node(s) didn't match ..., 4 Insufficient cpu.`
 
-use crate::framework::Status;
+use crate::framework::{Code, Status};
+use crate::version::KubernetesVersion;
 use std::collections::BTreeMap;
 
 /// Why filtering found no node, as upstream's `Diagnosis` records it.
@@ -47,6 +48,46 @@ pub(crate) fn fit_error_message(num_all_nodes: usize, d: &Diagnosis) -> String {
         msg.push_str(&format!(" {}.", parts.join(", ")));
     }
     msg
+}
+
+/// Appends PostFilter's message (`preemption: ...`) to a FitError message as
+/// `FitError.Error()` of `release` does: after a space, closed by a period of its own
+/// until 1.27 (so `..` after a message that already ends in one), as written from 1.28
+/// (kubernetes PR 117588). An empty message adds nothing.
+pub(crate) fn append_post_filter(
+    message: &mut String,
+    post_filter: &str,
+    release: KubernetesVersion,
+) {
+    if post_filter.is_empty() {
+        return;
+    }
+    message.push(' ');
+    message.push_str(post_filter);
+    if !release.post_filter_message_unterminated() {
+        message.push('.');
+    }
+}
+
+/// The status of the nodes a PreFilterResult leaves out, as `release` records it:
+/// - until 1.26, each gets `node is filtered out by the prefilter result` (kubernetes
+///   PR 119779, cherry-picked to every release then supported);
+/// - 1.27 to 1.31 record none (PR 125197 and its cherry-picks: an absent node is
+///   UnschedulableAndUnresolvable), so the message leaves them out of its counts;
+/// - from 1.32 they share `node(s) didn't satisfy plugin(s) [NodeAffinity]` (PR 126022,
+///   in the 1.32.0-alpha.1 changelog).
+///
+/// Every release keeps them out of preemption.
+pub(crate) fn outside_pre_filter_result(plugins: &[&str], release: KubernetesVersion) -> Status {
+    let code = Code::UnschedulableAndUnresolvable;
+    match release.minor {
+        ..=26 => Status::new(code, "node is filtered out by the prefilter result"),
+        27..=31 => Status::code_only(code),
+        _ => Status::new(
+            code,
+            format!("node(s) didn't satisfy plugin(s) [{}]", plugins.join(" ")),
+        ),
+    }
 }
 
 #[cfg(test)]
@@ -100,5 +141,29 @@ mod tests {
             fit_error_message(4, &d),
             "0/4 nodes are available: 1 x, 3 node(s) didn't satisfy plugin(s) [NodeAffinity]."
         );
+    }
+
+    fn v(minor: u32) -> KubernetesVersion {
+        KubernetesVersion { minor }
+    }
+
+    #[test]
+    fn post_filter_message_is_closed_per_release() {
+        let base = "0/3 nodes are available: 3 Insufficient cpu.";
+        let post =
+            "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.";
+        for (minor, want) in [
+            (25, format!("{base} {post}.")),
+            (27, format!("{base} {post}.")),
+            (28, format!("{base} {post}")),
+            (38, format!("{base} {post}")),
+        ] {
+            let mut message = base.to_string();
+            append_post_filter(&mut message, post, v(minor));
+            assert_eq!(message, want, "1.{minor}");
+        }
+        let mut message = base.to_string();
+        append_post_filter(&mut message, "", v(25));
+        assert_eq!(message, base);
     }
 }

@@ -26,6 +26,7 @@ use crate::queue::{QueueConfig, SchedulingQueue};
 use crate::snapshot::PodId;
 use crate::snapshot::{NodeId, Snapshot};
 use crate::spread::SpreadCounter;
+use crate::version::KubernetesVersion;
 use fit_error::{Diagnosis, fit_error_message};
 use nominator::Nominator;
 use rng::Rng;
@@ -98,6 +99,8 @@ pub struct Scheduler {
     failures: failure_cache::FailureCache,
     /// Each profile's PodTopologySpread, for the spread an explained cycle saw.
     spread: SpreadCounter,
+    /// The release whose messages the cycles write.
+    release: KubernetesVersion,
 }
 
 impl std::fmt::Debug for Scheduler {
@@ -191,6 +194,7 @@ impl Scheduler {
         let queue = SchedulingQueue::new(QueueConfig {
             initial_backoff: backoff_seconds(config.pod_initial_backoff_seconds, 1),
             max_backoff: backoff_seconds(config.pod_max_backoff_seconds, 10),
+            pop_from_backoff: features.scheduler_pop_from_backoff_q,
             ..QueueConfig::default()
         });
         Ok(Self {
@@ -209,6 +213,7 @@ impl Scheduler {
             percentage_of_nodes_to_score: config.percentage_of_nodes_to_score.unwrap_or(0),
             next_start_node_index: 0,
             rng: Rng::new(0),
+            release: features.kubernetes_version,
         })
     }
 
@@ -355,8 +360,16 @@ impl Scheduler {
                 self.preemption_limits[self.current],
                 &mut self.rng,
             ) {
-                Ok(p) => c.preemption = Some(p),
-                Err(post_filter_msg) => message.push_str(&format!(" {post_filter_msg}.")),
+                Ok(p) => {
+                    if self.release.preemption_success_message() {
+                        let found = p.placement_message(snapshot);
+                        fit_error::append_post_filter(message, &found, self.release);
+                    }
+                    c.preemption = Some(p);
+                }
+                Err(post_filter_msg) => {
+                    fit_error::append_post_filter(message, &post_filter_msg, self.release);
+                }
             }
         }
         c
@@ -444,10 +457,8 @@ impl Scheduler {
             None => snapshot.nodes().iter().map(|n| n.id).collect(),
             Some(r) => {
                 let names: Vec<&str> = pre.plugins_with_nodes.iter().copied().collect();
-                c.diagnosis.absent = Some(Status::new(
-                    crate::framework::Code::UnschedulableAndUnresolvable,
-                    format!("node(s) didn't satisfy plugin(s) [{}]", names.join(" ")),
-                ));
+                c.diagnosis.absent =
+                    Some(fit_error::outside_pre_filter_result(&names, self.release));
                 let mut ids: Vec<NodeId> = r
                     .node_names
                     .iter()

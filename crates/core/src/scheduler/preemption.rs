@@ -104,6 +104,19 @@ pub struct Preemption {
     pub victims: Vec<PodId>,
 }
 
+impl Preemption {
+    /// DefaultPreemption's message when it found a node (kubernetes PR 140180, from
+    /// 1.37): `preemption: found a potential placement for pod on node N, preempting K
+    /// victims`.
+    pub(super) fn placement_message(&self, snapshot: &Snapshot) -> String {
+        format!(
+            "preemption: found a potential placement for pod on node {}, preempting {} victims",
+            snapshot.node(self.node).node.name,
+            self.victims.len()
+        )
+    }
+}
+
 /// What `preempt` needs from the failed cycle.
 pub(super) struct Failed<'a> {
     pub(super) state: &'a CycleState,

@@ -42,6 +42,28 @@ pub(super) fn scheduler(s: &mut Snapshot) -> Scheduler {
     }
 }
 
+/// The scheduler of release `1.minor`, as `--kubernetes-version` builds it.
+fn scheduler_of(s: &mut Snapshot, minor: u32) -> Scheduler {
+    let release = match format!("1.{minor}").parse::<KubernetesVersion>() {
+        Ok(v) => v,
+        Err(e) => panic!("{e}"),
+    };
+    let features = crate::version::FeatureGates::new(release).scheduler_features();
+    match Scheduler::new(&SchedulerConfig::default(), features, s) {
+        Ok(x) => x,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// The message of `pod`'s failed cycle under release `1.minor`.
+fn message_of(s: &mut Snapshot, minor: u32, pod: &Pod) -> String {
+    let mut sched = scheduler_of(s, minor);
+    match sched.schedule_one(s, pod) {
+        ScheduleResult::Unschedulable { message, .. } => message,
+        other => panic!("1.{minor}: {other:?}"),
+    }
+}
+
 #[test]
 fn num_feasible_nodes_to_find_is_adaptive() {
     let mut s = snapshot(0);
@@ -74,12 +96,46 @@ fn unschedulable_message_counts_reasons() {
             assert_eq!(
                 message,
                 // 8 cpu exceeds every node's allocatable: unresolvable, so preemption cannot help.
-                "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.."
+                "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
             );
             assert_eq!(node_statuses.len(), 3);
         }
         other => panic!("{other:?}"),
     }
+    // Before PR 131345 (1.34) such a node was merely Unschedulable: preemption tried it
+    // and found no lower-priority pod there; before PR 117588 (1.28) the message closed
+    // with a second period.
+    let fit_then_victims = "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.";
+    assert_eq!(message_of(&mut s, 33, &p), fit_then_victims);
+    assert_eq!(message_of(&mut s, 28, &p), fit_then_victims);
+    assert_eq!(message_of(&mut s, 27, &p), format!("{fit_then_victims}."));
+    assert_eq!(message_of(&mut s, 25, &p), format!("{fit_then_victims}."));
+    assert!(message_of(&mut s, 34, &p).ends_with("3 Preemption is not helpful for scheduling."));
+}
+
+#[test]
+fn a_pod_too_big_for_any_node_still_preempts_before_1_34() {
+    let mut s = snapshot(1);
+    add_bound(
+        &mut s,
+        json!({"metadata": {"name": "low"}, "spec": {"nodeName": "n0", "priority": 1,
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}),
+    );
+    let p = pod(
+        &mut s,
+        json!({"metadata": {"name": "big"}, "spec": {"priority": 10,
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": "8"}}}]}}),
+    );
+    // 1.33: evicting every lower-priority pod still leaves too little cpu, and that
+    // filter verdict is what the preemption message reports.
+    assert_eq!(
+        message_of(&mut s, 33, &p),
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 Insufficient cpu."
+    );
+    assert_eq!(
+        message_of(&mut s, 38, &p),
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+    );
 }
 
 #[test]
@@ -102,6 +158,90 @@ fn node_name_affinity_restricts_the_nodes_and_explains() {
         }
     );
     assert_eq!(e.filter.iter().filter(|f| f.evaluated).count(), 1);
+}
+
+#[test]
+fn nodes_a_pre_filter_result_leaves_out_are_counted_per_release() {
+    let mut s = snapshot(4);
+    add_bound(
+        &mut s,
+        json!({"metadata": {"name": "full"}, "spec": {"nodeName": "n2",
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": "4"}}}]}}),
+    );
+    let p = pod(
+        &mut s,
+        json!({"metadata": {"name": "p"}, "spec": {
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+            "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n2"]}]}]}}}}}),
+    );
+    let preemption = "preemption: 0/4 nodes are available: 1 No preemption victims found for incoming pod, 3 Preemption is not helpful for scheduling.";
+    assert_eq!(
+        message_of(&mut s, 38, &p),
+        format!(
+            "0/4 nodes are available: 1 Insufficient cpu, 3 node(s) didn't satisfy plugin(s) [NodeAffinity]. {preemption}"
+        )
+    );
+    assert_eq!(
+        message_of(&mut s, 32, &p),
+        format!(
+            "0/4 nodes are available: 1 Insufficient cpu, 3 node(s) didn't satisfy plugin(s) [NodeAffinity]. {preemption}"
+        )
+    );
+    assert_eq!(
+        message_of(&mut s, 31, &p),
+        format!("0/4 nodes are available: 1 Insufficient cpu. {preemption}")
+    );
+    assert_eq!(
+        message_of(&mut s, 27, &p),
+        format!("0/4 nodes are available: 1 Insufficient cpu. {preemption}.")
+    );
+    assert_eq!(
+        message_of(&mut s, 26, &p),
+        format!(
+            "0/4 nodes are available: 1 Insufficient cpu, 3 node is filtered out by the prefilter result. {preemption}."
+        )
+    );
+}
+
+#[test]
+fn a_backing_off_pod_is_popped_early_only_from_1_33() {
+    // SchedulerPopFromBackoffQ (KEP-5142, beta on in 1.33): with nothing else waiting,
+    // a pod a cluster event moved to the backoff queue is retried before its backoff
+    // (1s after its failed attempt) ends.
+    for (minor, retried) in [(32, false), (33, true), (38, true)] {
+        let mut s = snapshot(1);
+        let mut sched = scheduler_of(&mut s, minor);
+        let p = pod(
+            &mut s,
+            json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c",
+                "resources": {"requests": {"cpu": "8"}}}]}}),
+        );
+        let id = s.add_pod(p).unwrap_or_else(|e| panic!("{e}"));
+        sched
+            .enqueue(&s, id, Duration::ZERO)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(
+            sched.schedule_next(&mut s, Duration::ZERO),
+            Some(Attempt::Unschedulable { .. })
+        ));
+        sched.on_event(
+            &crate::framework::ClusterEvent::NODE_ADD,
+            Duration::from_millis(10),
+        );
+        assert_eq!(
+            sched.queue().queue_of(id),
+            Some(crate::queue::QueueName::Backoff),
+            "1.{minor}"
+        );
+        assert_eq!(
+            sched
+                .schedule_next(&mut s, Duration::from_millis(20))
+                .is_some(),
+            retried,
+            "1.{minor}"
+        );
+    }
 }
 
 #[test]
@@ -163,10 +303,14 @@ fn host_ports_conflict_and_message() {
     match sched.schedule_one(&s, &p) {
         ScheduleResult::Unschedulable { message, .. } => assert_eq!(
             message,
-            "0/2 nodes are available: 2 node(s) didn't have free ports for the requested pod ports. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.."
+            "0/2 nodes are available: 2 node(s) didn't have free ports for the requested pod ports. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
         ),
         other => panic!("{other:?}"),
     }
+    assert_eq!(
+        message_of(&mut s, 27, &p),
+        "0/2 nodes are available: 2 node(s) didn't have free ports for the requested pod ports. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.."
+    );
 }
 
 #[test]
@@ -238,10 +382,15 @@ fn mixed_rejections_are_counted_per_reason() {
     match sched.schedule_one(&s, &p) {
         ScheduleResult::Unschedulable { message, .. } => assert_eq!(
             message,
-            "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {k: v}, 1 node(s) were unschedulable. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.."
+            "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {k: v}, 1 node(s) were unschedulable. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
         ),
         other => panic!("{other:?}"),
     }
+    // Before 1.34 the short node was a preemption candidate with nothing to evict.
+    assert_eq!(
+        message_of(&mut s, 33, &p),
+        "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {k: v}, 1 node(s) were unschedulable. preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling."
+    );
 }
 
 #[test]
@@ -265,10 +414,18 @@ fn preemption_evicts_the_fewest_lowest_priority_pods() {
         json!({"metadata": {"name": "high"}, "spec": {"priority": 10,
             "containers": [{"name": "c", "resources": {"requests": {"cpu": "2"}}}]}}),
     );
-    assert!(matches!(
-        sched.schedule_one(&s, &p),
-        ScheduleResult::Unschedulable { .. }
-    ));
+    match sched.schedule_one(&s, &p) {
+        // From 1.37 (PR 140180) the message names the node preemption found.
+        ScheduleResult::Unschedulable { message, .. } => assert_eq!(
+            message,
+            "0/2 nodes are available: 2 Insufficient cpu. preemption: found a potential placement for pod on node n0, preempting 1 victims"
+        ),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        message_of(&mut s, 36, &p),
+        "0/2 nodes are available: 2 Insufficient cpu."
+    );
     let Some(pre) = sched.take_preemption() else {
         panic!("no preemption")
     };
@@ -293,11 +450,15 @@ fn preemption_evicts_the_fewest_lowest_priority_pods() {
     );
     match sched.schedule_one(&s, &never) {
         ScheduleResult::Unschedulable { message, .. } => assert!(
-            message.ends_with(" preemption: not eligible due to preemptionPolicy=Never.."),
+            message.ends_with(" preemption: not eligible due to preemptionPolicy=Never."),
             "{message}"
         ),
         other => panic!("{other:?}"),
     }
+    assert!(
+        message_of(&mut s, 27, &never)
+            .ends_with(" preemption: not eligible due to preemptionPolicy=Never..")
+    );
 }
 
 #[test]

@@ -20,6 +20,7 @@ use crate::framework::{
     ScorePlugin, Status, score_each,
 };
 use crate::snapshot::{NodeId, NodeInfo, Snapshot};
+use crate::version::KubernetesVersion;
 
 /// NodeResourcesFit's registry name.
 pub const FIT_NAME: &str = "NodeResourcesFit";
@@ -95,6 +96,9 @@ pub struct Fit {
     /// LeastAllocated over cpu then memory (the default): their weights, for the
     /// score's two-resource path.
     least_cpu_memory: Option<[i64; 2]>,
+    /// A request beyond the node's whole allocatable is `UnschedulableAndUnresolvable`
+    /// (from 1.34, [`KubernetesVersion::fit_unresolvable_beyond_allocatable`]).
+    unresolvable_beyond_allocatable: bool,
 }
 
 impl Fit {
@@ -130,7 +134,14 @@ impl Fit {
             cpu_memory,
             least_cpu_memory,
             resources,
+            unresolvable_beyond_allocatable: true,
         })
+    }
+
+    /// The plugin as `release` runs it.
+    pub fn for_release(mut self, release: KubernetesVersion) -> Self {
+        self.unresolvable_beyond_allocatable = release.fit_unresolvable_beyond_allocatable();
+        self
     }
 }
 
@@ -179,7 +190,7 @@ impl FilterPlugin for Fit {
         let Some(first) = short.first() else {
             return Status::success();
         };
-        let code = if is_unresolvable(&short) {
+        let code = if self.unresolvable_beyond_allocatable && is_unresolvable(&short) {
             Code::UnschedulableAndUnresolvable
         } else {
             Code::Unschedulable
@@ -285,6 +296,9 @@ pub struct BalancedAllocation {
     resources: Vec<ResourceSpec>,
     /// `resources` is cpu then memory (the default): scoring reads them directly.
     cpu_memory: bool,
+    /// A pod that requests nothing is skipped at PreScore (from 1.33,
+    /// [`KubernetesVersion::balanced_allocation_skips_best_effort`]).
+    skip_best_effort: bool,
 }
 
 impl BalancedAllocation {
@@ -294,7 +308,14 @@ impl BalancedAllocation {
         Ok(Self {
             cpu_memory: is_cpu_then_memory(&resources),
             resources,
+            skip_best_effort: true,
         })
+    }
+
+    /// The plugin as `release` runs it.
+    pub fn for_release(mut self, release: KubernetesVersion) -> Self {
+        self.skip_best_effort = release.balanced_allocation_skips_best_effort();
+        self
     }
 }
 
@@ -311,7 +332,7 @@ impl Plugin for BalancedAllocation {
 impl PreScorePlugin for BalancedAllocation {
     fn pre_score(&self, state: &mut CycleState, pod: &Pod, _: &[NodeId], _: &Snapshot) -> Status {
         let requests = pod_request_list(&pod.requests, &self.resources, true);
-        if is_best_effort(&requests) {
+        if self.skip_best_effort && is_best_effort(&requests) {
             // Upstream skips best-effort pods so they do not pile onto one node.
             return Status::skip();
         }
