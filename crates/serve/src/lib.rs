@@ -35,7 +35,11 @@ pub use client::{ClientOptions, client};
 pub use clock::TokioClock;
 pub use error::{Error, Result};
 pub use http::router;
-pub use leader::{Elector, LeaderState, Leadership, LeaseConfig, default_identity};
+pub use leader::{
+    Blocked, DEFAULT_LEASE_NAME, Elector, KUBE_SCHEDULER_LEASE, LeaderState, Leadership,
+    LeaseConfig, SERVICE_ACCOUNT_NAMESPACE_FILE, default_identity, namespace_from,
+    running_namespace,
+};
 pub use metrics::Metrics;
 pub use scheduling::CacheView;
 pub use watch::POD_FIELD_SELECTOR;
@@ -69,6 +73,12 @@ pub struct Options {
     pub identity: String,
     /// Seed of the tie-break among equally scored nodes.
     pub seed: u64,
+    /// The Lease's namespace when `leaderElection.resourceNamespace` is not set: the
+    /// namespace this replica runs in.
+    pub lease_namespace: String,
+    /// Whether a `leaderElection.resourceName` of `kube-scheduler` is accepted
+    /// (`--allow-kube-scheduler-lease`).
+    pub allow_kube_scheduler_lease: bool,
 }
 
 impl Options {
@@ -81,6 +91,8 @@ impl Options {
             listen: None,
             identity: default_identity(),
             seed: 0,
+            lease_namespace: running_namespace(),
+            allow_kube_scheduler_lease: false,
         }
     }
 }
@@ -102,9 +114,11 @@ impl Handle {
         self.stop.send_replace(true);
     }
 
-    /// Whether every watcher finished its first list.
+    /// Whether `/readyz` answers ready: every watcher finished its first list, and the
+    /// replica is not stuck waiting for a Lease another holder keeps (see
+    /// [`Leadership::blocked`]).
     pub fn ready(&self) -> bool {
-        self.ready.load(Ordering::SeqCst)
+        self.ready.load(Ordering::SeqCst) && self.leadership.blocked().is_none()
     }
 
     /// The metrics.
@@ -164,14 +178,22 @@ pub fn start(client: kube::Client, options: Options) -> Result<Running> {
     let mut scheduler = Scheduler::new(&options.config, options.features, &mut snapshot)?;
     scheduler.set_seed(options.seed);
     let le = options.config.leader_election();
-    let elector = if le.leader_elect() {
-        Some(Elector::new(
-            client.clone(),
-            LeaseConfig::from_config(&le, options.identity.clone())?,
-        ))
+    let lease = if le.leader_elect() {
+        Some(LeaseConfig::from_config(
+            &le,
+            options.identity.clone(),
+            &options.lease_namespace,
+            options.allow_kube_scheduler_lease,
+        )?)
     } else {
         None
     };
+    if let Some(l) = &lease {
+        info!(lease = %format!("{}/{}", l.namespace, l.name), identity = %l.identity, "leader election");
+    }
+    let elector = lease
+        .clone()
+        .map(|config| Elector::new(client.clone(), config));
     let leadership = elector
         .as_ref()
         .map_or_else(Leadership::always, Elector::leadership);
@@ -194,7 +216,7 @@ pub fn start(client: kube::Client, options: Options) -> Result<Running> {
                 .map_err(|source| Error::Listen { addr, source })?;
             let l = tokio::net::TcpListener::from_std(std)
                 .map_err(|source| Error::Listen { addr, source })?;
-            let app = router(metrics.clone(), ready.clone());
+            let app = router(metrics.clone(), ready.clone(), leadership.clone());
             Some(tokio::spawn(async move {
                 let _ = axum::serve(l, app).await;
             }))
@@ -237,8 +259,10 @@ pub fn start(client: kube::Client, options: Options) -> Result<Running> {
                 Err(e)
             }
             (Stopped::LeaseLost, Ok(())) => Err(Error::LeaseLost {
-                namespace: le.resource_namespace().into(),
-                name: le.resource_name().into(),
+                namespace: lease
+                    .as_ref()
+                    .map_or_else(String::new, |l| l.namespace.clone()),
+                name: lease.as_ref().map_or_else(String::new, |l| l.name.clone()),
                 reason: "lost".into(),
             }),
         }

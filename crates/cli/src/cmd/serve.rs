@@ -48,6 +48,7 @@ async fn serve(args: &ServeArgs, setup: super::config::SchedulerSetup) -> Result
     options.features = setup.features;
     options.request_options = super::input::gates().request_options();
     options.listen = Some(args.listen);
+    options.allow_kube_scheduler_lease = args.allow_kube_scheduler_lease;
     let profiles: Vec<String> = options
         .config
         .profiles
