@@ -31,7 +31,7 @@ mod watch;
 
 pub use actions::{BindOutcome, PodRef, classify_bind_error};
 pub use cache::{Kind, LiveCache, Update};
-pub use client::{ClientOptions, client};
+pub use client::{ClientOptions, client, client_from_config, user_agent};
 pub use clock::TokioClock;
 pub use error::{Error, Result};
 pub use http::router;

@@ -41,6 +41,7 @@ async fn serve(args: &ServeArgs, setup: super::config::SchedulerSetup) -> Result
     let (client, _) = topospread_serve::client(&topospread_serve::ClientOptions {
         kubeconfig: args.kubeconfig.clone(),
         context: args.context.clone(),
+        command: "serve",
         ..Default::default()
     })
     .await?;

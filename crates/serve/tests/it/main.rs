@@ -3,6 +3,7 @@
 
 mod support;
 
+mod agent;
 mod cycle;
 mod e2e;
 mod leader;
