@@ -8,6 +8,7 @@ mod cycle;
 mod e2e;
 mod leader;
 mod namespaces;
+mod preemption;
 mod queue;
 mod rbac;
 mod relist;
