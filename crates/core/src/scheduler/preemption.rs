@@ -564,4 +564,80 @@ mod tests {
         assert_eq!(violating, vec![ids[1]]);
         assert_eq!(fine, vec![ids[0], ids[2]]);
     }
+
+    /// Freed room is promised once: while the first preemptor's victim is still being
+    /// deleted, an equal-priority second preemptor finds no candidate on that node
+    /// (`SelectVictimsOnNode` runs `RunFilterPluginsWithNominatedPods`), and a pod whose
+    /// status names a node is nominated there when it is added.
+    #[test]
+    fn a_nominated_node_is_not_promised_to_a_second_preemptor() {
+        use super::super::tests::{pod, scheduler, snapshot};
+        use crate::scheduler::Attempt;
+        use serde_json::json;
+        use std::time::Duration;
+        let mut s = snapshot(1);
+        let mut sched = scheduler(&mut s);
+        let now = Duration::ZERO;
+        let p = |s: &mut Snapshot,
+                 name: &str,
+                 priority: i32,
+                 node: Option<&str>,
+                 named: Option<&str>| {
+            let mut v = json!({"metadata": {"name": name, "uid": name},
+                "spec": {"priority": priority,
+                    "containers": [{"name": "c", "resources": {"requests": {"cpu": "3"}}}]}});
+            if let Some(n) = node {
+                v["spec"]["nodeName"] = json!(n);
+            }
+            if let Some(n) = named {
+                v["status"] = json!({"nominatedNodeName": n});
+            }
+            pod(s, v)
+        };
+        let low = p(&mut s, "low", 0, Some("n0"), None);
+        let victim = s.add_pod(low).expect("adds");
+        for name in ["a", "b"] {
+            let pending = p(&mut s, name, 1000, None, None);
+            sched
+                .add_pod(&mut s, pending, now)
+                .expect("adds")
+                .expect("queued");
+        }
+        let Some(Attempt::Unschedulable {
+            pod: a,
+            preemption: Some(first),
+            ..
+        }) = sched.schedule_next(&mut s, now)
+        else {
+            panic!("the first pod preempts")
+        };
+        assert_eq!(
+            (first.node, first.victims.clone()),
+            (NodeId(0), vec![victim])
+        );
+        assert_eq!(sched.nominated_node(a), Some(NodeId(0)));
+        match sched.schedule_next(&mut s, now) {
+            Some(Attempt::Unschedulable {
+                pod,
+                preemption: None,
+                message,
+            }) => {
+                assert_ne!(pod, a);
+                assert!(
+                    message.contains("preemption: 0/1 nodes are available"),
+                    "{message}"
+                );
+                assert_eq!(sched.nominated_node(pod), None);
+            }
+            other => panic!("{other:?}"),
+        }
+        // The first keeps its nomination; a pod whose status names n0 is nominated.
+        assert_eq!(sched.nominated_node(a), Some(NodeId(0)));
+        let named = p(&mut s, "c", 1000, None, Some("n0"));
+        let c = sched
+            .add_pod(&mut s, named, now)
+            .expect("adds")
+            .expect("queued");
+        assert_eq!(sched.nominated_node(c), Some(NodeId(0)));
+    }
 }
