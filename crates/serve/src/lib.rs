@@ -33,7 +33,7 @@ pub use actions::{BindOutcome, PodRef, classify_bind_error};
 pub use cache::{Kind, LiveCache, Update};
 pub use client::{ClientOptions, client, client_from_config, user_agent};
 pub use clock::TokioClock;
-pub use error::{Error, Result};
+pub use error::{Error, Result, describe, describe_watch, status_line};
 pub use http::router;
 pub use leader::{
     Blocked, DEFAULT_LEASE_NAME, Elector, KUBE_SCHEDULER_LEASE, LeaderState, Leadership,
@@ -105,9 +105,18 @@ pub struct Handle {
     metrics: Arc<Metrics>,
     tx: mpsc::UnboundedSender<Message>,
     leadership: Leadership,
+    server: Option<tokio::task::AbortHandle>,
 }
 
 impl Handle {
+    /// Kills the metrics and health server's task as a crash would; the scheduler then
+    /// stops with [`Error::TaskStopped`] (its supervision, tested this way).
+    pub fn abort_server(&self) {
+        if let Some(s) = &self.server {
+            s.abort();
+        }
+    }
+
     /// Asks for a graceful stop: no more pops, in-flight binds finish, the lease is
     /// released.
     pub fn shutdown(&self) {
@@ -157,8 +166,9 @@ impl Running {
     pub async fn wait(self) -> Result<()> {
         match self.task.await {
             Ok(r) => r,
-            Err(e) => Err(Error::Config {
-                message: format!("the scheduler task failed: {e}"),
+            Err(e) => Err(Error::TaskStopped {
+                task: "the scheduler",
+                reason: e.to_string(),
             }),
         }
     }
@@ -201,13 +211,6 @@ pub fn start(client: kube::Client, options: Options) -> Result<Running> {
     let ready = Arc::new(AtomicBool::new(false));
     let (stop_tx, stop_rx) = signal::channel(false);
     let (tx, rx) = mpsc::unbounded_channel();
-    let handle = Handle {
-        stop: Arc::new(stop_tx),
-        ready: ready.clone(),
-        metrics: metrics.clone(),
-        tx: tx.clone(),
-        leadership: leadership.clone(),
-    };
     let listener = match options.listen {
         Some(addr) => {
             let std = std::net::TcpListener::bind(addr)
@@ -218,10 +221,21 @@ pub fn start(client: kube::Client, options: Options) -> Result<Running> {
                 .map_err(|source| Error::Listen { addr, source })?;
             let app = router(metrics.clone(), ready.clone(), leadership.clone());
             Some(tokio::spawn(async move {
-                let _ = axum::serve(l, app).await;
+                match axum::serve(l, app).await {
+                    Ok(()) => "it returned".to_string(),
+                    Err(e) => e.to_string(),
+                }
             }))
         }
         None => None,
+    };
+    let handle = Handle {
+        stop: Arc::new(stop_tx),
+        ready: ready.clone(),
+        metrics: metrics.clone(),
+        tx: tx.clone(),
+        leadership: leadership.clone(),
+        server: listener.as_ref().map(JoinHandle::abort_handle),
     };
     let watchers = watch::spawn_all(&client, &tx);
     let writer = actions::Writer::new(client, options.identity.clone());
@@ -236,16 +250,61 @@ pub fn start(client: kube::Client, options: Options) -> Result<Running> {
     );
     let task = tokio::spawn(async move {
         let (elector_stop_tx, elector_stop_rx) = signal::channel(false);
-        let elector_task = elector.map(|e| tokio::spawn(e.run(elector_stop_rx)));
-        let stopped = looped.run(stop_rx).await;
+        let mut elector_task = elector.map(|e| tokio::spawn(e.run(elector_stop_rx)));
+        let mut listener = listener;
+        // The loop, supervised: the server's or the elector's task ending first ends it.
+        let first = {
+            let run = looped.run(stop_rx);
+            tokio::pin!(run);
+            tokio::select! {
+                s = &mut run => First::Loop(s),
+                r = finished(listener.as_mut()) => First::Server(r),
+                r = finished(elector_task.as_mut()) => First::Elector(r),
+            }
+        };
         for w in &watchers {
             w.abort();
         }
         let _ = elector_stop_tx.send(true);
-        let elected = match elector_task {
-            Some(t) => t.await.unwrap_or(Ok(())),
-            None => Ok(()),
+        let elector_failed = |e: tokio::task::JoinError| Error::TaskStopped {
+            task: "leader election",
+            reason: e.to_string(),
         };
+        let (stopped, elected) = match first {
+            First::Loop(s) => {
+                let elected = match elector_task.take() {
+                    Some(t) => t.await.unwrap_or_else(|e| Err(elector_failed(e))),
+                    None => Ok(()),
+                };
+                (s, elected)
+            }
+            First::Server(r) => {
+                let reason = r.unwrap_or_else(|e| e.to_string());
+                error!(reason, "the metrics and health server stopped: stopping");
+                if let Some(t) = elector_task.take() {
+                    let _ = t.await;
+                }
+                return Err(Error::TaskStopped {
+                    task: "the metrics and health server",
+                    reason,
+                });
+            }
+            First::Elector(r) => {
+                elector_task = None;
+                match r {
+                    Ok(Err(e)) => (Stopped::LeaseLost, Err(e)),
+                    Ok(Ok(())) => (
+                        Stopped::Shutdown,
+                        Err(Error::TaskStopped {
+                            task: "leader election",
+                            reason: "it returned while the scheduler ran".into(),
+                        }),
+                    ),
+                    Err(e) => (Stopped::Shutdown, Err(elector_failed(e))),
+                }
+            }
+        };
+        debug_assert!(elector_task.is_none());
         if let Some(l) = listener {
             l.abort();
         }
@@ -268,4 +327,24 @@ pub fn start(client: kube::Client, options: Options) -> Result<Running> {
         }
     });
     Ok(Running { handle, task })
+}
+
+/// Which supervised task ended first.
+enum First {
+    /// The scheduling loop (shutdown or lease lost).
+    Loop(Stopped),
+    /// The metrics and health server (its error, or its panic).
+    Server(std::result::Result<String, tokio::task::JoinError>),
+    /// The elector.
+    Elector(std::result::Result<Result<()>, tokio::task::JoinError>),
+}
+
+/// Waits for a task to end; never, when there is none.
+async fn finished<T>(
+    task: Option<&mut JoinHandle<T>>,
+) -> std::result::Result<T, tokio::task::JoinError> {
+    match task {
+        Some(t) => t.await,
+        None => std::future::pending().await,
+    }
 }

@@ -98,10 +98,12 @@ where
     let mut params = params.clone().limit(PAGE);
     let mut page = 0;
     loop {
-        let list = api
-            .list(&params)
-            .await
-            .map_err(|e| anyhow!("cluster {server}: listing {kind}s: {e}"))?;
+        let list = api.list(&params).await.map_err(|e| {
+            anyhow!(
+                "cluster {server}: listing {kind}s: {}",
+                topospread_serve::describe(&e)
+            )
+        })?;
         let next = list.metadata.continue_.clone().filter(|c| !c.is_empty());
         for (i, item) in list.items.into_iter().enumerate() {
             out.push(Loaded {

@@ -261,3 +261,26 @@ async fn a_replica_kept_from_its_lease_is_not_ready_and_says_who_holds_it() {
     assert!(running.handle().leadership().is_valid());
     running.shutdown().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_metrics_server_stops_the_scheduler_with_an_error() {
+    let fake = cluster(1);
+    let mut o = options(false, "me");
+    o.listen = Some("127.0.0.1:0".parse().unwrap());
+    let running = start(&fake, o);
+    eventually(Duration::from_secs(5), "caches synced", || async {
+        running.handle().ready()
+    })
+    .await;
+    running.handle().abort_server();
+    let r = tokio::time::timeout(Duration::from_secs(5), running.wait())
+        .await
+        .expect("the scheduler stops");
+    assert!(
+        matches!(
+            &r,
+            Err(topospread_serve::Error::TaskStopped { task, .. }) if *task == "the metrics and health server"
+        ),
+        "{r:?}"
+    );
+}
