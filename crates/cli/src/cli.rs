@@ -121,6 +121,10 @@ pub(crate) struct ServeArgs {
     /// Log format on stderr.
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     pub(crate) log_format: LogFormat,
+    /// Accept `leaderElection.resourceName: kube-scheduler` (the cluster scheduler's own
+    /// Lease: holding it stops that scheduler). Without it such a config is refused.
+    #[arg(long)]
+    pub(crate) allow_kube_scheduler_lease: bool,
 }
 
 /// `topospread serve --log-format`.

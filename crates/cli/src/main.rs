@@ -22,6 +22,18 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // The User-Agent of every request names the command.
+    #[cfg(feature = "live")]
+    cmd::live::set_command(match &cli.command {
+        cli::Command::Show(_) => "show",
+        cli::Command::Simulate(_) => "simulate",
+        cli::Command::Explain(_) => "explain",
+        cli::Command::Test(_) => "test",
+        cli::Command::Validate(_) => "validate",
+        cli::Command::Bench(_) => "bench",
+        cli::Command::Rebalance(_) => "rebalance",
+        cli::Command::Serve(_) => "serve",
+    });
     let result = match cli.command {
         cli::Command::Show(args) => cmd::show::run(&ctx, &args),
         cli::Command::Simulate(args) => cmd::simulate::run(&ctx, &args),

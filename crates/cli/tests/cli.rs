@@ -680,3 +680,34 @@ fn live_faces_in_an_offline_build_say_how_to_get_them() {
         stderr(&o)
     );
 }
+
+#[cfg(feature = "live")]
+#[test]
+fn serve_refuses_kube_schedulers_own_lease_before_any_request() {
+    let config = temp(
+        "serve-ks-lease.yaml",
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nleaderElection:\n  resourceName: kube-scheduler\nprofiles:\n- schedulerName: topospread\n",
+    );
+    // Nothing listens there: a request would fail with a connection error instead.
+    let kubeconfig = temp(
+        "serve-ks-kubeconfig.yaml",
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: 'http://127.0.0.1:9'}\nusers:\n- name: u\n  user: {token: t}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n",
+    );
+    let o = run(&[
+        "serve",
+        "--config",
+        &config,
+        "--kubeconfig",
+        &kubeconfig,
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    let line = err.lines().find(|l| l.starts_with("error:")).unwrap_or("");
+    assert!(
+        line.contains("leaderElection.resourceName")
+            && line.contains("--allow-kube-scheduler-lease"),
+        "{err}"
+    );
+}

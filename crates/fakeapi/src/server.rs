@@ -52,6 +52,8 @@ pub struct RequestRecord {
     pub name: Option<String>,
     /// HTTP status answered (200 for a watch that started).
     pub status: u16,
+    /// The `User-Agent` header, if the request carried one.
+    pub user_agent: Option<String>,
 }
 
 impl RequestRecord {
@@ -385,6 +387,10 @@ async fn observe(State(shared): State<Arc<Shared>>, mut req: Request, next: Next
     let method = req.method().to_string();
     let path = req.uri().path().to_owned();
     let query = req.uri().query().unwrap_or("").to_owned();
+    let user_agent = req
+        .headers()
+        .get(axum::http::header::USER_AGENT)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
     req.extensions_mut().insert(info.clone());
     let response = match verdict.error {
         Some(e) => e.into_response(),
@@ -402,6 +408,7 @@ async fn observe(State(shared): State<Arc<Shared>>, mut req: Request, next: Next
         namespace: target.as_ref().and_then(|t| t.namespace.clone()),
         name: target.as_ref().and_then(|t| t.name.clone()),
         status: response.status().as_u16(),
+        user_agent,
     };
     tracing::debug!(verb = %record.verb, path = %record.path, status = record.status, "fake API request");
     if shared.log_requests {

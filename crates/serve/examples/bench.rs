@@ -58,7 +58,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let served = fake.serve("127.0.0.1:0".parse()?).await?;
     let kubeconfig = kube::config::Kubeconfig::from_yaml(&served.kubeconfig())?;
     let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await?;
-    let client = kube::Client::try_from(config)?;
+    let client = topospread_serve::client_from_config(config, "serve")?;
 
     let doc = json!({"apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration", "leaderElection": {"leaderElect": false},

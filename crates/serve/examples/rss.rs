@@ -34,6 +34,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let pods: u64 = args.get(2).ok_or("rss serve KUBECONFIG PODS")?.parse()?;
             let (client, server) = topospread_serve::client(&topospread_serve::ClientOptions {
                 kubeconfig: Some(kubeconfig.into()),
+                command: "serve",
                 ..Default::default()
             })
             .await?;

@@ -59,7 +59,7 @@ pub fn classify_bind_error(e: &kube::Error) -> BindOutcome {
         kube::Error::Api(s) if s.code == 409 && s.message.contains("already assigned") => {
             BindOutcome::Gone(s.message.clone())
         }
-        e => BindOutcome::Failed(e.to_string()),
+        e => BindOutcome::Failed(crate::error::describe(e)),
     }
 }
 
@@ -154,14 +154,35 @@ impl Writer {
             .patch_status(&pod.name, &PatchParams::default(), &Patch::Strategic(patch))
             .await
         {
-            debug!(pod = %pod, error = %e, "updating the PodScheduled condition failed");
+            debug!(pod = %pod, error = %crate::error::describe(&e), "updating the PodScheduled condition failed");
         }
     }
 
-    /// Evicts a preemption victim as upstream's `PrepareCandidate` does: adds the
+    /// Clears a pod's `status.nominatedNodeName` (upstream's `clearNominatedNodeName`):
+    /// its node's room went to a higher-priority preemptor, or the node is gone.
+    pub(crate) async fn clear_nomination(&self, pod: &PodRef) {
+        let patch = json!({"metadata": {"uid": pod.uid}, "status": {"nominatedNodeName": null}});
+        if let Err(e) = self
+            .pods(&pod.namespace)
+            .patch_status(&pod.name, &PatchParams::default(), &Patch::Strategic(patch))
+            .await
+        {
+            debug!(pod = %pod, error = %crate::error::describe(&e), "clearing nominatedNodeName failed");
+        }
+    }
+
+    /// Evicts a preemption victim as upstream's `PreemptPod` does: adds the
     /// `DisruptionTarget` condition (reason `PreemptionByScheduler`), then deletes the
-    /// pod (with its UID as precondition, so a same-named successor is never hit).
-    pub(crate) async fn preempt(&self, victim: &PodRef, scheduler_name: &str, preemptor: &PodRef) {
+    /// pod (with its UID as precondition, so a same-named successor is never hit), then
+    /// records `Preempted` on the victim, related to the preemptor. Whether the victim
+    /// is gone (deleted now, or already).
+    pub(crate) async fn preempt(
+        &self,
+        victim: &PodRef,
+        scheduler_name: &str,
+        preemptor: &PodRef,
+        node: &str,
+    ) -> bool {
         let now = k8s_openapi::jiff::Timestamp::now().to_string();
         let patch = json!({"metadata": {"uid": victim.uid}, "status": {"conditions": [{
             "type": "DisruptionTarget",
@@ -179,10 +200,12 @@ impl Writer {
             )
             .await
         {
-            warn!(victim = %victim, error = %e, "adding the DisruptionTarget condition failed");
             if matches!(&e, kube::Error::Api(s) if s.code == 404) {
-                return;
+                debug!(victim = %victim, "the victim is already deleted");
+                return true;
             }
+            warn!(victim = %victim, error = %crate::error::describe(&e), "adding the DisruptionTarget condition failed");
+            return false;
         }
         let params = DeleteParams {
             preconditions: Some(Preconditions {
@@ -192,18 +215,26 @@ impl Writer {
             ..DeleteParams::default()
         };
         match api.delete(&victim.name, &params).await {
-            Ok(_) => {
-                self.event(
-                    victim,
-                    EventType::Normal,
-                    "Preempted",
-                    "Preempting",
-                    format!("Preempted by pod {}", preemptor.uid),
-                )
-                .await;
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 404 => {
+                debug!(victim = %victim, "the victim is already deleted");
+                return true;
             }
-            Err(e) => warn!(victim = %victim, error = %e, "deleting a preemption victim failed"),
+            Err(e) => {
+                warn!(victim = %victim, error = %crate::error::describe(&e), "deleting a preemption victim failed");
+                return false;
+            }
         }
+        self.event_related(
+            victim,
+            Some(preemptor),
+            EventType::Normal,
+            "Preempted",
+            "Preempting",
+            format!("Preempted by pod {} on node {node}", preemptor.uid),
+        )
+        .await;
+        true
     }
 
     /// Records an event about `pod` through kube-runtime's recorder.
@@ -215,12 +246,26 @@ impl Writer {
         action: &str,
         note: String,
     ) {
+        self.event_related(pod, None, type_, reason, action, note)
+            .await;
+    }
+
+    /// Records an event about `pod`, with `related` as the event's related object.
+    pub(crate) async fn event_related(
+        &self,
+        pod: &PodRef,
+        related: Option<&PodRef>,
+        type_: EventType,
+        reason: &str,
+        action: &str,
+        note: String,
+    ) {
         let ev = Event {
             type_,
             reason: reason.into(),
             note: Some(note),
             action: action.into(),
-            secondary: None,
+            secondary: related.map(PodRef::object_reference),
         };
         let mut h = std::collections::hash_map::DefaultHasher::new();
         std::hash::Hash::hash(&pod.uid, &mut h);
@@ -228,7 +273,7 @@ impl Writer {
             .unwrap_or_default();
         let recorder = &self.recorders[shard];
         if let Err(e) = recorder.publish(&ev, &pod.object_reference()).await {
-            debug!(pod = %pod, reason, error = %e, "recording an event failed");
+            debug!(pod = %pod, reason, error = %crate::error::describe(&e), "recording an event failed");
         }
     }
 }

@@ -19,9 +19,11 @@ use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::runtime::watcher::Event;
 use topospread::api::{DisruptionBudget, Labels, Selector};
 use topospread::convert::{self, DEFAULT_NAMESPACE};
-use topospread::snapshot::{CacheError, PodState, SnapshotError, WorkloadKind};
+use topospread::snapshot::{CacheError, PodId, PodState, SnapshotError, WorkloadKind};
 use topospread::{Scheduler, Snapshot};
 use tracing::{debug, warn};
+
+use crate::actions::PodRef;
 
 /// The kinds of objects the scheduler watches.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -149,6 +151,14 @@ pub struct LiveCache {
     relisting: HashMap<Kind, HashSet<String>>,
     /// Kinds whose first list completed.
     listed: HashSet<Kind>,
+    /// Preemption victims this replica is deleting, by UID: counted as terminating by
+    /// preemption (as upstream sees a victim whose graceful deletion has started) until
+    /// their deletion arrives, so their preemptor waits for them instead of preempting
+    /// again elsewhere.
+    preempting: HashSet<String>,
+    /// Pending pods whose `status.nominatedNodeName` names a node that no longer exists,
+    /// already reported by [`LiveCache::stale_nominations`] (reported once each).
+    stale_reported: HashSet<String>,
 }
 
 impl std::fmt::Debug for LiveCache {
@@ -171,7 +181,73 @@ impl LiveCache {
             parked: HashMap::new(),
             relisting: HashMap::new(),
             listed: HashSet::new(),
+            preempting: HashSet::new(),
+            stale_reported: HashSet::new(),
         }
+    }
+
+    /// Marks preemption victims whose deletion this replica is sending as terminating
+    /// by preemption (see `preempting`). An assumed victim keeps its state; its next
+    /// event carries the mark.
+    pub fn mark_preempting(&mut self, victims: &[PodId]) {
+        for &id in victims {
+            let Some(p) = self.snapshot.pod(id) else {
+                continue;
+            };
+            let uid = p.uid.to_string();
+            if !p.terminating_by_preemption && self.snapshot.pod_state(id) == Some(PodState::Added)
+            {
+                let mut marked = p.clone();
+                marked.terminating_by_preemption = true;
+                let _ = self.snapshot.update_pod(&uid, marked);
+            }
+            self.preempting.insert(uid);
+        }
+    }
+
+    /// A victim's deletion failed: it no longer counts as terminating.
+    pub fn preemption_failed(&mut self, uid: &str) {
+        if !self.preempting.remove(uid) {
+            return;
+        }
+        if let Some(id) = self.snapshot.pod_by_uid(uid)
+            && self.snapshot.pod_state(id) == Some(PodState::Added)
+            && let Some(p) = self.snapshot.pod(id)
+        {
+            let mut unmarked = p.clone();
+            unmarked.terminating_by_preemption = false;
+            let _ = self.snapshot.update_pod(uid, unmarked);
+        }
+    }
+
+    /// Pending pods (all, or the one with `only` as UID) whose `status.nominatedNodeName`
+    /// names a node the synced cache does not hold, each reported once: the caller
+    /// clears the field, so no pod stays nominated to a node that no longer exists.
+    pub fn stale_nominations(&mut self, only: Option<&str>) -> Vec<PodRef> {
+        if !self.synced() {
+            return Vec::new();
+        }
+        let s = &self.snapshot;
+        let ids: Vec<PodId> = match only {
+            Some(uid) => s.pod_by_uid(uid).into_iter().collect(),
+            None => s.pods().map(|(id, _)| id).collect(),
+        };
+        let mut out = Vec::new();
+        for id in ids {
+            let Some(p) = s.pod(id) else { continue };
+            let stale = s.pod_node(id).is_none()
+                && p.nominated_node_name
+                    .as_deref()
+                    .is_some_and(|n| s.node_id(n).is_none());
+            if stale && self.stale_reported.insert(p.uid.to_string()) {
+                out.push(PodRef {
+                    namespace: s.symbols().resolve(p.namespace).to_string(),
+                    name: p.name.to_string(),
+                    uid: p.uid.to_string(),
+                });
+            }
+        }
+        out
     }
 
     /// Whether every watched kind finished its first list (readiness).
@@ -429,13 +505,19 @@ impl LiveCache {
             );
         }
         let options = self.snapshot.request_options();
-        let pod = match convert::pod_with(&object, self.snapshot.symbols_mut(), options) {
+        let mut pod = match convert::pod_with(&object, self.snapshot.symbols_mut(), options) {
             Ok(pod) => pod,
             Err(e) => {
                 warn!(pod = key(&p.metadata), error = %e, "skipping a pod that does not convert");
                 return;
             }
         };
+        if self.preempting.contains(uid) {
+            pod.terminating_by_preemption = true;
+        }
+        if pod.nominated_node_name.is_none() {
+            self.stale_reported.remove(uid);
+        }
         let result = match existing {
             Some(id) => match self.scheduler.update_pod(&mut self.snapshot, pod, now) {
                 Ok(_) => Ok(()),
@@ -490,12 +572,22 @@ impl LiveCache {
         });
     }
 
-    /// Removes a pod from the cache and the queue.
+    /// Removes a pod from the cache and the queue (and its nomination: a preemptor
+    /// deleted while its victims go frees the room it was promised).
     fn forget_uid(&mut self, uid: &str, now: Duration) {
         if let Some(id) = self.snapshot.pod_by_uid(uid) {
+            if let Some(node) = self.scheduler.nominated_node(id) {
+                debug!(
+                    uid,
+                    node = %self.snapshot.node(node).node.name,
+                    "a nominated pod is gone; its nomination is dropped"
+                );
+            }
             self.scheduler.delete_pod(&mut self.snapshot, id, now);
         }
         self.fingerprints.remove(uid);
+        self.preempting.remove(uid);
+        self.stale_reported.remove(uid);
         self.unpark(uid);
     }
 

@@ -1,7 +1,9 @@
 //! The Kubernetes client, built the same way for `serve` and for the CLI's live reads:
 //! `--kubeconfig` (with `--context`), else `KUBECONFIG` / `~/.kube/config` (with
 //! `--context`), else the kubeconfig or in-cluster service account `Config::infer`
-//! finds.
+//! finds. Every request carries a `User-Agent` naming topospread, its version and the
+//! command (`topospread/VERSION (serve)`), as kube-scheduler names itself: audit logs and
+//! API Priority and Fairness rules key on it.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -23,6 +25,36 @@ pub struct ClientOptions {
     /// How long to wait for a response; `None`: kube's default (long enough for
     /// watches).
     pub read_timeout: Option<Duration>,
+    /// The command named in the User-Agent (`serve`, `simulate`, ...).
+    pub command: &'static str,
+}
+
+/// The User-Agent of `command`'s requests: `topospread/VERSION (COMMAND)`.
+pub fn user_agent(command: &str) -> String {
+    let version = env!("CARGO_PKG_VERSION");
+    if command.is_empty() {
+        format!("topospread/{version}")
+    } else {
+        format!("topospread/{version} ({command})")
+    }
+}
+
+/// A client over `config` whose every request carries [`user_agent`]`(command)`.
+pub fn client_from_config(mut config: kube::Config, command: &str) -> Result<kube::Client> {
+    let server = config.cluster_url.to_string();
+    let agent =
+        axum::http::HeaderValue::from_str(&user_agent(command)).map_err(|e| Error::Client {
+            server: server.clone(),
+            message: format!("User-Agent: {e}"),
+        })?;
+    config
+        .headers
+        .retain(|(name, _)| *name != axum::http::header::USER_AGENT);
+    config.headers.push((axum::http::header::USER_AGENT, agent));
+    kube::Client::try_from(config).map_err(|e| Error::Client {
+        server,
+        message: one_line(&e.to_string()),
+    })
 }
 
 /// The first line of an error: a parser's message can add a source excerpt below it.
@@ -69,9 +101,6 @@ pub async fn client(options: &ClientOptions) -> Result<(kube::Client, String)> {
         config.read_timeout = options.read_timeout;
     }
     let server = config.cluster_url.to_string();
-    let client = kube::Client::try_from(config).map_err(|e| Error::Client {
-        server: server.clone(),
-        message: one_line(&e.to_string()),
-    })?;
+    let client = client_from_config(config, options.command)?;
     Ok((client, server))
 }

@@ -9,23 +9,30 @@ use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::get;
 
+use crate::leader::Leadership;
 use crate::metrics::Metrics;
 
 #[derive(Clone)]
 struct Shared {
     metrics: Arc<Metrics>,
     ready: Arc<AtomicBool>,
+    leadership: Leadership,
 }
 
 /// The router: `/metrics` (Prometheus text), `/healthz` (the process answers),
-/// `/readyz` (every watcher finished its first list).
-pub fn router(metrics: Arc<Metrics>, ready: Arc<AtomicBool>) -> Router {
+/// `/readyz` (every watcher finished its first list, and the replica has not waited
+/// longer than a lease duration for a Lease someone else holds).
+pub fn router(metrics: Arc<Metrics>, ready: Arc<AtomicBool>, leadership: Leadership) -> Router {
     Router::new()
         .route("/metrics", get(metrics_text))
         .route("/healthz", get(|| async { "ok" }))
         .route("/livez", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
-        .with_state(Shared { metrics, ready })
+        .with_state(Shared {
+            metrics,
+            ready,
+            leadership,
+        })
 }
 
 async fn metrics_text(State(s): State<Shared>) -> impl IntoResponse {
@@ -39,12 +46,20 @@ async fn metrics_text(State(s): State<Shared>) -> impl IntoResponse {
 }
 
 async fn readyz(State(s): State<Shared>) -> impl IntoResponse {
-    if s.ready.load(Ordering::SeqCst) {
-        (StatusCode::OK, "ok")
-    } else {
-        (
+    if !s.ready.load(Ordering::SeqCst) {
+        return (
             StatusCode::SERVICE_UNAVAILABLE,
-            "caches not synced: waiting for the initial lists",
-        )
+            "caches not synced: waiting for the initial lists".to_string(),
+        );
+    }
+    match s.leadership.blocked() {
+        Some(b) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "waited longer than leaseDuration for the lease {}, held by {}",
+                b.lease, b.holder
+            ),
+        ),
+        None => (StatusCode::OK, "ok".to_string()),
     }
 }

@@ -42,13 +42,31 @@ pub enum LeaderState {
 #[derive(Clone, Debug)]
 pub struct Leadership {
     rx: watch::Receiver<LeaderState>,
+    blocked: watch::Receiver<Option<Blocked>>,
+}
+
+/// A replica that has waited longer than one lease duration for a Lease another holder
+/// keeps renewing: it is not ready (`/readyz`) until it gets the Lease.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Blocked {
+    /// `namespace/name` of the Lease.
+    pub lease: String,
+    /// Its `holderIdentity`.
+    pub holder: String,
 }
 
 impl Leadership {
     /// A view that always leads (leader election off).
     pub fn always() -> Self {
         let (_tx, rx) = watch::channel(LeaderState::Always);
-        Self { rx }
+        let (_btx, blocked) = watch::channel(None);
+        Self { rx, blocked }
+    }
+
+    /// The Lease this replica has waited for longer than its lease duration, and who
+    /// holds it; `None` while it leads, or has not waited that long.
+    pub fn blocked(&self) -> Option<Blocked> {
+        self.blocked.borrow().clone()
     }
 
     /// The state now.
@@ -71,6 +89,35 @@ impl Leadership {
             std::future::pending::<()>().await;
         }
     }
+}
+
+/// The Lease `serve` elects on when the configuration names none: its own, never
+/// kube-scheduler's (upstream's default `kube-scheduler` would take the cluster
+/// scheduler's Lease, and topospread runs beside that scheduler).
+pub const DEFAULT_LEASE_NAME: &str = "topospread";
+/// kube-scheduler's own Lease, refused unless the user says it is meant.
+pub const KUBE_SCHEDULER_LEASE: &str = "kube-scheduler";
+/// Where the in-cluster service account's namespace is mounted.
+pub const SERVICE_ACCOUNT_NAMESPACE_FILE: &str =
+    "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
+
+/// The namespace this process runs in: `POD_NAMESPACE` (the downward API), else the
+/// service account's namespace file, else `kube-system`.
+pub fn running_namespace() -> String {
+    namespace_from(
+        std::env::var("POD_NAMESPACE").ok(),
+        std::fs::read_to_string(SERVICE_ACCOUNT_NAMESPACE_FILE).ok(),
+    )
+}
+
+/// [`running_namespace`] from the variable's and the file's contents.
+pub fn namespace_from(env: Option<String>, file: Option<String>) -> String {
+    [env, file]
+        .into_iter()
+        .flatten()
+        .map(|n| n.trim().to_string())
+        .find(|n| !n.is_empty())
+        .unwrap_or_else(|| "kube-system".into())
 }
 
 /// The lease and the timing of the election, from the configuration's `leaderElection`.
@@ -101,9 +148,17 @@ fn duration(field: &str, text: &str) -> Result<Duration> {
 }
 
 impl LeaseConfig {
-    /// Reads `leaderElection` (already defaulted by the core), checking what
-    /// client-go checks: `leaseDuration > renewDeadline > retryPeriod`, lock `leases`.
-    pub fn from_config(le: &LeaderElection, identity: String) -> Result<Self> {
+    /// Reads `leaderElection`, checking what client-go checks: `leaseDuration >
+    /// renewDeadline > retryPeriod`, lock `leases`. Without `resourceName` the Lease is
+    /// [`DEFAULT_LEASE_NAME`]; without `resourceNamespace`, `namespace` (where this
+    /// replica runs). A `resourceName` of `kube-scheduler` is refused unless
+    /// `allow_kube_scheduler_lease`.
+    pub fn from_config(
+        le: &LeaderElection,
+        identity: String,
+        namespace: &str,
+        allow_kube_scheduler_lease: bool,
+    ) -> Result<Self> {
         if le.resource_lock() != "leases" {
             return Err(Error::Config {
                 message: format!(
@@ -112,9 +167,20 @@ impl LeaseConfig {
                 ),
             });
         }
+        let name = le.resource_name.as_deref().unwrap_or(DEFAULT_LEASE_NAME);
+        if name == KUBE_SCHEDULER_LEASE && !allow_kube_scheduler_lease {
+            return Err(Error::Config {
+                message: format!(
+                    "leaderElection.resourceName: {KUBE_SCHEDULER_LEASE:?} is the cluster kube-scheduler's own Lease: holding it stops that scheduler; name another Lease (default {DEFAULT_LEASE_NAME:?}) or pass --allow-kube-scheduler-lease"
+                ),
+            });
+        }
         let c = Self {
-            namespace: le.resource_namespace().to_string(),
-            name: le.resource_name().to_string(),
+            namespace: le
+                .resource_namespace
+                .clone()
+                .unwrap_or_else(|| namespace.to_string()),
+            name: name.to_string(),
             identity,
             lease_duration: duration("leaseDuration", le.lease_duration())?,
             renew_deadline: duration("renewDeadline", le.renew_deadline())?,
@@ -166,6 +232,9 @@ pub struct Elector {
     /// The lease record last seen and when (on this replica's clock) it was first seen.
     observed: Option<(LeaseSpec, Instant)>,
     tx: watch::Sender<LeaderState>,
+    blocked: watch::Sender<Option<Blocked>>,
+    /// The other holder last logged, so a wait is logged once per holder, not per retry.
+    logged_holder: Option<String>,
 }
 
 fn is_conflict(e: &kube::Error) -> bool {
@@ -177,18 +246,53 @@ impl Elector {
     pub fn new(client: kube::Client, config: LeaseConfig) -> Self {
         let api = Api::namespaced(client, &config.namespace);
         let (tx, _) = watch::channel(LeaderState::Standby);
+        let (blocked, _) = watch::channel(None);
         Self {
             api,
             config,
             observed: None,
             tx,
+            blocked,
+            logged_holder: None,
         }
     }
 
-    /// A view of this candidate's state, for the scheduler and the binder.
+    /// A view of this candidate's state, for the scheduler, the binder and `/readyz`.
     pub fn leadership(&self) -> Leadership {
         Leadership {
             rx: self.tx.subscribe(),
+            blocked: self.blocked.subscribe(),
+        }
+    }
+
+    /// Who else holds the Lease, as last read (`None`: nobody, or this replica).
+    fn other_holder(&self) -> Option<String> {
+        let (spec, _) = self.observed.as_ref()?;
+        spec.holder_identity
+            .as_deref()
+            .filter(|h| !h.is_empty() && *h != self.config.identity)
+            .map(str::to_string)
+    }
+
+    /// After a round that did not acquire the Lease: logs a new holder once, and marks
+    /// this replica blocked (not ready) once it has waited longer than a lease duration.
+    fn note_waiting(&mut self, waiting_since: Instant) {
+        let Some(holder) = self.other_holder() else {
+            return;
+        };
+        if self.logged_holder.as_deref() != Some(holder.as_str()) {
+            info!(lease = %self.lease_name(), holder = %holder, "the lease is held by another holder; waiting for it");
+            self.logged_holder = Some(holder.clone());
+        }
+        if waiting_since.elapsed() > self.config.lease_duration {
+            let blocked = Blocked {
+                lease: self.lease_name(),
+                holder,
+            };
+            if self.blocked.borrow().as_ref() != Some(&blocked) {
+                warn!(lease = %blocked.lease, holder = %blocked.holder, waited = ?waiting_since.elapsed(), "waited longer than leaseDuration for a lease another holder keeps renewing: not ready");
+                self.blocked.send_replace(Some(blocked));
+            }
         }
     }
 
@@ -278,6 +382,8 @@ impl Elector {
     /// (then returns [`Error::LeaseLost`] with the state already `Lost`).
     pub async fn run(mut self, mut stop: watch::Receiver<bool>) -> Result<()> {
         let retry = self.config.retry_period;
+        let waiting_since = Instant::now();
+        let mut last_error: Option<String> = None;
         loop {
             if *stop.borrow() {
                 return Ok(());
@@ -286,14 +392,20 @@ impl Elector {
             match self.try_acquire_or_renew().await {
                 Ok(true) => {
                     info!(lease = %self.lease_name(), identity = %self.config.identity, "acquired the lease");
+                    self.blocked.send_replace(None);
                     self.tx.send_replace(LeaderState::Leading {
                         valid_until: start + self.config.renew_deadline,
                     });
                     break;
                 }
-                Ok(false) => {}
+                Ok(false) => self.note_waiting(waiting_since),
                 Err(e) => {
-                    warn!(lease = %self.lease_name(), error = %e, "acquiring the lease failed")
+                    // Logged when the error changes, not on every retry.
+                    let text = crate::error::describe(&e);
+                    if last_error.as_deref() != Some(text.as_str()) {
+                        warn!(lease = %self.lease_name(), error = %text, "acquiring the lease failed; retrying every retryPeriod");
+                        last_error = Some(text);
+                    }
                 }
             }
             tokio::select! {
@@ -325,10 +437,13 @@ impl Elector {
                 }
                 Ok(Ok(false)) => "another replica holds the lease".to_string(),
                 Ok(Err(e)) if Instant::now() < valid_until => {
-                    warn!(lease = %self.lease_name(), error = %e, "renewing the lease failed; retrying");
+                    warn!(lease = %self.lease_name(), error = %crate::error::describe(&e), "renewing the lease failed; retrying");
                     continue;
                 }
-                Ok(Err(e)) => format!("renewal failed until the deadline: {e}"),
+                Ok(Err(e)) => format!(
+                    "renewal failed until the deadline: {}",
+                    crate::error::describe(&e)
+                ),
                 Err(_) => "renewal did not complete within renewDeadline".to_string(),
             };
             self.tx.send_replace(LeaderState::Lost);
@@ -353,7 +468,7 @@ impl Elector {
             Ok(Some(l)) => l,
             Ok(None) => return,
             Err(e) => {
-                warn!(lease = %self.lease_name(), error = %e, "releasing the lease failed");
+                warn!(lease = %self.lease_name(), error = %crate::error::describe(&e), "releasing the lease failed");
                 return;
             }
         };
@@ -375,7 +490,9 @@ impl Elector {
             .await
         {
             Ok(_) => info!(lease = %self.lease_name(), "released the lease"),
-            Err(e) => warn!(lease = %self.lease_name(), error = %e, "releasing the lease failed"),
+            Err(e) => {
+                warn!(lease = %self.lease_name(), error = %crate::error::describe(&e), "releasing the lease failed")
+            }
         }
     }
 }

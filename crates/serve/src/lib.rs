@@ -31,11 +31,15 @@ mod watch;
 
 pub use actions::{BindOutcome, PodRef, classify_bind_error};
 pub use cache::{Kind, LiveCache, Update};
-pub use client::{ClientOptions, client};
+pub use client::{ClientOptions, client, client_from_config, user_agent};
 pub use clock::TokioClock;
-pub use error::{Error, Result};
+pub use error::{Error, Result, describe, describe_watch, status_line};
 pub use http::router;
-pub use leader::{Elector, LeaderState, Leadership, LeaseConfig, default_identity};
+pub use leader::{
+    Blocked, DEFAULT_LEASE_NAME, Elector, KUBE_SCHEDULER_LEASE, LeaderState, Leadership,
+    LeaseConfig, SERVICE_ACCOUNT_NAMESPACE_FILE, default_identity, namespace_from,
+    running_namespace,
+};
 pub use metrics::Metrics;
 pub use scheduling::CacheView;
 pub use watch::POD_FIELD_SELECTOR;
@@ -69,6 +73,12 @@ pub struct Options {
     pub identity: String,
     /// Seed of the tie-break among equally scored nodes.
     pub seed: u64,
+    /// The Lease's namespace when `leaderElection.resourceNamespace` is not set: the
+    /// namespace this replica runs in.
+    pub lease_namespace: String,
+    /// Whether a `leaderElection.resourceName` of `kube-scheduler` is accepted
+    /// (`--allow-kube-scheduler-lease`).
+    pub allow_kube_scheduler_lease: bool,
 }
 
 impl Options {
@@ -81,6 +91,8 @@ impl Options {
             listen: None,
             identity: default_identity(),
             seed: 0,
+            lease_namespace: running_namespace(),
+            allow_kube_scheduler_lease: false,
         }
     }
 }
@@ -93,18 +105,29 @@ pub struct Handle {
     metrics: Arc<Metrics>,
     tx: mpsc::UnboundedSender<Message>,
     leadership: Leadership,
+    server: Option<tokio::task::AbortHandle>,
 }
 
 impl Handle {
+    /// Kills the metrics and health server's task as a crash would; the scheduler then
+    /// stops with [`Error::TaskStopped`] (its supervision, tested this way).
+    pub fn abort_server(&self) {
+        if let Some(s) = &self.server {
+            s.abort();
+        }
+    }
+
     /// Asks for a graceful stop: no more pops, in-flight binds finish, the lease is
     /// released.
     pub fn shutdown(&self) {
         self.stop.send_replace(true);
     }
 
-    /// Whether every watcher finished its first list.
+    /// Whether `/readyz` answers ready: every watcher finished its first list, and the
+    /// replica is not stuck waiting for a Lease another holder keeps (see
+    /// [`Leadership::blocked`]).
     pub fn ready(&self) -> bool {
-        self.ready.load(Ordering::SeqCst)
+        self.ready.load(Ordering::SeqCst) && self.leadership.blocked().is_none()
     }
 
     /// The metrics.
@@ -143,8 +166,9 @@ impl Running {
     pub async fn wait(self) -> Result<()> {
         match self.task.await {
             Ok(r) => r,
-            Err(e) => Err(Error::Config {
-                message: format!("the scheduler task failed: {e}"),
+            Err(e) => Err(Error::TaskStopped {
+                task: "the scheduler",
+                reason: e.to_string(),
             }),
         }
     }
@@ -164,14 +188,22 @@ pub fn start(client: kube::Client, options: Options) -> Result<Running> {
     let mut scheduler = Scheduler::new(&options.config, options.features, &mut snapshot)?;
     scheduler.set_seed(options.seed);
     let le = options.config.leader_election();
-    let elector = if le.leader_elect() {
-        Some(Elector::new(
-            client.clone(),
-            LeaseConfig::from_config(&le, options.identity.clone())?,
-        ))
+    let lease = if le.leader_elect() {
+        Some(LeaseConfig::from_config(
+            &le,
+            options.identity.clone(),
+            &options.lease_namespace,
+            options.allow_kube_scheduler_lease,
+        )?)
     } else {
         None
     };
+    if let Some(l) = &lease {
+        info!(lease = %format!("{}/{}", l.namespace, l.name), identity = %l.identity, "leader election");
+    }
+    let elector = lease
+        .clone()
+        .map(|config| Elector::new(client.clone(), config));
     let leadership = elector
         .as_ref()
         .map_or_else(Leadership::always, Elector::leadership);
@@ -179,13 +211,6 @@ pub fn start(client: kube::Client, options: Options) -> Result<Running> {
     let ready = Arc::new(AtomicBool::new(false));
     let (stop_tx, stop_rx) = signal::channel(false);
     let (tx, rx) = mpsc::unbounded_channel();
-    let handle = Handle {
-        stop: Arc::new(stop_tx),
-        ready: ready.clone(),
-        metrics: metrics.clone(),
-        tx: tx.clone(),
-        leadership: leadership.clone(),
-    };
     let listener = match options.listen {
         Some(addr) => {
             let std = std::net::TcpListener::bind(addr)
@@ -194,12 +219,23 @@ pub fn start(client: kube::Client, options: Options) -> Result<Running> {
                 .map_err(|source| Error::Listen { addr, source })?;
             let l = tokio::net::TcpListener::from_std(std)
                 .map_err(|source| Error::Listen { addr, source })?;
-            let app = router(metrics.clone(), ready.clone());
+            let app = router(metrics.clone(), ready.clone(), leadership.clone());
             Some(tokio::spawn(async move {
-                let _ = axum::serve(l, app).await;
+                match axum::serve(l, app).await {
+                    Ok(()) => "it returned".to_string(),
+                    Err(e) => e.to_string(),
+                }
             }))
         }
         None => None,
+    };
+    let handle = Handle {
+        stop: Arc::new(stop_tx),
+        ready: ready.clone(),
+        metrics: metrics.clone(),
+        tx: tx.clone(),
+        leadership: leadership.clone(),
+        server: listener.as_ref().map(JoinHandle::abort_handle),
     };
     let watchers = watch::spawn_all(&client, &tx);
     let writer = actions::Writer::new(client, options.identity.clone());
@@ -214,16 +250,61 @@ pub fn start(client: kube::Client, options: Options) -> Result<Running> {
     );
     let task = tokio::spawn(async move {
         let (elector_stop_tx, elector_stop_rx) = signal::channel(false);
-        let elector_task = elector.map(|e| tokio::spawn(e.run(elector_stop_rx)));
-        let stopped = looped.run(stop_rx).await;
+        let mut elector_task = elector.map(|e| tokio::spawn(e.run(elector_stop_rx)));
+        let mut listener = listener;
+        // The loop, supervised: the server's or the elector's task ending first ends it.
+        let first = {
+            let run = looped.run(stop_rx);
+            tokio::pin!(run);
+            tokio::select! {
+                s = &mut run => First::Loop(s),
+                r = finished(listener.as_mut()) => First::Server(r),
+                r = finished(elector_task.as_mut()) => First::Elector(r),
+            }
+        };
         for w in &watchers {
             w.abort();
         }
         let _ = elector_stop_tx.send(true);
-        let elected = match elector_task {
-            Some(t) => t.await.unwrap_or(Ok(())),
-            None => Ok(()),
+        let elector_failed = |e: tokio::task::JoinError| Error::TaskStopped {
+            task: "leader election",
+            reason: e.to_string(),
         };
+        let (stopped, elected) = match first {
+            First::Loop(s) => {
+                let elected = match elector_task.take() {
+                    Some(t) => t.await.unwrap_or_else(|e| Err(elector_failed(e))),
+                    None => Ok(()),
+                };
+                (s, elected)
+            }
+            First::Server(r) => {
+                let reason = r.unwrap_or_else(|e| e.to_string());
+                error!(reason, "the metrics and health server stopped: stopping");
+                if let Some(t) = elector_task.take() {
+                    let _ = t.await;
+                }
+                return Err(Error::TaskStopped {
+                    task: "the metrics and health server",
+                    reason,
+                });
+            }
+            First::Elector(r) => {
+                elector_task = None;
+                match r {
+                    Ok(Err(e)) => (Stopped::LeaseLost, Err(e)),
+                    Ok(Ok(())) => (
+                        Stopped::Shutdown,
+                        Err(Error::TaskStopped {
+                            task: "leader election",
+                            reason: "it returned while the scheduler ran".into(),
+                        }),
+                    ),
+                    Err(e) => (Stopped::Shutdown, Err(elector_failed(e))),
+                }
+            }
+        };
+        debug_assert!(elector_task.is_none());
         if let Some(l) = listener {
             l.abort();
         }
@@ -237,11 +318,33 @@ pub fn start(client: kube::Client, options: Options) -> Result<Running> {
                 Err(e)
             }
             (Stopped::LeaseLost, Ok(())) => Err(Error::LeaseLost {
-                namespace: le.resource_namespace().into(),
-                name: le.resource_name().into(),
+                namespace: lease
+                    .as_ref()
+                    .map_or_else(String::new, |l| l.namespace.clone()),
+                name: lease.as_ref().map_or_else(String::new, |l| l.name.clone()),
                 reason: "lost".into(),
             }),
         }
     });
     Ok(Running { handle, task })
+}
+
+/// Which supervised task ended first.
+enum First {
+    /// The scheduling loop (shutdown or lease lost).
+    Loop(Stopped),
+    /// The metrics and health server (its error, or its panic).
+    Server(std::result::Result<String, tokio::task::JoinError>),
+    /// The elector.
+    Elector(std::result::Result<Result<()>, tokio::task::JoinError>),
+}
+
+/// Waits for a task to end; never, when there is none.
+async fn finished<T>(
+    task: Option<&mut JoinHandle<T>>,
+) -> std::result::Result<T, tokio::task::JoinError> {
+    match task {
+        Some(t) => t.await,
+        None => std::future::pending().await,
+    }
 }

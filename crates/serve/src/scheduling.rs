@@ -56,6 +56,12 @@ pub(crate) enum Message {
     },
     /// A request for a view of the cache.
     Inspect(oneshot::Sender<CacheView>),
+    /// A preemption victim's deletion failed (it stays, and no longer counts as
+    /// terminating).
+    PreemptionFailed {
+        /// The victim's UID.
+        victim: String,
+    },
 }
 
 /// A copy of what the live cache holds, for tests, the bench and debugging.
@@ -281,8 +287,31 @@ impl Loop {
                     self.last_condition.remove(uid);
                 }
                 let was_synced = self.cache.synced();
+                // After a node left, or for a pod that arrives: a nomination naming a
+                // node that is gone is cleared.
+                let stale_check = match &update {
+                    Update::Node(
+                        kube::runtime::watcher::Event::Delete(_)
+                        | kube::runtime::watcher::Event::InitDone,
+                    ) => Some(None),
+                    Update::Pod(
+                        kube::runtime::watcher::Event::Apply(p)
+                        | kube::runtime::watcher::Event::InitApply(p),
+                    ) if p
+                        .status
+                        .as_ref()
+                        .is_some_and(|s| s.nominated_node_name.is_some()) =>
+                    {
+                        p.metadata.uid.clone().map(Some)
+                    }
+                    _ => None,
+                };
                 self.cache.apply(update, self.clock.now());
+                if let Some(only) = stale_check {
+                    self.clear_stale_nominations(only.as_deref());
+                }
                 if !was_synced && self.cache.synced() {
+                    self.clear_stale_nominations(None);
                     info!(
                         nodes = self.cache.snapshot.nodes().len(),
                         pods = self.cache.snapshot.pods().count(),
@@ -302,6 +331,17 @@ impl Loop {
             Message::Inspect(reply) => {
                 let _ = reply.send(self.view());
             }
+            Message::PreemptionFailed { victim } => self.cache.preemption_failed(&victim),
+        }
+    }
+
+    /// Clears `status.nominatedNodeName` of pending pods nominated to a node that no
+    /// longer exists (all pods, or one), logging each once.
+    fn clear_stale_nominations(&mut self, only: Option<&str>) {
+        for pod in self.cache.stale_nominations(only) {
+            info!(pod = %pod, "clearing nominatedNodeName: the node it names no longer exists");
+            let writer = self.writer.clone();
+            tokio::spawn(async move { writer.clear_nomination(&pod).await });
         }
     }
 
@@ -426,6 +466,43 @@ impl Loop {
         }
     }
 
+    /// Carries out a preemption the cycle decided on (upstream's `prepareCandidate`):
+    /// the victims count as terminating at once, lower-priority pods nominated to the
+    /// node lose their nomination, and each victim gets `DisruptionTarget`, is deleted
+    /// and gets a `Preempted` event. The preemptor is retried when a victim's deletion
+    /// reaches the cache (an assigned pod's deletion requeues it).
+    fn preempt(&mut self, preemptor: &PodRef, profile: &str, p: &topospread::Preemption) {
+        let node = self.cache.snapshot.node(p.node).node.name.to_string();
+        self.metrics.preemption_attempts.inc();
+        self.metrics
+            .preemption_victims
+            .observe(p.victims.len() as f64);
+        self.cache.mark_preempting(&p.victims);
+        for id in &p.cleared_nominations {
+            let Some((pod, _)) = self.pod_ref(*id) else {
+                continue;
+            };
+            info!(pod = %pod, node, preemptor = %preemptor, "clearing the nomination of a lower-priority pod");
+            let writer = self.writer.clone();
+            tokio::spawn(async move { writer.clear_nomination(&pod).await });
+        }
+        for v in &p.victims {
+            let Some((victim, _)) = self.pod_ref(*v) else {
+                continue;
+            };
+            info!(victim = %victim, preemptor = %preemptor, node, "preempting");
+            let writer = self.writer.clone();
+            let tx = self.tx.clone();
+            let (preemptor, scheduler, node) =
+                (preemptor.clone(), profile.to_string(), node.clone());
+            tokio::spawn(async move {
+                if !writer.preempt(&victim, &scheduler, &preemptor, &node).await {
+                    let _ = tx.send(Message::PreemptionFailed { victim: victim.uid });
+                }
+            });
+        }
+    }
+
     fn carry_out(&mut self, attempt: Attempt, started: Instant) {
         let seconds = started.elapsed().as_secs_f64();
         match attempt {
@@ -479,21 +556,7 @@ impl Loop {
                     .as_ref()
                     .map(|p| self.cache.snapshot.node(p.node).node.name.to_string());
                 if let Some(p) = &preemption {
-                    self.metrics.preemption_attempts.inc();
-                    self.metrics
-                        .preemption_victims
-                        .observe(p.victims.len() as f64);
-                    for v in &p.victims {
-                        let Some((victim, _)) = self.pod_ref(*v) else {
-                            continue;
-                        };
-                        info!(victim = %victim, preemptor = %pod_ref, "preempting");
-                        let writer = self.writer.clone();
-                        let (preemptor, scheduler) = (pod_ref.clone(), profile.clone());
-                        tokio::spawn(async move {
-                            writer.preempt(&victim, &scheduler, &preemptor).await;
-                        });
-                    }
+                    self.preempt(&pod_ref, &profile, p);
                 }
                 let unchanged =
                     nominated.is_none() && self.last_condition.get(&pod_ref.uid) == Some(&message);

@@ -113,7 +113,9 @@ where
                         return;
                     }
                 }
-                Err(e) => warn!(?kind, error = %e, "watch failed; retrying with backoff"),
+                Err(e) => {
+                    warn!(?kind, error = %crate::error::describe_watch(&e), "watch failed; retrying with backoff")
+                }
             }
         }
     })

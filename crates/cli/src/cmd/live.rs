@@ -18,6 +18,14 @@ use crate::cli::LiveArgs;
 /// Objects per list request, as kubectl's default chunk size.
 const PAGE: u32 = 500;
 
+/// The command running, named in the client's User-Agent (`topospread/VERSION (show)`).
+static COMMAND: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+
+/// Names the command for the User-Agent of the live reads; set once, by `main`.
+pub(crate) fn set_command(name: &'static str) {
+    let _ = COMMAND.set(name);
+}
+
 impl LiveArgs {
     /// Whether a live cluster was asked for.
     pub(crate) fn wanted(&self) -> bool {
@@ -51,6 +59,7 @@ async fn list_all(args: &LiveArgs) -> Result<Vec<Loaded>> {
         context: args.context.clone(),
         connect_timeout: Some(Duration::from_secs(10)),
         read_timeout: Some(Duration::from_secs(60)),
+        command: COMMAND.get().copied().unwrap_or_default(),
     })
     .await?;
     let mut out = Vec::new();
@@ -98,10 +107,12 @@ where
     let mut params = params.clone().limit(PAGE);
     let mut page = 0;
     loop {
-        let list = api
-            .list(&params)
-            .await
-            .map_err(|e| anyhow!("cluster {server}: listing {kind}s: {e}"))?;
+        let list = api.list(&params).await.map_err(|e| {
+            anyhow!(
+                "cluster {server}: listing {kind}s: {}",
+                topospread_serve::describe(&e)
+            )
+        })?;
         let next = list.metadata.continue_.clone().filter(|c| !c.is_empty());
         for (i, item) in list.items.into_iter().enumerate() {
             out.push(Loaded {

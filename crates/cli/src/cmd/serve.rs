@@ -38,6 +38,7 @@ async fn serve(ctx: &Context, args: &ServeArgs, setup: SchedulerSetup) -> Result
     let (client, _) = topospread_serve::client(&topospread_serve::ClientOptions {
         kubeconfig: args.kubeconfig.clone(),
         context: args.context.clone(),
+        command: "serve",
         ..Default::default()
     })
     .await?;
@@ -45,6 +46,7 @@ async fn serve(ctx: &Context, args: &ServeArgs, setup: SchedulerSetup) -> Result
     options.features = setup.features;
     options.request_options = ctx.gates().request_options();
     options.listen = Some(args.listen);
+    options.allow_kube_scheduler_lease = args.allow_kube_scheduler_lease;
     let profiles: Vec<String> = options
         .config
         .profiles

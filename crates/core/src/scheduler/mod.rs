@@ -127,6 +127,8 @@ struct Cycle {
     scores: ScoreTable,
     result: ScheduleResult,
     preemption: Option<Preemption>,
+    /// Preemption found no node to make room on: the pod's nomination is cleared.
+    clears_nomination: bool,
 }
 
 impl Scheduler {
@@ -327,10 +329,22 @@ impl Scheduler {
         pod: &Pod,
         nominated: Option<NodeId>,
     ) -> Explanation {
+        self.explained_cycle(snapshot, pod, nominated).0
+    }
+
+    /// [`Self::explain_cycle`], and whether the cycle clears the pod's nomination.
+    fn explained_cycle(
+        &mut self,
+        snapshot: &Snapshot,
+        pod: &Pod,
+        nominated: Option<NodeId>,
+    ) -> (Explanation, bool) {
         // Counted before the cycle: the spread the pod's cycle starts from.
         let spread = self.spread.pod_spread(pod, snapshot);
         let c = self.cycle(snapshot, pod, nominated, true);
-        Explanation::from_cycle(&self.profiles[self.current], snapshot, pod, c, spread)
+        let clears = c.clears_nomination;
+        let e = Explanation::from_cycle(&self.profiles[self.current], snapshot, pod, c, spread);
+        (e, clears)
     }
 
     /// A whole cycle; `record` keeps every plugin's scores for an explanation.
@@ -351,6 +365,8 @@ impl Scheduler {
                 state: &c.state,
                 statuses: &c.statuses,
                 absent: c.diagnosis.absent.as_ref(),
+                nominator: &self.nominator,
+                nominated,
             };
             match preemption::preempt(
                 &self.profiles[self.current],
@@ -367,8 +383,9 @@ impl Scheduler {
                     }
                     c.preemption = Some(p);
                 }
-                Err(post_filter_msg) => {
-                    fit_error::append_post_filter(message, &post_filter_msg, self.release);
+                Err(not) => {
+                    fit_error::append_post_filter(message, &not.message, self.release);
+                    c.clears_nomination = not.clears_nomination;
                 }
             }
         }
@@ -394,6 +411,7 @@ impl Scheduler {
             scores: ScoreTable::default(),
             result: ScheduleResult::Error(Status::error("no nodes available to schedule pods")),
             preemption: None,
+            clears_nomination: false,
         };
         let gate = self.profiles[self.current].run_pre_enqueue(pod);
         if !gate.is_success() {

@@ -5,6 +5,7 @@
 //! first, and the node with the fewest such violations wins.
 
 use super::fit_error::{Diagnosis, fit_error_message};
+use super::nominator::{self, Nominator};
 use super::rng::Rng;
 use crate::api::Pod;
 use crate::config::{DefaultPreemptionArgs, ProfileConfig};
@@ -102,6 +103,21 @@ pub struct Preemption {
     pub node: NodeId,
     /// The pods to evict, most important first.
     pub victims: Vec<PodId>,
+    /// Lower-priority pending pods that were nominated to `node` and no longer are
+    /// (upstream's `getLowerPriorityNominatedPods`, cleared by `prepareCandidate`): the
+    /// caller clears their `status.nominatedNodeName`.
+    pub cleared_nominations: Vec<PodId>,
+}
+
+/// Why DefaultPreemption nominated nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct NotPreempted {
+    /// The PostFilter message, prefixed `preemption: `.
+    pub(super) message: String,
+    /// No node could be made to fit: the pod's nomination is cleared (upstream returns
+    /// `NewPostFilterResultWithNominatedNode("")`). Otherwise (the pod is not eligible,
+    /// e.g. its victims are still terminating) the nomination stays.
+    pub(super) clears_nomination: bool,
 }
 
 impl Preemption {
@@ -124,6 +140,12 @@ pub(super) struct Failed<'a> {
     pub(super) statuses: &'a [(NodeId, Status)],
     /// The status every other node got (a PreFilter rejection), if any.
     pub(super) absent: Option<&'a Status>,
+    /// The pods nominated so far: Filter on a candidate node counts those of equal or
+    /// higher priority (`RunFilterPluginsWithNominatedPods`), so freed room is never
+    /// promised twice.
+    pub(super) nominator: &'a Nominator,
+    /// The node the pod itself is nominated to, if the scheduler knows one.
+    pub(super) nominated: Option<NodeId>,
 }
 
 /// A pod's start as `GetPodStartTime` reads it: `status.startTime`, or "now" (later
@@ -185,11 +207,13 @@ fn eligible(snapshot: &Snapshot, pod: &Pod, failed: &Failed<'_>) -> Result<(), &
     if pod.preemption_never {
         return Err("not eligible due to preemptionPolicy=Never.");
     }
-    let Some(nominated) = pod
-        .nominated_node_name
-        .as_deref()
-        .and_then(|n| snapshot.node_id(n))
-    else {
+    // Upstream reads the pod's `status.nominatedNodeName`; the nomination the scheduler
+    // made in memory is newer than any status the watch has delivered yet.
+    let Some(nominated) = failed.nominated.or_else(|| {
+        pod.nominated_node_name
+            .as_deref()
+            .and_then(|n| snapshot.node_id(n))
+    }) else {
         return Ok(());
     };
     let code = failed
@@ -257,9 +281,11 @@ type Victims = (Vec<PodId>, usize);
 
 /// `SelectVictimsOnNode`: remove every lower-priority pod; if the pod then fits,
 /// reprieve as many as possible, PDB-violating ones first, most important first within
-/// each group.
+/// each group. Fitting is Filter with the node's nominated pods of equal or higher
+/// priority counted (`RunFilterPluginsWithNominatedPods`).
 fn select_victims(
     profile: &Profile,
+    nominator: &Nominator,
     state: &CycleState,
     pod: &Pod,
     node: NodeId,
@@ -292,8 +318,10 @@ fn select_victims(
             )?;
         }
     }
-    let filters = profile.active_filters(&state);
-    let s = filters.run(&state, pod, &info, snapshot);
+    let fits = |state: &CycleState, info: &NodeInfo| {
+        nominator::filter(profile, nominator, state, pod, info, snapshot)
+    };
+    let s = fits(&state, &info);
     if !s.is_success() {
         return Err(s);
     }
@@ -314,7 +342,7 @@ fn select_victims(
             v,
             snapshot,
         )?;
-        if !filters.run(&state, pod, &info, snapshot).is_success() {
+        if !fits(&state, &info).is_success() {
             apply(
                 Change::Remove,
                 profile,
@@ -381,8 +409,8 @@ fn pick(candidates: &[(NodeId, Victims)], snapshot: &Snapshot) -> Option<usize> 
     left.first().copied()
 }
 
-/// DefaultPreemption's PostFilter. `Ok` nominates a node; `Err` is the PostFilter
-/// message (already prefixed `preemption: `).
+/// DefaultPreemption's PostFilter (upstream's `Evaluator.Preempt`). `Ok` nominates a
+/// node; `Err` says why not, and whether the pod's nomination is cleared.
 pub(super) fn preempt(
     profile: &Profile,
     snapshot: &Snapshot,
@@ -390,10 +418,17 @@ pub(super) fn preempt(
     failed: &Failed<'_>,
     limits: Limits,
     rng: &mut Rng,
-) -> Result<Preemption, String> {
+) -> Result<Preemption, NotPreempted> {
     if let Err(why) = eligible(snapshot, pod, failed) {
-        return Err(format!("preemption: {why}"));
+        return Err(NotPreempted {
+            message: format!("preemption: {why}"),
+            clears_nomination: false,
+        });
     }
+    let none_fits = |message: String| NotPreempted {
+        message: format!("preemption: {message}"),
+        clears_nomination: true,
+    };
     let all = snapshot.nodes().len();
     let absent_code = failed.absent.map(Status::code);
     let mut codes: Vec<Option<Code>> = vec![absent_code; all];
@@ -415,7 +450,7 @@ pub(super) fn preempt(
             absent: not_helpful,
             ..Diagnosis::default()
         };
-        return Err(format!("preemption: {}", fit_error_message(all, &d)));
+        return Err(none_fits(fit_error_message(all, &d)));
     }
     let offset = rng.below(potential.len());
     let wanted = limits.num_candidates(potential.len());
@@ -423,7 +458,7 @@ pub(super) fn preempt(
     let mut statuses = Vec::new();
     for i in 0..potential.len() {
         let node = potential[(offset + i) % potential.len()];
-        match select_victims(profile, failed.state, pod, node, snapshot) {
+        match select_victims(profile, failed.nominator, failed.state, pod, node, snapshot) {
             Ok(v) if !v.0.is_empty() => {
                 candidates.push((node, v));
                 if candidates.len() >= wanted {
@@ -440,7 +475,11 @@ pub(super) fn preempt(
     match pick(&candidates, snapshot) {
         Some(i) => {
             let (node, (victims, _)) = candidates.swap_remove(i);
-            Ok(Preemption { node, victims })
+            Ok(Preemption {
+                node,
+                victims,
+                cleared_nominations: Vec::new(),
+            })
         }
         None => {
             let d = Diagnosis {
@@ -448,7 +487,7 @@ pub(super) fn preempt(
                 absent: not_helpful,
                 pre_filter_msg: None,
             };
-            Err(format!("preemption: {}", fit_error_message(all, &d)))
+            Err(none_fits(fit_error_message(all, &d)))
         }
     }
 }
@@ -537,5 +576,81 @@ mod tests {
         // no labels, so no budget covers it.
         assert_eq!(violating, vec![ids[1]]);
         assert_eq!(fine, vec![ids[0], ids[2]]);
+    }
+
+    /// Freed room is promised once: while the first preemptor's victim is still being
+    /// deleted, an equal-priority second preemptor finds no candidate on that node
+    /// (`SelectVictimsOnNode` runs `RunFilterPluginsWithNominatedPods`), and a pod whose
+    /// status names a node is nominated there when it is added.
+    #[test]
+    fn a_nominated_node_is_not_promised_to_a_second_preemptor() {
+        use super::super::tests::{pod, scheduler, snapshot};
+        use crate::scheduler::Attempt;
+        use serde_json::json;
+        use std::time::Duration;
+        let mut s = snapshot(1);
+        let mut sched = scheduler(&mut s);
+        let now = Duration::ZERO;
+        let p = |s: &mut Snapshot,
+                 name: &str,
+                 priority: i32,
+                 node: Option<&str>,
+                 named: Option<&str>| {
+            let mut v = json!({"metadata": {"name": name, "uid": name},
+                "spec": {"priority": priority,
+                    "containers": [{"name": "c", "resources": {"requests": {"cpu": "3"}}}]}});
+            if let Some(n) = node {
+                v["spec"]["nodeName"] = json!(n);
+            }
+            if let Some(n) = named {
+                v["status"] = json!({"nominatedNodeName": n});
+            }
+            pod(s, v)
+        };
+        let low = p(&mut s, "low", 0, Some("n0"), None);
+        let victim = s.add_pod(low).expect("adds");
+        for name in ["a", "b"] {
+            let pending = p(&mut s, name, 1000, None, None);
+            sched
+                .add_pod(&mut s, pending, now)
+                .expect("adds")
+                .expect("queued");
+        }
+        let Some(Attempt::Unschedulable {
+            pod: a,
+            preemption: Some(first),
+            ..
+        }) = sched.schedule_next(&mut s, now)
+        else {
+            panic!("the first pod preempts")
+        };
+        assert_eq!(
+            (first.node, first.victims.clone()),
+            (NodeId(0), vec![victim])
+        );
+        assert_eq!(sched.nominated_node(a), Some(NodeId(0)));
+        match sched.schedule_next(&mut s, now) {
+            Some(Attempt::Unschedulable {
+                pod,
+                preemption: None,
+                message,
+            }) => {
+                assert_ne!(pod, a);
+                assert!(
+                    message.contains("preemption: 0/1 nodes are available"),
+                    "{message}"
+                );
+                assert_eq!(sched.nominated_node(pod), None);
+            }
+            other => panic!("{other:?}"),
+        }
+        // The first keeps its nomination; a pod whose status names n0 is nominated.
+        assert_eq!(sched.nominated_node(a), Some(NodeId(0)));
+        let named = p(&mut s, "c", 1000, None, Some("n0"));
+        let c = sched
+            .add_pod(&mut s, named, now)
+            .expect("adds")
+            .expect("queued");
+        assert_eq!(sched.nominated_node(c), Some(NodeId(0)));
     }
 }

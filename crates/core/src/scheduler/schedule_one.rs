@@ -79,6 +79,16 @@ pub enum EnqueueError {
     Queue(#[from] crate::queue::QueueError),
 }
 
+/// What a failed cycle does to the pod's nomination (upstream's `NominatingInfo`).
+enum Nomination {
+    /// Preemption chose a node: nominate the pod there.
+    Nominate(Preemption),
+    /// No node could be made to fit: clear it (`ModeOverride` with no node).
+    Clear,
+    /// Leave it as it is (`ModeNoop`): not eligible to preempt, or no PostFilter ran.
+    Keep,
+}
+
 /// The plugins whose statuses rejected the pod; empty when one is unknown (then any
 /// event may help).
 fn rejecting_plugins(result: &ScheduleResult) -> Vec<&'static str> {
@@ -205,17 +215,25 @@ impl Scheduler {
                 self.next_start_node_index = (self.next_start_node_index + advance) % all;
             }
             self.rng.skip(draws);
-            return Some(self.unschedulable(id, message, rejected_by, None, popped.cycle, now));
+            return Some(self.unschedulable(
+                snapshot,
+                id,
+                message,
+                rejected_by,
+                Nomination::Keep,
+                popped.cycle,
+                now,
+            ));
         }
         let (start_before, draws_before) = (self.next_start_node_index, self.rng.draws());
-        let (result, preemption) = if recording {
-            let e = self.explain_cycle(snapshot, pod, nominated);
-            let out = (e.result.clone(), e.preemption.clone());
+        let (result, preemption, clears) = if recording {
+            let (e, clears) = self.explained_cycle(snapshot, pod, nominated);
+            let out = (e.result.clone(), e.preemption.clone(), clears);
             self.explain = Some((id, Some(e)));
             out
         } else {
             let c = self.cycle(snapshot, pod, nominated, false);
-            (c.result, c.preemption)
+            (c.result, c.preemption, c.clears_nomination)
         };
         Some(match result {
             ScheduleResult::Scheduled {
@@ -260,7 +278,20 @@ impl Scheduler {
                         self.failures.insert(snapshot, nominations, pod, outcome);
                     }
                 }
-                self.unschedulable(id, message, rejected_by, preemption, popped.cycle, now)
+                let nomination = match preemption {
+                    Some(p) => Nomination::Nominate(p),
+                    None if clears => Nomination::Clear,
+                    None => Nomination::Keep,
+                };
+                self.unschedulable(
+                    snapshot,
+                    id,
+                    message,
+                    rejected_by,
+                    nomination,
+                    popped.cycle,
+                    now,
+                )
             }
             ScheduleResult::Error(s) => {
                 let message = format!("error: {s}");
@@ -272,22 +303,44 @@ impl Scheduler {
     }
 
     /// Hands a pod whose cycle failed back to the queue, nominated when preemption found
-    /// victims, and records its message.
+    /// victims, and records its message. A new nomination takes the node from the
+    /// lower-priority pods nominated there (`prepareCandidate`); a failed preemption
+    /// clears the pod's own nomination only when no node could be made to fit.
+    #[allow(clippy::too_many_arguments)]
     fn unschedulable(
         &mut self,
+        snapshot: &Snapshot,
         id: PodId,
         message: String,
         rejected_by: Vec<&'static str>,
-        preemption: Option<Preemption>,
+        nomination: Nomination,
         cycle: u64,
         now: Duration,
     ) -> Attempt {
-        match &preemption {
-            Some(p) => self.nominator.add(id, p.node),
-            None => {
-                self.nominator.delete(id);
+        let preemption = match nomination {
+            Nomination::Nominate(mut p) => {
+                let priority = snapshot.pod(id).map_or(0, |pod| pod.priority);
+                p.cleared_nominations = self
+                    .nominator
+                    .on_node(p.node)
+                    .iter()
+                    .copied()
+                    .filter(|other| {
+                        *other != id && snapshot.pod(*other).is_some_and(|o| o.priority < priority)
+                    })
+                    .collect();
+                for other in &p.cleared_nominations {
+                    self.nominator.delete(*other);
+                }
+                self.nominator.add(id, p.node);
+                Some(p)
             }
-        }
+            Nomination::Clear => {
+                self.nominator.delete(id);
+                None
+            }
+            Nomination::Keep => None,
+        };
         self.last_failure.insert(id, message.clone());
         // The pod was popped, so it is in the queue.
         let _ = self.queue.add_unschedulable(id, rejected_by, cycle, now);
@@ -365,7 +418,33 @@ impl Scheduler {
             self.on_event(&ClusterEvent::ASSIGNED_POD_ADD, now);
             return Ok(Ok(id));
         }
-        Ok(self.enqueue(snapshot, id, now).map(|()| id))
+        let queued = self.enqueue(snapshot, id, now).map(|()| id);
+        if queued.is_ok() {
+            // The queue's Add nominates a pod its status names (`addNominatedPod`).
+            self.nominate_from_status(snapshot, id);
+        }
+        Ok(queued)
+    }
+
+    /// Takes the pod's `status.nominatedNodeName` as its nomination (none when the
+    /// status names none, or a node the cache does not hold).
+    fn nominate_from_status(&mut self, snapshot: &Snapshot, id: PodId) {
+        let node = snapshot
+            .pod(id)
+            .and_then(|p| p.nominated_node_name.as_deref())
+            .and_then(|n| snapshot.node_id(n));
+        match node {
+            Some(n) if self.nominator.node_of(id) != Some(n) => self.nominator.add(id, n),
+            Some(_) => {}
+            None => {
+                self.nominator.delete(id);
+            }
+        }
+    }
+
+    /// The pending pods nominated to `node`.
+    pub fn nominated_to(&self, node: NodeId) -> Vec<PodId> {
+        self.nominator.on_node(node).to_vec()
     }
 
     /// Deletes a pod from the cache and the queue (a victim of preemption, or a watch's
@@ -479,10 +558,9 @@ impl Scheduler {
         now: Duration,
     ) -> Result<PodId, CacheError> {
         let uid = pod.uid.clone();
-        let old_labels = snapshot
-            .pod_by_uid(&uid)
-            .and_then(|id| snapshot.pod(id))
-            .map(|p| p.labels.clone());
+        let old = snapshot.pod_by_uid(&uid).and_then(|id| snapshot.pod(id));
+        let old_labels = old.map(|p| p.labels.clone());
+        let old_nominated = old.and_then(|p| p.nominated_node_name.clone());
         let id = snapshot.update_pod(&uid, pod)?;
         if snapshot.pod_node(id).is_some() {
             self.queue.delete(id);
@@ -497,10 +575,22 @@ impl Scheduler {
                 ActionType::UPDATE_OTHER
             };
             self.on_event(&ClusterEvent::new(EventResource::AssignedPod, action), now);
-        } else if self.queue.contains(id) {
-            let _ = self.pending_pod_updated(snapshot, id, now);
         } else {
-            let _ = self.enqueue(snapshot, id, now);
+            if self.queue.contains(id) {
+                let _ = self.pending_pod_updated(snapshot, id, now);
+            } else {
+                let _ = self.enqueue(snapshot, id, now);
+            }
+            // `UpdateNominatedPod`: a status that names a nomination, or stops naming
+            // one, decides; while neither the old nor the new status names one, the
+            // nomination made in memory stays (the status write may still be on its
+            // way).
+            let new_nominated = snapshot
+                .pod(id)
+                .and_then(|p| p.nominated_node_name.as_ref());
+            if old_nominated.is_some() || new_nominated.is_some() {
+                self.nominate_from_status(snapshot, id);
+            }
         }
         Ok(id)
     }

@@ -132,3 +132,155 @@ async fn two_replicas_with_leader_changes_never_bind_twice() {
     assert_bound_once(&fake);
     assert_zone_skew(&fake);
 }
+
+fn leader_election(le: serde_json::Value) -> topospread::config::LeaderElection {
+    serde_json::from_value(le).unwrap()
+}
+
+#[test]
+fn without_a_resource_name_the_lease_is_topospread_in_the_running_namespace() {
+    let le = leader_election(serde_json::json!({"leaderElect": true}));
+    let c = LeaseConfig::from_config(&le, "me".into(), "team-a", false).unwrap();
+    assert_eq!(
+        (c.namespace.as_str(), c.name.as_str()),
+        ("team-a", "topospread")
+    );
+    // An explicit namespace wins; an explicit name of its own is kept.
+    let le = leader_election(
+        serde_json::json!({"resourceNamespace": "ops", "resourceName": "spread-lock"}),
+    );
+    let c = LeaseConfig::from_config(&le, "me".into(), "team-a", false).unwrap();
+    assert_eq!(
+        (c.namespace.as_str(), c.name.as_str()),
+        ("ops", "spread-lock")
+    );
+    // POD_NAMESPACE, then the service account's file, then kube-system.
+    let ns = topospread_serve::namespace_from;
+    assert_eq!(ns(Some("a".into()), Some("b\n".into())), "a");
+    assert_eq!(ns(Some(String::new()), Some("b\n".into())), "b");
+    assert_eq!(ns(None, None), "kube-system");
+}
+
+#[tokio::test]
+async fn kube_schedulers_own_lease_is_refused_unless_allowed() {
+    let le = leader_election(serde_json::json!({"resourceName": "kube-scheduler"}));
+    let e = LeaseConfig::from_config(&le, "me".into(), "kube-system", false)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("configuration: leaderElection.resourceName: \"kube-scheduler\"")
+            && e.contains("--allow-kube-scheduler-lease")
+            && !e.contains('\n'),
+        "{e}"
+    );
+    let c = LeaseConfig::from_config(&le, "me".into(), "kube-system", true).unwrap();
+    assert_eq!(c.name, "kube-scheduler");
+    // start() refuses it before any request reaches the server.
+    let fake = FakeApi::new();
+    let mut o = options(true, "me");
+    o.config.leader_election = Some(leader_election(serde_json::json!({
+        "leaderElect": true, "resourceName": "kube-scheduler"})));
+    let client = kube::Client::new(fake.router(), "default");
+    let r = topospread_serve::start(client, o).map(|_| ());
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        matches!(r, Err(topospread_serve::Error::Config { .. })),
+        "{r:?}"
+    );
+    assert!(fake.requests().is_empty(), "{:?}", fake.requests());
+}
+
+/// Another holder renews `ns/topospread` every 500 ms until `stop`.
+fn keep_renewing(fake: &FakeApi, ns: &str, holder: &str) -> tokio::task::JoinHandle<()> {
+    fake.insert(serde_json::json!({
+        "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": "topospread", "namespace": ns},
+        "spec": {"holderIdentity": holder, "leaseDurationSeconds": 3,
+                 "renewTime": "2026-01-01T00:00:00.000000Z"}}))
+        .unwrap();
+    let (fake, ns) = (fake.clone(), ns.to_string());
+    tokio::spawn(async move {
+        for i in 0u64.. {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            let _ = fake.modify("leases.coordination.k8s.io", &ns, "topospread", |l| {
+                l["spec"]["renewTime"] = format!("2026-01-01T00:00:{:02}.000000Z", i % 60).into();
+            });
+        }
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_kept_from_its_lease_is_not_ready_and_says_who_holds_it() {
+    let fake = cluster(3);
+    let renewer = keep_renewing(&fake, "team-a", "someone-else");
+    let mut o = options(true, "me");
+    o.config.leader_election = Some(leader_election(serde_json::json!({
+        "leaderElect": true, "leaseDuration": "3s", "renewDeadline": "2s",
+        "retryPeriod": "250ms"})));
+    o.lease_namespace = "team-a".into();
+    let running = start(&fake, o);
+    eventually(Duration::from_secs(5), "caches synced", || async {
+        running
+            .handle()
+            .cache_view()
+            .await
+            .is_some_and(|v| v.synced)
+    })
+    .await;
+    // Synced, within one lease duration of waiting: ready.
+    assert!(running.handle().ready());
+    eventually(
+        Duration::from_secs(6),
+        "not ready after a lease duration",
+        || async { !running.handle().ready() },
+    )
+    .await;
+    let blocked = running.handle().leadership().blocked().unwrap();
+    assert_eq!(
+        (blocked.lease.as_str(), blocked.holder.as_str()),
+        ("team-a/topospread", "someone-else")
+    );
+    // kube-scheduler's Lease was never touched.
+    assert!(
+        fake.requests()
+            .iter()
+            .filter(|r| r.resource.as_deref() == Some("leases"))
+            .all(|r| r.name.as_deref() == Some("topospread")
+                && r.namespace.as_deref() == Some("team-a"))
+    );
+    // The holder goes away and releases: this replica takes the Lease and is ready.
+    renewer.abort();
+    fake.modify("leases.coordination.k8s.io", "team-a", "topospread", |l| {
+        l["spec"]["holderIdentity"] = "".into();
+    })
+    .unwrap();
+    eventually(Duration::from_secs(10), "ready once it leads", || async {
+        running.handle().ready()
+    })
+    .await;
+    assert!(running.handle().leadership().is_valid());
+    running.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_metrics_server_stops_the_scheduler_with_an_error() {
+    let fake = cluster(1);
+    let mut o = options(false, "me");
+    o.listen = Some("127.0.0.1:0".parse().unwrap());
+    let running = start(&fake, o);
+    eventually(Duration::from_secs(5), "caches synced", || async {
+        running.handle().ready()
+    })
+    .await;
+    running.handle().abort_server();
+    let r = tokio::time::timeout(Duration::from_secs(5), running.wait())
+        .await
+        .expect("the scheduler stops");
+    assert!(
+        matches!(
+            &r,
+            Err(topospread_serve::Error::TaskStopped { task, .. }) if *task == "the metrics and health server"
+        ),
+        "{r:?}"
+    );
+}

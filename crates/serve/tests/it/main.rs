@@ -3,10 +3,12 @@
 
 mod support;
 
+mod agent;
 mod cycle;
 mod e2e;
 mod leader;
 mod namespaces;
+mod preemption;
 mod queue;
 mod rbac;
 mod relist;
