@@ -56,6 +56,10 @@ struct Expect {
     refused: BTreeMap<String, String>,
     #[serde(default)]
     config_error: Option<String>,
+    /// Pods of `schedule` that must stay Pending with a message that begins with this
+    /// text (the FitError's part, before PostFilter's `preemption:` words).
+    #[serde(default)]
+    messages: BTreeMap<String, String>,
 }
 
 #[derive(Deserialize)]
@@ -347,6 +351,21 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
                 Err(msg) => format!("Pending ({msg})"),
             };
             mismatches.push(Mismatch::new(format!("placements[{pod}]"), want, got));
+        }
+    }
+    for (pod, want) in &case.expect.messages {
+        let got = match placements.get(pod) {
+            None => {
+                return Err(bad(
+                    &format!("expect.messages.{pod}"),
+                    &"Not found: no such pod in schedule",
+                ));
+            }
+            Some(Ok(node)) => format!("bound to {node}"),
+            Some(Err(message)) => message.clone(),
+        };
+        if !got.starts_with(want.as_str()) {
+            mismatches.push(Mismatch::new(format!("messages[{pod}]"), want, got));
         }
     }
     for (pod, want) in &case.expect.refused {

@@ -326,7 +326,11 @@ pub(crate) fn build(input: &Input, seed: u64, scale: &[Scale]) -> Result<World> 
         }
     })?;
     let built = build::build_with_symbols(
-        input.objects.iter().chain(&expansion.replica_sets),
+        input
+            .objects
+            .iter()
+            .chain(&expansion.replica_sets)
+            .chain(&expansion.claims),
         gates().request_options(),
         input.symbols.clone(),
     )?;
@@ -345,6 +349,7 @@ pub(crate) fn build(input: &Input, seed: u64, scale: &[Scale]) -> Result<World> 
         }
     }
     let mut notes = input.notes.clone();
+    notes.extend(built.storage_notes.iter().cloned());
     notes.extend(finished_notes(&input.objects));
     notes.extend(expansion.notes.iter().cloned());
     let mut notes = summarize(&notes);
@@ -354,6 +359,12 @@ pub(crate) fn build(input: &Input, seed: u64, scale: &[Scale]) -> Result<World> 
             .errors
             .iter()
             .map(|e| format!("{e}: workload not expanded")),
+    );
+    notes.extend(
+        built
+            .refused_storage
+            .iter()
+            .map(|r| format!("{r} (refused, left out)")),
     );
     let mut queue = Vec::new();
     for (id, pod) in snapshot.pods() {

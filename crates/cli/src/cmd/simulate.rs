@@ -770,6 +770,10 @@ pub(crate) fn snapshot_yaml(
             Object::PriorityClass(o) => push(o)?,
             Object::PodDisruptionBudget(o) => push(o)?,
             Object::Namespace(o) => push(o)?,
+            Object::PersistentVolumeClaim(o) => push(o)?,
+            Object::PersistentVolume(o) => push(o)?,
+            Object::StorageClass(o) => push(o)?,
+            Object::CsiNode(o) => push(o)?,
             Object::SchedulerConfiguration(_) => {}
             Object::CompactPod(p) => anyhow::bail!(
                 "pod {}/{} was read in compact form and cannot be written back (a bug: -o yaml reads pods whole)",
