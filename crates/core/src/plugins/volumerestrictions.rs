@@ -47,12 +47,15 @@ impl Plugin for VolumeRestrictions {
         NAME
     }
 
-    /// Upstream's registrations (queueing hints on): a pod deleted, a node added, a
-    /// claim added.
+    /// Upstream's registrations (queueing hints off, as the queue runs): a pod
+    /// deleted, a node added or its labels or taints updated, a claim added.
     fn events_to_register(&self) -> Vec<ClusterEvent> {
         vec![
             ClusterEvent::new(R::AssignedPod, A::DELETE),
-            ClusterEvent::new(R::Node, A::ADD),
+            ClusterEvent::new(
+                R::Node,
+                A::ADD | A::UPDATE_NODE_TAINT | A::UPDATE_NODE_LABEL,
+            ),
             ClusterEvent::new(R::PersistentVolumeClaim, A::ADD),
         ]
     }

@@ -52,12 +52,15 @@ impl Plugin for VolumeZone {
         NAME
     }
 
-    /// Upstream's registrations (queueing hints on): StorageClass add, node add and
-    /// label update, claim add/update, volume add/update.
+    /// Upstream's registrations (queueing hints off, as the queue runs): StorageClass
+    /// add, node add and label or taint update, claim add/update, volume add/update.
     fn events_to_register(&self) -> Vec<ClusterEvent> {
         vec![
             ClusterEvent::new(R::StorageClass, A::ADD),
-            ClusterEvent::new(R::Node, A::ADD | A::UPDATE_NODE_LABEL),
+            ClusterEvent::new(
+                R::Node,
+                A::ADD | A::UPDATE_NODE_LABEL | A::UPDATE_NODE_TAINT,
+            ),
             ClusterEvent::new(R::PersistentVolumeClaim, A::ADD | A::UPDATE),
             ClusterEvent::new(R::PersistentVolume, A::ADD | A::UPDATE),
         ]

@@ -42,15 +42,18 @@ impl Plugin for VolumeBinding {
         NAME
     }
 
-    /// Upstream's registrations (queueing hints on): StorageClass add/update, claim and
-    /// volume add/update, node add and label update, CSINode add/update, CSIDriver
-    /// update (and CSIStorageCapacity, not modelled).
+    /// Upstream's registrations (queueing hints off, as the queue runs): StorageClass
+    /// add/update, claim and volume add/update, node add and label or taint update,
+    /// CSINode add/update, CSIDriver update (and CSIStorageCapacity, not modelled).
     fn events_to_register(&self) -> Vec<ClusterEvent> {
         vec![
             ClusterEvent::new(R::StorageClass, A::ADD | A::UPDATE),
             ClusterEvent::new(R::PersistentVolumeClaim, A::ADD | A::UPDATE),
             ClusterEvent::new(R::PersistentVolume, A::ADD | A::UPDATE),
-            ClusterEvent::new(R::Node, A::ADD | A::UPDATE_NODE_LABEL),
+            ClusterEvent::new(
+                R::Node,
+                A::ADD | A::UPDATE_NODE_LABEL | A::UPDATE_NODE_TAINT,
+            ),
             ClusterEvent::new(R::CsiNode, A::ADD | A::UPDATE),
             ClusterEvent::new(R::CsiDriver, A::UPDATE),
         ]

@@ -216,3 +216,97 @@ fn the_pv_controller_binds_immediate_claims() {
     assert_eq!(name("match").as_deref(), Some("pv-small"));
     assert_eq!(name("none"), None);
 }
+
+// Through the whole scheduler: the first pod's WaitForFirstConsumer claim is bound in
+// its zone (Reserve/PreBind), and when its node is drained the StatefulSet's
+// replacement follows the volume to the other node of that zone.
+#[test]
+fn a_drained_ordinal_follows_its_volume() {
+    use crate::{Features, Scheduler, SchedulerConfig, Simulation};
+    let zone_nodes = [("a1", "a"), ("b1", "b"), ("a2", "a")];
+    let nodes: Vec<Value> = zone_nodes
+        .iter()
+        .map(|(n, z)| {
+            json!({"metadata": {"name": n, "labels": {ZONE: z}},
+                   "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}}})
+        })
+        .collect();
+    let mut s = snapshot(&nodes, &[]);
+    storage(
+        &mut s,
+        &[
+            class(
+                "zonal",
+                "WaitForFirstConsumer",
+                "ebs.csi.aws.com",
+                &["a", "b"],
+            ),
+            claim("data-db-0", "zonal", json!({})),
+        ],
+    );
+    let mut manifest = claim_pod("db-0", &["data-db-0"]);
+    manifest["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1",
+        "kind": "StatefulSet", "name": "db", "uid": "s1", "controller": true}]);
+    let p = pod(&mut s, manifest);
+    s.add_pod(p).unwrap_or_else(|e| panic!("{e}"));
+    let scheduler = Scheduler::new(&SchedulerConfig::default(), Features::default(), &mut s)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut sim = Simulation::new(scheduler);
+    sim.enqueue_pending(&s);
+    sim.run(&mut s, |_, _| {}).unwrap_or_else(|e| panic!("{e}"));
+    let placed = |s: &Snapshot| {
+        let id = s.pod_id("default", "db-0")?;
+        let node = s.pod_node(id)?;
+        Some(s.node(node).node.name.to_string())
+    };
+    let first = placed(&s).unwrap_or_else(|| panic!("db-0 not bound"));
+    let ns = s
+        .symbols()
+        .get("default")
+        .unwrap_or_else(|| panic!("no namespace"));
+    assert!(
+        s.persistent_volume_claim(ns, "data-db-0")
+            .is_some_and(is_fully_bound)
+    );
+    let zone_of = |n: &str| zone_nodes.iter().find(|(m, _)| *m == n).map(|(_, z)| *z);
+    sim.drain(&mut s, std::slice::from_ref(&first))
+        .unwrap_or_else(|e| panic!("{e}"));
+    sim.run(&mut s, |_, _| {}).unwrap_or_else(|e| panic!("{e}"));
+    // Zone b has one node: a replacement there has nowhere to go and waits.
+    match placed(&s) {
+        Some(second) => {
+            assert_ne!(second, first);
+            assert_eq!(zone_of(&second), zone_of(&first));
+        }
+        None => assert_eq!(zone_of(&first), Some("b")),
+    }
+}
+
+// EventsToRegister of the four volume plugins, as the default profile requeues with
+// them: a claim update retries a pod VolumeBinding or VolumeZone rejected, not one
+// VolumeRestrictions or NodeVolumeLimits rejected (they register claim adds only); a
+// CSINode add retries NodeVolumeLimits' pods.
+#[test]
+fn volume_events_requeue_the_plugins_pods() {
+    use crate::api::Symbols;
+    use crate::config::ProfileConfig;
+    use crate::framework::{ActionType as A, ClusterEvent, EventResource as R, Profile};
+    let p = Profile::build(
+        &ProfileConfig::default(),
+        0,
+        crate::Features::default(),
+        &mut Symbols::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let claim_update = ClusterEvent::new(R::PersistentVolumeClaim, A::UPDATE);
+    let claim_add = ClusterEvent::new(R::PersistentVolumeClaim, A::ADD);
+    let csi_node_add = ClusterEvent::new(R::CsiNode, A::ADD);
+    let pv_update = ClusterEvent::new(R::PersistentVolume, A::UPDATE);
+    assert!(p.worth_requeuing(&["VolumeBinding"], &claim_update));
+    assert!(p.worth_requeuing(&["VolumeZone"], &pv_update));
+    assert!(!p.worth_requeuing(&["VolumeRestrictions"], &claim_update));
+    assert!(p.worth_requeuing(&["VolumeRestrictions"], &claim_add));
+    assert!(!p.worth_requeuing(&["NodeVolumeLimits"], &pv_update));
+    assert!(p.worth_requeuing(&["NodeVolumeLimits"], &csi_node_add));
+    assert!(!p.worth_requeuing(&["VolumeZone"], &csi_node_add));
+}
