@@ -122,6 +122,7 @@ pub fn add_storage<'a>(
     snapshot: &mut Snapshot,
     objects: impl IntoIterator<Item = &'a Loaded> + Clone,
 ) -> Vec<RefusedObject> {
+    snapshot.set_volumes_tracked(true);
     let mut refused = Vec::new();
     let mut refuse = |file: &str, error: ConvertError| {
         refused.push(RefusedObject {

@@ -38,8 +38,8 @@ impl Plugin for NodeVolumeLimits {
 }
 
 impl PreFilterPlugin for NodeVolumeLimits {
-    fn pre_filter(&self, _: &mut CycleState, pod: &Pod, _: &Snapshot) -> Status {
-        if pod.volumes.iter().any(|v| v.claim_name().is_some()) {
+    fn pre_filter(&self, _: &mut CycleState, pod: &Pod, snapshot: &Snapshot) -> Status {
+        if snapshot.volumes_tracked() && pod.volumes.iter().any(|v| v.claim_name().is_some()) {
             Status::success()
         } else {
             Status::skip()

@@ -13,6 +13,7 @@ use serde_json::Value;
 /// A snapshot from node and (bound) pod manifests.
 pub(crate) fn snapshot(nodes: &[Value], pods: &[Value]) -> Snapshot {
     let mut s = Snapshot::new();
+    s.set_volumes_tracked(true);
     for n in nodes {
         let n: core::Node = serde_json::from_value(n.clone()).unwrap_or_else(|e| panic!("{e}"));
         let node = convert::node(&n, s.symbols_mut()).unwrap_or_else(|e| panic!("{e}"));

@@ -65,7 +65,9 @@ impl PreFilterPlugin for VolumeRestrictions {
     fn pre_filter(&self, state: &mut CycleState, pod: &Pod, snapshot: &Snapshot) -> Status {
         let needs_check = pod.volumes.iter().any(PodVolume::needs_restrictions_check);
         let mut rwop_claims: Vec<Box<str>> = Vec::new();
-        for v in &pod.volumes {
+        // Without tracked storage objects only the in-tree disks are checked.
+        let claims = pod.volumes.iter().filter(|_| snapshot.volumes_tracked());
+        for v in claims {
             let PodVolume::Claim { claim } = v else {
                 continue;
             };

@@ -130,6 +130,9 @@ fn pv_topologies(pod: &Pod, snapshot: &Snapshot) -> Result<Vec<PvTopology>, Stat
 
 impl PreFilterPlugin for VolumeZone {
     fn pre_filter(&self, state: &mut CycleState, pod: &Pod, snapshot: &Snapshot) -> Status {
+        if !snapshot.volumes_tracked() {
+            return Status::skip();
+        }
         match pv_topologies(pod, snapshot) {
             Err(s) => s,
             Ok(t) if t.is_empty() => Status::skip(),

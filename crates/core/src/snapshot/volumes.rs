@@ -18,9 +18,27 @@ pub(super) struct VolumeObjects {
     classes: BTreeMap<Box<str>, StorageClass>,
     /// CSINodes by node name.
     csi_nodes: HashMap<Box<str>, CsiNode>,
+    /// Whether the storage objects are tracked at all (see
+    /// [`Snapshot::set_volumes_tracked`]).
+    tracked: bool,
 }
 
 impl Snapshot {
+    /// Declares whether this snapshot holds the cluster's storage objects. A snapshot
+    /// built from manifests does (even when there are none: then every claim is
+    /// missing, as in such a cluster); a cache fed by watches that do not list them
+    /// (the live scheduler's today) does not, and the volume plugins then pass every
+    /// pod rather than find every claim missing. Off by default.
+    pub fn set_volumes_tracked(&mut self, on: bool) {
+        self.touch();
+        self.volume_objects.tracked = on;
+    }
+
+    /// Whether the storage objects are tracked (see [`Self::set_volumes_tracked`]).
+    pub fn volumes_tracked(&self) -> bool {
+        self.volume_objects.tracked
+    }
+
     /// Adds or replaces a PersistentVolumeClaim.
     pub fn set_persistent_volume_claim(&mut self, claim: PersistentVolumeClaim) {
         self.touch();

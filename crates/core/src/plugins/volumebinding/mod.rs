@@ -62,6 +62,9 @@ impl Plugin for VolumeBinding {
 
 impl PreFilterPlugin for VolumeBinding {
     fn pre_filter(&self, state: &mut CycleState, pod: &Pod, snapshot: &Snapshot) -> Status {
+        if !snapshot.volumes_tracked() {
+            return Status::skip();
+        }
         let claims = match pod_claims(pod, snapshot) {
             Err(s) => return s,
             Ok(None) => return Status::skip(),

@@ -310,3 +310,17 @@ fn volume_events_requeue_the_plugins_pods() {
     assert!(p.worth_requeuing(&["NodeVolumeLimits"], &csi_node_add));
     assert!(!p.worth_requeuing(&["VolumeZone"], &csi_node_add));
 }
+
+// A cache that does not track storage objects (the live scheduler's watches) passes
+// every pod through the volume plugins; a tracked one finds the claim missing.
+#[test]
+fn untracked_storage_passes_every_pod() {
+    let mut s = snapshot(&nodes(), &[]);
+    let p = pod(&mut s, claim_pod("p", &["data"]));
+    assert_eq!(filter_all(&VolumeBinding, &s, &p)[0].0, Unresolvable);
+    s.set_volumes_tracked(false);
+    let mut state = CycleState::new();
+    assert!(VolumeBinding.pre_filter(&mut state, &p, &s).is_skip());
+    let zone = crate::plugins::volumezone::VolumeZone;
+    assert!(zone.pre_filter(&mut state, &p, &s).is_skip());
+}
