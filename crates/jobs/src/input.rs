@@ -247,7 +247,11 @@ pub fn build(ctx: &Context, input: &Input, seed: u64, scale: &[Scale]) -> Result
         }
     })?;
     let built = build::build_with_symbols(
-        input.objects.iter().chain(&expansion.replica_sets),
+        input
+            .objects
+            .iter()
+            .chain(&expansion.replica_sets)
+            .chain(&expansion.claims),
         ctx.gates().request_options(),
         input.symbols.clone(),
     )?;
@@ -266,6 +270,7 @@ pub fn build(ctx: &Context, input: &Input, seed: u64, scale: &[Scale]) -> Result
         }
     }
     let mut notes = input.notes.clone();
+    notes.extend(built.storage_notes.iter().cloned());
     notes.extend(finished_notes(&input.objects));
     notes.extend(expansion.notes.iter().cloned());
     let mut notes = summarize(&notes);
@@ -276,6 +281,12 @@ pub fn build(ctx: &Context, input: &Input, seed: u64, scale: &[Scale]) -> Result
             .errors
             .iter()
             .map(|e| format!("{e}: workload not expanded")),
+    );
+    notes.extend(
+        built
+            .refused_storage
+            .iter()
+            .map(|r| format!("{r} (refused, left out)")),
     );
     let mut queue = Vec::new();
     for (id, pod) in snapshot.pods() {

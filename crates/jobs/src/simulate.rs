@@ -555,6 +555,10 @@ pub fn cluster_yaml(
             Object::PriorityClass(o) => push(o)?,
             Object::PodDisruptionBudget(o) => push(o)?,
             Object::Namespace(o) => push(o)?,
+            Object::PersistentVolumeClaim(o) => push(o)?,
+            Object::PersistentVolume(o) => push(o)?,
+            Object::StorageClass(o) => push(o)?,
+            Object::CsiNode(o) => push(o)?,
             Object::SchedulerConfiguration(_) => {}
             Object::CompactPod(p) => {
                 return Err(Error::Render(format!(

@@ -6,6 +6,7 @@ use topospread::api::{
     DisruptionBudget, Labels, PreemptionPolicy, PriorityClass, Selector, Symbols, Workloads,
 };
 use topospread::convert::{self, ConvertError, DEFAULT_NAMESPACE, node};
+use topospread::plugins::volumebinding;
 use topospread::snapshot::{Snapshot, SnapshotError};
 
 use crate::admission::{AdmissionError, WrittenPriority, admit_priority, resolve_priority};
@@ -99,6 +100,132 @@ pub fn add_workload(object: &Object, workloads: &mut Workloads, symbols: &mut Sy
     }
 }
 
+/// A storage object the API server would refuse (or a claim the DefaultStorageClass
+/// admission plugin cannot complete): left out of the snapshot by itself, reported in
+/// one line naming the file, the object and the field.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{file}: {error}")]
+pub struct RefusedObject {
+    /// The file it came from.
+    pub file: String,
+    /// Why (the API server's words).
+    pub error: ConvertError,
+}
+
+/// Adds the storage objects among `objects` to the snapshot, as the API server and the
+/// controllers would have them before the scheduler sees them: StorageClasses, CSINodes
+/// and PersistentVolumes as written; PersistentVolumeClaims without a class get the
+/// default StorageClass (`DefaultStorageClass` admission); then the PV controller binds
+/// the claims it binds without the scheduler ([`volumebinding::bind_immediate_claims`]).
+/// An object the API server would refuse is left out and returned; the rest goes on.
+pub fn add_storage<'a>(
+    snapshot: &mut Snapshot,
+    objects: impl IntoIterator<Item = &'a Loaded> + Clone,
+) -> Vec<RefusedObject> {
+    snapshot.set_volumes_tracked(true);
+    let mut refused = Vec::new();
+    let mut refuse = |file: &str, error: ConvertError| {
+        refused.push(RefusedObject {
+            file: file.to_string(),
+            error,
+        });
+    };
+    for l in objects.clone() {
+        let file = &l.source.file;
+        let symbols = snapshot.symbols_mut();
+        match &l.object {
+            Object::StorageClass(c) => match convert::storage_class(c, symbols) {
+                Ok(c) => snapshot.set_storage_class(c),
+                Err(e) => refuse(file, e),
+            },
+            Object::CsiNode(n) => match convert::csi_node(n, symbols) {
+                Ok(n) => snapshot.set_csi_node(n),
+                Err(e) => refuse(file, e),
+            },
+            Object::PersistentVolume(v) => match convert::persistent_volume(v, symbols) {
+                Ok(v) => snapshot.set_persistent_volume(v),
+                Err(e) => refuse(file, e),
+            },
+            _ => {}
+        }
+    }
+    for l in objects {
+        let Object::PersistentVolumeClaim(c) = &l.object else {
+            continue;
+        };
+        if let Err(e) = add_claim(snapshot, c, None) {
+            refuse(&l.source.file, e);
+        }
+    }
+    volumebinding::bind_immediate_claims(snapshot);
+    refused
+}
+
+/// Converts and adds a claim, with the default StorageClass when it names none
+/// (`DefaultStorageClass` admission), owned by the pod of `owner_uid` if given.
+fn add_claim(
+    snapshot: &mut Snapshot,
+    c: &core::PersistentVolumeClaim,
+    owner_uid: Option<&str>,
+) -> Result<(), ConvertError> {
+    let mut claim = convert::persistent_volume_claim(c, snapshot.symbols_mut())?;
+    let unset = c
+        .spec
+        .as_ref()
+        .is_none_or(|s| s.storage_class_name.is_none())
+        && claim.storage_class.is_empty();
+    if unset && let Some(default) = snapshot.default_storage_class() {
+        claim.storage_class = default.name.clone();
+    }
+    if let Some(uid) = owner_uid {
+        claim.owner_pod_uid = Some(uid.into());
+    }
+    snapshot.set_persistent_volume_claim(claim);
+    Ok(())
+}
+
+/// The ephemeral volume controller: for each generic ephemeral volume of `pod`, the
+/// claim `<pod>-<volume>` from its template, owned by the pod, unless it exists
+/// (`ephemeral.VolumeClaimName`, `handleVolume` in the ephemeral controller). A
+/// template the API server would refuse makes no claim; the pod then waits for it.
+fn create_ephemeral_claims(snapshot: &mut Snapshot, pod: &core::Pod, uid: &str) {
+    let Some(spec) = pod.spec.as_ref() else {
+        return;
+    };
+    let pod_name = pod.metadata.name.as_deref().unwrap_or("");
+    let namespace = pod
+        .metadata
+        .namespace
+        .as_deref()
+        .unwrap_or(DEFAULT_NAMESPACE);
+    for v in spec.volumes.iter().flatten() {
+        let Some(template) = v
+            .ephemeral
+            .as_ref()
+            .and_then(|e| e.volume_claim_template.as_ref())
+        else {
+            continue;
+        };
+        let name = format!("{pod_name}-{}", v.name);
+        let ns = snapshot.symbols_mut().intern(namespace);
+        if snapshot.persistent_volume_claim(ns, &name).is_some() {
+            continue;
+        }
+        let mut meta = template.metadata.clone().unwrap_or_default();
+        meta.name = Some(name);
+        meta.namespace = Some(namespace.to_string());
+        let claim = core::PersistentVolumeClaim {
+            metadata: meta,
+            spec: Some(template.spec.clone()),
+            status: None,
+        };
+        if add_claim(snapshot, &claim, Some(uid)).is_err() {
+            // Refused as the API server would refuse it: the pod waits for its claim.
+            continue;
+        }
+    }
+}
+
 /// A pod the Priority admission plugin refused: not in the snapshot, reported instead.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Refused {
@@ -122,6 +249,58 @@ pub struct BuiltSnapshot {
     /// Pods left out because they have finished (see [`is_finished`]), as
     /// `namespace/name`, in file order.
     pub finished: Vec<String>,
+    /// Storage objects the API server would refuse, left out (see [`add_storage`]).
+    pub refused_storage: Vec<RefusedObject>,
+    /// Claims that stay unbound because the StorageClass they need is not in the input
+    /// (see [`unbound_claim_notes`]).
+    pub storage_notes: Vec<crate::notes::Note>,
+}
+
+/// A note for each claim of `objects` left unbound with no StorageClass to decide its
+/// binding: one naming a class the input does not have, or naming none when the input
+/// has no default class. Upstream treats such a claim as Immediate and its pods stay
+/// Pending ("pod has unbound immediate PersistentVolumeClaims"), as they would in a
+/// cluster without that class; the note says the cluster's classes belong in the input.
+pub fn unbound_claim_notes<'a>(
+    snapshot: &Snapshot,
+    objects: impl IntoIterator<Item = &'a Loaded>,
+) -> Vec<crate::notes::Note> {
+    let mut notes = Vec::new();
+    for l in objects {
+        let Object::PersistentVolumeClaim(c) = &l.object else {
+            continue;
+        };
+        let name = c.metadata.name.as_deref().unwrap_or("");
+        let ns = c.metadata.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
+        let Some(claim) = snapshot
+            .symbols()
+            .get(ns)
+            .and_then(|ns| snapshot.persistent_volume_claim(ns, name))
+        else {
+            continue;
+        };
+        if volumebinding::is_fully_bound(claim) || claim.volume_name.is_some() {
+            continue;
+        }
+        let message = if claim.storage_class.is_empty() {
+            "unbound: no storageClassName and no default StorageClass in the input, so its \
+             pods stay Pending (add the cluster's StorageClasses to the input)"
+                .to_string()
+        } else if snapshot.storage_class(&claim.storage_class).is_none() {
+            format!(
+                "unbound: StorageClass {:?} is not in the input, so its pods stay Pending \
+                 (add the cluster's StorageClasses to the input)",
+                claim.storage_class
+            )
+        } else {
+            continue;
+        };
+        notes.push(crate::notes::Note::new(
+            format!("{}: persistentvolumeclaim/{name}", l.source.file),
+            message,
+        ));
+    }
+    notes
 }
 
 /// Whether a pod has finished: `status.phase` Succeeded or Failed (completed Jobs,
@@ -165,6 +344,7 @@ pub fn admit_and_add(
             source,
         }
     })?;
+    create_ephemeral_claims(snapshot, &pod, &converted.uid);
     snapshot
         .add_pod(converted)
         .map_err(|source| BuildError::Snapshot {
@@ -292,6 +472,8 @@ pub fn build_with_symbols<'a>(
         add_workload(&l.object, &mut workloads, snapshot.symbols_mut());
         *snapshot.workloads_mut() = workloads;
     }
+    let refused_storage = add_storage(&mut snapshot, objects.clone());
+    let objects_for_notes = objects.clone();
     let mut refused = Vec::new();
     let mut finished = Vec::new();
     for l in objects {
@@ -314,9 +496,89 @@ pub fn build_with_symbols<'a>(
             refused.push(r);
         }
     }
+    let storage_notes = unbound_claim_notes(&snapshot, objects_for_notes);
     Ok(BuiltSnapshot {
         snapshot,
         refused,
         finished,
+        refused_storage,
+        storage_notes,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::parse_manifests;
+
+    const STORAGE: &str = r#"
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: standard, annotations: {storageclass.kubernetes.io/is-default-class: "true"}}
+provisioner: ebs.csi.aws.com
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: no-modes}
+spec: {resources: {requests: {storage: 1Gi}}}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: elsewhere}
+spec: {storageClassName: gp3, accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: scratch, uid: u-1}
+spec:
+  containers: [{name: c}]
+  volumes:
+  - name: tmp
+    ephemeral:
+      volumeClaimTemplate:
+        spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+"#;
+
+    // A claim the API server refuses is left out by itself with one line naming file,
+    // object and field; the others load, a claim without a class gets the default
+    // (DefaultStorageClass admission), and a pod's ephemeral volume gets its claim.
+    #[test]
+    fn storage_objects_load_one_by_one() {
+        let m = parse_manifests(STORAGE, "storage.yaml").unwrap_or_else(|e| panic!("{e}"));
+        let built = build(&m.objects).unwrap_or_else(|e| panic!("{e}"));
+        let refused: Vec<String> = built
+            .refused_storage
+            .iter()
+            .map(|r| r.to_string())
+            .collect();
+        assert_eq!(
+            refused,
+            [
+                "storage.yaml: persistentvolumeclaim/no-modes: spec.accessModes: Required value: at least 1 access mode is required"
+            ]
+        );
+        let s = &built.snapshot;
+        let ns = s
+            .symbols()
+            .get("default")
+            .unwrap_or_else(|| panic!("no namespace"));
+        let data = s.persistent_volume_claim(ns, "data");
+        assert_eq!(data.map(|c| &*c.storage_class), Some("standard"));
+        let tmp = s.persistent_volume_claim(ns, "scratch-tmp");
+        assert_eq!(tmp.and_then(|c| c.owner_pod_uid.as_deref()), Some("u-1"));
+        assert_eq!(tmp.map(|c| &*c.storage_class), Some("standard"));
+        let notes: Vec<String> = built.storage_notes.iter().map(|n| n.to_string()).collect();
+        assert_eq!(
+            notes,
+            [
+                "storage.yaml: persistentvolumeclaim/elsewhere: unbound: StorageClass \"gp3\" is not in the input, so its pods stay Pending (add the cluster's StorageClasses to the input)"
+            ]
+        );
+    }
 }

@@ -124,8 +124,14 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
     if let Some(e) = expansion.errors.first() {
         return Err(bad("cluster", e));
     }
-    let built = build::build(manifests.objects.iter().chain(&expansion.replica_sets))
-        .map_err(|e| bad("cluster", &e))?;
+    let built = build::build(
+        manifests
+            .objects
+            .iter()
+            .chain(&expansion.replica_sets)
+            .chain(&expansion.claims),
+    )
+    .map_err(|e| bad("cluster", &e))?;
     let mut snapshot = built.snapshot;
     for p in &expansion.pods {
         build::admit_and_add(&mut snapshot, &p.pod, file).map_err(|e| bad("cluster", &e))?;

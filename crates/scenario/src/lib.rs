@@ -282,6 +282,12 @@ pub(crate) fn build_cluster(
         topospread_k8s::build::add_workload(&l.object, &mut w, snapshot.symbols_mut());
         *snapshot.workloads_mut() = w;
     }
+    if let Some(r) = topospread_k8s::build::add_storage(&mut snapshot, &manifests.objects)
+        .into_iter()
+        .next()
+    {
+        return Err(bad("objects".into(), &r));
+    }
     for (i, p) in pods.iter().enumerate() {
         let p: core::Pod = load::typed(p, file, &format!("{what} pods[{i}]"))?;
         // Existing pods pass Priority admission too; a refused one is a broken case.

@@ -25,6 +25,7 @@ mod priority;
 pub mod quantity;
 pub mod resources;
 mod spread;
+mod volumes;
 
 pub use disruption::{DisruptionBudget, DisruptionBudgets};
 pub use objects::{ControllerKind, ControllerRef, Node, NodeImage, Pod, Workloads};
@@ -34,3 +35,7 @@ pub use priority::{
     SYSTEM_CLUSTER_CRITICAL_VALUE, SYSTEM_NODE_CRITICAL, SYSTEM_NODE_CRITICAL_VALUE,
 };
 pub use spread::{NodeInclusionPolicy, SpreadConstraintSpec, WhenUnsatisfiable};
+pub use volumes::{
+    AccessModes, ClaimRef, CsiNode, CsiNodeDriver, PersistentVolume, PersistentVolumeClaim,
+    PodVolume, StorageClass, TopologyTerm, VolumeMode,
+};

@@ -84,6 +84,8 @@ pub struct Pod {
     pub images: Vec<Box<str>>,
     /// `spec.schedulingGates` names: while any remains, the pod is not scheduled.
     pub scheduling_gates: Vec<Box<str>>,
+    /// The volumes the volume plugins read (claims, ephemeral claims, in-tree disks).
+    pub volumes: Vec<super::PodVolume>,
 }
 
 /// A node, in the compact form the scheduler works on.

@@ -11,6 +11,12 @@ use crate::api::{
 use crate::plugins::imagelocality::normalized_image_name;
 use k8s_openapi::api::core::v1 as core;
 
+mod volumes;
+pub use volumes::{
+    BETA_STORAGE_CLASS_ANNOTATION, BIND_COMPLETED_ANNOTATION, DEFAULT_CLASS_ANNOTATION,
+    SELECTED_NODE_ANNOTATION, csi_node, persistent_volume, persistent_volume_claim, storage_class,
+};
+
 /// An object the engine cannot use as written.
 #[derive(Clone, Debug, thiserror::Error, PartialEq, Eq)]
 #[error("{object}: {field}: {message}")]
@@ -129,6 +135,7 @@ pub fn pod_with(
             .flatten()
             .map(|g| g.name.as_str().into())
             .collect(),
+        volumes: volumes::pod_volumes(&name, spec),
         labels,
         node_name: spec
             .node_name

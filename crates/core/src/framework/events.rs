@@ -19,6 +19,16 @@ pub enum EventResource {
     Workload,
     /// A PodDisruptionBudget or PriorityClass (preemption reads them).
     Policy,
+    /// A PersistentVolumeClaim (the volume plugins read them).
+    PersistentVolumeClaim,
+    /// A PersistentVolume.
+    PersistentVolume,
+    /// A StorageClass.
+    StorageClass,
+    /// A CSINode.
+    CsiNode,
+    /// A CSIDriver.
+    CsiDriver,
     /// Any resource (a registration only).
     Any,
 }

@@ -8,6 +8,7 @@ pub mod nodename;
 pub mod nodeports;
 pub mod noderesources;
 pub mod nodeunschedulable;
+pub mod nodevolumelimits;
 pub mod podtopologyspread;
 pub mod queuesort;
 pub mod registry;
@@ -15,3 +16,6 @@ pub mod schedulinggates;
 pub mod tainttoleration;
 #[cfg(test)]
 pub(crate) mod testutil;
+pub mod volumebinding;
+pub mod volumerestrictions;
+pub mod volumezone;

@@ -8,10 +8,14 @@ use super::nodename::NodeName;
 use super::nodeports::NodePorts;
 use super::noderesources::{BalancedAllocation, Fit};
 use super::nodeunschedulable::NodeUnschedulable;
+use super::nodevolumelimits::NodeVolumeLimits;
 use super::podtopologyspread::PodTopologySpread;
 use super::queuesort::PrioritySort;
 use super::schedulinggates::SchedulingGates;
 use super::tainttoleration::TaintToleration;
+use super::volumebinding::VolumeBinding;
+use super::volumerestrictions::VolumeRestrictions;
+use super::volumezone::VolumeZone;
 use crate::api::Symbols;
 use crate::config::{
     DefaultPreemptionArgs, FieldProblem, InterPodAffinityArgs, NodeAffinityArgs,
@@ -294,16 +298,30 @@ pub const REGISTRY: &[Registration] = &[
         }),
         ..plugin("NodeResourcesFit", &[PreFilter, Filter, PreScore, Score])
     },
-    plugin("VolumeRestrictions", &[PreFilter, Filter]),
+    Registration {
+        factory: Some(|_, _, _| Ok(BuiltPlugin::filtering(Arc::new(VolumeRestrictions)))),
+        ..plugin("VolumeRestrictions", &[PreFilter, Filter])
+    },
     in_tree_volume_limits("EBSLimits", true),
     in_tree_volume_limits("GCEPDLimits", true),
-    plugin("NodeVolumeLimits", &[PreFilter, Filter]),
+    Registration {
+        factory: Some(|_, _, _| Ok(BuiltPlugin::filtering(Arc::new(NodeVolumeLimits)))),
+        ..plugin("NodeVolumeLimits", &[PreFilter, Filter])
+    },
     in_tree_volume_limits("AzureDiskLimits", true),
-    plugin(
-        "VolumeBinding",
-        &[PreFilter, Filter, Reserve, PreBind, PreScore, Score],
-    ),
-    plugin("VolumeZone", &[PreFilter, Filter, PreScore, Score]),
+    // Reserve and PreBind are the scheduler's claim binding after assume
+    // (`volumebinding::bind_pod_volumes`).
+    Registration {
+        factory: Some(|_, _, _| Ok(BuiltPlugin::all_but_queue(Arc::new(VolumeBinding)))),
+        ..plugin(
+            "VolumeBinding",
+            &[PreFilter, Filter, Reserve, PreBind, PreScore, Score],
+        )
+    },
+    Registration {
+        factory: Some(|_, _, _| Ok(BuiltPlugin::filtering(Arc::new(VolumeZone)))),
+        ..plugin("VolumeZone", &[PreFilter, Filter])
+    },
     Registration {
         default_weight: Some(2),
         args_kind: Some("PodTopologySpreadArgs"),
@@ -432,6 +450,18 @@ pub struct BuiltPlugin {
 }
 
 impl BuiltPlugin {
+    /// A plugin that extends PreFilter and Filter.
+    fn filtering<P>(p: Arc<P>) -> Self
+    where
+        P: PreFilterPlugin + FilterPlugin + 'static,
+    {
+        Self {
+            pre_filter: Some(p.clone()),
+            filter: Some(p),
+            ..Self::default()
+        }
+    }
+
     /// A plugin that extends PreFilter, Filter, PreScore and Score.
     fn all_but_queue<P>(p: Arc<P>) -> Self
     where

@@ -13,6 +13,7 @@ use serde_json::Value;
 /// A snapshot from node and (bound) pod manifests.
 pub(crate) fn snapshot(nodes: &[Value], pods: &[Value]) -> Snapshot {
     let mut s = Snapshot::new();
+    s.set_volumes_tracked(true);
     for n in nodes {
         let n: core::Node = serde_json::from_value(n.clone()).unwrap_or_else(|e| panic!("{e}"));
         let node = convert::node(&n, s.symbols_mut()).unwrap_or_else(|e| panic!("{e}"));
@@ -23,6 +24,37 @@ pub(crate) fn snapshot(nodes: &[Value], pods: &[Value]) -> Snapshot {
         s.add_pod(p).unwrap_or_else(|e| panic!("{e}"));
     }
     s
+}
+
+/// Adds storage objects (PersistentVolumeClaim, PersistentVolume, StorageClass,
+/// CSINode manifests, told apart by `kind`) to a snapshot.
+pub(crate) fn storage(s: &mut Snapshot, objects: &[Value]) {
+    use k8s_openapi::api::storage::v1 as st;
+    fn parse<T: serde::de::DeserializeOwned>(v: &Value) -> T {
+        serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{e}"))
+    }
+    for o in objects {
+        let sym = s.symbols_mut();
+        match o.get("kind").and_then(Value::as_str) {
+            Some("PersistentVolumeClaim") => {
+                let c = convert::persistent_volume_claim(&parse(o), sym);
+                s.set_persistent_volume_claim(c.unwrap_or_else(|e| panic!("{e}")));
+            }
+            Some("PersistentVolume") => {
+                let v = convert::persistent_volume(&parse(o), sym);
+                s.set_persistent_volume(v.unwrap_or_else(|e| panic!("{e}")));
+            }
+            Some("StorageClass") => {
+                let c = convert::storage_class(&parse::<st::StorageClass>(o), sym);
+                s.set_storage_class(c.unwrap_or_else(|e| panic!("{e}")));
+            }
+            Some("CSINode") => {
+                let n = convert::csi_node(&parse::<st::CSINode>(o), sym);
+                s.set_csi_node(n.unwrap_or_else(|e| panic!("{e}")));
+            }
+            other => panic!("not a storage kind: {other:?}"),
+        }
+    }
 }
 
 /// A pod from its manifest.

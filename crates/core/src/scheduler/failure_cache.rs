@@ -86,6 +86,7 @@ fn same_class(a: &Pod, b: &Pod) -> bool {
         host_ports,
         images,
         scheduling_gates,
+        volumes,
     } = a;
     *namespace == b.namespace
         && *priority == b.priority
@@ -108,6 +109,7 @@ fn same_class(a: &Pod, b: &Pod) -> bool {
         && *host_ports == b.host_ports
         && *images == b.images
         && *scheduling_gates == b.scheduling_gates
+        && *volumes == b.volumes
 }
 
 impl FailureCache {

@@ -6,6 +6,8 @@
 use super::{Preemption, ScheduleResult, Scheduler, failure_cache};
 use crate::api::Pod;
 use crate::framework::{ActionType, ClusterEvent, EventResource, Status};
+use crate::plugins::registry::Point;
+use crate::plugins::volumebinding;
 use crate::queue::{PendingCounts, SchedulingQueue};
 use crate::snapshot::{CacheError, NodeId, PodId, Snapshot, SnapshotError};
 
@@ -250,6 +252,7 @@ impl Scheduler {
                     self.last_failure.insert(id, message.clone());
                     return Some(Attempt::Error { pod: id, message });
                 }
+                self.reserve_volumes(snapshot, id, node, now);
                 self.cycles_since_prune += 1;
                 if self.cycles_since_prune >= PRUNE_EVERY {
                     self.cycles_since_prune = 0;
@@ -300,6 +303,41 @@ impl Scheduler {
                 Attempt::Error { pod: id, message }
             }
         })
+    }
+
+    /// VolumeBinding's Reserve and PreBind for a pod just assumed on `node`, when its
+    /// profile runs the plugin: the pod's waiting claims are bound there, and pods
+    /// waiting for a claim or volume change are told.
+    fn reserve_volumes(&mut self, snapshot: &mut Snapshot, id: PodId, node: NodeId, now: Duration) {
+        let Some(pod) = snapshot.pod(id) else {
+            return;
+        };
+        let runs = self.profile_index(&pod.scheduler_name).is_some_and(|i| {
+            self.profiles[i]
+                .enabled(Point::Reserve)
+                .iter()
+                .any(|(n, _)| n == volumebinding::NAME)
+        });
+        if !runs {
+            return;
+        }
+        let bound = volumebinding::bind_pod_volumes(snapshot, id, node);
+        if bound.matched + bound.provisioned == 0 {
+            return;
+        }
+        self.on_event(
+            &ClusterEvent::new(EventResource::PersistentVolumeClaim, ActionType::UPDATE),
+            now,
+        );
+        let pv_action = if bound.provisioned > 0 {
+            ActionType::ADD | ActionType::UPDATE
+        } else {
+            ActionType::UPDATE
+        };
+        self.on_event(
+            &ClusterEvent::new(EventResource::PersistentVolume, pv_action),
+            now,
+        );
     }
 
     /// Hands a pod whose cycle failed back to the queue, nominated when preemption found

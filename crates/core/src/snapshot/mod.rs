@@ -7,6 +7,7 @@ mod domain_counts;
 mod node_info;
 mod objects;
 mod topology;
+mod volumes;
 
 use crate::api::{Labels, Node, Pod, Selector, Sym, Symbols, Workloads};
 use crate::plugins::imagelocality::ImageStateSummary;
@@ -118,6 +119,8 @@ pub struct Snapshot {
     generation: u64,
     /// The gates pods added from manifests are converted under (`PodLevelResources`...).
     request_options: crate::api::resources::RequestOptions,
+    /// Claims, volumes, classes and CSINodes, for the volume plugins.
+    volume_objects: volumes::VolumeObjects,
 }
 
 impl Clone for Snapshot {
@@ -141,6 +144,7 @@ impl Clone for Snapshot {
             anti_affinity_nodes: self.anti_affinity_nodes.clone(),
             generation: self.generation,
             request_options: self.request_options,
+            volume_objects: self.volume_objects.clone(),
         }
     }
 }

@@ -18,8 +18,10 @@ use crate::notes::Note;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod, ReplicationController, Service};
+use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
+use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use lenient::Lenient;
 use serde::de::DeserializeOwned;
@@ -160,6 +162,14 @@ pub enum Object {
     PodDisruptionBudget(Box<PodDisruptionBudget>),
     /// A v1 Namespace (its labels, read by pod affinity's `namespaceSelector`).
     Namespace(Box<Namespace>),
+    /// A v1 PersistentVolumeClaim (the volume plugins read it).
+    PersistentVolumeClaim(Box<PersistentVolumeClaim>),
+    /// A v1 PersistentVolume.
+    PersistentVolume(Box<PersistentVolume>),
+    /// A storage.k8s.io/v1 StorageClass.
+    StorageClass(Box<StorageClass>),
+    /// A storage.k8s.io/v1 CSINode (per-driver volume limits and topology keys).
+    CsiNode(Box<CSINode>),
     /// A `kubescheduler.config.k8s.io/v1` KubeSchedulerConfiguration, untyped here.
     SchedulerConfiguration(Value),
     /// A v1 Pod bound to a node, read in compact form (see [`Compactor`]): it has no
@@ -184,6 +194,10 @@ impl Object {
             Object::PriorityClass(o) => &o.metadata,
             Object::PodDisruptionBudget(o) => &o.metadata,
             Object::Namespace(o) => &o.metadata,
+            Object::PersistentVolumeClaim(o) => &o.metadata,
+            Object::PersistentVolume(o) => &o.metadata,
+            Object::StorageClass(o) => &o.metadata,
+            Object::CsiNode(o) => &o.metadata,
             Object::SchedulerConfiguration(_) | Object::CompactPod(_) => return None,
         })
     }
@@ -204,6 +218,10 @@ impl Object {
             Object::PriorityClass(o) => &mut o.metadata,
             Object::PodDisruptionBudget(o) => &mut o.metadata,
             Object::Namespace(o) => &mut o.metadata,
+            Object::PersistentVolumeClaim(o) => &mut o.metadata,
+            Object::PersistentVolume(o) => &mut o.metadata,
+            Object::StorageClass(o) => &mut o.metadata,
+            Object::CsiNode(o) => &mut o.metadata,
             Object::SchedulerConfiguration(_) | Object::CompactPod(_) => return None,
         })
     }
@@ -224,6 +242,10 @@ impl Object {
             Object::PriorityClass(_) => "PriorityClass",
             Object::PodDisruptionBudget(_) => "PodDisruptionBudget",
             Object::Namespace(_) => "Namespace",
+            Object::PersistentVolumeClaim(_) => "PersistentVolumeClaim",
+            Object::PersistentVolume(_) => "PersistentVolume",
+            Object::StorageClass(_) => "StorageClass",
+            Object::CsiNode(_) => "CSINode",
             Object::SchedulerConfiguration(_) => "KubeSchedulerConfiguration",
         }
     }
@@ -280,9 +302,6 @@ const SKIPPED_KINDS: &[&str] = &[
     "RoleBinding",
     "ClusterRole",
     "ClusterRoleBinding",
-    "PersistentVolume",
-    "PersistentVolumeClaim",
-    "StorageClass",
     "Ingress",
     "IngressClass",
     "NetworkPolicy",
@@ -296,7 +315,6 @@ const SKIPPED_KINDS: &[&str] = &[
     "ValidatingWebhookConfiguration",
     "APIService",
     "CSIDriver",
-    "CSINode",
     "VolumeAttachment",
 ];
 
@@ -522,6 +540,12 @@ pub fn parse_object(value: &Value, source: Source, out: &mut Manifests) -> Resul
         "PriorityClass" => Object::PriorityClass(Box::new(typed(value, &file, &what)?)),
         "PodDisruptionBudget" => Object::PodDisruptionBudget(Box::new(typed(value, &file, &what)?)),
         "Namespace" => Object::Namespace(Box::new(typed(value, &file, &what)?)),
+        "PersistentVolumeClaim" => {
+            Object::PersistentVolumeClaim(Box::new(typed(value, &file, &what)?))
+        }
+        "PersistentVolume" => Object::PersistentVolume(Box::new(typed(value, &file, &what)?)),
+        "StorageClass" => Object::StorageClass(Box::new(typed(value, &file, &what)?)),
+        "CSINode" => Object::CsiNode(Box::new(typed(value, &file, &what)?)),
         "KubeSchedulerConfiguration" => Object::SchedulerConfiguration(value.clone()),
         _ => {
             let message = if SKIPPED_KINDS.contains(&kind) {
@@ -604,7 +628,14 @@ fn builtin(kind: &str, api_version: &str) -> bool {
         None => "",
     };
     match kind {
-        "Node" | "Pod" | "Service" | "ReplicationController" | "Namespace" => group.is_empty(),
+        "Node"
+        | "Pod"
+        | "Service"
+        | "ReplicationController"
+        | "Namespace"
+        | "PersistentVolumeClaim"
+        | "PersistentVolume" => group.is_empty(),
+        "StorageClass" | "CSINode" => group == "storage.k8s.io",
         "ReplicaSet" | "StatefulSet" | "Deployment" | "DaemonSet" => {
             matches!(group, "apps" | "extensions")
         }

@@ -813,6 +813,10 @@ fn fast(piece: &impl Typer, kind: &str) -> Option<Object> {
         "PriorityClass" => Object::PriorityClass(Box::new(piece.typed()?)),
         "PodDisruptionBudget" => Object::PodDisruptionBudget(Box::new(piece.typed()?)),
         "Namespace" => Object::Namespace(Box::new(piece.typed()?)),
+        "PersistentVolumeClaim" => Object::PersistentVolumeClaim(Box::new(piece.typed()?)),
+        "PersistentVolume" => Object::PersistentVolume(Box::new(piece.typed()?)),
+        "StorageClass" => Object::StorageClass(Box::new(piece.typed()?)),
+        "CSINode" => Object::CsiNode(Box::new(piece.typed()?)),
         _ => return None,
     })
 }

@@ -125,7 +125,12 @@ fn validate_meta(object: &Object, meta: &ObjectMeta) -> Vec<FieldError> {
     }
     let cluster_scoped = matches!(
         object,
-        Object::Node(_) | Object::PriorityClass(_) | Object::Namespace(_)
+        Object::Node(_)
+            | Object::PriorityClass(_)
+            | Object::Namespace(_)
+            | Object::PersistentVolume(_)
+            | Object::StorageClass(_)
+            | Object::CsiNode(_)
     );
     if let Some(ns) = meta.namespace.as_deref().filter(|ns| !ns.is_empty())
         && !cluster_scoped

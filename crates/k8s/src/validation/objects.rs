@@ -255,6 +255,10 @@ impl Workload {
             | Object::PriorityClass(_)
             | Object::PodDisruptionBudget(_)
             | Object::Namespace(_)
+            | Object::PersistentVolumeClaim(_)
+            | Object::PersistentVolume(_)
+            | Object::StorageClass(_)
+            | Object::CsiNode(_)
             | Object::SchedulerConfiguration(_)
             | Object::CompactPod(_) => {
                 return None;

@@ -35,6 +35,7 @@
 //! assert_eq!(names, ["db-0", "db-1"]);
 //! ```
 
+mod claims;
 mod daemonset;
 mod deployment;
 mod naming;
@@ -118,6 +119,9 @@ pub struct Expansion {
     /// Deployments whose rollout is still to be carried out, step by step through the
     /// scheduler ([`Rollout::run`]); their new pods are not in [`Expansion::pods`].
     pub rollouts: Vec<Rollout>,
+    /// PersistentVolumeClaims a StatefulSet's `volumeClaimTemplates` make for its new
+    /// pods (`<template>-<set>-<ordinal>`), those not already in the input.
+    pub claims: Vec<Loaded>,
 }
 
 /// What [`Existing`] reads of one pod, whole or compact.
@@ -552,6 +556,7 @@ impl<'a> Expander<'a> {
                     spec.and_then(|s| s.replicas).unwrap_or(1),
                 );
                 let template = spec.map(|s| &s.template);
+                let first_new = self.out.pods.len();
                 self.pods(
                     s,
                     &owner,
@@ -561,6 +566,21 @@ impl<'a> Expander<'a> {
                     Naming::Ordinal,
                     &[],
                 );
+                let mut existing: BTreeSet<(String, String)> = self
+                    .objects
+                    .iter()
+                    .chain(&self.out.claims)
+                    .filter_map(|l| match &l.object {
+                        Object::PersistentVolumeClaim(c) => Some((
+                            ns_of(&c.metadata),
+                            c.metadata.name.clone().unwrap_or_default(),
+                        )),
+                        _ => None,
+                    })
+                    .collect();
+                let new_pods = &mut self.out.pods[first_new..];
+                let claims = claims::apply(ss, new_pods, &mut existing);
+                self.out.claims.extend(claims);
             }
             Object::Job(job) => self.job(s, job),
             Object::CronJob(cj) => self.out.notes.push(Note::new(

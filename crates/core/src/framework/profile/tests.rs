@@ -25,7 +25,6 @@ fn default_profile_has_upstream_points_and_weights() {
             ("NodeAffinity", 2),
             ("NodeResourcesFit", 1),
             ("VolumeBinding", 1),
-            ("VolumeZone", 1),
             ("PodTopologySpread", 2),
             ("InterPodAffinity", 2),
             ("NodeResourcesBalancedAllocation", 1),
@@ -53,8 +52,8 @@ fn default_profile_has_upstream_points_and_weights() {
             "DynamicResources",
         ]
     );
-    assert_eq!(p.filter.len(), 8);
-    assert_eq!(p.score.len(), 7);
+    assert_eq!(p.filter.len(), 12);
+    assert_eq!(p.score.len(), 8);
 }
 
 #[test]
@@ -75,7 +74,7 @@ fn disabling_star_keeps_only_the_explicit_plugins() {
     };
     assert_eq!(names(&p, Point::Score), vec![("PodTopologySpread", 1)]);
     assert_eq!(names(&p, Point::PreScore), vec![("PodTopologySpread", 0)]);
-    assert_eq!(p.filter.len(), 8);
+    assert_eq!(p.filter.len(), 12);
 }
 
 #[test]

@@ -238,7 +238,7 @@ fn pieces(text: &str) -> Vec<String> {
 }
 
 /// The kinds the loader types straight from text.
-const KINDS: [&str; 13] = [
+const KINDS: [&str; 17] = [
     "Node",
     "Pod",
     "Service",
@@ -252,6 +252,10 @@ const KINDS: [&str; 13] = [
     "PriorityClass",
     "PodDisruptionBudget",
     "Namespace",
+    "PersistentVolumeClaim",
+    "PersistentVolume",
+    "StorageClass",
+    "CSINode",
 ];
 
 /// The piece typed as every kind both ways: wherever the JSON route types it, serde-saphyr
@@ -289,6 +293,10 @@ fn object_value(o: &super::super::Object) -> Value {
         O::PriorityClass(x) => serde_json::to_value(x),
         O::PodDisruptionBudget(x) => serde_json::to_value(x),
         O::Namespace(x) => serde_json::to_value(x),
+        O::PersistentVolumeClaim(x) => serde_json::to_value(x),
+        O::PersistentVolume(x) => serde_json::to_value(x),
+        O::StorageClass(x) => serde_json::to_value(x),
+        O::CsiNode(x) => serde_json::to_value(x),
         O::SchedulerConfiguration(x) => Ok(x.clone()),
         O::CompactPod(p) => panic!("pod {} read compact; these tests read whole", p.name),
     };
