@@ -85,6 +85,7 @@ fn same_class(a: &Pod, b: &Pod) -> bool {
         requests,
         host_ports,
         images,
+        init_images,
         scheduling_gates,
     } = a;
     *namespace == b.namespace
@@ -107,6 +108,7 @@ fn same_class(a: &Pod, b: &Pod) -> bool {
         && *affinity == b.affinity
         && *host_ports == b.host_ports
         && *images == b.images
+        && *init_images == b.init_images
         && *scheduling_gates == b.scheduling_gates
 }
 
