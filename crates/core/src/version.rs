@@ -72,6 +72,14 @@ impl KubernetesVersion {
         self.minor >= 28
     }
 
+    /// Whether ImageLocality counts init containers' images, in the sum of the sizes a
+    /// node holds and in the per-container maximum: kubernetes PR 123366, in the 1.30
+    /// changelog ("The kube-scheduler now considers whether nodes have the images
+    /// available for init containers"). Earlier releases score regular containers only.
+    pub fn image_locality_counts_init_containers(self) -> bool {
+        self.minor >= 30
+    }
+
     /// Whether NodeResourcesBalancedAllocation skips a pod that requests nothing
     /// (returns Skip at PreScore, so it scores no node): kubernetes PR 130260, in the
     /// 1.33.0 changelog ("The `BalancedAllocation` plugin now skips all best-effort

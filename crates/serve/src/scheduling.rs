@@ -207,11 +207,19 @@ impl Loop {
                     .scheduler
                     .schedule_next(&mut self.cache.snapshot, now)
                 {
+                    let errored = matches!(attempt, Attempt::Error { .. });
                     self.carry_out(attempt, started);
                     since_gauges += 1;
                     if since_gauges >= 256 {
                         since_gauges = 0;
                         self.metrics.set_pending(&self.cache.scheduler.pending());
+                    }
+                    // Cycles run back to back without awaiting: yield now and then, and
+                    // after every failed cycle (a pod popped from backoff again and
+                    // again), so the tasks this loop spawned run (tokio keeps the last
+                    // spawned one in this worker's slot, which no other worker steals).
+                    if errored || since_gauges.is_multiple_of(64) {
+                        tokio::task::yield_now().await;
                     }
                     continue;
                 }

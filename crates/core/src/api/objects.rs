@@ -82,6 +82,8 @@ pub struct Pod {
     /// Container images, init containers first, normalized once as ImageLocality
     /// compares them (`:latest` added to an untagged name).
     pub images: Vec<Box<str>>,
+    /// How many of `images` are init containers' (ImageLocality counts them from 1.30).
+    pub init_images: usize,
     /// `spec.schedulingGates` names: while any remains, the pod is not scheduled.
     pub scheduling_gates: Vec<Box<str>>,
     /// The volumes the volume plugins read (claims, ephemeral claims, in-tree disks).

@@ -129,6 +129,7 @@ pub fn pod_with(
             .chain(&spec.containers)
             .map(|c| normalized_image_name(c.image.as_deref().unwrap_or("")).into())
             .collect(),
+        init_images: spec.init_containers.as_ref().map_or(0, Vec::len),
         scheduling_gates: spec
             .scheduling_gates
             .iter()

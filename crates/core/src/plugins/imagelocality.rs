@@ -122,8 +122,38 @@ where
 pub const NAME: &str = "ImageLocality";
 
 /// The ImageLocality plugin (Score only).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ImageLocality;
+#[derive(Clone, Copy, Debug)]
+pub struct ImageLocality {
+    /// Init containers' images count, in the sum and in the maximum (kubernetes PR
+    /// 123366, 1.30); earlier releases score the regular containers only.
+    count_init_containers: bool,
+}
+
+impl Default for ImageLocality {
+    fn default() -> Self {
+        Self {
+            count_init_containers: true,
+        }
+    }
+}
+
+impl ImageLocality {
+    /// The plugin as `release` runs it.
+    pub fn for_release(release: crate::version::KubernetesVersion) -> Self {
+        Self {
+            count_init_containers: release.image_locality_counts_init_containers(),
+        }
+    }
+
+    /// The pod's images this release scores.
+    fn images<'p>(&self, pod: &'p crate::api::Pod) -> &'p [Box<str>] {
+        if self.count_init_containers {
+            &pod.images
+        } else {
+            pod.images.get(pod.init_images..).unwrap_or(&[])
+        }
+    }
+}
 
 impl crate::framework::Plugin for ImageLocality {
     fn name(&self) -> &'static str {
@@ -139,9 +169,10 @@ impl crate::framework::ScorePlugin for ImageLocality {
         node: &crate::snapshot::NodeInfo,
         snapshot: &crate::snapshot::Snapshot,
     ) -> Result<i64, crate::framework::Status> {
+        let images = self.images(pod);
         if node.node.images.is_empty() {
             // Nothing to look up: the score of a node holding none of the images.
-            return Ok(calculate_priority(0, pod.images.len()));
+            return Ok(calculate_priority(0, images.len()));
         }
         let on_node = |name: &str| {
             node.node
@@ -152,7 +183,7 @@ impl crate::framework::ScorePlugin for ImageLocality {
                 .flatten()
         };
         Ok(image_locality_score(
-            &pod.images,
+            images,
             on_node,
             snapshot.nodes().len(),
         ))
@@ -168,7 +199,7 @@ impl crate::framework::ScorePlugin for ImageLocality {
     ) -> Result<(), crate::framework::Status> {
         if !snapshot.has_images() {
             // No node holds an image: every node scores as one holding none.
-            let score = calculate_priority(0, pod.images.len());
+            let score = calculate_priority(0, self.images(pod).len());
             out.extend(
                 nodes
                     .iter()

@@ -382,9 +382,11 @@ pub const REGISTRY: &[Registration] = &[
     },
     Registration {
         default_weight: Some(1),
-        factory: Some(|_, _, _| {
+        factory: Some(|_, features, _| {
             Ok(BuiltPlugin {
-                score: Some(Arc::new(ImageLocality)),
+                score: Some(Arc::new(ImageLocality::for_release(
+                    features.kubernetes_version,
+                ))),
                 ..BuiltPlugin::default()
             })
         }),

@@ -85,6 +85,7 @@ fn same_class(a: &Pod, b: &Pod) -> bool {
         requests,
         host_ports,
         images,
+        init_images,
         scheduling_gates,
         volumes,
     } = a;
@@ -108,6 +109,7 @@ fn same_class(a: &Pod, b: &Pod) -> bool {
         && *affinity == b.affinity
         && *host_ports == b.host_ports
         && *images == b.images
+        && *init_images == b.init_images
         && *scheduling_gates == b.scheduling_gates
         && *volumes == b.volumes
 }
