@@ -59,10 +59,6 @@ struct Expect {
     messages: BTreeMap<String, String>,
     #[serde(default)]
     config_error: Option<String>,
-    /// Pods of `schedule` that must stay Pending with a message that begins with this
-    /// text (the FitError's part, before PostFilter's `preemption:` words).
-    #[serde(default)]
-    messages: BTreeMap<String, String>,
 }
 
 #[derive(Deserialize)]

@@ -312,7 +312,11 @@ pub const REGISTRY: &[Registration] = &[
     // Reserve and PreBind are the scheduler's claim binding after assume
     // (`volumebinding::bind_pod_volumes`).
     Registration {
-        factory: Some(|_, _, _| Ok(BuiltPlugin::all_but_queue(Arc::new(VolumeBinding)))),
+        factory: Some(|_, features, _| {
+            Ok(BuiltPlugin::all_but_queue(Arc::new(
+                VolumeBinding::for_release(features.kubernetes_version),
+            )))
+        }),
         ..plugin(
             "VolumeBinding",
             &[PreFilter, Filter, Reserve, PreBind, PreScore, Score],

@@ -14,8 +14,10 @@ use std::collections::BTreeSet;
 /// `ErrReasonBindConflict`.
 pub const ERR_REASON_BIND_CONFLICT: &str =
     "node(s) didn't find available persistent volumes to bind";
-/// `ErrReasonNodeConflict`.
-pub const ERR_REASON_NODE_CONFLICT: &str = "node(s) had volume node affinity conflict";
+/// `ErrReasonNodeConflict`, as kubernetes PR 129887 words it from 1.33.
+pub const ERR_REASON_NODE_CONFLICT: &str = "node(s) didn't match PersistentVolume's node affinity";
+/// `ErrReasonNodeConflict` up to 1.32.
+pub const ERR_REASON_NODE_CONFLICT_BEFORE_1_33: &str = "node(s) had volume node affinity conflict";
 /// `ErrReasonPVNotExist`.
 pub const ERR_REASON_PV_NOT_EXIST: &str =
     "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)";
@@ -165,11 +167,13 @@ pub fn find_matching_volume<'a>(
 }
 
 /// `FindPodVolumes` for one node: the bindings it would take, or the reasons the node
-/// does not fit (UnschedulableAndUnresolvable), or an error status.
+/// does not fit (UnschedulableAndUnresolvable, a bound volume's node affinity not
+/// matching the node worded as `node_conflict`), or an error status.
 pub fn find_pod_volumes(
     claims: &PodClaims,
     node: NodeId,
     snapshot: &Snapshot,
+    node_conflict: &'static str,
 ) -> Result<PodVolumes, Status> {
     let symbols = snapshot.symbols();
     let info = snapshot.node(node);
@@ -250,7 +254,7 @@ pub fn find_pod_volumes(
         }
     }
     let reasons: Vec<&'static str> = [
-        (!bound_ok, ERR_REASON_NODE_CONFLICT),
+        (!bound_ok, node_conflict),
         (!unbound_ok, ERR_REASON_BIND_CONFLICT),
         (!pvs_found, ERR_REASON_PV_NOT_EXIST),
     ]
@@ -374,7 +378,7 @@ pub fn bind_pod_volumes(snapshot: &mut Snapshot, pod: PodId, node: NodeId) -> Bo
     if claims.delayed.is_empty() {
         return BoundVolumes::default();
     }
-    let Ok(plan) = find_pod_volumes(&claims, node, snapshot) else {
+    let Ok(plan) = find_pod_volumes(&claims, node, snapshot, ERR_REASON_NODE_CONFLICT) else {
         return BoundVolumes::default();
     };
     let mut out = BoundVolumes::default();

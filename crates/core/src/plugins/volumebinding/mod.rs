@@ -11,13 +11,15 @@
 mod binder;
 
 pub use binder::{
-    BoundVolumes, ERR_REASON_BIND_CONFLICT, ERR_REASON_NODE_CONFLICT, ERR_REASON_PV_NOT_EXIST,
+    BoundVolumes, ERR_REASON_BIND_CONFLICT, ERR_REASON_NODE_CONFLICT,
+    ERR_REASON_NODE_CONFLICT_BEFORE_1_33, ERR_REASON_PV_NOT_EXIST,
     ERR_REASON_UNBOUND_IMMEDIATE, NOT_SUPPORTED_PROVISIONER, PodClaims, PodVolumes,
     bind_immediate_claims, bind_pod_volumes, find_matching_volume, find_pod_volumes,
     is_fully_bound, pod_claims,
 };
 
 use crate::api::Pod;
+use crate::version::KubernetesVersion;
 use crate::framework::{
     ActionType as A, ClusterEvent, Code, CycleState, EventResource as R, FilterPlugin, NodeScore,
     Plugin, PreFilterPlugin, PreScorePlugin, ScorePlugin, Status,
@@ -27,9 +29,33 @@ use crate::snapshot::{NodeId, NodeInfo, Snapshot};
 /// The plugin's registry name.
 pub const NAME: &str = "VolumeBinding";
 
-/// The VolumeBinding plugin.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct VolumeBinding;
+/// The VolumeBinding plugin, with its reasons worded as the chosen release words them.
+#[derive(Clone, Copy, Debug)]
+pub struct VolumeBinding {
+    node_conflict: &'static str,
+}
+
+impl Default for VolumeBinding {
+    /// The newest release's wording.
+    fn default() -> Self {
+        Self::for_release(KubernetesVersion::NEWEST)
+    }
+}
+
+impl VolumeBinding {
+    /// The plugin as `release` runs it: a bound volume whose node affinity excludes the
+    /// node is "had volume node affinity conflict" up to 1.32 and "didn't match
+    /// PersistentVolume's node affinity" from 1.33 (kubernetes PR 129887).
+    pub fn for_release(release: KubernetesVersion) -> Self {
+        Self {
+            node_conflict: if release.minor >= 33 {
+                ERR_REASON_NODE_CONFLICT
+            } else {
+                ERR_REASON_NODE_CONFLICT_BEFORE_1_33
+            },
+        }
+    }
+}
 
 /// PreFilter's sorting of the pod's claims, read by Filter.
 #[derive(Clone, Debug)]
@@ -87,7 +113,7 @@ impl FilterPlugin for VolumeBinding {
             Ok(s) => s,
             Err(e) => return e,
         };
-        match find_pod_volumes(&s.claims, node.id, snapshot) {
+        match find_pod_volumes(&s.claims, node.id, snapshot, self.node_conflict) {
             Ok(_) => Status::success(),
             Err(status) => status,
         }

@@ -52,7 +52,7 @@ fn run(objects: &[Value], claims: &[&str]) -> Vec<(Code, String)> {
     let mut s = snapshot(&nodes(), &[]);
     storage(&mut s, objects);
     let p = pod(&mut s, claim_pod("p", claims));
-    filter_all(&VolumeBinding, &s, &p)
+    filter_all(&VolumeBinding::default(), &s, &p)
 }
 
 use Code::{Success, UnschedulableAndUnresolvable as Unresolvable};
@@ -177,8 +177,16 @@ fn binding_provisions_in_the_nodes_topology() {
     let pv = pv.unwrap_or_else(|| panic!("no volume"));
     assert_eq!(pv.csi.as_ref().map(|c| &*c.0), Some("ebs.csi.aws.com"));
     let second = pod(&mut s, claim_pod("second", &["data"]));
-    let got = filter_all(&VolumeBinding, &s, &second);
+    let got = filter_all(&VolumeBinding::default(), &s, &second);
     assert_eq!(got[0], (Unresolvable, ERR_REASON_NODE_CONFLICT.into()));
+    assert_eq!(got[1].0, Success);
+    // Up to 1.32 the same node is refused in the older words (kubernetes PR 129887).
+    let old = VolumeBinding::for_release(KubernetesVersion { minor: 32 });
+    let got = filter_all(&old, &s, &second);
+    assert_eq!(
+        got[0],
+        (Unresolvable, ERR_REASON_NODE_CONFLICT_BEFORE_1_33.into())
+    );
     assert_eq!(got[1].0, Success);
 }
 
@@ -317,7 +325,7 @@ fn volume_events_requeue_the_plugins_pods() {
 fn untracked_storage_passes_every_pod() {
     let mut s = snapshot(&nodes(), &[]);
     let p = pod(&mut s, claim_pod("p", &["data"]));
-    assert_eq!(filter_all(&VolumeBinding, &s, &p)[0].0, Unresolvable);
+    assert_eq!(filter_all(&VolumeBinding::default(), &s, &p)[0].0, Unresolvable);
     s.set_volumes_tracked(false);
     let mut state = CycleState::new();
     assert!(VolumeBinding.pre_filter(&mut state, &p, &s).is_skip());
