@@ -98,6 +98,7 @@ fn outcome(text: &str, file: &str, compact: bool) -> Vec<String> {
             snapshot,
             refused,
             finished,
+            ..
         }) => {
             out.extend(pods(&snapshot));
             out.extend(refused.iter().map(|r| format!("admission: {r:?}")));

@@ -158,6 +158,9 @@ pub(crate) struct Input {
     pub(crate) inputs: usize,
     /// The symbols compact pods were interned in (empty when none were read).
     pub(crate) symbols: Symbols,
+    /// Objects the API server refuses by themselves (a workload whose selector does not
+    /// match its template, ...): left out of `objects`, reported, the rest goes on.
+    pub(crate) refused: Vec<topospread_k8s::validation::Refusal>,
 }
 
 impl Input {
@@ -187,6 +190,7 @@ fn load_as(files: &[PathBuf], seed: u64, form: PodForm) -> Result<Input> {
         notes: Vec::new(),
         inputs: 0,
         symbols: Symbols::default(),
+        refused: Vec::new(),
     };
     if files.is_empty() {
         let m = parse_manifests(DOCS_EXAMPLE, DOCS_EXAMPLE_NAME)?;
@@ -246,6 +250,7 @@ fn load_live_as(
         notes: Vec::new(),
         inputs: 1,
         symbols: Symbols::default(),
+        refused: Vec::new(),
     };
     if !files.is_empty() {
         let from_files = load_as(files, seed, form)?;
@@ -258,7 +263,8 @@ fn load_live_as(
 }
 
 /// [`load_live`], then the API server's validation of every object: the first object it
-/// would refuse is the error.
+/// would refuse is the error, except for refusals of one object by itself, which leave
+/// that object out ([`Input::refused`]).
 pub(crate) fn load_admitted(
     files: &[PathBuf],
     live: &crate::cli::LiveArgs,
@@ -274,13 +280,21 @@ pub(crate) fn load_admitted_as(
     seed: u64,
     form: PodForm,
 ) -> Result<Input> {
-    let input = load_live_as(files, live, seed, form)?;
-    if let Some(e) =
+    let mut input = load_live_as(files, live, seed, form)?;
+    let (object_only, fatal): (Vec<_>, Vec<_>) =
         topospread_k8s::validation::validate_objects_with(&input.objects, &api_server_features())
             .into_iter()
-            .next()
-    {
+            .partition(|r| r.object_only);
+    if let Some(e) = fatal.into_iter().next() {
         bail!("{e}");
+    }
+    if !object_only.is_empty() {
+        input.objects.retain(|l| {
+            !object_only
+                .iter()
+                .any(|r| r.source == l.source && r.kind == l.object.kind())
+        });
+        input.refused.extend(object_only);
     }
     Ok(input)
 }
@@ -303,6 +317,8 @@ pub(crate) struct World {
     /// Pods Priority admission refused (a PriorityClass that does not exist): never in
     /// the snapshot, reported like pending pods.
     pub(crate) refused: Vec<Refused>,
+    /// Objects the API server refuses by themselves ([`Input::refused`]), one line each.
+    pub(crate) refused_objects: Vec<String>,
 }
 
 /// Builds the world: snapshot from the files, workloads expanded (`seed` fixes names)
@@ -333,7 +349,9 @@ pub(crate) fn build(input: &Input, seed: u64, scale: &[Scale]) -> Result<World> 
     let mut snapshot = built.snapshot;
     let mut refused = built.refused;
     for p in &expansion.pods {
-        if let Some(r) = build::admit_and_add(&mut snapshot, &p.pod, &p.source.file)? {
+        if let Some(r) =
+            build::admit_and_add_with(&mut snapshot, &p.pod, &p.source.file, &built.admission)?
+        {
             refused.push(r);
         }
     }
@@ -373,6 +391,7 @@ pub(crate) fn build(input: &Input, seed: u64, scale: &[Scale]) -> Result<World> 
         queue: queue.into_iter().map(|(id, _)| id).collect(),
         notes,
         refused,
+        refused_objects: input.refused.iter().map(ToString::to_string).collect(),
     })
 }
 

@@ -16,6 +16,7 @@ pub(crate) fn run(args: &ServeArgs) -> Result<ExitCode> {
         notes: Vec::new(),
         inputs: 0,
         symbols: Default::default(),
+        refused: Vec::new(),
     };
     let setup = super::config::load(Some(&args.config), &no_files)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()

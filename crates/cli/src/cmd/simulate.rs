@@ -95,6 +95,10 @@ struct Report {
     notes: Vec<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     refused: Vec<RefusedPod>,
+    /// Objects the API server refuses by themselves, one line each (file, object, field,
+    /// the API server's words): not simulated, the rest is.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    refused_objects: Vec<String>,
     /// Existing pods their controller removed before scheduling (scale-downs).
     removed: Vec<RemovedPod>,
     /// Deployments rolled out to a new template, step by step.
@@ -391,6 +395,7 @@ pub(crate) fn execute(args: &SimulateArgs, timings: &mut Timings) -> Result<Simu
                 message: r.error.to_string(),
             })
             .collect(),
+        refused_objects: world.refused_objects.clone(),
         drained: drained
             .as_ref()
             .map(|d| super::whatif::report(d, &runtime, snapshot)),
@@ -412,7 +417,10 @@ pub(crate) fn execute(args: &SimulateArgs, timings: &mut Timings) -> Result<Simu
         }
     };
     timings.report = start.elapsed();
-    let failed = pending > 0 || !world.refused.is_empty() || !world.expansion.errors.is_empty();
+    let failed = pending > 0
+        || !world.refused.is_empty()
+        || !world.refused_objects.is_empty()
+        || !world.expansion.errors.is_empty();
     Ok(Simulated {
         text,
         notes: world.notes.clone(),
@@ -582,6 +590,12 @@ fn table(r: &Report, width: usize, wide: bool) -> String {
         let _ = writeln!(out, "\nRefused by admission (never created)");
         for p in &r.refused {
             let _ = writeln!(out, "  {}/{}: {}", p.namespace, p.pod, p.message);
+        }
+    }
+    if !r.refused_objects.is_empty() {
+        let _ = writeln!(out, "\nRefused by the API server (not created)");
+        for line in &r.refused_objects {
+            let _ = writeln!(out, "  {line}");
         }
     }
     for n in &r.notes {
@@ -770,6 +784,9 @@ pub(crate) fn snapshot_yaml(
             Object::PriorityClass(o) => push(o)?,
             Object::PodDisruptionBudget(o) => push(o)?,
             Object::Namespace(o) => push(o)?,
+            Object::LimitRange(o) => push(o)?,
+            Object::RuntimeClass(o) => push(o)?,
+            Object::ResourceQuota(o) => push(o)?,
             Object::SchedulerConfiguration(_) => {}
             Object::CompactPod(p) => anyhow::bail!(
                 "pod {}/{} was read in compact form and cannot be written back (a bug: -o yaml reads pods whole)",

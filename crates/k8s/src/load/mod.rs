@@ -17,7 +17,10 @@ pub use stream::{parse_manifests_reader, parse_manifests_reader_compact};
 use crate::notes::Note;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
-use k8s_openapi::api::core::v1::{Namespace, Node, Pod, ReplicationController, Service};
+use k8s_openapi::api::core::v1::{
+    LimitRange, Namespace, Node, Pod, ReplicationController, ResourceQuota, Service,
+};
+use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -160,6 +163,13 @@ pub enum Object {
     PodDisruptionBudget(Box<PodDisruptionBudget>),
     /// A v1 Namespace (its labels, read by pod affinity's `namespaceSelector`).
     Namespace(Box<Namespace>),
+    /// A v1 LimitRange (the LimitRanger admission plugin's defaults and bounds).
+    LimitRange(Box<LimitRange>),
+    /// A node.k8s.io/v1 RuntimeClass (the RuntimeClass admission plugin's overhead and
+    /// scheduling).
+    RuntimeClass(Box<RuntimeClass>),
+    /// A v1 ResourceQuota (the ResourceQuota admission plugin's limits on pods).
+    ResourceQuota(Box<ResourceQuota>),
     /// A `kubescheduler.config.k8s.io/v1` KubeSchedulerConfiguration, untyped here.
     SchedulerConfiguration(Value),
     /// A v1 Pod bound to a node, read in compact form (see [`Compactor`]): it has no
@@ -184,6 +194,9 @@ impl Object {
             Object::PriorityClass(o) => &o.metadata,
             Object::PodDisruptionBudget(o) => &o.metadata,
             Object::Namespace(o) => &o.metadata,
+            Object::LimitRange(o) => &o.metadata,
+            Object::RuntimeClass(o) => &o.metadata,
+            Object::ResourceQuota(o) => &o.metadata,
             Object::SchedulerConfiguration(_) | Object::CompactPod(_) => return None,
         })
     }
@@ -204,6 +217,9 @@ impl Object {
             Object::PriorityClass(o) => &mut o.metadata,
             Object::PodDisruptionBudget(o) => &mut o.metadata,
             Object::Namespace(o) => &mut o.metadata,
+            Object::LimitRange(o) => &mut o.metadata,
+            Object::RuntimeClass(o) => &mut o.metadata,
+            Object::ResourceQuota(o) => &mut o.metadata,
             Object::SchedulerConfiguration(_) | Object::CompactPod(_) => return None,
         })
     }
@@ -224,6 +240,9 @@ impl Object {
             Object::PriorityClass(_) => "PriorityClass",
             Object::PodDisruptionBudget(_) => "PodDisruptionBudget",
             Object::Namespace(_) => "Namespace",
+            Object::LimitRange(_) => "LimitRange",
+            Object::RuntimeClass(_) => "RuntimeClass",
+            Object::ResourceQuota(_) => "ResourceQuota",
             Object::SchedulerConfiguration(_) => "KubeSchedulerConfiguration",
         }
     }
@@ -286,11 +305,8 @@ const SKIPPED_KINDS: &[&str] = &[
     "Ingress",
     "IngressClass",
     "NetworkPolicy",
-    "LimitRange",
-    "ResourceQuota",
     "ControllerRevision",
     "Lease",
-    "RuntimeClass",
     "CustomResourceDefinition",
     "MutatingWebhookConfiguration",
     "ValidatingWebhookConfiguration",
@@ -522,6 +538,9 @@ pub fn parse_object(value: &Value, source: Source, out: &mut Manifests) -> Resul
         "PriorityClass" => Object::PriorityClass(Box::new(typed(value, &file, &what)?)),
         "PodDisruptionBudget" => Object::PodDisruptionBudget(Box::new(typed(value, &file, &what)?)),
         "Namespace" => Object::Namespace(Box::new(typed(value, &file, &what)?)),
+        "LimitRange" => Object::LimitRange(Box::new(typed(value, &file, &what)?)),
+        "RuntimeClass" => Object::RuntimeClass(Box::new(typed(value, &file, &what)?)),
+        "ResourceQuota" => Object::ResourceQuota(Box::new(typed(value, &file, &what)?)),
         "KubeSchedulerConfiguration" => Object::SchedulerConfiguration(value.clone()),
         _ => {
             let message = if SKIPPED_KINDS.contains(&kind) {
@@ -604,7 +623,14 @@ fn builtin(kind: &str, api_version: &str) -> bool {
         None => "",
     };
     match kind {
-        "Node" | "Pod" | "Service" | "ReplicationController" | "Namespace" => group.is_empty(),
+        "Node"
+        | "Pod"
+        | "Service"
+        | "ReplicationController"
+        | "Namespace"
+        | "LimitRange"
+        | "ResourceQuota" => group.is_empty(),
+        "RuntimeClass" => group == "node.k8s.io",
         "ReplicaSet" | "StatefulSet" | "Deployment" | "DaemonSet" => {
             matches!(group, "apps" | "extensions")
         }

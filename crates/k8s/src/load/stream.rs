@@ -813,6 +813,9 @@ fn fast(piece: &impl Typer, kind: &str) -> Option<Object> {
         "PriorityClass" => Object::PriorityClass(Box::new(piece.typed()?)),
         "PodDisruptionBudget" => Object::PodDisruptionBudget(Box::new(piece.typed()?)),
         "Namespace" => Object::Namespace(Box::new(piece.typed()?)),
+        "LimitRange" => Object::LimitRange(Box::new(piece.typed()?)),
+        "RuntimeClass" => Object::RuntimeClass(Box::new(piece.typed()?)),
+        "ResourceQuota" => Object::ResourceQuota(Box::new(piece.typed()?)),
         _ => return None,
     })
 }

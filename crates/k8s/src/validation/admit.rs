@@ -29,6 +29,9 @@ pub struct Refusal {
     pub name: Option<String>,
     /// The field and what is wrong with it, in the API server's words.
     pub error: FieldError,
+    /// Whether only this object is left out, the rest going on (as `kubectl apply`
+    /// refuses one object of a file and applies the others); else nothing is simulated.
+    pub object_only: bool,
 }
 
 impl Refusal {
@@ -79,9 +82,18 @@ pub fn validate_objects_with(objects: &[Loaded], features: &ApiServerFeatures) -
         let Some(meta) = l.object.metadata() else {
             continue;
         };
-        let mut errors = validate_meta(&l.object, meta);
-        errors.extend(validate_spec(&l.object, features));
-        for mut error in errors {
+        let mut errors: Vec<(FieldError, bool)> = validate_meta(&l.object, meta)
+            .into_iter()
+            .chain(validate_spec(&l.object, features))
+            .map(|e| (e, false))
+            .collect();
+        errors.extend(
+            super::workload::validate_workload_spec(&l.object)
+                .into_iter()
+                .chain(super::policy::validate_policy_object(&l.object))
+                .map(|e| (e, true)),
+        );
+        for (mut error, object_only) in errors {
             if let Some(v) = error.bad_value.as_mut()
                 && v.chars().count() > MAX_VALUE_CHARS
             {
@@ -93,6 +105,7 @@ pub fn validate_objects_with(objects: &[Loaded], features: &ApiServerFeatures) -
                 namespace: meta.namespace.clone(),
                 name: meta.name.clone(),
                 error,
+                object_only,
             });
         }
     }
@@ -125,7 +138,7 @@ fn validate_meta(object: &Object, meta: &ObjectMeta) -> Vec<FieldError> {
     }
     let cluster_scoped = matches!(
         object,
-        Object::Node(_) | Object::PriorityClass(_) | Object::Namespace(_)
+        Object::Node(_) | Object::PriorityClass(_) | Object::Namespace(_) | Object::RuntimeClass(_)
     );
     if let Some(ns) = meta.namespace.as_deref().filter(|ns| !ns.is_empty())
         && !cluster_scoped
@@ -337,6 +350,7 @@ pub fn validate_cluster(objects: &[Loaded]) -> Vec<Refusal> {
         namespace: meta.namespace.clone(),
         name: meta.name.clone(),
         error,
+        object_only: false,
     };
     let name_path = FieldPath::new("metadata").child("name");
     for l in objects {
@@ -416,6 +430,7 @@ fn compact_refusal(l: &Loaded, p: &CompactPod, error: FieldError) -> Refusal {
         namespace: p.namespace_written.clone(),
         name: Some(p.name.clone()),
         error,
+        object_only: false,
     }
 }
 

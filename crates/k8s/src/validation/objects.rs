@@ -255,6 +255,9 @@ impl Workload {
             | Object::PriorityClass(_)
             | Object::PodDisruptionBudget(_)
             | Object::Namespace(_)
+            | Object::LimitRange(_)
+            | Object::RuntimeClass(_)
+            | Object::ResourceQuota(_)
             | Object::SchedulerConfiguration(_)
             | Object::CompactPod(_) => {
                 return None;

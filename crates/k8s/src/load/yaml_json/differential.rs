@@ -289,6 +289,9 @@ fn object_value(o: &super::super::Object) -> Value {
         O::PriorityClass(x) => serde_json::to_value(x),
         O::PodDisruptionBudget(x) => serde_json::to_value(x),
         O::Namespace(x) => serde_json::to_value(x),
+        O::LimitRange(x) => serde_json::to_value(x),
+        O::RuntimeClass(x) => serde_json::to_value(x),
+        O::ResourceQuota(x) => serde_json::to_value(x),
         O::SchedulerConfiguration(x) => Ok(x.clone()),
         O::CompactPod(p) => panic!("pod {} read compact; these tests read whole", p.name),
     };
