@@ -787,7 +787,7 @@ pub(crate) fn snapshot_yaml(
             Object::LimitRange(o) => push(o)?,
             Object::RuntimeClass(o) => push(o)?,
             Object::ResourceQuota(o) => push(o)?,
-            Object::SchedulerConfiguration(_) => {}
+            Object::SchedulerConfiguration(_) | Object::Unserved(_) => {}
             Object::CompactPod(p) => anyhow::bail!(
                 "pod {}/{} was read in compact form and cannot be written back (a bug: -o yaml reads pods whole)",
                 p.namespace,

@@ -150,3 +150,22 @@ fn a_workload_the_api_server_refuses_is_left_out_and_the_rest_simulates() {
     // The registry's three pods are simulated.
     assert_eq!(placements(&v).len(), 3);
 }
+
+#[test]
+fn an_unserved_api_version_refuses_that_object_and_the_rest_simulates() {
+    let pdb = super::temp(
+        "old-pdb.yaml",
+        "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: registry, namespace: kube-system}\nspec: {minAvailable: 1, selector: {matchLabels: {k8s-app: kube-registry}}}\n",
+    );
+    let (v, code) = simulate(&["admission/rook-kube-registry.yaml"], &["-f", &pdb]);
+    assert_eq!(code, 1, "{v}");
+    let lines = v["refused_objects"].as_array().unwrap();
+    assert_eq!(lines.len(), 1, "{v}");
+    assert!(
+        lines[0].as_str().unwrap().ends_with(
+            "poddisruptionbudget/registry (namespace kube-system): apiVersion: Invalid value: \"policy/v1beta1\": no matches for kind \"PodDisruptionBudget\" in version \"policy/v1beta1\": removed in Kubernetes 1.25 (use policy/v1)"
+        ),
+        "{lines:?}"
+    );
+    assert_eq!(placements(&v).len(), 3);
+}

@@ -170,6 +170,9 @@ pub enum Object {
     RuntimeClass(Box<RuntimeClass>),
     /// A v1 ResourceQuota (the ResourceQuota admission plugin's limits on pods).
     ResourceQuota(Box<ResourceQuota>),
+    /// A built-in kind in an apiVersion no supported release serves (a `policy/v1beta1`
+    /// PodDisruptionBudget): not read, refused by itself (see [`removed_api`]).
+    Unserved(Box<Unserved>),
     /// A `kubescheduler.config.k8s.io/v1` KubeSchedulerConfiguration, untyped here.
     SchedulerConfiguration(Value),
     /// A v1 Pod bound to a node, read in compact form (see [`Compactor`]): it has no
@@ -197,6 +200,7 @@ impl Object {
             Object::LimitRange(o) => &o.metadata,
             Object::RuntimeClass(o) => &o.metadata,
             Object::ResourceQuota(o) => &o.metadata,
+            Object::Unserved(o) => &o.metadata,
             Object::SchedulerConfiguration(_) | Object::CompactPod(_) => return None,
         })
     }
@@ -220,6 +224,7 @@ impl Object {
             Object::LimitRange(o) => &mut o.metadata,
             Object::RuntimeClass(o) => &mut o.metadata,
             Object::ResourceQuota(o) => &mut o.metadata,
+            Object::Unserved(o) => &mut o.metadata,
             Object::SchedulerConfiguration(_) | Object::CompactPod(_) => return None,
         })
     }
@@ -243,9 +248,192 @@ impl Object {
             Object::LimitRange(_) => "LimitRange",
             Object::RuntimeClass(_) => "RuntimeClass",
             Object::ResourceQuota(_) => "ResourceQuota",
+            Object::Unserved(o) => o.kind,
             Object::SchedulerConfiguration(_) => "KubeSchedulerConfiguration",
         }
     }
+}
+
+/// A built-in kind written in an apiVersion the API server no longer serves.
+#[derive(Clone, Debug)]
+pub struct Unserved {
+    /// The kind, as the loader names it.
+    pub kind: &'static str,
+    /// `apiVersion` as written.
+    pub api_version: String,
+    /// The release that stopped serving it, and the apiVersion that replaced it.
+    pub removed: RemovedApi,
+    /// Its metadata (what of it reads).
+    pub metadata: ObjectMeta,
+}
+
+/// When an apiVersion of a kind was removed, and what serves the kind since.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RemovedApi {
+    /// The Kubernetes minor release (1.x) that stopped serving it.
+    pub removed_in: u32,
+    /// The apiVersion to use instead.
+    pub replacement: &'static str,
+}
+
+/// Built-in kinds' apiVersions removed up to Kubernetes 1.25, the oldest release
+/// topospread simulates, so none it simulates serves them (the deprecated API migration
+/// guide, kubernetes.io/docs/reference/using-api/deprecation-guide): (apiVersion, kind,
+/// removed in 1.x, replacement).
+const REMOVED_APIS: &[(&str, &str, u32, &str)] = &[
+    ("extensions/v1beta1", "Deployment", 16, "apps/v1"),
+    ("extensions/v1beta1", "DaemonSet", 16, "apps/v1"),
+    ("extensions/v1beta1", "ReplicaSet", 16, "apps/v1"),
+    (
+        "extensions/v1beta1",
+        "NetworkPolicy",
+        16,
+        "networking.k8s.io/v1",
+    ),
+    (
+        "extensions/v1beta1",
+        "PodSecurityPolicy",
+        16,
+        "policy/v1beta1",
+    ),
+    ("apps/v1beta1", "Deployment", 16, "apps/v1"),
+    ("apps/v1beta1", "StatefulSet", 16, "apps/v1"),
+    ("apps/v1beta2", "Deployment", 16, "apps/v1"),
+    ("apps/v1beta2", "DaemonSet", 16, "apps/v1"),
+    ("apps/v1beta2", "ReplicaSet", 16, "apps/v1"),
+    ("apps/v1beta2", "StatefulSet", 16, "apps/v1"),
+    ("extensions/v1beta1", "Ingress", 22, "networking.k8s.io/v1"),
+    (
+        "networking.k8s.io/v1beta1",
+        "Ingress",
+        22,
+        "networking.k8s.io/v1",
+    ),
+    (
+        "networking.k8s.io/v1beta1",
+        "IngressClass",
+        22,
+        "networking.k8s.io/v1",
+    ),
+    (
+        "scheduling.k8s.io/v1beta1",
+        "PriorityClass",
+        22,
+        "scheduling.k8s.io/v1",
+    ),
+    (
+        "scheduling.k8s.io/v1alpha1",
+        "PriorityClass",
+        22,
+        "scheduling.k8s.io/v1",
+    ),
+    (
+        "rbac.authorization.k8s.io/v1beta1",
+        "ClusterRole",
+        22,
+        "rbac.authorization.k8s.io/v1",
+    ),
+    (
+        "rbac.authorization.k8s.io/v1beta1",
+        "ClusterRoleBinding",
+        22,
+        "rbac.authorization.k8s.io/v1",
+    ),
+    (
+        "rbac.authorization.k8s.io/v1beta1",
+        "Role",
+        22,
+        "rbac.authorization.k8s.io/v1",
+    ),
+    (
+        "rbac.authorization.k8s.io/v1beta1",
+        "RoleBinding",
+        22,
+        "rbac.authorization.k8s.io/v1",
+    ),
+    (
+        "apiextensions.k8s.io/v1beta1",
+        "CustomResourceDefinition",
+        22,
+        "apiextensions.k8s.io/v1",
+    ),
+    (
+        "admissionregistration.k8s.io/v1beta1",
+        "MutatingWebhookConfiguration",
+        22,
+        "admissionregistration.k8s.io/v1",
+    ),
+    (
+        "admissionregistration.k8s.io/v1beta1",
+        "ValidatingWebhookConfiguration",
+        22,
+        "admissionregistration.k8s.io/v1",
+    ),
+    (
+        "apiregistration.k8s.io/v1beta1",
+        "APIService",
+        22,
+        "apiregistration.k8s.io/v1",
+    ),
+    (
+        "coordination.k8s.io/v1beta1",
+        "Lease",
+        22,
+        "coordination.k8s.io/v1",
+    ),
+    (
+        "storage.k8s.io/v1beta1",
+        "CSIDriver",
+        22,
+        "storage.k8s.io/v1",
+    ),
+    ("storage.k8s.io/v1beta1", "CSINode", 22, "storage.k8s.io/v1"),
+    (
+        "storage.k8s.io/v1beta1",
+        "StorageClass",
+        22,
+        "storage.k8s.io/v1",
+    ),
+    (
+        "storage.k8s.io/v1beta1",
+        "VolumeAttachment",
+        22,
+        "storage.k8s.io/v1",
+    ),
+    ("batch/v1beta1", "CronJob", 25, "batch/v1"),
+    (
+        "discovery.k8s.io/v1beta1",
+        "EndpointSlice",
+        25,
+        "discovery.k8s.io/v1",
+    ),
+    ("events.k8s.io/v1beta1", "Event", 25, "events.k8s.io/v1"),
+    (
+        "autoscaling/v2beta1",
+        "HorizontalPodAutoscaler",
+        25,
+        "autoscaling/v2",
+    ),
+    ("policy/v1beta1", "PodDisruptionBudget", 25, "policy/v1"),
+    ("policy/v1beta1", "PodSecurityPolicy", 25, "(none: removed)"),
+    ("node.k8s.io/v1beta1", "RuntimeClass", 25, "node.k8s.io/v1"),
+];
+
+/// The removal of `kind` in `api_version`, when no release topospread simulates serves
+/// it.
+pub fn removed_api(kind: &str, api_version: &str) -> Option<(&'static str, RemovedApi)> {
+    REMOVED_APIS
+        .iter()
+        .find(|(v, k, _, _)| *v == api_version && *k == kind)
+        .map(|&(_, k, removed_in, replacement)| {
+            (
+                k,
+                RemovedApi {
+                    removed_in,
+                    replacement,
+                },
+            )
+        })
 }
 
 /// An object with where it came from.
@@ -515,6 +703,23 @@ pub fn parse_object(value: &Value, source: Source, out: &mut Manifests) -> Resul
         .unwrap_or("")
         .to_string();
     let what = object_name(kind, value);
+    if let Some((kind, removed)) = removed_api(kind, &api_version) {
+        // Only its metadata is read (leniently: the rest is the old schema).
+        let metadata = value
+            .get("metadata")
+            .and_then(|m| serde_json::from_value::<ObjectMeta>(m.clone()).ok())
+            .unwrap_or_default();
+        out.objects.push(Loaded {
+            source,
+            object: Object::Unserved(Box::new(Unserved {
+                kind,
+                api_version,
+                removed,
+                metadata,
+            })),
+        });
+        return Ok(());
+    }
     if !builtin(kind, &api_version) {
         // A custom resource that shares a built-in kind's name.
         let message = format!("skipped: kind {kind} ({api_version}) is not read by the scheduler");

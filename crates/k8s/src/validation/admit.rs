@@ -82,6 +82,18 @@ pub fn validate_objects_with(objects: &[Loaded], features: &ApiServerFeatures) -
         let Some(meta) = l.object.metadata() else {
             continue;
         };
+        if let Object::Unserved(u) = &l.object {
+            // Nothing else of it is read: the API version alone refuses it.
+            out.push(Refusal {
+                source: l.source.clone(),
+                kind: u.kind,
+                namespace: meta.namespace.clone(),
+                name: meta.name.clone(),
+                error: unserved(u),
+                object_only: true,
+            });
+            continue;
+        }
         let mut errors: Vec<(FieldError, bool)> = validate_meta(&l.object, meta)
             .into_iter()
             .chain(validate_spec(&l.object, features))
@@ -110,6 +122,19 @@ pub fn validate_objects_with(objects: &[Loaded], features: &ApiServerFeatures) -
         }
     }
     out
+}
+
+/// The refusal of an object in an apiVersion no simulated release serves, in
+/// kubectl's words, naming the release that removed it.
+fn unserved(u: &crate::load::Unserved) -> FieldError {
+    FieldError::invalid(
+        &FieldPath::new("apiVersion"),
+        u.api_version.as_str(),
+        format!(
+            "no matches for kind \"{}\" in version \"{}\": removed in Kubernetes 1.{} (use {})",
+            u.kind, u.api_version, u.removed.removed_in, u.removed.replacement
+        ),
+    )
 }
 
 /// `metadata`: name (required; DNS-1123 subdomain, a DNS-1035 label for Services),
@@ -476,6 +501,22 @@ mod tests {
             "f.yaml: deployment/web: spec.replicas: Invalid value: -1: must be greater than or equal to 0"
         );
         assert!(got.iter().all(|l| !l.contains('\u{1b}')));
+    }
+
+    #[test]
+    fn an_api_version_no_release_serves_refuses_that_object_alone() {
+        let m = parse_manifests(
+            "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: db, namespace: prod}\nspec: {minAvailable: 1, selector: {matchLabels: {app: db}}, unknownOldField: 1}\n---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: ok}\nspec: {minAvailable: 1}\n",
+            "chart.yaml",
+        )
+        .expect("loads, the old schema unread");
+        let refusals = validate_objects(&m.objects);
+        assert_eq!(refusals.len(), 1);
+        assert!(refusals[0].object_only);
+        assert_eq!(
+            refusals[0].to_string(),
+            "chart.yaml: poddisruptionbudget/db (namespace prod): apiVersion: Invalid value: \"policy/v1beta1\": no matches for kind \"PodDisruptionBudget\" in version \"policy/v1beta1\": removed in Kubernetes 1.25 (use policy/v1)"
+        );
     }
 
     #[test]

@@ -258,6 +258,7 @@ impl Workload {
             | Object::LimitRange(_)
             | Object::RuntimeClass(_)
             | Object::ResourceQuota(_)
+            | Object::Unserved(_)
             | Object::SchedulerConfiguration(_)
             | Object::CompactPod(_) => {
                 return None;
