@@ -728,24 +728,50 @@ pub fn parse_object(value: &Value, source: Source, out: &mut Manifests) -> Resul
         return Ok(());
     }
     let object = match kind {
-        "Node" => Object::Node(Box::new(typed(value, &file, &what)?)),
-        "Pod" => Object::Pod(Box::new(typed(value, &file, &what)?)),
-        "Service" => Object::Service(Box::new(typed(value, &file, &what)?)),
-        "ReplicaSet" => Object::ReplicaSet(Box::new(typed(value, &file, &what)?)),
-        "ReplicationController" => {
-            Object::ReplicationController(Box::new(typed(value, &file, &what)?))
+        "Node" => Object::Node(Box::new(typed_read(value, &file, &what, &mut out.skipped)?)),
+        "Pod" => Object::Pod(Box::new(typed_read(value, &file, &what, &mut out.skipped)?)),
+        "Service" => Object::Service(Box::new(typed_read(value, &file, &what, &mut out.skipped)?)),
+        "ReplicaSet" => {
+            Object::ReplicaSet(Box::new(typed_read(value, &file, &what, &mut out.skipped)?))
         }
-        "StatefulSet" => Object::StatefulSet(Box::new(typed(value, &file, &what)?)),
-        "Deployment" => Object::Deployment(Box::new(typed(value, &file, &what)?)),
-        "DaemonSet" => Object::DaemonSet(Box::new(typed(value, &file, &what)?)),
-        "Job" => Object::Job(Box::new(typed(value, &file, &what)?)),
-        "CronJob" => Object::CronJob(Box::new(typed(value, &file, &what)?)),
-        "PriorityClass" => Object::PriorityClass(Box::new(typed(value, &file, &what)?)),
-        "PodDisruptionBudget" => Object::PodDisruptionBudget(Box::new(typed(value, &file, &what)?)),
-        "Namespace" => Object::Namespace(Box::new(typed(value, &file, &what)?)),
-        "LimitRange" => Object::LimitRange(Box::new(typed(value, &file, &what)?)),
-        "RuntimeClass" => Object::RuntimeClass(Box::new(typed(value, &file, &what)?)),
-        "ResourceQuota" => Object::ResourceQuota(Box::new(typed(value, &file, &what)?)),
+        "ReplicationController" => Object::ReplicationController(Box::new(typed_read(
+            value,
+            &file,
+            &what,
+            &mut out.skipped,
+        )?)),
+        "StatefulSet" => {
+            Object::StatefulSet(Box::new(typed_read(value, &file, &what, &mut out.skipped)?))
+        }
+        "Deployment" => {
+            Object::Deployment(Box::new(typed_read(value, &file, &what, &mut out.skipped)?))
+        }
+        "DaemonSet" => {
+            Object::DaemonSet(Box::new(typed_read(value, &file, &what, &mut out.skipped)?))
+        }
+        "Job" => Object::Job(Box::new(typed_read(value, &file, &what, &mut out.skipped)?)),
+        "CronJob" => Object::CronJob(Box::new(typed_read(value, &file, &what, &mut out.skipped)?)),
+        "PriorityClass" => {
+            Object::PriorityClass(Box::new(typed_read(value, &file, &what, &mut out.skipped)?))
+        }
+        "PodDisruptionBudget" => Object::PodDisruptionBudget(Box::new(typed_read(
+            value,
+            &file,
+            &what,
+            &mut out.skipped,
+        )?)),
+        "Namespace" => {
+            Object::Namespace(Box::new(typed_read(value, &file, &what, &mut out.skipped)?))
+        }
+        "LimitRange" => {
+            Object::LimitRange(Box::new(typed_read(value, &file, &what, &mut out.skipped)?))
+        }
+        "RuntimeClass" => {
+            Object::RuntimeClass(Box::new(typed_read(value, &file, &what, &mut out.skipped)?))
+        }
+        "ResourceQuota" => {
+            Object::ResourceQuota(Box::new(typed_read(value, &file, &what, &mut out.skipped)?))
+        }
         "KubeSchedulerConfiguration" => Object::SchedulerConfiguration(value.clone()),
         _ => {
             let message = if SKIPPED_KINDS.contains(&kind) {
@@ -848,9 +874,52 @@ fn builtin(kind: &str, api_version: &str) -> bool {
     }
 }
 
+/// Whether an object was read back from a server: it carries `metadata.uid`,
+/// `metadata.resourceVersion` or a `status`.
+fn from_server(value: &Value) -> bool {
+    value.pointer("/metadata/uid").is_some()
+        || value.pointer("/metadata/resourceVersion").is_some()
+        || value.get("status").is_some_and(|s| !s.is_null())
+}
+
+/// [`typed`], except that an object read back from a server ([`from_server`]) keeps
+/// loading past a field the bundled schema lacks (a newer release wrote it): the field
+/// is ignored with a note, one line per field however many objects carry it. Manifests
+/// meant for creation stay strict.
+fn typed_read<T: DeserializeOwned>(
+    value: &Value,
+    file: &str,
+    object: &str,
+    notes: &mut Vec<Note>,
+) -> Result<T, LoadError> {
+    match typed_with(value, file, object, true) {
+        Err(LoadError::UnknownField { field, .. }) if from_server(value) => {
+            let typed = typed_with(value, file, object, false)?;
+            notes.push(Note::new(
+                format!("{file}: {object}"),
+                format!(
+                    "ignored: field {field} is not in the bundled schema (an object read from a newer server)"
+                ),
+            ));
+            Ok(typed)
+        }
+        other => other,
+    }
+}
+
 /// Deserializes a typed object strictly: a type error or an unknown field is an error
 /// naming the object and the field path.
 pub fn typed<T: DeserializeOwned>(value: &Value, file: &str, object: &str) -> Result<T, LoadError> {
+    typed_with(value, file, object, true)
+}
+
+/// [`typed`]; unknown fields are errors only when `strict`.
+fn typed_with<T: DeserializeOwned>(
+    value: &Value,
+    file: &str,
+    object: &str,
+    strict: bool,
+) -> Result<T, LoadError> {
     let mut unknown: Option<String> = None;
     let mut note = |path: serde_ignored::Path<'_>| {
         if unknown.is_none() {
@@ -874,7 +943,7 @@ pub fn typed<T: DeserializeOwned>(value: &Value, file: &str, object: &str) -> Re
             message: e.into_inner().to_string(),
         }
     })?;
-    if let Some(field) = unknown {
+    if let Some(field) = unknown.filter(|_| strict) {
         return Err(LoadError::UnknownField {
             file: file.to_string(),
             object: object.to_string(),
@@ -973,6 +1042,26 @@ mod tests {
         )
         .expect_err("an item of kind: List needs a kind");
         assert!(matches!(e, LoadError::MissingKind { .. }));
+    }
+
+    #[test]
+    fn fields_a_server_wrote_that_the_schema_lacks_are_noted_not_fatal() {
+        let dump = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, uid: u1}\nspec: {schedulingGroup: g, containers: [{name: c}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: q, uid: u2}\nspec: {schedulingGroup: g, containers: [{name: c}]}\n";
+        let m = parse_manifests(dump, "dump.yaml").expect("a dump loads");
+        assert_eq!(m.objects.len(), 2);
+        let lines = crate::notes::summarize(&m.skipped);
+        assert_eq!(
+            lines,
+            [
+                "ignored: field spec.schedulingGroup is not in the bundled schema (an object read from a newer server) (2 objects: dump.yaml: pod/p; dump.yaml: pod/q)"
+            ]
+        );
+        // A manifest meant for creation stays strict.
+        let e = parse_manifests(&dump.replace(", uid: u1", ""), "m.yaml").expect_err("strict");
+        assert_eq!(
+            e.to_string(),
+            "m.yaml: pod/p: spec.schedulingGroup: unknown field"
+        );
     }
 
     #[test]
