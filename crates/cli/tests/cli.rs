@@ -3,6 +3,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a failure is a failing test
 
+#[path = "cli/admission.rs"]
+mod admission;
 #[path = "cli/config.rs"]
 mod config;
 #[path = "cli/explain.rs"]

@@ -92,6 +92,9 @@ pub struct Input {
     pub inputs: usize,
     /// The symbols compact pods were interned in (empty when none were read).
     pub symbols: Symbols,
+    /// Objects the API server refuses by themselves (a workload whose selector does not
+    /// match its template, ...): left out of `objects`, reported, the rest goes on.
+    pub refused: Vec<topospread_k8s::validation::Refusal>,
 }
 
 impl Input {
@@ -121,6 +124,7 @@ fn load_files(ctx: &Context, files: &[PathBuf], seed: u64, form: PodForm) -> Res
         notes: Vec::new(),
         inputs: 0,
         symbols: Symbols::default(),
+        refused: Vec::new(),
     };
     if files.is_empty() {
         let m = parse_manifests(DOCS_EXAMPLE, DOCS_EXAMPLE_NAME)?;
@@ -173,6 +177,7 @@ pub fn load(
         notes: Vec::new(),
         inputs: 1,
         symbols: Symbols::default(),
+        refused: Vec::new(),
     };
     if !files.is_empty() {
         let from_files = load_files(ctx, files, seed, form)?;
@@ -185,7 +190,8 @@ pub fn load(
 }
 
 /// [`load`], then the API server's validation of every object: the first object it
-/// would refuse is the error.
+/// would refuse is the error, except for refusals of one object by itself, which leave
+/// that object out ([`Input::refused`]).
 pub fn load_admitted(
     ctx: &Context,
     files: &[PathBuf],
@@ -193,15 +199,23 @@ pub fn load_admitted(
     seed: u64,
     form: PodForm,
 ) -> Result<Input> {
-    let input = load(ctx, files, live, seed, form)?;
-    if let Some(e) = topospread_k8s::validation::validate_objects_with(
+    let mut input = load(ctx, files, live, seed, form)?;
+    let (object_only, fatal): (Vec<_>, Vec<_>) = topospread_k8s::validation::validate_objects_with(
         &input.objects,
         &ctx.api_server_features(),
     )
     .into_iter()
-    .next()
-    {
+    .partition(|r| r.object_only);
+    if let Some(e) = fatal.into_iter().next() {
         refuse!("{e}");
+    }
+    if !object_only.is_empty() {
+        input.objects.retain(|l| {
+            !object_only
+                .iter()
+                .any(|r| r.source == l.source && r.kind == l.object.kind())
+        });
+        input.refused.extend(object_only);
     }
     Ok(input)
 }
@@ -224,6 +238,8 @@ pub struct World {
     /// Pods Priority admission refused (a PriorityClass that does not exist): never in
     /// the snapshot, reported like pending pods.
     pub refused: Vec<Refused>,
+    /// Objects the API server refuses by themselves ([`Input::refused`]), one line each.
+    pub refused_objects: Vec<String>,
 }
 
 /// Builds the world: snapshot from the files, workloads expanded (`seed` fixes names)
@@ -258,7 +274,9 @@ pub fn build(ctx: &Context, input: &Input, seed: u64, scale: &[Scale]) -> Result
     let mut snapshot = built.snapshot;
     let mut refused = built.refused;
     for p in &expansion.pods {
-        if let Some(r) = build::admit_and_add(&mut snapshot, &p.pod, &p.source.file)? {
+        if let Some(r) =
+            build::admit_and_add_with(&mut snapshot, &p.pod, &p.source.file, &built.admission)?
+        {
             refused.push(r);
         }
     }
@@ -306,6 +324,7 @@ pub fn build(ctx: &Context, input: &Input, seed: u64, scale: &[Scale]) -> Result
         queue: queue.into_iter().map(|(id, _)| id).collect(),
         notes,
         refused,
+        refused_objects: input.refused.iter().map(ToString::to_string).collect(),
     })
 }
 

@@ -96,6 +96,7 @@ impl Simulation {
     pub fn failed(&self) -> bool {
         self.report.pending > 0
             || !self.world.refused.is_empty()
+            || !self.world.refused_objects.is_empty()
             || !self.world.expansion.errors.is_empty()
     }
 
@@ -290,6 +291,7 @@ pub fn simulate(
                 message: r.error.to_string(),
             })
             .collect(),
+        refused_objects: world.refused_objects.clone(),
         drained: drained
             .as_ref()
             .map(|d| whatif::report(d, &runtime, snapshot)),
@@ -559,7 +561,10 @@ pub fn cluster_yaml(
             Object::PersistentVolume(o) => push(o)?,
             Object::StorageClass(o) => push(o)?,
             Object::CsiNode(o) => push(o)?,
-            Object::SchedulerConfiguration(_) => {}
+            Object::LimitRange(o) => push(o)?,
+            Object::RuntimeClass(o) => push(o)?,
+            Object::ResourceQuota(o) => push(o)?,
+            Object::SchedulerConfiguration(_) | Object::Unserved(_) => {}
             Object::CompactPod(p) => {
                 return Err(Error::Render(format!(
                     "pod {}/{} was read in compact form and cannot be written back (-o yaml reads pods whole)",

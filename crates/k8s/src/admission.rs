@@ -9,8 +9,21 @@
 //! registry does not hold while already carrying `spec.priority` is likewise taken as
 //! admitted (its class is just not among the loaded objects).
 
+mod defaults;
+pub mod limit_range;
+pub mod runtime_class;
+
+pub use defaults::set_pod_defaults;
+
+use std::collections::BTreeMap;
+
 use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::api::core::v1::LimitRangeItem;
+use k8s_openapi::api::node::v1::RuntimeClass;
 use topospread::api::{PreemptionPolicy, PriorityClasses};
+use topospread::convert::DEFAULT_NAMESPACE;
+
+use crate::load::{Loaded, Object};
 
 /// The priority a pod gets when no class applies (`DefaultPriorityWhenNoDefaultClassExists`).
 pub const DEFAULT_PRIORITY: i32 = 0;
@@ -51,6 +64,14 @@ pub enum AdmissionError {
         /// The class's policy.
         computed: &'static str,
     },
+    /// Another admission plugin refused the pod (LimitRanger, RuntimeClass).
+    #[error("pods {pod:?} is forbidden: {reason}")]
+    Forbidden {
+        /// The pod's name.
+        pod: String,
+        /// The plugin's words.
+        reason: String,
+    },
 }
 
 impl AdmissionError {
@@ -59,7 +80,8 @@ impl AdmissionError {
         match self {
             Self::NoPriorityClass { pod, .. }
             | Self::PriorityMismatch { pod, .. }
-            | Self::PreemptionPolicyMismatch { pod, .. } => pod,
+            | Self::PreemptionPolicyMismatch { pod, .. }
+            | Self::Forbidden { pod, .. } => pod,
         }
     }
 }
@@ -175,6 +197,116 @@ pub fn admit_priority(
     }))
 }
 
+/// The admission plugins besides Priority that read other objects of the cluster:
+/// LimitRanger (LimitRanges by namespace) and RuntimeClass. Built once from the loaded
+/// objects; pods being created go through [`Admission::admit`].
+#[derive(Clone, Debug, Default)]
+pub struct Admission {
+    /// Namespace -> each LimitRange's defaulted items, by LimitRange name.
+    limit_ranges: BTreeMap<String, Vec<Vec<LimitRangeItem>>>,
+    /// RuntimeClasses by name.
+    runtime_classes: BTreeMap<String, RuntimeClass>,
+    /// The `PodLevelResources` gate (LimitRanger's Pod items read pod-level resources).
+    pod_level_resources: bool,
+}
+
+impl Admission {
+    /// The LimitRanges and RuntimeClasses among `objects`.
+    pub fn from_objects<'a>(objects: impl IntoIterator<Item = &'a Loaded>) -> Self {
+        let mut ranges: BTreeMap<String, BTreeMap<String, Vec<LimitRangeItem>>> = BTreeMap::new();
+        let mut admission = Admission {
+            pod_level_resources: true,
+            ..Admission::default()
+        };
+        for l in objects {
+            match &l.object {
+                Object::LimitRange(lr) => {
+                    let ns = lr
+                        .metadata
+                        .namespace
+                        .as_deref()
+                        .unwrap_or(DEFAULT_NAMESPACE);
+                    ranges.entry(ns.to_string()).or_default().insert(
+                        lr.metadata.name.clone().unwrap_or_default(),
+                        limit_range::defaulted_items(lr),
+                    );
+                }
+                Object::RuntimeClass(rc) => {
+                    let name = rc.metadata.name.clone().unwrap_or_default();
+                    admission.runtime_classes.insert(name, (**rc).clone());
+                }
+                _ => {}
+            }
+        }
+        admission.limit_ranges = ranges
+            .into_iter()
+            .map(|(ns, by_name)| (ns, by_name.into_values().collect()))
+            .collect();
+        admission
+    }
+
+    /// This admission under the `PodLevelResources` gate as given.
+    #[must_use]
+    pub fn with_pod_level_resources(mut self, enabled: bool) -> Self {
+        self.pod_level_resources = enabled;
+        self
+    }
+
+    /// Whether no plugin here has anything to do.
+    pub fn is_empty(&self) -> bool {
+        self.limit_ranges.is_empty() && self.runtime_classes.is_empty()
+    }
+
+    /// Admits a pod being created, in the API server's order: LimitRanger's defaults,
+    /// Priority, RuntimeClass's overhead and scheduling, then LimitRanger's bounds and
+    /// RuntimeClass's overhead check. The pod is changed as the API server changes it.
+    pub fn admit(
+        &self,
+        pod: &mut core::Pod,
+        classes: &PriorityClasses,
+    ) -> Result<(), AdmissionError> {
+        let name = pod.metadata.name.clone().unwrap_or_default();
+        let ns = pod
+            .metadata
+            .namespace
+            .clone()
+            .unwrap_or_else(|| DEFAULT_NAMESPACE.to_string());
+        let ranges = self.limit_ranges.get(&ns).map_or(&[][..], Vec::as_slice);
+        for items in ranges {
+            limit_range::mutate(pod, items);
+        }
+        resolve_priority(pod, classes)?;
+        let forbidden = |reason: String| AdmissionError::Forbidden {
+            pod: name.clone(),
+            reason,
+        };
+        runtime_class::admit(pod, &self.runtime_classes).map_err(forbidden)?;
+        for items in ranges {
+            let errs = limit_range::validate(pod, items, self.pod_level_resources);
+            if let Some(reason) = aggregate(errs) {
+                return Err(forbidden(reason));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Messages as `utilerrors.NewAggregate(errs).Error()` joins them: one alone, several
+/// (duplicates dropped) as `[a, b]`.
+fn aggregate(errs: Vec<String>) -> Option<String> {
+    let mut unique: Vec<String> = Vec::new();
+    for e in errs {
+        if !unique.contains(&e) {
+            unique.push(e);
+        }
+    }
+    match unique.len() {
+        0 => None,
+        1 => unique.pop(),
+        _ => Some(format!("[{}]", unique.join(", "))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,5 +410,58 @@ mod tests {
         assert_eq!(spec(&p), (None, Some(42), None));
         let mut p = pod(Some("gone"), Some(42), None);
         assert_eq!(resolve_priority(&mut p, &classes()), Ok(()));
+    }
+
+    #[test]
+    fn limit_ranges_and_runtime_classes_admit_pods_of_their_namespace() {
+        let text = "apiVersion: v1\nkind: LimitRange\nmetadata: {name: lr, namespace: team}\nspec:\n  limits: [{type: Container, max: {cpu: 500m}}]\n---\napiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: kata}\nhandler: kata\noverhead: {podFixed: {memory: 64Mi}}\n";
+        let m = crate::load::parse_manifests(text, "a.yaml").expect("parses");
+        let admission = Admission::from_objects(&m.objects);
+        let classes = PriorityClasses::new();
+        // Defaulted to the max: request and limit 500m.
+        let mut p = pod(None, None, None);
+        p.metadata.namespace = Some("team".into());
+        p.spec.as_mut().expect("spec").containers = vec![core::Container {
+            name: "c".into(),
+            ..Default::default()
+        }];
+        assert_eq!(admission.admit(&mut p, &classes), Ok(()));
+        let r = p
+            .spec
+            .as_ref()
+            .and_then(|s| s.containers[0].resources.clone());
+        let req = r.and_then(|r| r.requests).unwrap_or_default();
+        assert_eq!(req.get("cpu").map(|q| q.0.as_str()), Some("500m"));
+        // Beyond the max: refused in the plugin's words.
+        let mut big = p.clone();
+        if let Some(r) = big
+            .spec
+            .as_mut()
+            .and_then(|s| s.containers[0].resources.as_mut())
+        {
+            r.limits = Some(BTreeMap::from([(
+                "cpu".to_string(),
+                k8s_openapi::apimachinery::pkg::api::resource::Quantity("2".into()),
+            )]));
+        }
+        let e = admission.admit(&mut big, &classes).expect_err("refused");
+        assert_eq!(
+            e.to_string(),
+            "pods \"p\" is forbidden: maximum cpu usage per Container is 500m, but limit is 2"
+        );
+        // Another namespace: no LimitRange; a RuntimeClass adds its overhead.
+        let mut q = pod(None, None, None);
+        q.spec.as_mut().expect("spec").runtime_class_name = Some("kata".into());
+        assert_eq!(admission.admit(&mut q, &classes), Ok(()));
+        let overhead = q
+            .spec
+            .as_ref()
+            .and_then(|s| s.overhead.clone())
+            .unwrap_or_default();
+        assert_eq!(overhead.get("memory").map(|v| v.0.as_str()), Some("64Mi"));
+        assert_eq!(
+            aggregate(vec!["a".into(), "b".into(), "a".into()]),
+            Some("[a, b]".into())
+        );
     }
 }

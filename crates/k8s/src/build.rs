@@ -9,7 +9,9 @@ use topospread::convert::{self, ConvertError, DEFAULT_NAMESPACE, node};
 use topospread::plugins::volumebinding;
 use topospread::snapshot::{Snapshot, SnapshotError};
 
-use crate::admission::{AdmissionError, WrittenPriority, admit_priority, resolve_priority};
+use crate::admission::{
+    Admission, AdmissionError, WrittenPriority, admit_priority, resolve_priority, set_pod_defaults,
+};
 use crate::load::{CompactPod, Loaded, Object};
 
 /// Why a snapshot could not be built from manifests.
@@ -301,6 +303,20 @@ pub fn unbound_claim_notes<'a>(
         ));
     }
     notes
+    /// The admission plugins' view of the objects (LimitRanges, RuntimeClasses), for
+    /// the pods controllers create next ([`admit_and_add_with`]).
+    pub admission: Admission,
+}
+
+/// Whether a pod was read back from a cluster: it carries what only the API server
+/// writes (a uid, a resourceVersion, a creation time, a status phase). Such a pod was
+/// admitted when it was created; LimitRanges and RuntimeClasses are not applied again.
+pub fn from_server(pod: &core::Pod) -> bool {
+    let m = &pod.metadata;
+    m.uid.is_some()
+        || m.resource_version.is_some()
+        || m.creation_timestamp.is_some()
+        || pod.status.as_ref().is_some_and(|s| s.phase.is_some())
 }
 
 /// Whether a pod has finished: `status.phase` Succeeded or Failed (completed Jobs,
@@ -321,11 +337,31 @@ pub fn admit_and_add(
     pod: &core::Pod,
     file: &str,
 ) -> Result<Option<Refused>, BuildError> {
+    admit_and_add_with(snapshot, pod, file, &Admission::default())
+}
+
+/// [`admit_and_add`] through every admission plugin: the API server's defaults, then
+/// for a pod being created ([`from_server`] is false) LimitRanger, Priority and
+/// RuntimeClass as [`Admission::admit`] runs them; a pod read back from a cluster gets
+/// Priority alone.
+pub fn admit_and_add_with(
+    snapshot: &mut Snapshot,
+    pod: &core::Pod,
+    file: &str,
+    admission: &Admission,
+) -> Result<Option<Refused>, BuildError> {
     if is_finished(pod) {
         return Ok(None);
     }
     let mut pod = pod.clone();
-    if let Err(error) = resolve_priority(&mut pod, &snapshot.workloads().priority_classes) {
+    set_pod_defaults(&mut pod);
+    let classes = &snapshot.workloads().priority_classes;
+    let admitted = if from_server(&pod) {
+        resolve_priority(&mut pod, classes)
+    } else {
+        admission.admit(&mut pod, classes)
+    };
+    if let Err(error) = admitted {
         return Ok(Some(Refused {
             file: file.to_string(),
             namespace: pod
@@ -474,6 +510,8 @@ pub fn build_with_symbols<'a>(
     }
     let refused_storage = add_storage(&mut snapshot, objects.clone());
     let objects_for_notes = objects.clone();
+    let admission = Admission::from_objects(objects.clone())
+        .with_pod_level_resources(options.pod_level_resources);
     let mut refused = Vec::new();
     let mut finished = Vec::new();
     for l in objects {
@@ -492,7 +530,7 @@ pub fn build_with_symbols<'a>(
                 p.metadata.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE),
                 p.metadata.name.as_deref().unwrap_or("")
             ));
-        } else if let Some(r) = admit_and_add(&mut snapshot, p, &l.source.file)? {
+        } else if let Some(r) = admit_and_add_with(&mut snapshot, p, &l.source.file, &admission)? {
             refused.push(r);
         }
     }
@@ -503,6 +541,7 @@ pub fn build_with_symbols<'a>(
         finished,
         refused_storage,
         storage_notes,
+        admission,
     })
 }
 

@@ -246,6 +246,8 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
     for (i, p) in case.schedule.iter().enumerate() {
         let field = format!("schedule[{i}]");
         let mut p: core::Pod = load::typed(p, file, &format!("{what} {field}"))?;
+        // Created through the API server: its defaults first.
+        topospread_k8s::admission::set_pod_defaults(&mut p);
         if let Err(e) = resolve_priority(&mut p, &snapshot.workloads().priority_classes) {
             refused.insert(e.pod().to_string(), e.to_string());
             continue;

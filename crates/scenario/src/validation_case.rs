@@ -40,6 +40,11 @@ pub struct ValidationCase {
     /// The plugin args to validate (v1 field names).
     #[serde(default)]
     pub args: Option<PodTopologySpreadArgs>,
+    /// Any object topospread reads (a workload, a LimitRange...), with `apiVersion` and
+    /// `kind`: validated whole as the API server validates it on create
+    /// (`topospread_k8s::validation::validate_objects`).
+    #[serde(default)]
+    pub object: Option<serde_json::Value>,
     /// The pod validation options; left out = all false.
     #[serde(default)]
     pub options: PodValidationOptions,
@@ -124,20 +129,30 @@ impl ValidationCase {
         if let Some(args) = &self.args {
             errors.extend(validate_pod_topology_spread_args(args, &FieldPath::root()));
         }
+        if let Some(object) = &self.object {
+            errors.extend(validate_object(object));
+        }
         errors
     }
 
     /// Runs the case and returns every expectation that did not hold (empty = pass).
     pub fn run(&self) -> Vec<Mismatch> {
         let mut mismatches = Vec::new();
-        if self.pod.is_some() == self.args.is_some() {
+        let given = [
+            self.pod.is_some(),
+            self.args.is_some(),
+            self.object.is_some(),
+        ];
+        if given.iter().filter(|g| **g).count() != 1 {
+            let set = |g: bool| if g { "set" } else { "unset" };
             mismatches.push(Mismatch {
                 expectation: "input".to_string(),
-                want: "exactly one of `pod` and `args`".to_string(),
+                want: "exactly one of `pod`, `args` and `object`".to_string(),
                 got: format!(
-                    "pod: {}, args: {}",
-                    if self.pod.is_some() { "set" } else { "unset" },
-                    if self.args.is_some() { "set" } else { "unset" }
+                    "pod: {}, args: {}, object: {}",
+                    set(given[0]),
+                    set(given[1]),
+                    set(given[2])
                 ),
             });
             return mismatches;
@@ -178,6 +193,24 @@ impl ValidationCase {
         }
         mismatches
     }
+}
+
+/// The API server's create-time errors for one object; an object that does not load
+/// is one Invalid error at its root naming why.
+fn validate_object(object: &serde_json::Value) -> Vec<FieldError> {
+    let source = topospread_k8s::load::Source {
+        file: "case".into(),
+        document: 1,
+        item: None,
+    };
+    let mut manifests = topospread_k8s::load::Manifests::default();
+    if let Err(e) = topospread_k8s::load::parse_object(object, source, &mut manifests) {
+        return vec![FieldError::invalid(&FieldPath::root(), "", e.to_string())];
+    }
+    topospread_k8s::validation::validate_objects(&manifests.objects)
+        .into_iter()
+        .map(|r| r.error)
+        .collect()
 }
 
 type ErrorKey = (ErrorType, String, Option<String>);

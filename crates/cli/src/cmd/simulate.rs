@@ -255,6 +255,12 @@ fn table(r: &SimulationReport, width: usize, wide: bool) -> String {
             let _ = writeln!(out, "  {}/{}: {}", p.namespace, p.pod, p.message);
         }
     }
+    if !r.refused_objects.is_empty() {
+        let _ = writeln!(out, "\nRefused by the API server (not created)");
+        for line in &r.refused_objects {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
     for n in &r.notes {
         let _ = writeln!(out, "note: {n}");
     }

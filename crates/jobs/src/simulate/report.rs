@@ -137,6 +137,10 @@ pub struct SimulationReport {
     /// Pods admission refused.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub refused: Vec<RefusedPod>,
+    /// Objects the API server refuses by themselves, one line each (file, object, field,
+    /// the API server's words): not simulated, the rest is.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub refused_objects: Vec<String>,
     /// Existing pods their controller removed before scheduling (scale-downs).
     pub removed: Vec<RemovedPod>,
     /// Deployments rolled out to a new template, step by step.

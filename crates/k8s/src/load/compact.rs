@@ -121,11 +121,15 @@ impl Compactor {
     /// node, or named only by `generateName`, stay whole.
     pub fn compact(&mut self, objects: &mut [Loaded]) {
         for l in objects {
-            let Object::Pod(p) = &l.object else { continue };
-            if !compactable(p) {
+            if !matches!(&l.object, Object::Pod(p) if compactable(p)) {
                 continue;
             }
             let refusals = validate_objects_with(std::slice::from_ref(l), &self.features);
+            let Object::Pod(p) = &mut l.object else {
+                continue;
+            };
+            // The API server's defaults (a pod read back from a cluster has them already).
+            crate::admission::set_pod_defaults(p);
             let compact = self.convert(p, refusals);
             l.object = Object::CompactPod(Box::new(compact));
         }

@@ -17,8 +17,11 @@ pub use stream::{parse_manifests_reader, parse_manifests_reader_compact};
 use crate::notes::Note;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
-use k8s_openapi::api::core::v1::{Namespace, Node, Pod, ReplicationController, Service};
-use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
+use k8s_openapi::api::core::v1::{
+    LimitRange, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod,
+    ReplicationController, ResourceQuota, Service,
+};
+use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
@@ -170,6 +173,16 @@ pub enum Object {
     StorageClass(Box<StorageClass>),
     /// A storage.k8s.io/v1 CSINode (per-driver volume limits and topology keys).
     CsiNode(Box<CSINode>),
+    /// A v1 LimitRange (the LimitRanger admission plugin's defaults and bounds).
+    LimitRange(Box<LimitRange>),
+    /// A node.k8s.io/v1 RuntimeClass (the RuntimeClass admission plugin's overhead and
+    /// scheduling).
+    RuntimeClass(Box<RuntimeClass>),
+    /// A v1 ResourceQuota (the ResourceQuota admission plugin's limits on pods).
+    ResourceQuota(Box<ResourceQuota>),
+    /// A built-in kind in an apiVersion no supported release serves (a `policy/v1beta1`
+    /// PodDisruptionBudget): not read, refused by itself (see [`removed_api`]).
+    Unserved(Box<Unserved>),
     /// A `kubescheduler.config.k8s.io/v1` KubeSchedulerConfiguration, untyped here.
     SchedulerConfiguration(Value),
     /// A v1 Pod bound to a node, read in compact form (see [`Compactor`]): it has no
@@ -198,6 +211,10 @@ impl Object {
             Object::PersistentVolume(o) => &o.metadata,
             Object::StorageClass(o) => &o.metadata,
             Object::CsiNode(o) => &o.metadata,
+            Object::LimitRange(o) => &o.metadata,
+            Object::RuntimeClass(o) => &o.metadata,
+            Object::ResourceQuota(o) => &o.metadata,
+            Object::Unserved(o) => &o.metadata,
             Object::SchedulerConfiguration(_) | Object::CompactPod(_) => return None,
         })
     }
@@ -222,6 +239,10 @@ impl Object {
             Object::PersistentVolume(o) => &mut o.metadata,
             Object::StorageClass(o) => &mut o.metadata,
             Object::CsiNode(o) => &mut o.metadata,
+            Object::LimitRange(o) => &mut o.metadata,
+            Object::RuntimeClass(o) => &mut o.metadata,
+            Object::ResourceQuota(o) => &mut o.metadata,
+            Object::Unserved(o) => &mut o.metadata,
             Object::SchedulerConfiguration(_) | Object::CompactPod(_) => return None,
         })
     }
@@ -246,9 +267,195 @@ impl Object {
             Object::PersistentVolume(_) => "PersistentVolume",
             Object::StorageClass(_) => "StorageClass",
             Object::CsiNode(_) => "CSINode",
+            Object::LimitRange(_) => "LimitRange",
+            Object::RuntimeClass(_) => "RuntimeClass",
+            Object::ResourceQuota(_) => "ResourceQuota",
+            Object::Unserved(o) => o.kind,
             Object::SchedulerConfiguration(_) => "KubeSchedulerConfiguration",
         }
     }
+}
+
+/// A built-in kind written in an apiVersion the API server no longer serves.
+#[derive(Clone, Debug)]
+pub struct Unserved {
+    /// The kind, as the loader names it.
+    pub kind: &'static str,
+    /// `apiVersion` as written.
+    pub api_version: String,
+    /// The release that stopped serving it, and the apiVersion that replaced it.
+    pub removed: RemovedApi,
+    /// Its metadata (what of it reads).
+    pub metadata: ObjectMeta,
+}
+
+/// When an apiVersion of a kind was removed, and what serves the kind since.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RemovedApi {
+    /// The Kubernetes minor release (1.x) that stopped serving it.
+    pub removed_in: u32,
+    /// The apiVersion to use instead.
+    pub replacement: &'static str,
+}
+
+/// Built-in kinds' apiVersions removed up to Kubernetes 1.25, the oldest release
+/// topospread simulates, so none it simulates serves them (the deprecated API migration
+/// guide, kubernetes.io/docs/reference/using-api/deprecation-guide): (apiVersion, kind,
+/// removed in 1.x, replacement).
+const REMOVED_APIS: &[(&str, &str, u32, &str)] = &[
+    ("extensions/v1beta1", "Deployment", 16, "apps/v1"),
+    ("extensions/v1beta1", "DaemonSet", 16, "apps/v1"),
+    ("extensions/v1beta1", "ReplicaSet", 16, "apps/v1"),
+    (
+        "extensions/v1beta1",
+        "NetworkPolicy",
+        16,
+        "networking.k8s.io/v1",
+    ),
+    (
+        "extensions/v1beta1",
+        "PodSecurityPolicy",
+        16,
+        "policy/v1beta1",
+    ),
+    ("apps/v1beta1", "Deployment", 16, "apps/v1"),
+    ("apps/v1beta1", "StatefulSet", 16, "apps/v1"),
+    ("apps/v1beta2", "Deployment", 16, "apps/v1"),
+    ("apps/v1beta2", "DaemonSet", 16, "apps/v1"),
+    ("apps/v1beta2", "ReplicaSet", 16, "apps/v1"),
+    ("apps/v1beta2", "StatefulSet", 16, "apps/v1"),
+    ("extensions/v1beta1", "Ingress", 22, "networking.k8s.io/v1"),
+    (
+        "networking.k8s.io/v1beta1",
+        "Ingress",
+        22,
+        "networking.k8s.io/v1",
+    ),
+    (
+        "networking.k8s.io/v1beta1",
+        "IngressClass",
+        22,
+        "networking.k8s.io/v1",
+    ),
+    (
+        "scheduling.k8s.io/v1beta1",
+        "PriorityClass",
+        22,
+        "scheduling.k8s.io/v1",
+    ),
+    (
+        "scheduling.k8s.io/v1alpha1",
+        "PriorityClass",
+        22,
+        "scheduling.k8s.io/v1",
+    ),
+    (
+        "rbac.authorization.k8s.io/v1beta1",
+        "ClusterRole",
+        22,
+        "rbac.authorization.k8s.io/v1",
+    ),
+    (
+        "rbac.authorization.k8s.io/v1beta1",
+        "ClusterRoleBinding",
+        22,
+        "rbac.authorization.k8s.io/v1",
+    ),
+    (
+        "rbac.authorization.k8s.io/v1beta1",
+        "Role",
+        22,
+        "rbac.authorization.k8s.io/v1",
+    ),
+    (
+        "rbac.authorization.k8s.io/v1beta1",
+        "RoleBinding",
+        22,
+        "rbac.authorization.k8s.io/v1",
+    ),
+    (
+        "apiextensions.k8s.io/v1beta1",
+        "CustomResourceDefinition",
+        22,
+        "apiextensions.k8s.io/v1",
+    ),
+    (
+        "admissionregistration.k8s.io/v1beta1",
+        "MutatingWebhookConfiguration",
+        22,
+        "admissionregistration.k8s.io/v1",
+    ),
+    (
+        "admissionregistration.k8s.io/v1beta1",
+        "ValidatingWebhookConfiguration",
+        22,
+        "admissionregistration.k8s.io/v1",
+    ),
+    (
+        "apiregistration.k8s.io/v1beta1",
+        "APIService",
+        22,
+        "apiregistration.k8s.io/v1",
+    ),
+    (
+        "coordination.k8s.io/v1beta1",
+        "Lease",
+        22,
+        "coordination.k8s.io/v1",
+    ),
+    (
+        "storage.k8s.io/v1beta1",
+        "CSIDriver",
+        22,
+        "storage.k8s.io/v1",
+    ),
+    ("storage.k8s.io/v1beta1", "CSINode", 22, "storage.k8s.io/v1"),
+    (
+        "storage.k8s.io/v1beta1",
+        "StorageClass",
+        22,
+        "storage.k8s.io/v1",
+    ),
+    (
+        "storage.k8s.io/v1beta1",
+        "VolumeAttachment",
+        22,
+        "storage.k8s.io/v1",
+    ),
+    ("batch/v1beta1", "CronJob", 25, "batch/v1"),
+    (
+        "discovery.k8s.io/v1beta1",
+        "EndpointSlice",
+        25,
+        "discovery.k8s.io/v1",
+    ),
+    ("events.k8s.io/v1beta1", "Event", 25, "events.k8s.io/v1"),
+    (
+        "autoscaling/v2beta1",
+        "HorizontalPodAutoscaler",
+        25,
+        "autoscaling/v2",
+    ),
+    ("policy/v1beta1", "PodDisruptionBudget", 25, "policy/v1"),
+    ("policy/v1beta1", "PodSecurityPolicy", 25, "(none: removed)"),
+    ("node.k8s.io/v1beta1", "RuntimeClass", 25, "node.k8s.io/v1"),
+];
+
+/// The removal of `kind` in `api_version`, when no release topospread simulates serves
+/// it.
+pub fn removed_api(kind: &str, api_version: &str) -> Option<(&'static str, RemovedApi)> {
+    REMOVED_APIS
+        .iter()
+        .find(|(v, k, _, _)| *v == api_version && *k == kind)
+        .map(|&(_, k, removed_in, replacement)| {
+            (
+                k,
+                RemovedApi {
+                    removed_in,
+                    replacement,
+                },
+            )
+        })
 }
 
 /// An object with where it came from.
@@ -305,11 +512,8 @@ const SKIPPED_KINDS: &[&str] = &[
     "Ingress",
     "IngressClass",
     "NetworkPolicy",
-    "LimitRange",
-    "ResourceQuota",
     "ControllerRevision",
     "Lease",
-    "RuntimeClass",
     "CustomResourceDefinition",
     "MutatingWebhookConfiguration",
     "ValidatingWebhookConfiguration",
@@ -517,6 +721,23 @@ pub fn parse_object(value: &Value, source: Source, out: &mut Manifests) -> Resul
         .unwrap_or("")
         .to_string();
     let what = object_name(kind, value);
+    if let Some((kind, removed)) = removed_api(kind, &api_version) {
+        // Only its metadata is read (leniently: the rest is the old schema).
+        let metadata = value
+            .get("metadata")
+            .and_then(|m| serde_json::from_value::<ObjectMeta>(m.clone()).ok())
+            .unwrap_or_default();
+        out.objects.push(Loaded {
+            source,
+            object: Object::Unserved(Box::new(Unserved {
+                kind,
+                api_version,
+                removed,
+                metadata,
+            })),
+        });
+        return Ok(());
+    }
     if !builtin(kind, &api_version) {
         // A custom resource that shares a built-in kind's name.
         let message = format!("skipped: kind {kind} ({api_version}) is not read by the scheduler");
@@ -525,27 +746,66 @@ pub fn parse_object(value: &Value, source: Source, out: &mut Manifests) -> Resul
         return Ok(());
     }
     let object = match kind {
-        "Node" => Object::Node(Box::new(typed(value, &file, &what)?)),
-        "Pod" => Object::Pod(Box::new(typed(value, &file, &what)?)),
-        "Service" => Object::Service(Box::new(typed(value, &file, &what)?)),
-        "ReplicaSet" => Object::ReplicaSet(Box::new(typed(value, &file, &what)?)),
-        "ReplicationController" => {
-            Object::ReplicationController(Box::new(typed(value, &file, &what)?))
+        "Node" => Object::Node(Box::new(typed_read(value, &file, &what, &mut out.skipped)?)),
+        "Pod" => Object::Pod(Box::new(typed_read(value, &file, &what, &mut out.skipped)?)),
+        "Service" => Object::Service(Box::new(typed_read(value, &file, &what, &mut out.skipped)?)),
+        "ReplicaSet" => {
+            Object::ReplicaSet(Box::new(typed_read(value, &file, &what, &mut out.skipped)?))
         }
-        "StatefulSet" => Object::StatefulSet(Box::new(typed(value, &file, &what)?)),
-        "Deployment" => Object::Deployment(Box::new(typed(value, &file, &what)?)),
-        "DaemonSet" => Object::DaemonSet(Box::new(typed(value, &file, &what)?)),
-        "Job" => Object::Job(Box::new(typed(value, &file, &what)?)),
-        "CronJob" => Object::CronJob(Box::new(typed(value, &file, &what)?)),
-        "PriorityClass" => Object::PriorityClass(Box::new(typed(value, &file, &what)?)),
-        "PodDisruptionBudget" => Object::PodDisruptionBudget(Box::new(typed(value, &file, &what)?)),
-        "Namespace" => Object::Namespace(Box::new(typed(value, &file, &what)?)),
-        "PersistentVolumeClaim" => {
-            Object::PersistentVolumeClaim(Box::new(typed(value, &file, &what)?))
+        "ReplicationController" => Object::ReplicationController(Box::new(typed_read(
+            value,
+            &file,
+            &what,
+            &mut out.skipped,
+        )?)),
+        "StatefulSet" => {
+            Object::StatefulSet(Box::new(typed_read(value, &file, &what, &mut out.skipped)?))
         }
-        "PersistentVolume" => Object::PersistentVolume(Box::new(typed(value, &file, &what)?)),
-        "StorageClass" => Object::StorageClass(Box::new(typed(value, &file, &what)?)),
-        "CSINode" => Object::CsiNode(Box::new(typed(value, &file, &what)?)),
+        "Deployment" => {
+            Object::Deployment(Box::new(typed_read(value, &file, &what, &mut out.skipped)?))
+        }
+        "DaemonSet" => {
+            Object::DaemonSet(Box::new(typed_read(value, &file, &what, &mut out.skipped)?))
+        }
+        "Job" => Object::Job(Box::new(typed_read(value, &file, &what, &mut out.skipped)?)),
+        "CronJob" => Object::CronJob(Box::new(typed_read(value, &file, &what, &mut out.skipped)?)),
+        "PriorityClass" => {
+            Object::PriorityClass(Box::new(typed_read(value, &file, &what, &mut out.skipped)?))
+        }
+        "PodDisruptionBudget" => Object::PodDisruptionBudget(Box::new(typed_read(
+            value,
+            &file,
+            &what,
+            &mut out.skipped,
+        )?)),
+        "Namespace" => {
+            Object::Namespace(Box::new(typed_read(value, &file, &what, &mut out.skipped)?))
+        }
+        "LimitRange" => {
+            Object::LimitRange(Box::new(typed_read(value, &file, &what, &mut out.skipped)?))
+        }
+        "RuntimeClass" => {
+            Object::RuntimeClass(Box::new(typed_read(value, &file, &what, &mut out.skipped)?))
+        }
+        "ResourceQuota" => {
+            Object::ResourceQuota(Box::new(typed_read(value, &file, &what, &mut out.skipped)?))
+        }
+        "PersistentVolumeClaim" => Object::PersistentVolumeClaim(Box::new(typed_read(
+            value,
+            &file,
+            &what,
+            &mut out.skipped,
+        )?)),
+        "PersistentVolume" => Object::PersistentVolume(Box::new(typed_read(
+            value,
+            &file,
+            &what,
+            &mut out.skipped,
+        )?)),
+        "StorageClass" => {
+            Object::StorageClass(Box::new(typed_read(value, &file, &what, &mut out.skipped)?))
+        }
+        "CSINode" => Object::CsiNode(Box::new(typed_read(value, &file, &what, &mut out.skipped)?)),
         "KubeSchedulerConfiguration" => Object::SchedulerConfiguration(value.clone()),
         _ => {
             let message = if SKIPPED_KINDS.contains(&kind) {
@@ -634,8 +894,11 @@ fn builtin(kind: &str, api_version: &str) -> bool {
         | "ReplicationController"
         | "Namespace"
         | "PersistentVolumeClaim"
-        | "PersistentVolume" => group.is_empty(),
+        | "PersistentVolume"
+        | "LimitRange"
+        | "ResourceQuota" => group.is_empty(),
         "StorageClass" | "CSINode" => group == "storage.k8s.io",
+        "RuntimeClass" => group == "node.k8s.io",
         "ReplicaSet" | "StatefulSet" | "Deployment" | "DaemonSet" => {
             matches!(group, "apps" | "extensions")
         }
@@ -648,9 +911,52 @@ fn builtin(kind: &str, api_version: &str) -> bool {
     }
 }
 
+/// Whether an object was read back from a server: it carries `metadata.uid`,
+/// `metadata.resourceVersion` or a `status`.
+fn from_server(value: &Value) -> bool {
+    value.pointer("/metadata/uid").is_some()
+        || value.pointer("/metadata/resourceVersion").is_some()
+        || value.get("status").is_some_and(|s| !s.is_null())
+}
+
+/// [`typed`], except that an object read back from a server ([`from_server`]) keeps
+/// loading past a field the bundled schema lacks (a newer release wrote it): the field
+/// is ignored with a note, one line per field however many objects carry it. Manifests
+/// meant for creation stay strict.
+fn typed_read<T: DeserializeOwned>(
+    value: &Value,
+    file: &str,
+    object: &str,
+    notes: &mut Vec<Note>,
+) -> Result<T, LoadError> {
+    match typed_with(value, file, object, true) {
+        Err(LoadError::UnknownField { field, .. }) if from_server(value) => {
+            let typed = typed_with(value, file, object, false)?;
+            notes.push(Note::new(
+                format!("{file}: {object}"),
+                format!(
+                    "ignored: field {field} is not in the bundled schema (an object read from a newer server)"
+                ),
+            ));
+            Ok(typed)
+        }
+        other => other,
+    }
+}
+
 /// Deserializes a typed object strictly: a type error or an unknown field is an error
 /// naming the object and the field path.
 pub fn typed<T: DeserializeOwned>(value: &Value, file: &str, object: &str) -> Result<T, LoadError> {
+    typed_with(value, file, object, true)
+}
+
+/// [`typed`]; unknown fields are errors only when `strict`.
+fn typed_with<T: DeserializeOwned>(
+    value: &Value,
+    file: &str,
+    object: &str,
+    strict: bool,
+) -> Result<T, LoadError> {
     let mut unknown: Option<String> = None;
     let mut note = |path: serde_ignored::Path<'_>| {
         if unknown.is_none() {
@@ -674,7 +980,7 @@ pub fn typed<T: DeserializeOwned>(value: &Value, file: &str, object: &str) -> Re
             message: e.into_inner().to_string(),
         }
     })?;
-    if let Some(field) = unknown {
+    if let Some(field) = unknown.filter(|_| strict) {
         return Err(LoadError::UnknownField {
             file: file.to_string(),
             object: object.to_string(),
@@ -773,6 +1079,26 @@ mod tests {
         )
         .expect_err("an item of kind: List needs a kind");
         assert!(matches!(e, LoadError::MissingKind { .. }));
+    }
+
+    #[test]
+    fn fields_a_server_wrote_that_the_schema_lacks_are_noted_not_fatal() {
+        let dump = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, uid: u1}\nspec: {schedulingGroup: g, containers: [{name: c}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: q, uid: u2}\nspec: {schedulingGroup: g, containers: [{name: c}]}\n";
+        let m = parse_manifests(dump, "dump.yaml").expect("a dump loads");
+        assert_eq!(m.objects.len(), 2);
+        let lines = crate::notes::summarize(&m.skipped);
+        assert_eq!(
+            lines,
+            [
+                "ignored: field spec.schedulingGroup is not in the bundled schema (an object read from a newer server) (2 objects: dump.yaml: pod/p; dump.yaml: pod/q)"
+            ]
+        );
+        // A manifest meant for creation stays strict.
+        let e = parse_manifests(&dump.replace(", uid: u1", ""), "m.yaml").expect_err("strict");
+        assert_eq!(
+            e.to_string(),
+            "m.yaml: pod/p: spec.schedulingGroup: unknown field"
+        );
     }
 
     #[test]

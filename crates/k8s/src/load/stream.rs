@@ -747,7 +747,7 @@ fn prepare(piece: &Piece) -> (Option<Head>, Option<Object>) {
 /// nothing reads; `None` when it is not one or does not type.
 fn typed_object(piece: &Piece, head: &Head) -> Option<Object> {
     let (kind, api_version) = (head.kind.as_deref()?, head.api_version.as_deref()?);
-    if !builtin(kind, api_version) {
+    if !builtin(kind, api_version) || super::removed_api(kind, api_version).is_some() {
         return None;
     }
     let mut object = fast(piece, kind)?;
@@ -817,6 +817,9 @@ fn fast(piece: &impl Typer, kind: &str) -> Option<Object> {
         "PersistentVolume" => Object::PersistentVolume(Box::new(piece.typed()?)),
         "StorageClass" => Object::StorageClass(Box::new(piece.typed()?)),
         "CSINode" => Object::CsiNode(Box::new(piece.typed()?)),
+        "LimitRange" => Object::LimitRange(Box::new(piece.typed()?)),
+        "RuntimeClass" => Object::RuntimeClass(Box::new(piece.typed()?)),
+        "ResourceQuota" => Object::ResourceQuota(Box::new(piece.typed()?)),
         _ => return None,
     })
 }

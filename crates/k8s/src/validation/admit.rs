@@ -29,6 +29,9 @@ pub struct Refusal {
     pub name: Option<String>,
     /// The field and what is wrong with it, in the API server's words.
     pub error: FieldError,
+    /// Whether only this object is left out, the rest going on (as `kubectl apply`
+    /// refuses one object of a file and applies the others); else nothing is simulated.
+    pub object_only: bool,
 }
 
 impl Refusal {
@@ -79,9 +82,30 @@ pub fn validate_objects_with(objects: &[Loaded], features: &ApiServerFeatures) -
         let Some(meta) = l.object.metadata() else {
             continue;
         };
-        let mut errors = validate_meta(&l.object, meta);
-        errors.extend(validate_spec(&l.object, features));
-        for mut error in errors {
+        if let Object::Unserved(u) = &l.object {
+            // Nothing else of it is read: the API version alone refuses it.
+            out.push(Refusal {
+                source: l.source.clone(),
+                kind: u.kind,
+                namespace: meta.namespace.clone(),
+                name: meta.name.clone(),
+                error: unserved(u),
+                object_only: true,
+            });
+            continue;
+        }
+        let mut errors: Vec<(FieldError, bool)> = validate_meta(&l.object, meta)
+            .into_iter()
+            .chain(validate_spec(&l.object, features))
+            .map(|e| (e, false))
+            .collect();
+        errors.extend(
+            super::workload::validate_workload_spec(&l.object)
+                .into_iter()
+                .chain(super::policy::validate_policy_object(&l.object))
+                .map(|e| (e, true)),
+        );
+        for (mut error, object_only) in errors {
             if let Some(v) = error.bad_value.as_mut()
                 && v.chars().count() > MAX_VALUE_CHARS
             {
@@ -93,10 +117,24 @@ pub fn validate_objects_with(objects: &[Loaded], features: &ApiServerFeatures) -
                 namespace: meta.namespace.clone(),
                 name: meta.name.clone(),
                 error,
+                object_only,
             });
         }
     }
     out
+}
+
+/// The refusal of an object in an apiVersion no simulated release serves, in
+/// kubectl's words, naming the release that removed it.
+fn unserved(u: &crate::load::Unserved) -> FieldError {
+    FieldError::invalid(
+        &FieldPath::new("apiVersion"),
+        u.api_version.as_str(),
+        format!(
+            "no matches for kind \"{}\" in version \"{}\": removed in Kubernetes 1.{} (use {})",
+            u.kind, u.api_version, u.removed.removed_in, u.removed.replacement
+        ),
+    )
 }
 
 /// `metadata`: name (required; DNS-1123 subdomain, a DNS-1035 label for Services),
@@ -131,6 +169,7 @@ fn validate_meta(object: &Object, meta: &ObjectMeta) -> Vec<FieldError> {
             | Object::PersistentVolume(_)
             | Object::StorageClass(_)
             | Object::CsiNode(_)
+            | Object::RuntimeClass(_)
     );
     if let Some(ns) = meta.namespace.as_deref().filter(|ns| !ns.is_empty())
         && !cluster_scoped
@@ -342,6 +381,7 @@ pub fn validate_cluster(objects: &[Loaded]) -> Vec<Refusal> {
         namespace: meta.namespace.clone(),
         name: meta.name.clone(),
         error,
+        object_only: false,
     };
     let name_path = FieldPath::new("metadata").child("name");
     for l in objects {
@@ -421,6 +461,7 @@ fn compact_refusal(l: &Loaded, p: &CompactPod, error: FieldError) -> Refusal {
         namespace: p.namespace_written.clone(),
         name: Some(p.name.clone()),
         error,
+        object_only: false,
     }
 }
 
@@ -466,6 +507,22 @@ mod tests {
             "f.yaml: deployment/web: spec.replicas: Invalid value: -1: must be greater than or equal to 0"
         );
         assert!(got.iter().all(|l| !l.contains('\u{1b}')));
+    }
+
+    #[test]
+    fn an_api_version_no_release_serves_refuses_that_object_alone() {
+        let m = parse_manifests(
+            "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: db, namespace: prod}\nspec: {minAvailable: 1, selector: {matchLabels: {app: db}}, unknownOldField: 1}\n---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: ok}\nspec: {minAvailable: 1}\n",
+            "chart.yaml",
+        )
+        .expect("loads, the old schema unread");
+        let refusals = validate_objects(&m.objects);
+        assert_eq!(refusals.len(), 1);
+        assert!(refusals[0].object_only);
+        assert_eq!(
+            refusals[0].to_string(),
+            "chart.yaml: poddisruptionbudget/db (namespace prod): apiVersion: Invalid value: \"policy/v1beta1\": no matches for kind \"PodDisruptionBudget\" in version \"policy/v1beta1\": removed in Kubernetes 1.25 (use policy/v1)"
+        );
     }
 
     #[test]

@@ -19,6 +19,8 @@ mod admit;
 mod config;
 pub mod lint;
 mod objects;
+mod policy;
+mod workload;
 
 pub use admit::{Refusal, validate_cluster, validate_objects, validate_objects_with};
 pub use config::{ConfigDecodeError, pod_topology_spread_args, validate_scheduler_configuration};

@@ -259,6 +259,10 @@ impl Workload {
             | Object::PersistentVolume(_)
             | Object::StorageClass(_)
             | Object::CsiNode(_)
+            | Object::LimitRange(_)
+            | Object::RuntimeClass(_)
+            | Object::ResourceQuota(_)
+            | Object::Unserved(_)
             | Object::SchedulerConfiguration(_)
             | Object::CompactPod(_) => {
                 return None;

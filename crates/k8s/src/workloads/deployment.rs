@@ -191,6 +191,7 @@ impl<'a> Expander<'a> {
                 template: base,
                 candidates,
                 seed: self.seed,
+                admission: self.admission.clone(),
             });
             self.out.workloads.push(super::WorkloadSummary {
                 kind: "Deployment",

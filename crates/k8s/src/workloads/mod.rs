@@ -317,6 +317,7 @@ pub fn expand_with(
         max_pods: options.max_pods,
         too_many: None,
         out: Expansion::default(),
+        admission: std::sync::Arc::new(crate::admission::Admission::from_objects(objects)),
         nodes: objects
             .iter()
             .filter_map(|l| match &l.object {
@@ -451,6 +452,8 @@ struct Expander<'a> {
     too_many: Option<WorkloadError>,
     out: Expansion,
     nodes: Vec<&'a k8s_openapi::api::core::v1::Node>,
+    /// The admission plugins' view of the input, for rollouts' pods.
+    admission: std::sync::Arc<crate::admission::Admission>,
 }
 
 /// How the pods of one workload are named and labelled.

@@ -50,6 +50,8 @@ pub struct Rollout {
     pub candidates: Vec<DeletionCandidate>,
     /// Fixes the new pods' name suffixes.
     pub seed: u64,
+    /// The admission plugins the new pods go through (LimitRanges, RuntimeClasses).
+    pub admission: std::sync::Arc<crate::admission::Admission>,
 }
 
 /// One revision's pods at a point of the rollout.
@@ -168,8 +170,12 @@ impl Rollout {
                             let name = self.fresh_name(snapshot, &new.replica_set, &mut made);
                             let mut pod = self.template.clone();
                             pod.metadata.name = Some(name.clone());
-                            let Ok(None) = build::admit_and_add(snapshot, &pod, &self.source.file)
-                            else {
+                            let Ok(None) = build::admit_and_add_with(
+                                snapshot,
+                                &pod,
+                                &self.source.file,
+                                &self.admission,
+                            ) else {
                                 break;
                             };
                             let Some(id) = snapshot.pod_id(ns, &name) else {

@@ -297,6 +297,10 @@ fn object_value(o: &super::super::Object) -> Value {
         O::PersistentVolume(x) => serde_json::to_value(x),
         O::StorageClass(x) => serde_json::to_value(x),
         O::CsiNode(x) => serde_json::to_value(x),
+        O::LimitRange(x) => serde_json::to_value(x),
+        O::RuntimeClass(x) => serde_json::to_value(x),
+        O::ResourceQuota(x) => serde_json::to_value(x),
+        O::Unserved(x) => serde_json::to_value(&x.metadata),
         O::SchedulerConfiguration(x) => Ok(x.clone()),
         O::CompactPod(p) => panic!("pod {} read compact; these tests read whole", p.name),
     };
