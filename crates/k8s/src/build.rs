@@ -256,6 +256,9 @@ pub struct BuiltSnapshot {
     /// Claims that stay unbound because the StorageClass they need is not in the input
     /// (see [`unbound_claim_notes`]).
     pub storage_notes: Vec<crate::notes::Note>,
+    /// The admission plugins' view of the objects (LimitRanges, RuntimeClasses), for
+    /// the pods controllers create next ([`admit_and_add_with`]).
+    pub admission: Admission,
 }
 
 /// A note for each claim of `objects` left unbound with no StorageClass to decide its
@@ -303,9 +306,6 @@ pub fn unbound_claim_notes<'a>(
         ));
     }
     notes
-    /// The admission plugins' view of the objects (LimitRanges, RuntimeClasses), for
-    /// the pods controllers create next ([`admit_and_add_with`]).
-    pub admission: Admission,
 }
 
 /// Whether a pod was read back from a cluster: it carries what only the API server
