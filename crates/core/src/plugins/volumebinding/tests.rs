@@ -328,7 +328,7 @@ fn untracked_storage_passes_every_pod() {
     assert_eq!(filter_all(&VolumeBinding::default(), &s, &p)[0].0, Unresolvable);
     s.set_volumes_tracked(false);
     let mut state = CycleState::new();
-    assert!(VolumeBinding.pre_filter(&mut state, &p, &s).is_skip());
+    assert!(VolumeBinding::default().pre_filter(&mut state, &p, &s).is_skip());
     let zone = crate::plugins::volumezone::VolumeZone;
     assert!(zone.pre_filter(&mut state, &p, &s).is_skip());
 }
