@@ -796,12 +796,9 @@ pub fn parse_object(value: &Value, source: Source, out: &mut Manifests) -> Resul
             &what,
             &mut out.skipped,
         )?)),
-        "PersistentVolume" => Object::PersistentVolume(Box::new(typed_read(
-            value,
-            &file,
-            &what,
-            &mut out.skipped,
-        )?)),
+        "PersistentVolume" => {
+            Object::PersistentVolume(Box::new(typed_read(value, &file, &what, &mut out.skipped)?))
+        }
         "StorageClass" => {
             Object::StorageClass(Box::new(typed_read(value, &file, &what, &mut out.skipped)?))
         }

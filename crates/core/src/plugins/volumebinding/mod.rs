@@ -12,19 +12,18 @@ mod binder;
 
 pub use binder::{
     BoundVolumes, ERR_REASON_BIND_CONFLICT, ERR_REASON_NODE_CONFLICT,
-    ERR_REASON_NODE_CONFLICT_BEFORE_1_33, ERR_REASON_PV_NOT_EXIST,
-    ERR_REASON_UNBOUND_IMMEDIATE, NOT_SUPPORTED_PROVISIONER, PodClaims, PodVolumes,
-    bind_immediate_claims, bind_pod_volumes, find_matching_volume, find_pod_volumes,
-    is_fully_bound, pod_claims,
+    ERR_REASON_NODE_CONFLICT_BEFORE_1_33, ERR_REASON_PV_NOT_EXIST, ERR_REASON_UNBOUND_IMMEDIATE,
+    NOT_SUPPORTED_PROVISIONER, PodClaims, PodVolumes, bind_immediate_claims, bind_pod_volumes,
+    find_matching_volume, find_pod_volumes, is_fully_bound, pod_claims,
 };
 
 use crate::api::Pod;
-use crate::version::KubernetesVersion;
 use crate::framework::{
     ActionType as A, ClusterEvent, Code, CycleState, EventResource as R, FilterPlugin, NodeScore,
     Plugin, PreFilterPlugin, PreScorePlugin, ScorePlugin, Status,
 };
 use crate::snapshot::{NodeId, NodeInfo, Snapshot};
+use crate::version::KubernetesVersion;
 
 /// The plugin's registry name.
 pub const NAME: &str = "VolumeBinding";

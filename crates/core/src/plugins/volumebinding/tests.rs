@@ -325,10 +325,17 @@ fn volume_events_requeue_the_plugins_pods() {
 fn untracked_storage_passes_every_pod() {
     let mut s = snapshot(&nodes(), &[]);
     let p = pod(&mut s, claim_pod("p", &["data"]));
-    assert_eq!(filter_all(&VolumeBinding::default(), &s, &p)[0].0, Unresolvable);
+    assert_eq!(
+        filter_all(&VolumeBinding::default(), &s, &p)[0].0,
+        Unresolvable
+    );
     s.set_volumes_tracked(false);
     let mut state = CycleState::new();
-    assert!(VolumeBinding::default().pre_filter(&mut state, &p, &s).is_skip());
+    assert!(
+        VolumeBinding::default()
+            .pre_filter(&mut state, &p, &s)
+            .is_skip()
+    );
     let zone = crate::plugins::volumezone::VolumeZone;
     assert!(zone.pre_filter(&mut state, &p, &s).is_skip());
 }
