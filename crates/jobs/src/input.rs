@@ -119,13 +119,7 @@ impl Input {
 /// there are none; objects with only `generateName` are named with `seed`; pods are
 /// kept in `form`.
 fn load_files(ctx: &Context, files: &[PathBuf], seed: u64, form: PodForm) -> Result<Input> {
-    let mut input = Input {
-        objects: Vec::new(),
-        notes: Vec::new(),
-        inputs: 0,
-        symbols: Symbols::default(),
-        refused: Vec::new(),
-    };
+    let mut input = Input::default();
     if files.is_empty() {
         let m = parse_manifests(DOCS_EXAMPLE, DOCS_EXAMPLE_NAME)?;
         input.objects = m.objects;
@@ -174,10 +168,8 @@ pub fn load(
     };
     let mut input = Input {
         objects,
-        notes: Vec::new(),
         inputs: 1,
-        symbols: Symbols::default(),
-        refused: Vec::new(),
+        ..Input::default()
     };
     if !files.is_empty() {
         let from_files = load_files(ctx, files, seed, form)?;

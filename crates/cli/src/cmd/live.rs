@@ -26,22 +26,6 @@ pub(crate) fn set_command(name: &'static str) {
     let _ = COMMAND.set(name);
 }
 
-impl LiveArgs {
-    /// Whether a live cluster was asked for.
-    pub(crate) fn wanted(&self) -> bool {
-        self.live || self.kubeconfig.is_some() || self.context.is_some()
-    }
-
-    /// The live cluster's objects when one is asked for.
-    pub(crate) fn objects(&self) -> Result<Option<Vec<Loaded>>> {
-        if self.wanted() {
-            list_cluster(self).map(Some)
-        } else {
-            Ok(None)
-        }
-    }
-}
-
 /// Lists the cluster's nodes, pods (without Succeeded or Failed ones, as kube-scheduler's
 /// informer), Services, ReplicaSets, StatefulSets, ReplicationControllers,
 /// PodDisruptionBudgets, PriorityClasses and Namespaces.

@@ -20,3 +20,23 @@ pub(crate) mod term;
 pub(crate) mod test;
 pub(crate) mod validate;
 pub(crate) mod whatif;
+
+use crate::cli::LiveArgs;
+use topospread_k8s::load::Loaded;
+
+impl LiveArgs {
+    /// Whether a live cluster was asked for.
+    pub(crate) fn wanted(&self) -> bool {
+        self.live || self.kubeconfig.is_some() || self.context.is_some()
+    }
+
+    /// The live cluster's objects when one is asked for (in a build without the `live`
+    /// feature, the refusal that says how to get one).
+    pub(crate) fn objects(&self) -> anyhow::Result<Option<Vec<Loaded>>> {
+        if self.wanted() {
+            live::list_cluster(self).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+}

@@ -10,22 +10,6 @@ use topospread_k8s::load::Loaded;
 const WITHOUT_LIVE: &str = "this topospread was built without the `live` feature; \
     install one with it: cargo install --path crates/cli (the default features)";
 
-impl LiveArgs {
-    /// Whether a live cluster was asked for.
-    pub(crate) fn wanted(&self) -> bool {
-        self.live || self.kubeconfig.is_some() || self.context.is_some()
-    }
-
-    /// The live cluster's objects when one is asked for.
-    pub(crate) fn objects(&self) -> Result<Option<Vec<Loaded>>> {
-        if self.wanted() {
-            list_cluster(self).map(Some)
-        } else {
-            Ok(None)
-        }
-    }
-}
-
 /// Refuses: reading a live cluster needs the `live` feature.
 pub(crate) fn list_cluster(_args: &LiveArgs) -> Result<Vec<Loaded>> {
     bail!("--kubeconfig/--context/--live: {WITHOUT_LIVE}")
