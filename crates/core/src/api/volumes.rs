@@ -247,6 +247,16 @@ pub enum PodVolume {
 }
 
 impl PodVolume {
+    /// The claim a `persistentVolumeClaim` or `ephemeral` volume uses, and whether it is
+    /// the ephemeral kind (its claim made by the ephemeral volume controller).
+    pub fn claim(&self) -> Option<(&str, bool)> {
+        match self {
+            PodVolume::Claim { claim } => Some((claim, false)),
+            PodVolume::Ephemeral { claim } => Some((claim, true)),
+            _ => None,
+        }
+    }
+
     /// The claim this volume uses, for a claim or an ephemeral volume.
     pub fn claim_name(&self) -> Option<&str> {
         match self {

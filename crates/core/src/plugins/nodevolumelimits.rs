@@ -81,12 +81,7 @@ fn attachable(
     new_pod: bool,
     out: &mut BTreeMap<String, Box<str>>,
 ) -> Result<(), Status> {
-    for v in &pod.volumes {
-        let (name, ephemeral) = match v {
-            PodVolume::Claim { claim } => (claim, false),
-            PodVolume::Ephemeral { claim } => (claim, true),
-            _ => continue,
-        };
+    for (name, ephemeral) in pod.volumes.iter().filter_map(PodVolume::claim) {
         let Some(claim) = snapshot.persistent_volume_claim(pod.namespace, name) else {
             if new_pod {
                 let ns = snapshot.symbols().resolve(pod.namespace);

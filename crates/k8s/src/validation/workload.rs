@@ -265,21 +265,7 @@ fn selects(sel: &LabelSelector, labels: &BTreeMap<String, String>) -> bool {
     if is_absent(sel) {
         return false;
     }
-    sel.match_labels
-        .iter()
-        .flatten()
-        .all(|(k, v)| labels.get(k) == Some(v))
-        && sel.match_expressions.iter().flatten().all(|r| {
-            let values = r.values.as_deref().unwrap_or_default();
-            let got = labels.get(&r.key);
-            match r.operator.as_str() {
-                "In" => got.is_some_and(|g| values.contains(g)),
-                "NotIn" => got.is_none_or(|g| !values.contains(g)),
-                "Exists" => got.is_some(),
-                "DoesNotExist" => got.is_none(),
-                _ => false,
-            }
-        })
+    crate::workloads::requirements_match(sel, labels)
 }
 
 /// A Job selector that only names the labels the Job controller generates.

@@ -41,6 +41,7 @@ mod deployment;
 mod naming;
 mod rollout;
 mod scale;
+pub(crate) use scale::requirements_match;
 mod template;
 
 use crate::load::{Loaded, Object, Source};

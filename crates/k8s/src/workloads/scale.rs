@@ -142,10 +142,22 @@ pub(super) fn selector_matches(
     if ml.is_none_or(BTreeMap::is_empty) && me.is_none_or(Vec::is_empty) {
         return false;
     }
-    ml.into_iter()
+    requirements_match(selector, labels)
+}
+
+/// Whether `labels` meet every matchLabels entry and matchExpressions requirement of
+/// `selector` (an operator it does not know matches nothing); callers decide what an
+/// empty or absent selector means.
+pub(crate) fn requirements_match(
+    selector: &LabelSelector,
+    labels: &BTreeMap<String, String>,
+) -> bool {
+    selector
+        .match_labels
+        .iter()
         .flatten()
         .all(|(k, v)| labels.get(k) == Some(v))
-        && me.into_iter().flatten().all(|r| {
+        && selector.match_expressions.iter().flatten().all(|r| {
             let values = r.values.as_deref().unwrap_or_default();
             let got = labels.get(&r.key);
             match r.operator.as_str() {

@@ -54,12 +54,7 @@ pub fn pod_claims(pod: &Pod, snapshot: &Snapshot) -> Result<Option<PodClaims>, S
     let symbols = snapshot.symbols();
     let namespace = symbols.resolve(pod.namespace);
     let mut claims = Vec::new();
-    for v in &pod.volumes {
-        let (name, ephemeral) = match v {
-            PodVolume::Claim { claim } => (claim, false),
-            PodVolume::Ephemeral { claim } => (claim, true),
-            _ => continue,
-        };
+    for (name, ephemeral) in pod.volumes.iter().filter_map(PodVolume::claim) {
         let Some(claim) = snapshot.persistent_volume_claim(pod.namespace, name) else {
             return Err(unresolvable(if ephemeral {
                 format!(
