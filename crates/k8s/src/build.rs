@@ -72,20 +72,14 @@ pub fn add_workload(object: &Object, workloads: &mut Workloads, symbols: &mut Sy
                 .push((ns, name_of(&rc.metadata), sel));
         }
         Object::ReplicaSet(rs) => {
-            let sel = rs
-                .spec
-                .as_ref()
-                .and_then(|sp| Selector::from_label_selector(Some(&sp.selector), symbols).ok());
+            let sel = Selector::from_label_selector(Some(&rs.spec.selector), symbols).ok();
             let ns = ns_of(&rs.metadata, symbols);
             workloads
                 .replica_sets
                 .push((ns, name_of(&rs.metadata), sel));
         }
         Object::StatefulSet(ss) => {
-            let sel = ss
-                .spec
-                .as_ref()
-                .and_then(|sp| Selector::from_label_selector(Some(&sp.selector), symbols).ok());
+            let sel = Selector::from_label_selector(Some(&ss.spec.selector), symbols).ok();
             let ns = ns_of(&ss.metadata, symbols);
             workloads
                 .stateful_sets

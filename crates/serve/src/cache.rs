@@ -669,18 +669,16 @@ impl LiveCache {
 
     fn apply_rs(&mut self, o: &ReplicaSet, _: Duration) {
         let ns = self.namespace(&o.metadata);
-        let sel = o.spec.as_ref().and_then(|s| {
-            Selector::from_label_selector(Some(&s.selector), self.snapshot.symbols_mut()).ok()
-        });
+        let sel =
+            Selector::from_label_selector(Some(&o.spec.selector), self.snapshot.symbols_mut()).ok();
         let name = o.metadata.name.as_deref().unwrap_or("");
         self.snapshot.set_replica_set(ns, name, sel);
     }
 
     fn apply_sts(&mut self, o: &StatefulSet, _: Duration) {
         let ns = self.namespace(&o.metadata);
-        let sel = o.spec.as_ref().and_then(|s| {
-            Selector::from_label_selector(Some(&s.selector), self.snapshot.symbols_mut()).ok()
-        });
+        let sel =
+            Selector::from_label_selector(Some(&o.spec.selector), self.snapshot.symbols_mut()).ok();
         let name = o.metadata.name.as_deref().unwrap_or("");
         self.snapshot.set_stateful_set(ns, name, sel);
     }

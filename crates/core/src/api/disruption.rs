@@ -39,7 +39,7 @@ impl DisruptionBudget {
             namespace,
             name: pdb.metadata.name.as_deref().unwrap_or("").into(),
             selector,
-            disruptions_allowed: status.map_or(0, |s| s.disruptions_allowed),
+            disruptions_allowed: status.and_then(|s| s.disruptions_allowed).unwrap_or(0),
             disrupted_pods: status
                 .and_then(|s| s.disrupted_pods.as_ref())
                 .into_iter()

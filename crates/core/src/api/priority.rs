@@ -61,7 +61,7 @@ impl PriorityClass {
     pub fn from_k8s(pc: &k8s_openapi::api::scheduling::v1::PriorityClass) -> Self {
         Self {
             name: pc.metadata.name.as_deref().unwrap_or("").into(),
-            value: pc.value,
+            value: pc.value.unwrap_or(0),
             global_default: pc.global_default.unwrap_or(false),
             preemption_policy: pc
                 .preemption_policy

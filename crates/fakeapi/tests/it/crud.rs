@@ -68,7 +68,7 @@ async fn replace_checks_resource_version_and_bumps_generation() {
         .unwrap();
     assert_eq!(created.metadata.generation, Some(1));
     let mut fresh = created.clone();
-    fresh.spec.as_mut().unwrap().replicas = Some(3);
+    fresh.spec.replicas = Some(3);
     fresh.status = None;
     let updated = deployments
         .replace("d", &PostParams::default(), &fresh)

@@ -1114,7 +1114,7 @@ mod tests {
         let Object::PriorityClass(pc) = &m.objects[0].object else {
             panic!("not a PriorityClass")
         };
-        assert_eq!(pc.value, 1000);
+        assert_eq!(pc.value, Some(1000));
     }
 
     #[test]

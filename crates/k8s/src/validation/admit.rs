@@ -229,17 +229,17 @@ fn template_of(object: &Object) -> Option<(FieldPath, &PodTemplateSpec)> {
     let spec_template = || FieldPath::new("spec").child("template");
     Some(match object {
         Object::ReplicationController(o) => (spec_template(), o.spec.as_ref()?.template.as_ref()?),
-        Object::Deployment(o) => (spec_template(), &o.spec.as_ref()?.template),
-        Object::ReplicaSet(o) => (spec_template(), o.spec.as_ref()?.template.as_ref()?),
-        Object::StatefulSet(o) => (spec_template(), &o.spec.as_ref()?.template),
-        Object::DaemonSet(o) => (spec_template(), &o.spec.as_ref()?.template),
+        Object::Deployment(o) => (spec_template(), &o.spec.template),
+        Object::ReplicaSet(o) => (spec_template(), o.spec.template.as_ref()?),
+        Object::StatefulSet(o) => (spec_template(), &o.spec.template),
+        Object::DaemonSet(o) => (spec_template(), &o.spec.template),
         Object::Job(o) => (spec_template(), &o.spec.as_ref()?.template),
         Object::CronJob(o) => (
             FieldPath::new("spec")
                 .child("jobTemplate")
                 .child("spec")
                 .child("template"),
-            &o.spec.as_ref()?.job_template.spec.as_ref()?.template,
+            &o.spec.job_template.spec.as_ref()?.template,
         ),
         _ => return None,
     })
@@ -287,17 +287,17 @@ fn validate_spec(object: &Object, features: &ApiServerFeatures) -> Vec<FieldErro
     match object {
         Object::Deployment(d) => non_negative(
             &mut errs,
-            d.spec.as_ref().and_then(|s| s.replicas),
+            d.spec.replicas,
             "replicas",
         ),
         Object::ReplicaSet(r) => non_negative(
             &mut errs,
-            r.spec.as_ref().and_then(|s| s.replicas),
+            r.spec.replicas,
             "replicas",
         ),
         Object::StatefulSet(s) => non_negative(
             &mut errs,
-            s.spec.as_ref().and_then(|s| s.replicas),
+            s.spec.replicas,
             "replicas",
         ),
         Object::ReplicationController(r) => {

@@ -182,17 +182,17 @@ impl Workload {
             Self::Pod(_) => return None,
             Self::PodTemplate(o) => (FieldPath::new("template"), o.template.as_ref()?),
             Self::ReplicationController(o) => (spec_template, o.spec.as_ref()?.template.as_ref()?),
-            Self::Deployment(o) => (spec_template, &o.spec.as_ref()?.template),
-            Self::ReplicaSet(o) => (spec_template, o.spec.as_ref()?.template.as_ref()?),
-            Self::StatefulSet(o) => (spec_template, &o.spec.as_ref()?.template),
-            Self::DaemonSet(o) => (spec_template, &o.spec.as_ref()?.template),
+            Self::Deployment(o) => (spec_template, &o.spec.template),
+            Self::ReplicaSet(o) => (spec_template, o.spec.template.as_ref()?),
+            Self::StatefulSet(o) => (spec_template, &o.spec.template),
+            Self::DaemonSet(o) => (spec_template, &o.spec.template),
             Self::Job(o) => (spec_template, &o.spec.as_ref()?.template),
             Self::CronJob(o) => (
                 FieldPath::new("spec")
                     .child("jobTemplate")
                     .child("spec")
                     .child("template"),
-                &o.spec.as_ref()?.job_template.spec.as_ref()?.template,
+                &o.spec.job_template.spec.as_ref()?.template,
             ),
         };
         Some((path.child("spec"), template))

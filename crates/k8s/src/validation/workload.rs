@@ -37,48 +37,44 @@ pub(crate) fn validate_workload_spec(object: &Object) -> Vec<FieldError> {
     let mut errs = Vec::new();
     match object {
         Object::Deployment(d) => {
-            if let Some(s) = d.spec.as_ref() {
-                apps_selector(&mut errs, &s.selector, "deployment", &spec);
-                template_for_replica_set(&mut errs, &s.selector, &s.template, &template);
-                replica_set_restart(&mut errs, &s.template, &template, "ReplicaSet");
-            }
+            let s = &d.spec;
+            apps_selector(&mut errs, &s.selector, "deployment", &spec);
+            template_for_replica_set(&mut errs, &s.selector, &s.template, &template);
+            replica_set_restart(&mut errs, &s.template, &template, "ReplicaSet");
         }
         Object::ReplicaSet(r) => {
-            if let Some(s) = r.spec.as_ref() {
-                // Upstream's ReplicaSet check says "deployment" too.
-                apps_selector(&mut errs, &s.selector, "deployment", &spec);
-                match s.template.as_ref() {
-                    Some(t) => {
-                        template_for_replica_set(&mut errs, &s.selector, t, &template);
-                        replica_set_restart(&mut errs, t, &template, "ReplicaSet");
-                    }
-                    None => errs.push(FieldError::required(&template, "")),
+            let s = &r.spec;
+            // Upstream's ReplicaSet check says "deployment" too.
+            apps_selector(&mut errs, &s.selector, "deployment", &spec);
+            match s.template.as_ref() {
+                Some(t) => {
+                    template_for_replica_set(&mut errs, &s.selector, t, &template);
+                    replica_set_restart(&mut errs, t, &template, "ReplicaSet");
                 }
+                None => errs.push(FieldError::required(&template, "")),
             }
         }
         Object::StatefulSet(ss) => {
-            if let Some(s) = ss.spec.as_ref() {
-                apps_selector(&mut errs, &s.selector, "statefulset", &spec);
-                template_for_replica_set(&mut errs, &s.selector, &s.template, &template);
-                replica_set_restart(&mut errs, &s.template, &template, "StatefulSet");
-            }
+            let s = &ss.spec;
+            apps_selector(&mut errs, &s.selector, "statefulset", &spec);
+            template_for_replica_set(&mut errs, &s.selector, &s.template, &template);
+            replica_set_restart(&mut errs, &s.template, &template, "StatefulSet");
         }
         Object::DaemonSet(ds) => {
-            if let Some(s) = ds.spec.as_ref() {
-                errs.extend(validate_label_selector(
-                    Some(&s.selector),
-                    LabelSelectorValidationOptions::default(),
-                    &spec.child("selector"),
-                ));
-                if !selects(&s.selector, labels_of(&s.template)) {
-                    errs.push(mismatch(&s.template, &template));
-                }
-                if is_present_but_empty(&s.selector) {
-                    errs.push(empty_selector(&s.selector, "daemonset", &spec));
-                }
-                containers(&mut errs, s.template.spec.as_ref(), &template);
-                replica_set_restart(&mut errs, &s.template, &template, "DaemonSet");
+            let s = &ds.spec;
+            errs.extend(validate_label_selector(
+                Some(&s.selector),
+                LabelSelectorValidationOptions::default(),
+                &spec.child("selector"),
+            ));
+            if !selects(&s.selector, labels_of(&s.template)) {
+                errs.push(mismatch(&s.template, &template));
             }
+            if is_present_but_empty(&s.selector) {
+                errs.push(empty_selector(&s.selector, "daemonset", &spec));
+            }
+            containers(&mut errs, s.template.spec.as_ref(), &template);
+            replica_set_restart(&mut errs, &s.template, &template, "DaemonSet");
         }
         Object::Job(j) => {
             if let Some(s) = j.spec.as_ref() {
@@ -109,7 +105,7 @@ pub(crate) fn validate_workload_spec(object: &Object) -> Vec<FieldError> {
         }
         Object::CronJob(cj) => {
             let jt = spec.child("jobTemplate").child("spec");
-            if let Some(s) = cj.spec.as_ref().and_then(|s| s.job_template.spec.as_ref()) {
+            if let Some(s) = cj.spec.job_template.spec.as_ref() {
                 let template = jt.child("template");
                 containers(&mut errs, s.template.spec.as_ref(), &template);
                 job_restart(&mut errs, s.template.spec.as_ref(), &template);

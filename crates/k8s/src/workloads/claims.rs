@@ -25,9 +25,7 @@ pub(super) fn apply(
     pods: &mut [ExpandedPod],
     existing: &mut BTreeSet<(String, String)>,
 ) -> Vec<Loaded> {
-    let Some(spec) = set.spec.as_ref() else {
-        return Vec::new();
-    };
+    let spec = &set.spec;
     let templates = spec.volume_claim_templates.as_deref().unwrap_or_default();
     if templates.is_empty() {
         return Vec::new();

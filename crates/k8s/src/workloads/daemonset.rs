@@ -92,10 +92,7 @@ pub(super) fn expand(x: &mut Expander<'_>, s: &Source, ds: &DaemonSet, nodes: &[
         name: name.clone(),
         pods: x.existing.owned(&ns, "DaemonSet", &name).to_vec(),
     };
-    let Some(spec) = ds.spec.as_ref() else {
-        x.error(s, owner.object(), "spec", "Required value".into());
-        return;
-    };
+    let spec = &ds.spec;
     let Some(mut base) = x.template_pod(s, &owner, &spec.template, &ns) else {
         x.out.workloads.push(summary);
         return;

@@ -50,7 +50,7 @@ fn int_or_percent(v: Option<&IntOrString>) -> IntOrPercent {
 
 /// The Deployment's strategy, resolved for `replicas`.
 fn strategy(d: &Deployment, replicas: i32) -> Strategy {
-    let s = d.spec.as_ref().and_then(|s| s.strategy.as_ref());
+    let s = d.spec.strategy.as_ref();
     if s.and_then(|s| s.type_.as_deref()) == Some("Recreate") {
         return Strategy::Recreate;
     }
@@ -67,7 +67,7 @@ impl<'a> Expander<'a> {
     pub(super) fn replica_sets_of(&self, d: &Deployment) -> Vec<&'a ReplicaSet> {
         let ns = ns_of(&d.metadata);
         let name = d.metadata.name.clone().unwrap_or_default();
-        let selector = d.spec.as_ref().map(|s| &s.selector);
+        let selector = Some(&d.spec.selector);
         let mut v: Vec<&'a ReplicaSet> = self
             .objects
             .iter()
@@ -95,9 +95,7 @@ impl<'a> Expander<'a> {
     /// removed), or a rollout from the old ReplicaSets to the new one.
     pub(super) fn deployment(&mut self, s: &Source, d: &'a Deployment) {
         let object = format!("deployment/{}", d.metadata.name.as_deref().unwrap_or(""));
-        let Some(spec) = d.spec.as_ref() else {
-            return self.error(s, object, "spec", "Required value".into());
-        };
+        let spec = &d.spec;
         let ns = ns_of(&d.metadata);
         let name = d.metadata.name.clone().unwrap_or_default();
         let replicas = self.replicas_for("deployment", &ns, &name, spec.replicas.unwrap_or(1));
@@ -105,8 +103,8 @@ impl<'a> Expander<'a> {
         let wanted = without_hash(&spec.template);
         let current = sets.iter().copied().find(|rs| {
             rs.spec
+                .template
                 .as_ref()
-                .and_then(|s| s.template.as_ref())
                 .is_some_and(|t| without_hash(t) == wanted)
         });
         let pods_of = |x: &Self, rs: &ReplicaSet| -> Vec<String> {
@@ -147,7 +145,7 @@ impl<'a> Expander<'a> {
             },
         };
         let rs_name = rs.metadata.name.clone().unwrap_or_default();
-        let template = rs.spec.as_ref().and_then(|s| s.template.clone());
+        let template = rs.spec.template.clone();
         let rs_owner = Owner {
             api_version: "apps/v1",
             kind: "ReplicaSet",
@@ -224,7 +222,7 @@ impl<'a> Expander<'a> {
     /// template: `<deployment>-<hash>`, the hash recomputed with a collision count when
     /// that name is taken by a ReplicaSet with another template.
     fn new_replica_set(&mut self, s: &Source, d: &Deployment, object: &str) -> Option<ReplicaSet> {
-        let spec = d.spec.as_ref()?;
+        let spec = &d.spec;
         let template_json = match serde_json::to_value(&spec.template) {
             Ok(v) => v,
             Err(e) => {
@@ -270,12 +268,12 @@ impl<'a> Expander<'a> {
                 owner_references: Some(vec![owner.reference()]),
                 ..Default::default()
             },
-            spec: Some(ReplicaSetSpec {
+            spec: ReplicaSetSpec {
                 replicas: Some(spec.replicas.unwrap_or(1)),
                 selector,
                 template: Some(template),
                 min_ready_seconds: spec.min_ready_seconds,
-            }),
+            },
             status: None,
         })
     }

@@ -504,14 +504,14 @@ impl<'a> Expander<'a> {
                     kind: "ReplicaSet",
                     meta: &rs.metadata,
                 };
-                let spec = rs.spec.as_ref();
+                let spec = &rs.spec;
                 let replicas = self.replicas_for(
                     "replicaset",
                     &key.0,
                     &key.1,
-                    spec.and_then(|s| s.replicas).unwrap_or(1),
+                    spec.replicas.unwrap_or(1),
                 );
-                let template = spec.and_then(|s| s.template.as_ref());
+                let template = spec.template.as_ref();
                 self.pods(
                     s,
                     &owner,
@@ -552,14 +552,14 @@ impl<'a> Expander<'a> {
                     kind: "StatefulSet",
                     meta: &ss.metadata,
                 };
-                let spec = ss.spec.as_ref();
+                let spec = &ss.spec;
                 let replicas = self.replicas_for(
                     "statefulset",
                     &ns_of(&ss.metadata),
                     &owner.name(),
-                    spec.and_then(|s| s.replicas).unwrap_or(1),
+                    spec.replicas.unwrap_or(1),
                 );
-                let template = spec.map(|s| &s.template);
+                let template = Some(&spec.template);
                 let first_new = self.out.pods.len();
                 self.pods(
                     s,
