@@ -127,7 +127,8 @@ fn json_schema() {
     let r = validate(&["-f", "invalid.yaml", "lints.yaml", "-o", "json"]);
     assert_eq!(r.code, 1);
     let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("one JSON object");
-    assert_eq!(v["version"], 1);
+    assert_eq!(v["apiVersion"], "topospread.dev/v1alpha1");
+    assert_eq!(v["kind"], "ValidationReport");
     assert_eq!(v["summary"]["errors"], 6);
     assert_eq!(v["summary"]["warnings"], 3);
     assert_eq!(

@@ -1,27 +1,41 @@
-//! The simulation report's JSON Schema: the checked-in file is what the types generate
-//! (`UPDATE_SCHEMA=1 cargo test -p topospread-jobs --test report_schema` rewrites it), and
-//! real reports validate against it, optional parts (preemption, drains, refusals,
-//! rollouts) included.
+//! The reports' JSON Schemas: each checked-in file is what the types generate
+//! (`UPDATE_SCHEMA=1 cargo test -p topospread-jobs --test report_schema` rewrites them),
+//! and real reports validate against them, optional parts (preemption, drains, refusals,
+//! rollouts, every kind of validation finding) included.
 
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 use topospread_jobs::Context;
 use topospread_jobs::simulate::{SimulateRequest, schema, simulate};
+use topospread_jobs::validate::{ValidateRequest, validate};
 
 fn schema_file() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/simulation-report.json")
+    schema_path("simulation-report.json")
+}
+
+fn schema_path(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("schema").join(name)
+}
+
+/// The checked-in schema `name` is `generated` (rewritten first under UPDATE_SCHEMA).
+fn assert_checked_in(name: &str, generated: &Value) {
+    let generated = serde_json::to_string_pretty(generated).expect("schema serializes") + "\n";
+    if std::env::var_os("UPDATE_SCHEMA").is_some() {
+        std::fs::write(schema_path(name), &generated).expect("schema written");
+    }
+    let checked_in = std::fs::read_to_string(schema_path(name)).expect("schema file reads");
+    assert_eq!(
+        checked_in, generated,
+        "schema/{name} is stale: rerun with UPDATE_SCHEMA=1"
+    );
 }
 
 #[test]
-fn the_checked_in_schema_is_the_generated_one() {
-    let generated = serde_json::to_string_pretty(&schema()).expect("schema serializes") + "\n";
-    if std::env::var_os("UPDATE_SCHEMA").is_some() {
-        std::fs::write(schema_file(), &generated).expect("schema written");
-    }
-    let checked_in = std::fs::read_to_string(schema_file()).expect("schema file reads");
-    assert_eq!(
-        checked_in, generated,
-        "schema/simulation-report.json is stale: rerun with UPDATE_SCHEMA=1"
+fn the_checked_in_schemas_are_the_generated_ones() {
+    assert_checked_in("simulation-report.json", &schema());
+    assert_checked_in(
+        "validation-report.json",
+        &topospread_jobs::validate::schema(),
     );
 }
 
@@ -144,8 +158,12 @@ fn check(schema: &Value, value: &Value, root: &Value, path: &str, errors: &mut V
 }
 
 fn assert_valid(report: &Value) {
+    assert_valid_against(report, &schema_file());
+}
+
+fn assert_valid_against(report: &Value, schema_file: &Path) {
     let schema: Value =
-        serde_json::from_str(&std::fs::read_to_string(schema_file()).expect("schema reads"))
+        serde_json::from_str(&std::fs::read_to_string(schema_file).expect("schema reads"))
             .expect("schema is JSON");
     let mut errors = Vec::new();
     check(&schema, report, &schema, "$", &mut errors);
@@ -318,4 +336,35 @@ fn the_checker_rejects_what_the_schema_forbids() {
         errors.iter().any(|e| e.starts_with("$.pods[0].colour")),
         "{errors:?}"
     );
+}
+
+#[test]
+fn validation_reports_of_every_fixture_validate() {
+    let dir = fixture("validate");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("validate fixtures")
+        .map(|e| e.expect("fixture entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    files.sort();
+    let mut kinds = std::collections::BTreeSet::new();
+    let mut checked = 0;
+    for f in files {
+        // Files that do not parse are refused before any report: nothing to check.
+        let Ok(report) = validate(&Context::new(), ValidateRequest::new(vec![f.clone()])) else {
+            continue;
+        };
+        let value = serde_json::to_value(&report).expect("serializes");
+        assert_eq!(value["apiVersion"], "topospread.dev/v1alpha1");
+        assert_eq!(value["kind"], "ValidationReport");
+        for d in &report.diagnostics {
+            kinds.insert(serde_json::to_value(d).expect("serializes")["type"].to_string());
+        }
+        assert_valid_against(&value, &schema_path("validation-report.json"));
+        checked += 1;
+    }
+    assert!(checked >= 5, "only {checked} fixtures validated");
+    for kind in ["Invalid", "Required", "Lint"] {
+        assert!(kinds.contains(&format!("{kind:?}")), "no {kind} finding among {kinds:?}");
+    }
 }

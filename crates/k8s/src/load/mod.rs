@@ -1080,21 +1080,21 @@ mod tests {
 
     #[test]
     fn fields_a_server_wrote_that_the_schema_lacks_are_noted_not_fatal() {
-        let dump = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, uid: u1}\nspec: {schedulingGroup: g, containers: [{name: c}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: q, uid: u2}\nspec: {schedulingGroup: g, containers: [{name: c}]}\n";
+        let dump = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, uid: u1}\nspec: {futureField: g, containers: [{name: c}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: q, uid: u2}\nspec: {futureField: g, containers: [{name: c}]}\n";
         let m = parse_manifests(dump, "dump.yaml").expect("a dump loads");
         assert_eq!(m.objects.len(), 2);
         let lines = crate::notes::summarize(&m.skipped);
         assert_eq!(
             lines,
             [
-                "ignored: field spec.schedulingGroup is not in the bundled schema (an object read from a newer server) (2 objects: dump.yaml: pod/p; dump.yaml: pod/q)"
+                "ignored: field spec.futureField is not in the bundled schema (an object read from a newer server) (2 objects: dump.yaml: pod/p; dump.yaml: pod/q)"
             ]
         );
         // A manifest meant for creation stays strict.
         let e = parse_manifests(&dump.replace(", uid: u1", ""), "m.yaml").expect_err("strict");
         assert_eq!(
             e.to_string(),
-            "m.yaml: pod/p: spec.schedulingGroup: unknown field"
+            "m.yaml: pod/p: spec.futureField: unknown field"
         );
     }
 

@@ -1,0 +1,310 @@
+//! `validate`: the API server's create-time rules for every object (topology spread
+//! constraints, pods, workloads, admission objects), kube-scheduler's rules for each
+//! `KubeSchedulerConfiguration`, what makes the objects together not a cluster, and the
+//! lints (`TS001`...) of `topospread_k8s::validation::lint`, the cluster ones when the
+//! input holds Nodes.
+
+mod report;
+
+pub use report::{API_VERSION, Diagnostic, KIND, ObjectRef, Summary, ValidationReport, schema};
+
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::input::{self, PodForm};
+use crate::{config, input::Input};
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use topospread_k8s::build::build_snapshot_with;
+use topospread_k8s::load::{Loaded, Object, Source};
+use topospread_k8s::notes::summarize;
+use topospread_k8s::validation::{
+    ClusterLinter, FieldError, Lint, LintCode, Severity, Workload, lint_workload, validate_cluster,
+    validate_objects_with, validate_scheduler_configuration,
+};
+
+/// What to validate.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct ValidateRequest {
+    /// `-f`: files, folders, `-` for stdin.
+    pub files: Vec<PathBuf>,
+    /// A live cluster's objects, listed by the caller, under the files.
+    pub live: Option<Vec<Loaded>>,
+    /// `--strict`: every lint is an error.
+    pub strict: bool,
+}
+
+impl ValidateRequest {
+    /// A request for `files`, lints as warnings.
+    pub fn new(files: Vec<PathBuf>) -> Self {
+        Self {
+            files,
+            ..Self::default()
+        }
+    }
+}
+
+/// Where a diagnostic points: file, document, item, object.
+struct Place<'a> {
+    loaded: &'a Loaded,
+    /// Its position in the input's objects.
+    index: usize,
+    object: ObjectRef,
+}
+
+impl Place<'_> {
+    fn error(&self, e: &FieldError) -> Diagnostic {
+        Diagnostic {
+            file: self.loaded.source.file.clone(),
+            document: self.loaded.source.document,
+            item: self.loaded.source.item,
+            object: self.object.clone(),
+            field: e.field.clone(),
+            severity: Severity::Error,
+            kind: e.kind.name(),
+            code: None,
+            value: e.bad_value.clone(),
+            detail: e.detail.clone(),
+            why: None,
+            message: e.to_string(),
+        }
+    }
+
+    fn lint(&self, l: &Lint, strict: bool) -> Diagnostic {
+        Diagnostic {
+            file: self.loaded.source.file.clone(),
+            document: self.loaded.source.document,
+            item: self.loaded.source.item,
+            object: self.object.clone(),
+            field: l.field.clone(),
+            severity: if strict {
+                Severity::Error
+            } else {
+                l.code.default_severity()
+            },
+            kind: "Lint",
+            code: Some(l.code.code()),
+            value: None,
+            detail: l.message.clone(),
+            why: Some(l.code.why()),
+            message: l.to_string(),
+        }
+    }
+}
+
+/// Reads every input before judging any (a file that cannot be read or parsed is an
+/// `Err`, never a partial report), then validates and lints every object.
+pub fn validate(ctx: &Context, request: ValidateRequest) -> Result<ValidationReport> {
+    let input = input::load(ctx, &request.files, request.live, 0, PodForm::Whole)?;
+    let mut report = check(ctx, &input.objects, request.strict, input.inputs)?;
+    let finished = input::finished_notes(&input.objects);
+    report
+        .notes
+        .extend(summarize(input.notes.iter().chain(&finished)));
+    refuse_config(ctx, &input, &mut report);
+    Ok(report)
+}
+
+/// The configuration simulate would run with, refused here as it would be there (once:
+/// not again when a KubeSchedulerConfiguration's own errors already say so).
+fn refuse_config(ctx: &Context, input: &Input, report: &mut ValidationReport) {
+    let reported = report
+        .diagnostics
+        .iter()
+        .any(|d| d.object.kind == "KubeSchedulerConfiguration" && d.severity == Severity::Error);
+    let Err(e) = config::load(ctx, None, input) else {
+        return;
+    };
+    if reported {
+        return;
+    }
+    report.summary.errors += 1;
+    report.diagnostics.push(Diagnostic {
+        file: String::new(),
+        document: 0,
+        item: None,
+        object: ObjectRef {
+            kind: "KubeSchedulerConfiguration",
+            namespace: None,
+            name: None,
+        },
+        field: String::new(),
+        severity: Severity::Error,
+        kind: "Invalid",
+        code: None,
+        value: None,
+        detail: e.to_string(),
+        why: None,
+        message: e.to_string(),
+    });
+}
+
+/// Validates and lints every object; `Err` only for a configuration that cannot be decoded.
+fn check(ctx: &Context, objects: &[Loaded], strict: bool, files: usize) -> Result<ValidationReport> {
+    let features = ctx.api_server_features();
+    // Validation first, so the snapshot for the cluster lints can leave invalid pods out.
+    let mut checked: Vec<(Place, bool, Vec<FieldError>)> = Vec::new();
+    let mut invalid = HashSet::new();
+    for (index, loaded) in objects.iter().enumerate() {
+        if let Object::SchedulerConfiguration(config) = &loaded.object {
+            let errors = validate_scheduler_configuration(config).map_err(|e| {
+                Error::Refused(format!("{}: kubeschedulerconfiguration: {e}", loaded.source.file))
+            })?;
+            let object = ObjectRef {
+                kind: "KubeSchedulerConfiguration",
+                namespace: None,
+                name: None,
+            };
+            checked.push((
+                Place {
+                    loaded,
+                    index,
+                    object,
+                },
+                false,
+                errors,
+            ));
+            continue;
+        }
+        let Some(meta) = loaded.object.metadata() else {
+            continue;
+        };
+        let object = ObjectRef {
+            kind: loaded.object.kind(),
+            namespace: meta.namespace.clone(),
+            name: meta.name.clone(),
+        };
+        // The API server's create-time validation, the same simulate runs first.
+        let errors: Vec<FieldError> =
+            validate_objects_with(std::slice::from_ref(loaded), &features)
+                .into_iter()
+                .map(|r| r.error)
+                .collect();
+        if !errors.is_empty() {
+            invalid.insert(index);
+        }
+        // The workload is read again when linted, one at a time (a dump's 100,000 pods
+        // are not copied all at once).
+        let lintable = Workload::is_workload_kind(&loaded.object);
+        checked.push((
+            Place {
+                loaded,
+                index,
+                object,
+            },
+            lintable,
+            errors,
+        ));
+    }
+    let cluster_errors = cluster_errors(objects, &mut invalid);
+
+    let mut notes = Vec::new();
+    let has_nodes = objects.iter().any(|l| matches!(l.object, Object::Node(_)));
+    let mut linter = None;
+    if has_nodes {
+        // Pods the API server would reject stay out of the snapshot.
+        let usable: Vec<&Loaded> = objects
+            .iter()
+            .enumerate()
+            .filter(|(i, l)| {
+                !(matches!(l.object, Object::Pod(_) | Object::Node(_)) && invalid.contains(i))
+            })
+            .map(|(_, l)| l)
+            .collect();
+        match build_snapshot_with(usable.iter().copied(), ctx.gates().request_options()) {
+            Ok(snapshot) => {
+                linter = Some(
+                    ClusterLinter::with_features(snapshot, ctx.scheduler_features())
+                        .map_err(|e| Error::Simulation(e.to_string()))?,
+                );
+            }
+            Err(e) => notes.push(format!(
+                "cluster lints skipped: the files do not make a cluster snapshot: {e}"
+            )),
+        }
+    } else {
+        notes.push(
+            "cluster lints skipped: the files include no Nodes (add them to run TS002, TS003, TS005)"
+                .to_string(),
+        );
+    }
+    let skipped_lints: Vec<&'static str> = if linter.is_some() {
+        Vec::new()
+    } else {
+        LintCode::ALL
+            .iter()
+            .filter(|c| c.needs_nodes())
+            .map(|c| c.code())
+            .collect()
+    };
+
+    let mut diagnostics = Vec::new();
+    for (place, lintable, errors) in &checked {
+        diagnostics.extend(errors.iter().map(|e| place.error(e)));
+        if let Some(found) = cluster_errors.get(&place.index) {
+            diagnostics.extend(found.iter().map(|e| place.error(e)));
+        }
+        if !lintable {
+            continue;
+        }
+        let Some(workload) = Workload::from_object(&place.loaded.object) else {
+            continue;
+        };
+        let mut lints = lint_workload(&workload, &features);
+        if let Some(linter) = linter.as_mut() {
+            lints.extend(linter.lint(&workload));
+        }
+        diagnostics.extend(lints.iter().map(|l| place.lint(l, strict)));
+    }
+    let errors = diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
+    Ok(ValidationReport {
+        api_version: API_VERSION.into(),
+        kind: KIND.into(),
+        summary: Summary {
+            files,
+            objects: checked.len(),
+            errors,
+            warnings: diagnostics.len() - errors,
+        },
+        diagnostics,
+        skipped_lints,
+        notes,
+    })
+}
+
+/// What makes the objects together not a cluster (duplicate names, pods bound to nodes
+/// the input lacks), by the index of the object named second; those objects join
+/// `invalid`.
+fn cluster_errors(
+    objects: &[Loaded],
+    invalid: &mut HashSet<usize>,
+) -> HashMap<usize, Vec<FieldError>> {
+    let mut out: HashMap<usize, Vec<FieldError>> = HashMap::new();
+    let found = validate_cluster(objects);
+    if found.is_empty() {
+        return out;
+    }
+    // Where each object is, by what a cluster error names it with.
+    let place_key = |s: &Source, kind: &str, name: Option<&str>| {
+        format!("{}\0{}\0{:?}\0{kind}\0{name:?}", s.file, s.document, s.item)
+    };
+    let positions: HashMap<String, usize> = objects
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, l)| {
+            let name = l.object.metadata().and_then(|m| m.name.as_deref());
+            (place_key(&l.source, l.object.kind(), name), i)
+        })
+        .collect();
+    for r in found {
+        if let Some(&index) = positions.get(&place_key(&r.source, r.kind, r.name.as_deref())) {
+            invalid.insert(index);
+            out.entry(index).or_default().push(r.error);
+        }
+    }
+    out
+}
