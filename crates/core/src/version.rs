@@ -12,9 +12,9 @@ use std::str::FromStr;
 
 /// The oldest minor release supported: the first with `nodeAffinityPolicy` /
 /// `nodeTaintsPolicy` and `matchLabelKeys` in the API.
-pub const OLDEST_MINOR: u32 = 25;
+pub(crate) const OLDEST_MINOR: u32 = 25;
 /// The newest minor release supported, the default.
-pub const NEWEST_MINOR: u32 = 38;
+pub(crate) const NEWEST_MINOR: u32 = 38;
 
 /// A Kubernetes release, `1.MINOR`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -59,7 +59,7 @@ impl KubernetesVersion {
     /// (kubernetes PR 116607, "Optimize topology spreading for null selector") until
     /// PR 141340 (first released in 1.38.0-alpha.1), `countPodsMatchSelector` returned 0
     /// for a selector without requirements, so such a constraint counted no pod.
-    pub fn empty_selector_matches_all(self) -> bool {
+    pub(crate) fn empty_selector_matches_all(self) -> bool {
         !(27..=37).contains(&self.minor)
     }
 
@@ -68,7 +68,7 @@ impl KubernetesVersion {
     /// message (itself a FitError ending in `.`) ended in `..`; kubernetes PR 117588
     /// ("Avoid duplicated dots in pod status when preempting", first released in 1.28)
     /// appends it as `" %v"`.
-    pub fn post_filter_message_unterminated(self) -> bool {
+    pub(crate) fn post_filter_message_unterminated(self) -> bool {
         self.minor >= 28
     }
 
@@ -76,7 +76,7 @@ impl KubernetesVersion {
     /// node holds and in the per-container maximum: kubernetes PR 123366, in the 1.30
     /// changelog ("The kube-scheduler now considers whether nodes have the images
     /// available for init containers"). Earlier releases score regular containers only.
-    pub fn image_locality_counts_init_containers(self) -> bool {
+    pub(crate) fn image_locality_counts_init_containers(self) -> bool {
         self.minor >= 30
     }
 
@@ -102,7 +102,7 @@ impl KubernetesVersion {
     /// victims`): kubernetes PR 140180, merged during the 1.37 cycle (it is not in the
     /// 1.37.0-alpha.1 nor the 1.38 changelogs). Earlier releases leave the message at
     /// the filter reasons.
-    pub fn preemption_success_message(self) -> bool {
+    pub(crate) fn preemption_success_message(self) -> bool {
         self.minor >= 37
     }
 }
@@ -267,7 +267,7 @@ pub struct Gate {
 
 impl Gate {
     /// The stage in force in release `1.minor`, if the release has the gate.
-    pub fn stage_in(&self, minor: u32) -> Option<Stage> {
+    pub(crate) fn stage_in(&self, minor: u32) -> Option<Stage> {
         if self.removed_in.is_some_and(|r| minor >= r) {
             return None;
         }

@@ -140,7 +140,12 @@ fn refuse_config(ctx: &Context, input: &Input, report: &mut ValidationReport) {
 }
 
 /// Validates and lints every object; `Err` only for a configuration that cannot be decoded.
-fn check(ctx: &Context, objects: &[Loaded], strict: bool, files: usize) -> Result<ValidationReport> {
+fn check(
+    ctx: &Context,
+    objects: &[Loaded],
+    strict: bool,
+    files: usize,
+) -> Result<ValidationReport> {
     let features = ctx.api_server_features();
     // Validation first, so the snapshot for the cluster lints can leave invalid pods out.
     let mut checked: Vec<(Place, bool, Vec<FieldError>)> = Vec::new();
@@ -148,7 +153,10 @@ fn check(ctx: &Context, objects: &[Loaded], strict: bool, files: usize) -> Resul
     for (index, loaded) in objects.iter().enumerate() {
         if let Object::SchedulerConfiguration(config) = &loaded.object {
             let errors = validate_scheduler_configuration(config).map_err(|e| {
-                Error::Refused(format!("{}: kubeschedulerconfiguration: {e}", loaded.source.file))
+                Error::Refused(format!(
+                    "{}: kubeschedulerconfiguration: {e}",
+                    loaded.source.file
+                ))
             })?;
             let object = ObjectRef {
                 kind: "KubeSchedulerConfiguration",

@@ -14,7 +14,9 @@ fn schema_file() -> PathBuf {
 }
 
 fn schema_path(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("schema").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("schema")
+        .join(name)
 }
 
 /// The checked-in schema `name` is `generated` (rewritten first under UPDATE_SCHEMA).
@@ -365,6 +367,9 @@ fn validation_reports_of_every_fixture_validate() {
     }
     assert!(checked >= 5, "only {checked} fixtures validated");
     for kind in ["Invalid", "Required", "Lint"] {
-        assert!(kinds.contains(&format!("{kind:?}")), "no {kind} finding among {kinds:?}");
+        assert!(
+            kinds.contains(&format!("{kind:?}")),
+            "no {kind} finding among {kinds:?}"
+        );
     }
 }

@@ -63,12 +63,12 @@ pub struct PodAffinity {
 
 impl PodAffinity {
     /// Whether the pod has required anti-affinity (`NodeInfo.PodsWithRequiredAntiAffinity`).
-    pub fn has_required_anti_affinity(&self) -> bool {
+    pub(crate) fn has_required_anti_affinity(&self) -> bool {
         !self.required_anti_affinity.is_empty()
     }
 
     /// Whether the pod has preferred affinity or anti-affinity terms.
-    pub fn has_preferred(&self) -> bool {
+    pub(crate) fn has_preferred(&self) -> bool {
         !self.preferred_affinity.is_empty() || !self.preferred_anti_affinity.is_empty()
     }
 

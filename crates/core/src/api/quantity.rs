@@ -114,7 +114,7 @@ impl Quantity {
 
     /// Parses a k8s-openapi quantity as the API server decodes one from JSON or YAML:
     /// surrounding whitespace is trimmed first, then [`Quantity::parse`] applies.
-    pub fn from_api(
+    pub(crate) fn from_api(
         q: &k8s_openapi::apimachinery::pkg::api::resource::Quantity,
     ) -> Result<Self, QuantityError> {
         Self::parse(q.0.trim())
@@ -128,7 +128,7 @@ impl Quantity {
     }
 
     /// A quantity of `milli` thousandths of a unit.
-    pub fn from_milli(milli: i64) -> Self {
+    pub(crate) fn from_milli(milli: i64) -> Self {
         Self {
             nanos: i128::from(milli) * 1_000_000,
         }

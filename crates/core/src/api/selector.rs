@@ -106,7 +106,7 @@ impl Selector {
     }
 
     /// Builds a selector from requirements, sorting them into canonical order.
-    pub fn from_requirements(mut reqs: Vec<Requirement>) -> Self {
+    pub(crate) fn from_requirements(mut reqs: Vec<Requirement>) -> Self {
         reqs.sort_by_key(|r| r.key);
         Selector::Match(Arc::from(reqs))
     }

@@ -12,13 +12,13 @@ pub struct AccessModes(u8);
 
 impl AccessModes {
     /// `ReadWriteOnce`.
-    pub const READ_WRITE_ONCE: Self = Self(1);
+    pub(crate) const READ_WRITE_ONCE: Self = Self(1);
     /// `ReadOnlyMany`.
-    pub const READ_ONLY_MANY: Self = Self(1 << 1);
+    pub(crate) const READ_ONLY_MANY: Self = Self(1 << 1);
     /// `ReadWriteMany`.
-    pub const READ_WRITE_MANY: Self = Self(1 << 2);
+    pub(crate) const READ_WRITE_MANY: Self = Self(1 << 2);
     /// `ReadWriteOncePod`.
-    pub const READ_WRITE_ONCE_POD: Self = Self(1 << 3);
+    pub(crate) const READ_WRITE_ONCE_POD: Self = Self(1 << 3);
 
     /// The mode named `name`, if it is one of the four the API accepts.
     pub fn parse(name: &str) -> Option<Self> {
@@ -132,7 +132,7 @@ pub struct PersistentVolume {
 
 impl PersistentVolume {
     /// Whether the volume is reserved for `claim` (`IsVolumeBoundToClaim`).
-    pub fn is_bound_to(&self, claim: &PersistentVolumeClaim, symbols: &Symbols) -> bool {
+    pub(crate) fn is_bound_to(&self, claim: &PersistentVolumeClaim, symbols: &Symbols) -> bool {
         self.claim_ref.as_ref().is_some_and(|r| {
             *r.name == *claim.name
                 && *r.namespace == *symbols.resolve(claim.namespace)
@@ -142,7 +142,7 @@ impl PersistentVolume {
 
     /// Whether a node with these labels may reach the volume (`CheckNodeAffinity`:
     /// the node is matched on its labels alone).
-    pub fn node_affinity_matches(&self, labels: &Labels, symbols: &Symbols) -> bool {
+    pub(crate) fn node_affinity_matches(&self, labels: &Labels, symbols: &Symbols) -> bool {
         self.node_affinity
             .as_ref()
             .is_none_or(|a| a.matches(labels, "", symbols))
@@ -268,7 +268,7 @@ impl PodVolume {
     /// Whether two pods mounting these volumes on one node conflict
     /// (`isVolumeConflict`): the same GCE PD, iSCSI IQN or RBD image unless both are
     /// read-only, or the same EBS volume.
-    pub fn conflicts_with(&self, other: &PodVolume) -> bool {
+    pub(crate) fn conflicts_with(&self, other: &PodVolume) -> bool {
         use PodVolume::*;
         match (self, other) {
             (
@@ -314,7 +314,7 @@ impl PodVolume {
 
     /// Whether VolumeRestrictions checks this volume for disk conflicts
     /// (`needsRestrictionsCheck`).
-    pub fn needs_restrictions_check(&self) -> bool {
+    pub(crate) fn needs_restrictions_check(&self) -> bool {
         !matches!(self, Self::Claim { .. } | Self::Ephemeral { .. })
     }
 }

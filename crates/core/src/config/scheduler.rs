@@ -266,12 +266,12 @@ impl SchedulerConfig {
     }
 
     /// `podInitialBackoffSeconds` after v1 defaulting (1).
-    pub fn pod_initial_backoff_seconds(&self) -> i64 {
+    pub(crate) fn pod_initial_backoff_seconds(&self) -> i64 {
         self.pod_initial_backoff_seconds.unwrap_or(1)
     }
 
     /// `podMaxBackoffSeconds` after v1 defaulting (10).
-    pub fn pod_max_backoff_seconds(&self) -> i64 {
+    pub(crate) fn pod_max_backoff_seconds(&self) -> i64 {
         self.pod_max_backoff_seconds.unwrap_or(10)
     }
 
@@ -281,7 +281,7 @@ impl SchedulerConfig {
     }
 
     /// `clientConnection` after v1 defaulting.
-    pub fn client_connection(&self) -> ClientConnection {
+    pub(crate) fn client_connection(&self) -> ClientConnection {
         self.client_connection.clone().unwrap_or_default()
     }
 }

@@ -257,7 +257,7 @@ fn tolerations(spec: &core::PodSpec, object: &str) -> Result<Vec<Toleration>, Co
 }
 
 /// Converts one constraint; on error, the field (relative to the constraint) and message.
-pub fn spread_constraint(
+pub(crate) fn spread_constraint(
     c: &core::TopologySpreadConstraint,
     symbols: &mut Symbols,
 ) -> Result<SpreadConstraintSpec, crate::config::FieldProblem> {

@@ -87,7 +87,7 @@ impl CycleState {
     }
 
     /// The stored value of type `T`, mutably.
-    pub fn read_mut<T: StateData>(&mut self) -> Option<&mut T> {
+    pub(crate) fn read_mut<T: StateData>(&mut self) -> Option<&mut T> {
         let id = TypeId::of::<T>();
         self.entries
             .iter_mut()
@@ -102,27 +102,27 @@ impl CycleState {
     }
 
     /// [`Self::require`], mutably (the preemption path's AddPod/RemovePod).
-    pub fn require_mut<T: StateData>(&mut self, key: &str) -> Result<&mut T, Status> {
+    pub(crate) fn require_mut<T: StateData>(&mut self, key: &str) -> Result<&mut T, Status> {
         self.read_mut::<T>().ok_or_else(|| missing(key))
     }
 
     /// Records that a plugin's Filter is skipped this cycle (its PreFilter returned Skip).
-    pub fn skip_filter_plugin(&mut self, plugin: &'static str) {
+    pub(crate) fn skip_filter_plugin(&mut self, plugin: &'static str) {
         self.skip_filter.push(plugin);
     }
 
     /// Whether a plugin's Filter is skipped this cycle.
-    pub fn is_filter_skipped(&self, plugin: &str) -> bool {
+    pub(crate) fn is_filter_skipped(&self, plugin: &str) -> bool {
         self.skip_filter.contains(&plugin)
     }
 
     /// Records that a plugin's Score is skipped this cycle (its PreScore returned Skip).
-    pub fn skip_score_plugin(&mut self, plugin: &'static str) {
+    pub(crate) fn skip_score_plugin(&mut self, plugin: &'static str) {
         self.skip_score.push(plugin);
     }
 
     /// Whether a plugin's Score is skipped this cycle.
-    pub fn is_score_skipped(&self, plugin: &str) -> bool {
+    pub(crate) fn is_score_skipped(&self, plugin: &str) -> bool {
         self.skip_score.contains(&plugin)
     }
 }

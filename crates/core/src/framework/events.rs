@@ -39,34 +39,34 @@ pub struct ActionType(u32);
 
 impl ActionType {
     /// The object was created.
-    pub const ADD: Self = Self(1);
+    pub(crate) const ADD: Self = Self(1);
     /// The object was deleted.
     pub const DELETE: Self = Self(1 << 1);
     /// A node's allocatable resources changed.
-    pub const UPDATE_NODE_ALLOCATABLE: Self = Self(1 << 2);
+    pub(crate) const UPDATE_NODE_ALLOCATABLE: Self = Self(1 << 2);
     /// A node's labels changed.
-    pub const UPDATE_NODE_LABEL: Self = Self(1 << 3);
+    pub(crate) const UPDATE_NODE_LABEL: Self = Self(1 << 3);
     /// A node's taints (or `spec.unschedulable`) changed.
-    pub const UPDATE_NODE_TAINT: Self = Self(1 << 4);
+    pub(crate) const UPDATE_NODE_TAINT: Self = Self(1 << 4);
     /// A node's conditions changed.
     pub const UPDATE_NODE_CONDITION: Self = Self(1 << 5);
     /// A pod's labels changed.
-    pub const UPDATE_POD_LABEL: Self = Self(1 << 6);
+    pub(crate) const UPDATE_POD_LABEL: Self = Self(1 << 6);
     /// A pod's resource requests went down.
-    pub const UPDATE_POD_SCALE_DOWN: Self = Self(1 << 7);
+    pub(crate) const UPDATE_POD_SCALE_DOWN: Self = Self(1 << 7);
     /// A pod's tolerations changed.
-    pub const UPDATE_POD_TOLERATION: Self = Self(1 << 8);
+    pub(crate) const UPDATE_POD_TOLERATION: Self = Self(1 << 8);
     /// A pod's last scheduling gate was removed.
-    pub const UPDATE_POD_SCHEDULING_GATES_ELIMINATED: Self = Self(1 << 9);
+    pub(crate) const UPDATE_POD_SCHEDULING_GATES_ELIMINATED: Self = Self(1 << 9);
     /// Any other update.
-    pub const UPDATE_OTHER: Self = Self(1 << 10);
+    pub(crate) const UPDATE_OTHER: Self = Self(1 << 10);
     /// Every kind of update.
-    pub const UPDATE: Self = Self((1 << 11) - 1 - 1 - (1 << 1));
+    pub(crate) const UPDATE: Self = Self((1 << 11) - 1 - 1 - (1 << 1));
     /// Every action.
     pub const ALL: Self = Self((1 << 11) - 1);
 
     /// Whether the two sets share an action.
-    pub fn intersects(self, other: Self) -> bool {
+    pub(crate) fn intersects(self, other: Self) -> bool {
         self.0 & other.0 != 0
     }
 }
@@ -117,13 +117,15 @@ pub struct ClusterEvent {
 
 impl ClusterEvent {
     /// Every event (what a plugin that registers nothing is interested in).
-    pub const WILDCARD: Self = Self::new(EventResource::Any, ActionType::ALL);
+    pub(crate) const WILDCARD: Self = Self::new(EventResource::Any, ActionType::ALL);
     /// A pod was bound or assumed.
-    pub const ASSIGNED_POD_ADD: Self = Self::new(EventResource::AssignedPod, ActionType::ADD);
+    pub(crate) const ASSIGNED_POD_ADD: Self =
+        Self::new(EventResource::AssignedPod, ActionType::ADD);
     /// A bound pod was deleted (or evicted by preemption).
-    pub const ASSIGNED_POD_DELETE: Self = Self::new(EventResource::AssignedPod, ActionType::DELETE);
+    pub(crate) const ASSIGNED_POD_DELETE: Self =
+        Self::new(EventResource::AssignedPod, ActionType::DELETE);
     /// A node was added.
-    pub const NODE_ADD: Self = Self::new(EventResource::Node, ActionType::ADD);
+    pub(crate) const NODE_ADD: Self = Self::new(EventResource::Node, ActionType::ADD);
 
     /// An event or registration.
     pub const fn new(resource: EventResource, action: ActionType) -> Self {

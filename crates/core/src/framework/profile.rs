@@ -607,7 +607,11 @@ impl Profile {
     /// Whether `event` may make schedulable a pod that `rejected_by` turned down
     /// (`isPodWorthRequeuing` without queueing hints): some rejecting plugin registered
     /// it. A pod no plugin rejected (an error) is retried on any event.
-    pub fn worth_requeuing(&self, rejected_by: &[&'static str], event: &ClusterEvent) -> bool {
+    pub(crate) fn worth_requeuing(
+        &self,
+        rejected_by: &[&'static str],
+        event: &ClusterEvent,
+    ) -> bool {
         if rejected_by.is_empty() {
             return true;
         }

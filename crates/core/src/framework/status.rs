@@ -91,7 +91,7 @@ impl Status {
     }
 
     /// A status with no reason.
-    pub fn code_only(code: Code) -> Self {
+    pub(crate) fn code_only(code: Code) -> Self {
         Self {
             code,
             reasons: Vec::new(),
@@ -110,13 +110,13 @@ impl Status {
     }
 
     /// Adds a reason.
-    pub fn with_reason(mut self, reason: impl Into<Cow<'static, str>>) -> Self {
+    pub(crate) fn with_reason(mut self, reason: impl Into<Cow<'static, str>>) -> Self {
         self.reasons.push(reason.into());
         self
     }
 
     /// Records which plugin gave this status.
-    pub fn with_plugin(mut self, plugin: &'static str) -> Self {
+    pub(crate) fn with_plugin(mut self, plugin: &'static str) -> Self {
         self.plugin = Some(plugin);
         self
     }
@@ -147,7 +147,7 @@ impl Status {
     }
 
     /// Whether the node (or pod) was rejected: Unschedulable or UnschedulableAndUnresolvable.
-    pub fn is_rejected(&self) -> bool {
+    pub(crate) fn is_rejected(&self) -> bool {
         matches!(
             self.code,
             Code::Unschedulable | Code::UnschedulableAndUnresolvable

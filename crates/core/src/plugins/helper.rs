@@ -5,7 +5,7 @@ use crate::framework::{MAX_NODE_SCORE, NodeScore};
 /// Scales scores to `0..=MAX_NODE_SCORE` by the highest one; `reverse` flips them so the
 /// lowest raw score gets the most (`DefaultNormalizeScore`). All zero: stay 0, or all get
 /// the maximum when reversed.
-pub fn default_normalize_score(reverse: bool, scores: &mut [NodeScore]) {
+pub(crate) fn default_normalize_score(reverse: bool, scores: &mut [NodeScore]) {
     let max = scores.iter().map(|s| s.score).max().unwrap_or(0).max(0);
     if max == 0 {
         if reverse {

@@ -10,9 +10,9 @@ use crate::plugins::noderesources::resource_allocation::MAX_NODE_SCORE;
 
 const MB: i64 = 1024 * 1024;
 /// Below this sum of scaled image sizes a node scores 0 (23 MiB).
-pub const MIN_THRESHOLD: i64 = 23 * MB;
+pub(crate) const MIN_THRESHOLD: i64 = 23 * MB;
 /// Per container, at or above this sum a node scores 100 (1000 MiB).
-pub const MAX_CONTAINER_THRESHOLD: i64 = 1000 * MB;
+pub(crate) const MAX_CONTAINER_THRESHOLD: i64 = 1000 * MB;
 
 /// What the cluster knows about one image name (`ImageStateSummary`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -53,7 +53,7 @@ where
 
 /// The name a node would report for `image`: `:latest` is added when the reference
 /// has no tag (no `:` after the last `/`). Digests are left alone.
-pub fn normalized_image_name(image: &str) -> Cow<'_, str> {
+pub(crate) fn normalized_image_name(image: &str) -> Cow<'_, str> {
     let last_colon = image.rfind(':');
     let last_slash = image.rfind('/');
     // Go's LastIndex gives -1 when absent; `None < Some(_)` mirrors that ordering.
@@ -76,7 +76,7 @@ pub fn pod_images(spec: &PodSpec) -> Vec<&str> {
 
 /// An image's size scaled by the share of nodes that have it, truncated
 /// (`int64(float64(size) * numNodes / totalNumNodes)`).
-pub fn scaled_image_score(state: ImageStateSummary, total_num_nodes: usize) -> i64 {
+pub(crate) fn scaled_image_score(state: ImageStateSummary, total_num_nodes: usize) -> i64 {
     if total_num_nodes == 0 {
         return 0;
     }
@@ -86,7 +86,7 @@ pub fn scaled_image_score(state: ImageStateSummary, total_num_nodes: usize) -> i
 
 /// The node's score from the sum of its scaled image sizes: clamped to
 /// [23 MiB, 1000 MiB × containers] and mapped linearly (integer division) to 0..=100.
-pub fn calculate_priority(sum_scores: i64, num_containers: usize) -> i64 {
+pub(crate) fn calculate_priority(sum_scores: i64, num_containers: usize) -> i64 {
     let containers = i64::try_from(num_containers).unwrap_or(i64::MAX);
     let max_threshold = MAX_CONTAINER_THRESHOLD.wrapping_mul(containers);
     let sum = if sum_scores < MIN_THRESHOLD {
@@ -105,7 +105,7 @@ pub fn calculate_priority(sum_scores: i64, num_containers: usize) -> i64 {
 /// regular container, repeats included); `node_image` says whether the node holds a
 /// (normalized) image name and, if so, its cluster-wide state; `total_num_nodes` is
 /// the number of nodes in the snapshot.
-pub fn image_locality_score<S, F>(images: &[S], node_image: F, total_num_nodes: usize) -> i64
+pub(crate) fn image_locality_score<S, F>(images: &[S], node_image: F, total_num_nodes: usize) -> i64
 where
     S: AsRef<str>,
     F: Fn(&str) -> Option<ImageStateSummary>,
@@ -139,7 +139,7 @@ impl Default for ImageLocality {
 
 impl ImageLocality {
     /// The plugin as `release` runs it.
-    pub fn for_release(release: crate::version::KubernetesVersion) -> Self {
+    pub(crate) fn for_release(release: crate::version::KubernetesVersion) -> Self {
         Self {
             count_init_containers: release.image_locality_counts_init_containers(),
         }

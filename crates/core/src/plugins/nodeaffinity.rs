@@ -16,11 +16,12 @@ use crate::snapshot::{NodeId, NodeInfo, Snapshot};
 /// The plugin's registry name.
 pub const NAME: &str = "NodeAffinity";
 /// Filter's reason (`ErrReasonPod`).
-pub const ERR_REASON_POD: &str = "node(s) didn't match Pod's node affinity/selector";
+pub(crate) const ERR_REASON_POD: &str = "node(s) didn't match Pod's node affinity/selector";
 /// PreFilter's reason when the terms pin the pod to no node name (`errReasonConflict`).
-pub const ERR_REASON_CONFLICT: &str = "pod affinity terms conflict";
+pub(crate) const ERR_REASON_CONFLICT: &str = "pod affinity terms conflict";
 /// Filter's reason when a node fails the profile's `addedAffinity` (`errReasonEnforced`).
-pub const ERR_REASON_ENFORCED: &str = "node(s) didn't match scheduler-enforced node affinity";
+pub(crate) const ERR_REASON_ENFORCED: &str =
+    "node(s) didn't match scheduler-enforced node affinity";
 
 /// The NodeAffinity plugin, with the profile's `addedAffinity` if any.
 #[derive(Clone, Debug, Default)]

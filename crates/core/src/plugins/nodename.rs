@@ -8,7 +8,7 @@ use crate::snapshot::{NodeInfo, Snapshot};
 /// The plugin's registry name.
 pub const NAME: &str = "NodeName";
 /// Filter's reason (`ErrReason`).
-pub const ERR_REASON: &str = "node(s) didn't match the requested node name";
+pub(crate) const ERR_REASON: &str = "node(s) didn't match the requested node name";
 
 /// The NodeName plugin.
 #[derive(Clone, Copy, Debug, Default)]

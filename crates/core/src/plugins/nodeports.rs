@@ -6,10 +6,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::api::resources::HostPort;
 
 /// Filter's reason when a host port is taken.
-pub const ERR_REASON: &str = "node(s) didn't have free ports for the requested pod ports";
+pub(crate) const ERR_REASON: &str = "node(s) didn't have free ports for the requested pod ports";
 
 /// The wildcard host IP: binding it takes the port on every address.
-pub const DEFAULT_BIND_ALL_HOST_IP: &str = "0.0.0.0";
+pub(crate) const DEFAULT_BIND_ALL_HOST_IP: &str = "0.0.0.0";
 
 /// The host ports in use on a node, by IP, then protocol and port (`HostPortInfo`).
 /// A set, as upstream's: adding a port twice and removing it once frees it.
@@ -73,7 +73,7 @@ impl HostPortInfo {
     /// Whether `port` conflicts with one in use: the same protocol and port on the
     /// same IP, or on `0.0.0.0`; and wanting `0.0.0.0` conflicts with that protocol
     /// and port on any IP. Ports ≤ 0 never conflict.
-    pub fn check_conflict(&self, port: &HostPort) -> bool {
+    pub(crate) fn check_conflict(&self, port: &HostPort) -> bool {
         if port.port <= 0 {
             return false;
         }
@@ -91,7 +91,7 @@ impl HostPortInfo {
 /// Whether none of `wanted` (from [`host_ports`](crate::api::resources::host_ports))
 /// conflicts with the node's `used` ports. A pod with no host ports is skipped at
 /// PreFilter upstream, so it always fits.
-pub fn fits_ports(wanted: &[HostPort], used: &HostPortInfo) -> bool {
+pub(crate) fn fits_ports(wanted: &[HostPort], used: &HostPortInfo) -> bool {
     !wanted.iter().any(|port| used.check_conflict(port))
 }
 

@@ -10,9 +10,9 @@ use crate::snapshot::{NodeInfo, Snapshot};
 /// The plugin's registry name.
 pub const NAME: &str = "NodeUnschedulable";
 /// Filter's reason (`ErrReasonUnschedulable`).
-pub const ERR_REASON_UNSCHEDULABLE: &str = "node(s) were unschedulable";
+pub(crate) const ERR_REASON_UNSCHEDULABLE: &str = "node(s) were unschedulable";
 /// The taint a cordoned node is treated as carrying.
-pub const TAINT_NODE_UNSCHEDULABLE: &str = "node.kubernetes.io/unschedulable";
+pub(crate) const TAINT_NODE_UNSCHEDULABLE: &str = "node.kubernetes.io/unschedulable";
 
 /// The NodeUnschedulable plugin.
 #[derive(Clone, Debug)]

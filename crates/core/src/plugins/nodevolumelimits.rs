@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 /// The plugin's registry name.
 pub const NAME: &str = "NodeVolumeLimits";
 /// Filter's reason (`ErrReasonMaxVolumeCountExceeded`).
-pub const ERR_REASON_MAX_VOLUME_COUNT: &str = "node(s) exceed max volume count";
+pub(crate) const ERR_REASON_MAX_VOLUME_COUNT: &str = "node(s) exceed max volume count";
 
 /// The NodeVolumeLimits plugin.
 #[derive(Clone, Copy, Debug, Default)]

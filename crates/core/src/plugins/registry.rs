@@ -116,10 +116,11 @@ impl Point {
 use Point::*;
 
 /// Builds a plugin from its args (`None` when the profile has no `pluginConfig` entry).
-pub type Factory = fn(Option<&Value>, Features, &mut Symbols) -> Result<BuiltPlugin, FieldProblem>;
+pub(crate) type Factory =
+    fn(Option<&Value>, Features, &mut Symbols) -> Result<BuiltPlugin, FieldProblem>;
 
 /// Decodes a plugin's args strictly (an unknown field is refused), at the given path.
-pub type ArgsCheck = fn(&Value, &str) -> Result<(), ParseError>;
+pub(crate) type ArgsCheck = fn(&Value, &str) -> Result<(), ParseError>;
 
 /// One in-tree plugin: everything the framework needs to know about it, in one place.
 #[derive(Debug)]
@@ -150,12 +151,12 @@ pub struct Registration {
 
 impl Registration {
     /// Whether release `1.minor` registers the plugin.
-    pub fn exists_in(&self, release: KubernetesVersion) -> bool {
+    pub(crate) fn exists_in(&self, release: KubernetesVersion) -> bool {
         release.minor >= self.since && self.removed_in.is_none_or(|r| release.minor < r)
     }
 
     /// Whether release `1.minor`'s default profile enables the plugin.
-    pub fn is_default_in(&self, release: KubernetesVersion) -> bool {
+    pub(crate) fn is_default_in(&self, release: KubernetesVersion) -> bool {
         self.exists_in(release)
             && self.default_in.is_some_and(|(from, until)| {
                 release.minor >= from && until.is_none_or(|u| release.minor < u)
@@ -164,7 +165,7 @@ impl Registration {
 
     /// Why a release other than one that registers the plugin is asked for: `it was
     /// removed in 1.32` or `it is registered from 1.35`.
-    pub fn absence_in(&self, release: KubernetesVersion) -> Option<String> {
+    pub(crate) fn absence_in(&self, release: KubernetesVersion) -> Option<String> {
         match self.removed_in {
             Some(r) if release.minor >= r => Some(format!("it was removed in 1.{r}")),
             _ if release.minor < self.since => {
@@ -208,7 +209,7 @@ const fn in_tree_volume_limits(name: &'static str, default: bool) -> Registratio
 /// Every in-tree plugin of 1.25 to 1.38, in the order of the v1 default profile's
 /// `multiPoint.enabled` (`getDefaultPlugins`); each says which releases register it and
 /// which enable it by default.
-pub const REGISTRY: &[Registration] = &[
+pub(crate) const REGISTRY: &[Registration] = &[
     Registration {
         factory: Some(|_, _, _| {
             Ok(BuiltPlugin {
@@ -421,14 +422,16 @@ pub fn points(name: &str) -> Option<&'static [Point]> {
 
 /// The points a plugin extends in `release`, or `None` for a name that release's
 /// kube-scheduler does not register.
-pub fn points_in(name: &str, release: KubernetesVersion) -> Option<&'static [Point]> {
+pub(crate) fn points_in(name: &str, release: KubernetesVersion) -> Option<&'static [Point]> {
     lookup(name)
         .filter(|r| r.exists_in(release))
         .map(|r| r.points)
 }
 
 /// The plugins `release`'s default profile enables, in order, with their weights.
-pub fn defaults_in(release: KubernetesVersion) -> impl Iterator<Item = &'static Registration> {
+pub(crate) fn defaults_in(
+    release: KubernetesVersion,
+) -> impl Iterator<Item = &'static Registration> {
     REGISTRY.iter().filter(move |r| r.is_default_in(release))
 }
 

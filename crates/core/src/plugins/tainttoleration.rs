@@ -31,7 +31,7 @@ impl TaintToleration {
 
 /// PreScore state: the pod's tolerations that can tolerate `PreferNoSchedule` taints.
 #[derive(Clone, Debug, Default)]
-pub struct TaintPreScoreState {
+pub(crate) struct TaintPreScoreState {
     tolerations: Vec<Toleration>,
 }
 

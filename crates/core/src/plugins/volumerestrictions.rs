@@ -13,10 +13,10 @@ use crate::snapshot::{NodeInfo, Snapshot};
 /// The plugin's registry name.
 pub const NAME: &str = "VolumeRestrictions";
 /// Filter's reason for a disk already mounted on the node (`ErrReasonDiskConflict`).
-pub const ERR_REASON_DISK_CONFLICT: &str = "node(s) had no available disk";
+pub(crate) const ERR_REASON_DISK_CONFLICT: &str = "node(s) had no available disk";
 /// Filter's reason for a `ReadWriteOncePod` claim in use
 /// (`ErrReasonReadWriteOncePodConflict`).
-pub const ERR_REASON_RWOP_CONFLICT: &str =
+pub(crate) const ERR_REASON_RWOP_CONFLICT: &str =
     "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode";
 
 /// PreFilter's state: the pod's `ReadWriteOncePod` claims and how many pods use them.

@@ -11,7 +11,7 @@ use crate::snapshot::{NodeInfo, Snapshot};
 /// The plugin's registry name.
 pub const NAME: &str = "VolumeZone";
 /// Filter's reason (`ErrReasonConflict`).
-pub const ERR_REASON_CONFLICT: &str = "node(s) had no available volume zone";
+pub(crate) const ERR_REASON_CONFLICT: &str = "node(s) had no available volume zone";
 
 /// The labels VolumeZone compares, in upstream's order (`topologyLabels`).
 const TOPOLOGY_LABELS: [&str; 4] = [

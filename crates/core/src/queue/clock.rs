@@ -23,7 +23,7 @@ impl VirtualClock {
     }
 
     /// Moves the clock forward to `t` (never backward).
-    pub fn advance_to(&self, t: Duration) {
+    pub(crate) fn advance_to(&self, t: Duration) {
         if t > self.now.get() {
             self.now.set(t);
         }

@@ -16,12 +16,12 @@ use std::collections::{BTreeSet, BinaryHeap, HashMap};
 use std::time::Duration;
 
 /// Default `podInitialBackoffSeconds`.
-pub const DEFAULT_POD_INITIAL_BACKOFF: Duration = Duration::from_secs(1);
+pub(crate) const DEFAULT_POD_INITIAL_BACKOFF: Duration = Duration::from_secs(1);
 /// Default `podMaxBackoffSeconds`.
-pub const DEFAULT_POD_MAX_BACKOFF: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_POD_MAX_BACKOFF: Duration = Duration::from_secs(10);
 /// How long a pod stays among the unschedulable ones before it is retried anyway
 /// (`podMaxInUnschedulablePodsDuration`).
-pub const DEFAULT_MAX_IN_UNSCHEDULABLE: Duration = Duration::from_secs(5 * 60);
+pub(crate) const DEFAULT_MAX_IN_UNSCHEDULABLE: Duration = Duration::from_secs(5 * 60);
 
 /// Errors of queue operations; each names the pod.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -184,7 +184,7 @@ impl SchedulingQueue {
 
     /// The backoff after `attempts` failed attempts: the initial backoff doubled per
     /// further attempt, capped at the maximum (`calculateBackoffDuration`).
-    pub fn backoff_duration(&self, attempts: u32) -> Duration {
+    pub(crate) fn backoff_duration(&self, attempts: u32) -> Duration {
         let mut d = self.config.initial_backoff;
         for _ in 1..attempts {
             d = d.saturating_mul(2);
@@ -270,7 +270,7 @@ impl SchedulingQueue {
     }
 
     /// Where the pod waits.
-    pub fn queue_of(&self, pod: PodId) -> Option<QueueName> {
+    pub(crate) fn queue_of(&self, pod: PodId) -> Option<QueueName> {
         self.pods.get(&pod).map(|i| i.queue)
     }
 
@@ -332,7 +332,7 @@ impl SchedulingQueue {
     /// The pod's cycle ended without a node: `rejected_by` are the plugins that
     /// turned it down. It waits among the unschedulable pods, or in backoff when an
     /// event arrived while it was in flight (`AddUnschedulableIfNotPresent`).
-    pub fn add_unschedulable(
+    pub(crate) fn add_unschedulable(
         &mut self,
         pod: PodId,
         rejected_by: Vec<&'static str>,
@@ -352,7 +352,7 @@ impl SchedulingQueue {
     }
 
     /// The pod's cycle or binding failed with an error: it waits out its backoff.
-    pub fn add_backoff(&mut self, pod: PodId, now: Duration) -> Result<(), QueueError> {
+    pub(crate) fn add_backoff(&mut self, pod: PodId, now: Duration) -> Result<(), QueueError> {
         let info = self.info_mut(pod)?;
         info.rejected_by.clear();
         info.timestamp = now;
@@ -368,7 +368,7 @@ impl SchedulingQueue {
     /// A cluster event happened: every unschedulable pod that `worth` says it may help
     /// moves to backoff (still backing off) or to the active queue
     /// (`MoveAllToActiveOrBackoffQueue`). `worth(profile, rejected_by)` decides.
-    pub fn on_event(
+    pub(crate) fn on_event(
         &mut self,
         event: &ClusterEvent,
         now: Duration,
@@ -421,7 +421,7 @@ impl SchedulingQueue {
     }
 
     /// Moves pods whose backoff expired to the active queue (`flushBackoffQCompleted`).
-    pub fn flush_backoff_completed(&mut self, now: Duration) {
+    pub(crate) fn flush_backoff_completed(&mut self, now: Duration) {
         while let Some(Reverse((expiry, _, pod, generation))) = self.backoff.peek().copied() {
             if !self.is_current(pod, QueueName::Backoff, generation) {
                 self.backoff.pop();

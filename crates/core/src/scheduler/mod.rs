@@ -43,9 +43,9 @@ fn backoff_seconds(configured: Option<i64>, default: u64) -> Duration {
 }
 
 /// Below this many nodes, every node is evaluated (`minFeasibleNodesToFind`).
-pub const MIN_FEASIBLE_NODES_TO_FIND: usize = 100;
+pub(crate) const MIN_FEASIBLE_NODES_TO_FIND: usize = 100;
 /// The adaptive percentage never drops below this (`minFeasibleNodesPercentageToFind`).
-pub const MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: i64 = 5;
+pub(crate) const MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: i64 = 5;
 
 /// The outcome of one scheduling cycle.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -271,7 +271,7 @@ impl Scheduler {
 
     /// How many feasible nodes to look for among `num_all_nodes`
     /// (`numFeasibleNodesToFind`).
-    pub fn num_feasible_nodes_to_find(&self, num_all_nodes: usize) -> usize {
+    pub(crate) fn num_feasible_nodes_to_find(&self, num_all_nodes: usize) -> usize {
         if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND {
             return num_all_nodes;
         }

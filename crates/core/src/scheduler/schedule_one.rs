@@ -165,7 +165,7 @@ impl Scheduler {
 
     /// A pending pod changed (labels, priority, scheduling gates): the queue re-keys it
     /// and a gated or unschedulable pod is tried again.
-    pub fn pending_pod_updated(
+    pub(crate) fn pending_pod_updated(
         &mut self,
         snapshot: &Snapshot,
         id: PodId,
@@ -421,7 +421,7 @@ impl Scheduler {
 
     /// A cluster event: every waiting pod a plugin that rejected it registered this
     /// event for goes back to the active (or backoff) queue.
-    pub fn on_event(&mut self, event: &ClusterEvent, now: Duration) {
+    pub(crate) fn on_event(&mut self, event: &ClusterEvent, now: Duration) {
         let profiles = &self.profiles;
         self.queue.on_event(event, now, |profile, rejected_by, e| {
             profiles

@@ -528,7 +528,7 @@ impl Snapshot {
     /// groups were dropped. Call it once per pass over the pending pods (e.g. when the
     /// active queue drains, or every few hundred cycles): what the remaining pods use
     /// stays cached, what nobody asks for any more is freed.
-    pub fn prune_groups(&mut self) -> usize {
+    pub(crate) fn prune_groups(&mut self) -> usize {
         self.counts
             .get_mut()
             .unwrap_or_else(|e| e.into_inner())

@@ -351,12 +351,12 @@ impl Snapshot {
     }
 
     /// Nodes with a bound pod that has pod affinity or anti-affinity, in index order.
-    pub fn nodes_with_pod_affinity(&self) -> impl Iterator<Item = &NodeInfo> {
+    pub(crate) fn nodes_with_pod_affinity(&self) -> impl Iterator<Item = &NodeInfo> {
         self.affinity_nodes.iter().map(|&id| self.node(id))
     }
 
     /// Nodes with a bound pod that has required pod anti-affinity, in index order.
-    pub fn nodes_with_required_anti_affinity(&self) -> impl Iterator<Item = &NodeInfo> {
+    pub(crate) fn nodes_with_required_anti_affinity(&self) -> impl Iterator<Item = &NodeInfo> {
         self.anti_affinity_nodes.iter().map(|&id| self.node(id))
     }
 
@@ -446,7 +446,7 @@ impl Snapshot {
     /// Starts tracking the counts of every `(namespace, selector)` of `wanted` in one
     /// pass over the bound pods (see [`Snapshot::match_counts`]); without incremental
     /// counting there is nothing to keep, so nothing is done.
-    pub fn prepare_counts(&self, wanted: impl IntoIterator<Item = (Sym, Selector)>) {
+    pub(crate) fn prepare_counts(&self, wanted: impl IntoIterator<Item = (Sym, Selector)>) {
         if self.incremental {
             self.lock_counts()
                 .prepare(wanted, self.nodes.len(), self.bound_pods(), &self.symbols);
@@ -530,19 +530,19 @@ impl Snapshot {
 
     /// Whether any node reports an image (`status.images`): with none, ImageLocality
     /// scores every node alike.
-    pub fn has_images(&self) -> bool {
+    pub(crate) fn has_images(&self) -> bool {
         !self.image_states.is_empty()
     }
 
     /// The cluster's image states by image name (`ImageStateSummary`): the size the first
     /// node reported and how many nodes hold it.
-    pub fn image_state(&self, name: &str) -> Option<ImageStateSummary> {
+    pub(crate) fn image_state(&self, name: &str) -> Option<ImageStateSummary> {
         self.image_states.get(name).copied()
     }
 
     /// A namespace's labels; every namespace a pod lives in exists, labelled
     /// `kubernetes.io/metadata.name` as the API server labels namespaces.
-    pub fn namespace_labels(&self, namespace: Sym) -> Option<&Labels> {
+    pub(crate) fn namespace_labels(&self, namespace: Sym) -> Option<&Labels> {
         self.namespaces.get(&namespace)
     }
 

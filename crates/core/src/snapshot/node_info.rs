@@ -52,22 +52,22 @@ impl NodeInfo {
     }
 
     /// The sum of the bound pods' non-zero cpu/memory requests (`NonZeroRequested`).
-    pub fn non_zero_requested(&self) -> NonZeroRequests {
+    pub(crate) fn non_zero_requested(&self) -> NonZeroRequests {
         self.non_zero_requested
     }
 
     /// The host ports the bound pods use (`UsedPorts`).
-    pub fn used_ports(&self) -> &HostPortInfo {
+    pub(crate) fn used_ports(&self) -> &HostPortInfo {
         &self.used_ports
     }
 
     /// Bound pods with pod affinity or anti-affinity (`PodsWithAffinity`).
-    pub fn pods_with_affinity(&self) -> &[PodId] {
+    pub(crate) fn pods_with_affinity(&self) -> &[PodId] {
         &self.pods_with_affinity
     }
 
     /// Bound pods with required anti-affinity (`PodsWithRequiredAntiAffinity`).
-    pub fn pods_with_required_anti_affinity(&self) -> &[PodId] {
+    pub(crate) fn pods_with_required_anti_affinity(&self) -> &[PodId] {
         &self.pods_with_required_anti_affinity
     }
 

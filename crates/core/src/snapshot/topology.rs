@@ -28,7 +28,7 @@ impl KeyDomains {
     }
 
     /// The per-node domain table, shared: per-cycle state keeps it without copying.
-    pub fn shared_node_domains(&self) -> Arc<Vec<u32>> {
+    pub(crate) fn shared_node_domains(&self) -> Arc<Vec<u32>> {
         Arc::clone(&self.node_domain)
     }
 
@@ -48,7 +48,7 @@ impl KeyDomains {
     }
 
     /// The domain index of a label value, if some node carries it.
-    pub fn domain_of_value(&self, value: Sym) -> Option<u32> {
+    pub(crate) fn domain_of_value(&self, value: Sym) -> Option<u32> {
         self.by_value.get(&value).copied()
     }
 

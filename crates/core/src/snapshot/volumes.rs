@@ -35,7 +35,7 @@ impl Snapshot {
     }
 
     /// Whether the storage objects are tracked (see [`Self::set_volumes_tracked`]).
-    pub fn volumes_tracked(&self) -> bool {
+    pub(crate) fn volumes_tracked(&self) -> bool {
         self.volume_objects.tracked
     }
 
@@ -70,7 +70,7 @@ impl Snapshot {
     }
 
     /// Every PersistentVolumeClaim, in no particular order.
-    pub fn persistent_volume_claims(&self) -> impl Iterator<Item = &PersistentVolumeClaim> {
+    pub(crate) fn persistent_volume_claims(&self) -> impl Iterator<Item = &PersistentVolumeClaim> {
         self.volume_objects.claims.values()
     }
 
@@ -94,7 +94,7 @@ impl Snapshot {
     }
 
     /// Every PersistentVolume, in name order.
-    pub fn persistent_volumes(&self) -> impl Iterator<Item = &PersistentVolume> {
+    pub(crate) fn persistent_volumes(&self) -> impl Iterator<Item = &PersistentVolume> {
         self.volume_objects.volumes.values()
     }
 
@@ -149,7 +149,7 @@ impl Snapshot {
 
     /// Whether a pod on some node mounts the claim `namespace/name`
     /// (`StorageInfos().IsPVCUsedByPods`: assigned and assumed pods count).
-    pub fn is_claim_used_by_pods(&self, namespace: Sym, name: &str) -> bool {
+    pub(crate) fn is_claim_used_by_pods(&self, namespace: Sym, name: &str) -> bool {
         self.nodes
             .iter()
             .flat_map(|n| n.pods())

@@ -193,7 +193,7 @@ impl FieldError {
 
     /// This error with its origin set (upstream: `.WithOrigin(origin)`).
     #[must_use]
-    pub fn with_origin(mut self, origin: &'static str) -> Self {
+    pub(crate) fn with_origin(mut self, origin: &'static str) -> Self {
         self.origin = Some(origin);
         self
     }

@@ -69,7 +69,7 @@ impl PodValidationOptions {
 
     /// Whether check 8 uses the new `ValidateMatchLabelKeysAndMismatchLabelKeys` rather
     /// than the legacy `ValidateMatchLabelKeysInTopologySpread` (RULES.md §1, table).
-    pub fn uses_merged_match_label_keys_check(&self) -> bool {
+    pub(crate) fn uses_merged_match_label_keys_check(&self) -> bool {
         if !self.allow_match_label_keys_in_pod_topology_spread {
             return false;
         }

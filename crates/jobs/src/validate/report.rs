@@ -75,7 +75,10 @@ pub struct Diagnostic {
 /// How serious a finding is, as written.
 #[derive(JsonSchema)]
 #[serde(rename_all = "lowercase")]
-#[expect(dead_code, reason = "only describes Severity's serialized form to the schema")]
+#[expect(
+    dead_code,
+    reason = "only describes Severity's serialized form to the schema"
+)]
 enum SeverityName {
     Warning,
     Error,
@@ -126,6 +129,5 @@ pub fn schema() -> serde_json::Value {
     let generator = schemars::generate::SchemaSettings::draft2020_12()
         .for_serialize()
         .into_generator();
-    serde_json::to_value(generator.into_root_schema_for::<ValidationReport>())
-        .unwrap_or_default()
+    serde_json::to_value(generator.into_root_schema_for::<ValidationReport>()).unwrap_or_default()
 }

@@ -28,9 +28,9 @@ pub use pod::{
 /// `cpu`.
 pub const CPU: &str = "cpu";
 /// `memory`.
-pub const MEMORY: &str = "memory";
+pub(crate) const MEMORY: &str = "memory";
 /// `ephemeral-storage`.
-pub const EPHEMERAL_STORAGE: &str = "ephemeral-storage";
+pub(crate) const EPHEMERAL_STORAGE: &str = "ephemeral-storage";
 /// `pods`.
 pub const PODS: &str = "pods";
 
@@ -86,7 +86,7 @@ impl Resources {
     }
 
     /// The amount of scalar resource `name`, or `None` when it is not listed.
-    pub fn scalar_entry(&self, name: &str) -> Option<i64> {
+    pub(crate) fn scalar_entry(&self, name: &str) -> Option<i64> {
         self.scalar
             .binary_search_by(|(n, _)| (**n).cmp(name))
             .ok()
@@ -100,7 +100,7 @@ impl Resources {
     }
 
     /// Sets scalar resource `name` to `value`, adding the entry if needed.
-    pub fn set_scalar(&mut self, name: &str, value: i64) {
+    pub(crate) fn set_scalar(&mut self, name: &str, value: i64) {
         match self.scalar.binary_search_by(|(n, _)| (**n).cmp(name)) {
             Ok(i) => {
                 if let Some(entry) = self.scalar.get_mut(i) {
@@ -112,7 +112,7 @@ impl Resources {
     }
 
     /// Adds `value` to scalar resource `name`, adding the entry if needed.
-    pub fn add_scalar(&mut self, name: &str, value: i64) {
+    pub(crate) fn add_scalar(&mut self, name: &str, value: i64) {
         let current = self.scalar(name);
         self.set_scalar(name, current.saturating_add(value));
     }
@@ -150,7 +150,7 @@ impl Resources {
     /// Adds one named quantity the way upstream's `Resource.Add` does: cpu in
     /// milli-units, memory/ephemeral-storage/pods in units, scalar resources in units,
     /// anything else ignored.
-    pub fn add_quantity(&mut self, name: &str, quantity: &Quantity) {
+    pub(crate) fn add_quantity(&mut self, name: &str, quantity: &Quantity) {
         match name {
             CPU => self.milli_cpu = self.milli_cpu.saturating_add(quantity.milli_value()),
             MEMORY => self.memory = self.memory.saturating_add(quantity.value()),

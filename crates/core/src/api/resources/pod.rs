@@ -78,7 +78,7 @@ impl PodResourceRequests {
     /// BalancedAllocation, false for NodeResourcesFit's scoring strategies. Resources
     /// the scheduler does not track (not cpu, memory, ephemeral-storage or a scalar
     /// resource) count as 0.
-    pub fn score_request(&self, resource: &str, use_requested: bool) -> i64 {
+    pub(crate) fn score_request(&self, resource: &str, use_requested: bool) -> i64 {
         match resource {
             CPU if !use_requested => self.score_non_zero.milli_cpu,
             MEMORY if !use_requested => self.score_non_zero.memory,

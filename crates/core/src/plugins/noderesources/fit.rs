@@ -7,13 +7,13 @@ use crate::api::resources::{
 };
 
 /// Reason when the node already runs as many pods as it allows.
-pub const REASON_TOO_MANY_PODS: &str = "Too many pods";
+pub(crate) const REASON_TOO_MANY_PODS: &str = "Too many pods";
 /// Reason when the node lacks cpu.
-pub const REASON_INSUFFICIENT_CPU: &str = "Insufficient cpu";
+pub(crate) const REASON_INSUFFICIENT_CPU: &str = "Insufficient cpu";
 /// Reason when the node lacks memory.
-pub const REASON_INSUFFICIENT_MEMORY: &str = "Insufficient memory";
+pub(crate) const REASON_INSUFFICIENT_MEMORY: &str = "Insufficient memory";
 /// Reason when the node lacks ephemeral storage.
-pub const REASON_INSUFFICIENT_EPHEMERAL_STORAGE: &str = "Insufficient ephemeral-storage";
+pub(crate) const REASON_INSUFFICIENT_EPHEMERAL_STORAGE: &str = "Insufficient ephemeral-storage";
 
 /// One resource the node is short of, as upstream's `InsufficientResource`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -181,6 +181,6 @@ pub fn fits(
 
 /// Whether Filter's verdict is `UnschedulableAndUnresolvable` rather than
 /// `Unschedulable`: some resource exceeds the node's whole allocatable.
-pub fn is_unresolvable(short: &[InsufficientResource]) -> bool {
+pub(crate) fn is_unresolvable(short: &[InsufficientResource]) -> bool {
     short.iter().any(|r| r.unresolvable)
 }

@@ -139,7 +139,7 @@ impl Fit {
     }
 
     /// The plugin as `release` runs it.
-    pub fn for_release(mut self, release: KubernetesVersion) -> Self {
+    pub(crate) fn for_release(mut self, release: KubernetesVersion) -> Self {
         self.unresolvable_beyond_allocatable = release.fit_unresolvable_beyond_allocatable();
         self
     }
@@ -313,7 +313,7 @@ impl BalancedAllocation {
     }
 
     /// The plugin as `release` runs it.
-    pub fn for_release(mut self, release: KubernetesVersion) -> Self {
+    pub(crate) fn for_release(mut self, release: KubernetesVersion) -> Self {
         self.skip_best_effort = release.balanced_allocation_skips_best_effort();
         self
     }

@@ -4,7 +4,7 @@
 use super::resource_allocation::{MAX_NODE_SCORE, ResourceSpec};
 
 /// The top of the score scale users write shapes in (`config.MaxCustomPriorityScore`).
-pub const MAX_CUSTOM_PRIORITY_SCORE: i64 = 10;
+pub(crate) const MAX_CUSTOM_PRIORITY_SCORE: i64 = 10;
 /// Utilization is measured in percent.
 const MAX_UTILIZATION: i64 = 100;
 
@@ -75,7 +75,7 @@ fn resource_score(shape: &[(i64, i64)], requested: i64, capacity: i64) -> i64 {
 /// resources the node has, rounded half away from zero (`math.Round`), or 0. Inputs
 /// come from [`score_inputs`](super::resource_allocation::score_inputs) with
 /// `use_requested = false`.
-pub fn requested_to_capacity_ratio_score(
+pub(crate) fn requested_to_capacity_ratio_score(
     requested: &[i64],
     allocatable: &[i64],
     resources: &[ResourceSpec],

@@ -15,7 +15,7 @@ pub const MIN_NODE_SCORE: i64 = 0;
 
 /// Per-resource amounts for one node, one entry per scored resource; inline for the
 /// usual two or three resources so scoring a node allocates nothing.
-pub type ResourceAmounts = SmallVec<[i64; 4]>;
+pub(crate) type ResourceAmounts = SmallVec<[i64; 4]>;
 
 /// A resource a scorer looks at and its weight (`config.ResourceSpec`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -60,7 +60,7 @@ impl ResourceSpec {
 
 /// The resources both NodeResourcesFit's scoring strategy and
 /// NodeResourcesBalancedAllocation default to: cpu and memory, weight 1 each.
-pub fn default_resources() -> Vec<ResourceSpec> {
+pub(crate) fn default_resources() -> Vec<ResourceSpec> {
     vec![ResourceSpec::new(CPU, 1), ResourceSpec::new(MEMORY, 1)]
 }
 
@@ -91,7 +91,7 @@ pub fn pod_request_list(
 
 /// Whether every entry of a request list is zero. BalancedAllocation skips such
 /// (best-effort) pods at PreScore, so it scores no node for them.
-pub fn is_best_effort(pod_requests: &[i64]) -> bool {
+pub(crate) fn is_best_effort(pod_requests: &[i64]) -> bool {
     pod_requests.iter().all(|&r| r == 0)
 }
 
@@ -99,7 +99,7 @@ pub fn is_best_effort(pod_requests: &[i64]) -> bool {
 /// (`calculateResourceAllocatableRequest`): cpu and memory come from
 /// `NonZeroRequested` unless `use_requested`; a scalar resource the pod does not
 /// request, or one the node does not list, gives `(0, 0)` so it is left out.
-pub fn allocatable_and_requested(
+pub(crate) fn allocatable_and_requested(
     node: &NodeResources<'_>,
     resource: &ResourceSpec,
     pod_request: i64,

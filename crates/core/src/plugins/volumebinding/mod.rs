@@ -45,7 +45,7 @@ impl VolumeBinding {
     /// The plugin as `release` runs it: a bound volume whose node affinity excludes the
     /// node is "had volume node affinity conflict" up to 1.32 and "didn't match
     /// PersistentVolume's node affinity" from 1.33 (kubernetes PR 129887).
-    pub fn for_release(release: KubernetesVersion) -> Self {
+    pub(crate) fn for_release(release: KubernetesVersion) -> Self {
         Self {
             node_conflict: if release.minor >= 33 {
                 ERR_REASON_NODE_CONFLICT
