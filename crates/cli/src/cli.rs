@@ -340,9 +340,12 @@ pub(crate) struct TestArgs {
     /// Scenario files, or folders searched for *.yaml / *.yml.
     #[arg(required = true)]
     pub(crate) paths: Vec<PathBuf>,
-    /// Also list every passing and skipped case.
+    /// Also list every passing case.
     #[arg(short, long)]
     pub(crate) verbose: bool,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = crate::cmd::test::Format::Text)]
+    pub(crate) output: crate::cmd::test::Format,
 }
 
 /// Where a live cluster is read from. Its objects come first; `-f` files add to them

@@ -23,6 +23,7 @@ pub mod config;
 pub mod input;
 pub mod runtime;
 pub mod simulate;
+pub mod test;
 pub mod validate;
 pub mod whatif;
 

@@ -39,6 +39,18 @@ fn the_checked_in_schemas_are_the_generated_ones() {
         "validation-report.json",
         &topospread_jobs::validate::schema(),
     );
+    assert_checked_in("test-report.json", &topospread_jobs::test::schema());
+}
+
+#[test]
+fn test_reports_of_the_conformance_cases_validate() {
+    let cases = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/conformance/scheduler");
+    let request = topospread_jobs::test::TestRequest::new(vec![cases]);
+    let report = topospread_jobs::test::run(&Context::new(), &request).expect("cases run");
+    assert!(report.passed > 20, "{} cases passed", report.passed);
+    let value = serde_json::to_value(&report).expect("serializes");
+    assert_eq!(value["kind"], "TestReport");
+    assert_valid_against(&value, &schema_path("test-report.json"));
 }
 
 /// A small JSON Schema (2020-12) checker for what schemars emits: `$ref` into `$defs`,

@@ -40,6 +40,24 @@ fn a_failing_expectation_exits_1_and_names_file_case_expectation_want_and_got() 
 }
 
 #[test]
+fn json_names_every_case_and_each_failed_expectation() {
+    let out = run(&["pass.yaml", "fail.yaml", "-o", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(v["apiVersion"], "topospread.dev/v1alpha1");
+    assert_eq!(v["kind"], "TestReport");
+    assert_eq!(
+        (v["passed"].as_u64(), v["failed"].as_u64()),
+        (Some(1), Some(1))
+    );
+    let failed = &v["cases"][1];
+    assert_eq!(failed["file"], "fail.yaml");
+    assert_eq!(failed["passed"], false);
+    assert_eq!(failed["failures"][0]["expectation"], "filter[node1]");
+    assert_eq!(failed["failures"][0]["want"], "Success");
+}
+
+#[test]
 fn unreadable_files_exit_2_naming_file_case_and_field() {
     for (file, needle) in [
         ("malformed.yaml", "malformed.yaml: invalid YAML"),
