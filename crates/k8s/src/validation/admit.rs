@@ -285,21 +285,9 @@ fn validate_spec(object: &Object, features: &ApiServerFeatures) -> Vec<FieldErro
         }
     };
     match object {
-        Object::Deployment(d) => non_negative(
-            &mut errs,
-            d.spec.replicas,
-            "replicas",
-        ),
-        Object::ReplicaSet(r) => non_negative(
-            &mut errs,
-            r.spec.replicas,
-            "replicas",
-        ),
-        Object::StatefulSet(s) => non_negative(
-            &mut errs,
-            s.spec.replicas,
-            "replicas",
-        ),
+        Object::Deployment(d) => non_negative(&mut errs, d.spec.replicas, "replicas"),
+        Object::ReplicaSet(r) => non_negative(&mut errs, r.spec.replicas, "replicas"),
+        Object::StatefulSet(s) => non_negative(&mut errs, s.spec.replicas, "replicas"),
         Object::ReplicationController(r) => {
             non_negative(
                 &mut errs,
