@@ -52,6 +52,7 @@ pub mod framework;
 pub mod plugins;
 pub mod queue;
 pub mod rebalance;
+pub mod rng;
 pub mod scheduler;
 pub mod simulation;
 pub mod snapshot;
