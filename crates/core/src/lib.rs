@@ -41,8 +41,9 @@
 //! assert_eq!(&*snapshot.node(node).node.name, "n1");
 //! ```
 
+pub mod admission;
 pub mod api;
-#[cfg(any(test, feature = "test-util"))]
+#[cfg(any(test, feature = "builders"))]
 pub mod builders;
 pub mod config;
 pub mod controller;
