@@ -41,8 +41,9 @@
 //! assert_eq!(&*snapshot.node(node).node.name, "n1");
 //! ```
 
+pub mod admission;
 pub mod api;
-#[cfg(any(test, feature = "test-util"))]
+#[cfg(any(test, feature = "builders"))]
 pub mod builders;
 pub mod config;
 pub mod controller;
@@ -52,6 +53,7 @@ pub mod framework;
 pub mod plugins;
 pub mod queue;
 pub mod rebalance;
+pub mod rng;
 pub mod scheduler;
 pub mod simulation;
 pub mod snapshot;

@@ -7,12 +7,40 @@
 //! minimum. Only eligible domains appear; a domain no admitted node is in is not shown.
 
 use crate::api::{Pod, Selector};
-use crate::config::SchedulerConfig;
+use crate::config::{PodTopologySpreadArgs, SchedulerConfig};
 use crate::features::Features;
-use crate::plugins::podtopologyspread::PodTopologySpread;
-use crate::rebalance::measure::{Plugins, constraint_spread};
-use crate::rebalance::{ConstraintSpread, RebalanceError};
-use crate::snapshot::Snapshot;
+use crate::plugins::podtopologyspread::{self as pts, CountingGroup, PodTopologySpread};
+use crate::snapshot::{DomainCounts, Snapshot};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One constraint's counts per domain and skew.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ConstraintSpread {
+    /// `zone maxSkew=1 DoNotSchedule app=web`.
+    pub constraint: String,
+    /// The topology key.
+    pub topology_key: String,
+    /// maxSkew.
+    pub max_skew: i32,
+    /// DoNotSchedule or ScheduleAnyway.
+    pub when_unsatisfiable: String,
+    /// Matching pods per eligible domain.
+    pub counts: BTreeMap<String, i64>,
+    /// Largest count minus the global minimum (0 when fewer than minDomains domains).
+    pub skew: i64,
+    /// How far the counts are above `minimum + maxSkew`, summed over domains.
+    pub excess: i64,
+}
+
+/// Why spread cannot be counted.
+#[derive(Clone, Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SpreadError {
+    /// A profile's PodTopologySpread args do not decode or build.
+    #[error("scheduler configuration: {0}")]
+    Config(String),
+}
 
 /// One constraint of a pod, counted.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,7 +64,7 @@ pub struct PodSpread {
 
 /// Counts pods' spread with each profile's PodTopologySpread plugin.
 pub struct SpreadCounter {
-    plugins: Plugins,
+    plugins: SpreadPlugins,
 }
 
 impl SpreadCounter {
@@ -45,9 +73,9 @@ impl SpreadCounter {
         config: &SchedulerConfig,
         features: Features,
         snapshot: &mut Snapshot,
-    ) -> Result<Self, RebalanceError> {
+    ) -> Result<Self, SpreadError> {
         Ok(Self {
-            plugins: Plugins::new(config, features, snapshot)?,
+            plugins: SpreadPlugins::new(config, features, snapshot)?,
         })
     }
 
@@ -81,6 +109,95 @@ pub fn count(plugin: &PodTopologySpread, pod: &Pod, snapshot: &Snapshot) -> PodS
     PodSpread {
         from_defaults: pod.spread_constraints.is_empty(),
         constraints,
+    }
+}
+
+/// The excess of one group over its counts.
+pub(crate) fn excess(g: &CountingGroup, counts: &DomainCounts) -> i64 {
+    let floor = g.min_match(counts) + i64::from(g.max_skew);
+    counts.iter().map(|(_, c)| (c - floor).max(0)).sum()
+}
+
+/// The PodTopologySpread plugin of every profile, built from its args, to read
+/// constraints exactly as each profile's plugin reads them.
+pub(crate) struct SpreadPlugins {
+    by_profile: Vec<(String, PodTopologySpread)>,
+}
+
+impl SpreadPlugins {
+    pub(crate) fn new(
+        config: &SchedulerConfig,
+        features: Features,
+        snapshot: &mut Snapshot,
+    ) -> Result<Self, SpreadError> {
+        let defaults = [crate::config::ProfileConfig::default()];
+        let profiles = if config.profiles.is_empty() {
+            &defaults[..]
+        } else {
+            &config.profiles[..]
+        };
+        let mut by_profile = Vec::new();
+        for p in profiles {
+            let args: PodTopologySpreadArgs = match p
+                .plugin_config
+                .iter()
+                .find(|c| c.name == pts::NAME)
+                .and_then(|c| c.args.as_ref())
+            {
+                None | Some(serde_json::Value::Null) => PodTopologySpreadArgs::default(),
+                Some(v) => crate::config::decode_strict(v, "")
+                    .map_err(|e| SpreadError::Config(format!("{}: {}", e.field, e.message)))?,
+            };
+            let plugin = PodTopologySpread::new(&args, features, snapshot.symbols_mut())
+                .map_err(|e| SpreadError::Config(e.to_string()))?;
+            let name = p
+                .scheduler_name
+                .clone()
+                .unwrap_or_else(|| crate::config::DEFAULT_SCHEDULER_NAME.to_string());
+            by_profile.push((name, plugin));
+        }
+        Ok(Self { by_profile })
+    }
+
+    /// The plugin of the profile serving the pod (the first when none does).
+    pub(crate) fn for_pod(&self, pod: &Pod) -> Option<&PodTopologySpread> {
+        self.by_profile
+            .iter()
+            .find(|(n, _)| **n == *pod.scheduler_name)
+            .or(self.by_profile.first())
+            .map(|(_, p)| p)
+    }
+}
+
+/// One group's counts per domain and skew, for people.
+pub(crate) fn constraint_spread(g: &CountingGroup, snapshot: &Snapshot) -> ConstraintSpread {
+    let counts = g.counts(snapshot);
+    let symbols = snapshot.symbols();
+    let keys = snapshot.domains(g.topology_key);
+    let name = |d: usize| -> String {
+        u32::try_from(d)
+            .ok()
+            .and_then(|d| keys.filter(|k| (d as usize) < k.len()).map(|k| k.value(d)))
+            .map_or_else(
+                || "<no label>".to_string(),
+                |v| symbols.resolve(v).to_string(),
+            )
+    };
+    let map: BTreeMap<String, i64> = counts.iter().map(|(d, c)| (name(d), c)).collect();
+    let max = map.values().copied().max().unwrap_or(0);
+    let skew = if map.is_empty() {
+        0
+    } else {
+        max - g.min_match(&counts)
+    };
+    ConstraintSpread {
+        constraint: g.describe(snapshot),
+        topology_key: symbols.resolve(g.topology_key).to_string(),
+        max_skew: g.max_skew,
+        when_unsatisfiable: g.when.as_str().to_string(),
+        counts: map,
+        skew,
+        excess: excess(g, &counts),
     }
 }
 

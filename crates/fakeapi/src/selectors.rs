@@ -1,63 +1,39 @@
-//! Label and field selectors: the string forms of `labelSelector` and
-//! `fieldSelector`, and the structured `LabelSelector` PodDisruptionBudgets carry.
+//! Label and field selectors: the string forms of `labelSelector` (parsed by the core's
+//! `labels.Parse`, shared with the CLI) and `fieldSelector`, and the structured
+//! `LabelSelector` PodDisruptionBudgets carry.
 
 use serde_json::Value;
+use topospread::api::{ParsedRequirement, SelectorOperator, parse_label_selector};
 
 use crate::error::ApiError;
 use crate::resources::ResourceDef;
 
-/// One requirement of a label selector.
-#[derive(Debug, Clone, PartialEq)]
-enum LabelReq {
-    Eq(String, String),
-    NotEq(String, String),
-    In(String, Vec<String>),
-    NotIn(String, Vec<String>),
-    Exists(String),
-    NotExists(String),
-    Gt(String, i64),
-    Lt(String, i64),
-}
-
 /// A parsed `labelSelector`: every requirement must hold. Empty matches all.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct LabelSelector(Vec<LabelReq>);
+pub(crate) struct LabelSelector(Vec<ParsedRequirement>);
 
 impl LabelSelector {
-    /// Parses the string form (`a=b,c!=d,e in (x,y),!f,g`), as `labels.Parse` does.
+    /// Parses the string form (`a=b,c!=d,e in (x,y),!f,g`) with the core's parser, which
+    /// reads it as `labels.Parse` does.
     pub(crate) fn parse(s: &str) -> Result<Self, ApiError> {
-        let mut reqs = Vec::new();
-        for part in split_top_level(s) {
-            let part = part.trim();
-            if part.is_empty() {
-                continue;
-            }
-            reqs.push(parse_requirement(part).ok_or_else(|| {
-                ApiError::bad_request(format!(
-                    "unable to parse requirement: invalid label selector {part:?}"
-                ))
-            })?);
-        }
-        Ok(LabelSelector(reqs))
+        parse_label_selector(s)
+            .map(LabelSelector)
+            .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {e}")))
     }
 
     /// Whether an object's `metadata.labels` satisfy every requirement.
     pub(crate) fn matches(&self, obj: &Value) -> bool {
         let labels = obj.pointer("/metadata/labels").and_then(Value::as_object);
         let get = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
-        self.0.iter().all(|req| match req {
-            LabelReq::Eq(k, v) => get(k) == Some(v.as_str()),
-            LabelReq::NotEq(k, v) => get(k) != Some(v.as_str()),
-            LabelReq::In(k, vs) => get(k).is_some_and(|x| vs.iter().any(|v| v == x)),
-            LabelReq::NotIn(k, vs) => get(k).is_none_or(|x| vs.iter().all(|v| v != x)),
-            LabelReq::Exists(k) => get(k).is_some(),
-            LabelReq::NotExists(k) => get(k).is_none(),
-            LabelReq::Gt(k, n) => get(k)
-                .and_then(|x| x.parse::<i64>().ok())
-                .is_some_and(|x| x > *n),
-            LabelReq::Lt(k, n) => get(k)
-                .and_then(|x| x.parse::<i64>().ok())
-                .is_some_and(|x| x < *n),
+        let number = |k: &str| get(k).and_then(|x| x.parse::<i64>().ok());
+        self.0.iter().all(|req| match &req.operator {
+            SelectorOperator::In(vs) => get(&req.key).is_some_and(|x| vs.iter().any(|v| v == x)),
+            SelectorOperator::NotIn(vs) => get(&req.key).is_none_or(|x| vs.iter().all(|v| v != x)),
+            SelectorOperator::Exists => get(&req.key).is_some(),
+            SelectorOperator::DoesNotExist => get(&req.key).is_none(),
+            SelectorOperator::GreaterThan(n) => number(&req.key).is_some_and(|x| x > *n),
+            SelectorOperator::LessThan(n) => number(&req.key).is_some_and(|x| x < *n),
+            _ => false,
         })
     }
 
@@ -69,7 +45,10 @@ impl LabelSelector {
         let mut reqs = Vec::new();
         if let Some(ml) = sel.get("matchLabels").and_then(Value::as_object) {
             for (k, v) in ml {
-                reqs.push(LabelReq::Eq(k.clone(), v.as_str()?.to_owned()));
+                reqs.push(ParsedRequirement {
+                    key: k.clone(),
+                    operator: SelectorOperator::In(vec![v.as_str()?.to_owned()]),
+                });
             }
         }
         if let Some(exprs) = sel.get("matchExpressions").and_then(Value::as_array) {
@@ -84,106 +63,18 @@ impl LabelSelector {
                             .collect()
                     })
                     .unwrap_or_default();
-                reqs.push(match e.get("operator")?.as_str()? {
-                    "In" => LabelReq::In(key, values),
-                    "NotIn" => LabelReq::NotIn(key, values),
-                    "Exists" => LabelReq::Exists(key),
-                    "DoesNotExist" => LabelReq::NotExists(key),
+                let operator = match e.get("operator")?.as_str()? {
+                    "In" => SelectorOperator::In(values),
+                    "NotIn" => SelectorOperator::NotIn(values),
+                    "Exists" => SelectorOperator::Exists,
+                    "DoesNotExist" => SelectorOperator::DoesNotExist,
                     _ => return None,
-                });
+                };
+                reqs.push(ParsedRequirement { key, operator });
             }
         }
         Some(LabelSelector(reqs))
     }
-}
-
-/// Splits on commas outside parentheses, so `a in (x,y),b` is two requirements.
-fn split_top_level(s: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
-    let mut depth = 0i32;
-    let mut start = 0;
-    for (i, c) in s.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' if depth == 0 => {
-                parts.push(&s[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push(&s[start..]);
-    parts
-}
-
-fn valid_key(k: &str) -> bool {
-    !k.is_empty()
-        && k.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
-}
-
-fn valid_value(v: &str) -> bool {
-    v.chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-}
-
-fn parse_requirement(part: &str) -> Option<LabelReq> {
-    if let Some(key) = part.strip_prefix('!') {
-        let key = key.trim();
-        return valid_key(key).then(|| LabelReq::NotExists(key.to_owned()));
-    }
-    for (op, build) in [
-        ("==", LabelReq::Eq as fn(String, String) -> LabelReq),
-        ("!=", LabelReq::NotEq),
-        ("=", LabelReq::Eq),
-    ] {
-        if let Some((k, v)) = part.split_once(op) {
-            let (k, v) = (k.trim(), v.trim());
-            return (valid_key(k) && valid_value(v)).then(|| build(k.to_owned(), v.to_owned()));
-        }
-    }
-    for (op, gt) in [(">", true), ("<", false)] {
-        if let Some((k, v)) = part.split_once(op) {
-            let (k, n) = (k.trim(), v.trim().parse::<i64>().ok()?);
-            if !valid_key(k) {
-                return None;
-            }
-            return Some(if gt {
-                LabelReq::Gt(k.to_owned(), n)
-            } else {
-                LabelReq::Lt(k.to_owned(), n)
-            });
-        }
-    }
-    let mut words = part.splitn(2, char::is_whitespace);
-    let key = words.next()?.trim();
-    let rest = words.next().map(str::trim).unwrap_or("");
-    if !valid_key(key) {
-        return None;
-    }
-    if rest.is_empty() {
-        return Some(LabelReq::Exists(key.to_owned()));
-    }
-    let (notin, set) = if let Some(set) = rest.strip_prefix("notin") {
-        (true, set)
-    } else {
-        (false, rest.strip_prefix("in")?)
-    };
-    let set = set.trim().strip_prefix('(')?.strip_suffix(')')?;
-    let values: Vec<String> = set
-        .split(',')
-        .map(|v| v.trim().to_owned())
-        .filter(|v| !v.is_empty())
-        .collect();
-    if values.iter().any(|v| !valid_value(v)) {
-        return None;
-    }
-    Some(if notin {
-        LabelReq::NotIn(key.to_owned(), values)
-    } else {
-        LabelReq::In(key.to_owned(), values)
-    })
 }
 
 /// A parsed `fieldSelector`: `field=value`, `field==value`, `field!=value`,

@@ -6,10 +6,9 @@ use topospread_k8s::workloads::{POD_TEMPLATE_HASH_LABEL, STATEFULSET_POD_NAME_LA
 
 fn fixture() -> Vec<topospread_k8s::load::Loaded> {
     let text = include_str!("fixtures/workloads.yaml");
-    match parse_manifests(text, "workloads.yaml") {
-        Ok(m) => m.objects,
-        Err(e) => panic!("fixture: {e}"),
-    }
+    parse_manifests(text, "workloads.yaml")
+        .expect("fixture")
+        .objects
 }
 
 fn names(e: &topospread_k8s::workloads::Expansion, prefix: &str) -> Vec<String> {

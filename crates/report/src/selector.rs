@@ -1,89 +1,36 @@
-//! Label selectors as `kubectl -l` takes them: `app=web,tier in (a,b),!canary`.
+//! Label selectors as `kubectl -l` takes them (`app=web,tier in (a,b),!canary`), read by
+//! the core's parser ([`topospread::api::parse_label_selector`]) into the
+//! `metav1.LabelSelector` the commands compile.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
-
-/// A selector string that does not parse.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("invalid selector {text:?}: {message}")]
-pub struct SelectorParseError {
-    /// The selector as given.
-    pub text: String,
-    /// What is wrong.
-    pub message: String,
-}
-
-/// Splits at commas outside parentheses.
-fn split_top(text: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
-    let (mut depth, mut start) = (0i32, 0usize);
-    for (i, c) in text.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' if depth == 0 => {
-                parts.push(&text[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push(&text[start..]);
-    parts
-}
-
-fn set_values(rest: &str) -> Option<Vec<String>> {
-    let inner = rest.trim().strip_prefix('(')?.strip_suffix(')')?;
-    Some(
-        inner
-            .split(',')
-            .map(|v| v.trim().to_string())
-            .filter(|v| !v.is_empty())
-            .collect(),
-    )
-}
+pub use topospread::api::SelectorParseError;
+use topospread::api::{SelectorOperator, parse_label_selector};
 
 /// Parses a selector string (`=`, `==`, `!=`, `in`, `notin`, `key`, `!key`) into a
-/// `LabelSelector`; the caller compiles it (which checks keys and values).
+/// `LabelSelector`. `>` and `<` parse, but a `LabelSelector` cannot hold them.
 pub fn parse_selector(text: &str) -> Result<LabelSelector, SelectorParseError> {
-    let fail = |message: &str| SelectorParseError {
-        text: text.to_string(),
-        message: message.to_string(),
-    };
     let mut exprs = Vec::new();
-    for part in split_top(text) {
-        let part = part.trim();
-        if part.is_empty() {
-            if text.trim().is_empty() {
-                break;
+    for r in parse_label_selector(text)? {
+        let (operator, values) = match r.operator {
+            SelectorOperator::In(values) => ("In", Some(values)),
+            SelectorOperator::NotIn(values) => ("NotIn", Some(values)),
+            SelectorOperator::Exists => ("Exists", None),
+            SelectorOperator::DoesNotExist => ("DoesNotExist", None),
+            _ => {
+                return Err(SelectorParseError {
+                    text: text.to_string(),
+                    message: format!(
+                        "{}: > and < select nodes, not pods: use =, !=, in, notin, key or !key",
+                        r.key
+                    ),
+                });
             }
-            return Err(fail("empty requirement"));
-        }
-        let req = |key: &str, op: &str, values: Option<Vec<String>>| LabelSelectorRequirement {
-            key: key.trim().to_string(),
-            operator: op.to_string(),
+        };
+        exprs.push(LabelSelectorRequirement {
+            key: r.key,
+            operator: operator.to_string(),
             values,
-        };
-        let r = if let Some((k, v)) = part.split_once("!=") {
-            req(k, "NotIn", Some(vec![v.trim().to_string()]))
-        } else if let Some((k, v)) = part.split_once("==").or_else(|| part.split_once('=')) {
-            req(k, "In", Some(vec![v.trim().to_string()]))
-        } else if let Some(k) = part.strip_prefix('!') {
-            req(k, "DoesNotExist", None)
-        } else if let Some((k, rest)) = part.split_once(" notin ") {
-            let vs = set_values(rest).ok_or_else(|| fail("expected a set: notin (a,b)"))?;
-            req(k, "NotIn", Some(vs))
-        } else if let Some((k, rest)) = part.split_once(" in ") {
-            let vs = set_values(rest).ok_or_else(|| fail("expected a set: in (a,b)"))?;
-            req(k, "In", Some(vs))
-        } else if part.contains(char::is_whitespace) || part.contains(['(', ')']) {
-            return Err(fail(&format!("cannot read requirement {part:?}")));
-        } else {
-            req(part, "Exists", None)
-        };
-        if r.key.is_empty() {
-            return Err(fail("a requirement has no key"));
-        }
-        exprs.push(r);
+        });
     }
     Ok(LabelSelector {
         match_expressions: Some(exprs),
@@ -117,5 +64,7 @@ mod tests {
         assert!(parse_selector("a in b").is_err());
         assert!(parse_selector("=x").is_err());
         assert!(parse_selector("a,,b").is_err());
+        let e = parse_selector("gen>3").expect_err("no > in a LabelSelector");
+        assert!(e.message.starts_with("gen: > and < select nodes"), "{e}");
     }
 }

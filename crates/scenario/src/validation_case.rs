@@ -286,10 +286,7 @@ mod tests {
     use super::*;
 
     fn parse(yaml: &str) -> ValidationCaseFile {
-        match ValidationCaseFile::from_yaml(yaml) {
-            Ok(f) => f,
-            Err(e) => panic!("{e}"),
-        }
+        ValidationCaseFile::from_yaml(yaml).unwrap()
     }
 
     #[test]

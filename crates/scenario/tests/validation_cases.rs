@@ -6,13 +6,11 @@ use topospread_scenario::ValidationCaseFile;
 
 fn case_files() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/conformance/validation");
-    let mut files: Vec<PathBuf> = match std::fs::read_dir(&dir) {
-        Ok(entries) => entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
-            .collect(),
-        Err(e) => panic!("reading {}: {e}", dir.display()),
-    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
     files.sort();
     files
 }
@@ -28,14 +26,10 @@ fn validation_cases() {
     let mut failures = Vec::new();
     let mut count = 0;
     for file in &files {
-        let text = match std::fs::read_to_string(file) {
-            Ok(t) => t,
-            Err(e) => panic!("reading {}: {e}", file.display()),
-        };
-        let cases = match ValidationCaseFile::from_yaml(&text) {
-            Ok(c) => c,
-            Err(e) => panic!("parsing {}: {e}", file.display()),
-        };
+        let text = std::fs::read_to_string(file)
+            .unwrap_or_else(|e| panic!("reading {}: {e}", file.display()));
+        let cases = ValidationCaseFile::from_yaml(&text)
+            .unwrap_or_else(|e| panic!("parsing {}: {e}", file.display()));
         let mut names = std::collections::HashSet::new();
         for case in &cases.cases {
             count += 1;

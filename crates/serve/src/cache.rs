@@ -499,7 +499,7 @@ impl LiveCache {
         if object.spec.as_ref().is_some_and(|s| s.priority.is_none()) {
             // A real API server resolved it at admission; resolve it the same way when
             // it did not (the fake, or a pod created before its class).
-            let _ = topospread_k8s::admission::resolve_priority(
+            let _ = topospread::admission::resolve_priority(
                 &mut object,
                 &self.snapshot.workloads().priority_classes,
             );

@@ -8,6 +8,7 @@ mod interner;
 mod labels;
 mod node_affinity;
 mod selector;
+mod selector_syntax;
 mod taints;
 
 pub use interner::{Sym, Symbols};
@@ -18,6 +19,9 @@ pub use node_affinity::{
 };
 pub(crate) use selector::intern_set;
 pub use selector::{Op, Requirement, Selector, SelectorError};
+pub use selector_syntax::{
+    ParsedRequirement, SelectorOperator, SelectorParseError, parse_label_selector,
+};
 pub use taints::{Taint, TaintEffect, Toleration, TolerationOp, find_untolerated_taint};
 mod objects;
 mod pod_affinity;

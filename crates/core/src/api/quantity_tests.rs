@@ -12,10 +12,9 @@ fn dec(mantissa: i128, exponent: i32) -> i128 {
 }
 
 fn nanos(s: &str) -> i128 {
-    match Quantity::parse(s) {
-        Ok(q) => q.nanos,
-        Err(e) => panic!("{s:?} should parse: {e}"),
-    }
+    Quantity::parse(s)
+        .unwrap_or_else(|e| panic!("{s:?} should parse: {e}"))
+        .nanos
 }
 
 /// TestQuantityParse's table: input and exact value.

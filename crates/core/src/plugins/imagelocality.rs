@@ -222,21 +222,16 @@ mod tests {
     use super::*;
 
     fn images(value: serde_json::Value) -> Vec<ContainerImage> {
-        match serde_json::from_value(value) {
-            Ok(i) => i,
-            Err(e) => panic!("{e}"),
-        }
+        serde_json::from_value(value).unwrap()
     }
 
     fn spec(images: &[&str], init: &[&str]) -> PodSpec {
         let c = |i: &&str| json!({"name": "c", "image": i});
-        match serde_json::from_value(json!({
+        serde_json::from_value(json!({
             "initContainers": init.iter().map(c).collect::<Vec<_>>(),
             "containers": images.iter().map(c).collect::<Vec<_>>(),
-        })) {
-            Ok(s) => s,
-            Err(e) => panic!("{e}"),
-        }
+        }))
+        .unwrap()
     }
 
     /// TestImageLocalityPriority's nodes and pods, with today's per-container maximum.

@@ -525,10 +525,8 @@ mod tests {
         for r in REGISTRY {
             let (name, pts) = (r.name, r.points);
             let mut symbols = Symbols::default();
-            let b = match build(name, None, Features::default(), &mut symbols) {
-                Ok(b) => b,
-                Err(e) => panic!("{name}: {e:?}"),
-            };
+            let b = build(name, None, Features::default(), &mut symbols)
+                .unwrap_or_else(|e| panic!("{name}: {e:?}"));
             if is_inert(name) {
                 continue;
             }

@@ -5,10 +5,10 @@
 
 use super::{ConstraintSpread, WorkloadSpread};
 use crate::api::{ControllerKind, Pod, WhenUnsatisfiable};
-use crate::config::{PodTopologySpreadArgs, SchedulerConfig};
-use crate::features::Features;
-use crate::plugins::podtopologyspread::{self as pts, CountingGroup, PodTopologySpread};
-use crate::snapshot::{DomainCounts, PodId, Snapshot};
+use crate::plugins::podtopologyspread::CountingGroup;
+use crate::snapshot::{PodId, Snapshot};
+use crate::spread::SpreadPlugins;
+use crate::spread::{constraint_spread, excess};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -78,70 +78,12 @@ pub(crate) struct Groups {
     counted_by: HashMap<PodId, Vec<usize>>,
 }
 
-/// The excess of one group over its counts.
-pub(crate) fn excess(g: &CountingGroup, counts: &DomainCounts) -> i64 {
-    let floor = g.min_match(counts) + i64::from(g.max_skew);
-    counts.iter().map(|(_, c)| (c - floor).max(0)).sum()
-}
-
-/// The PodTopologySpread plugin of every profile, built from its args, to read
-/// constraints exactly as each profile's plugin reads them.
-pub(crate) struct Plugins {
-    by_profile: Vec<(String, PodTopologySpread)>,
-}
-
-impl Plugins {
-    pub(crate) fn new(
-        config: &SchedulerConfig,
-        features: Features,
-        snapshot: &mut Snapshot,
-    ) -> Result<Self, super::RebalanceError> {
-        let defaults = [crate::config::ProfileConfig::default()];
-        let profiles = if config.profiles.is_empty() {
-            &defaults[..]
-        } else {
-            &config.profiles[..]
-        };
-        let mut by_profile = Vec::new();
-        for p in profiles {
-            let args: PodTopologySpreadArgs = match p
-                .plugin_config
-                .iter()
-                .find(|c| c.name == pts::NAME)
-                .and_then(|c| c.args.as_ref())
-            {
-                None | Some(serde_json::Value::Null) => PodTopologySpreadArgs::default(),
-                Some(v) => crate::config::decode_strict(v, "").map_err(|e| {
-                    super::RebalanceError::Config(format!("{}: {}", e.field, e.message))
-                })?,
-            };
-            let plugin = PodTopologySpread::new(&args, features, snapshot.symbols_mut())
-                .map_err(|e| super::RebalanceError::Config(e.to_string()))?;
-            let name = p
-                .scheduler_name
-                .clone()
-                .unwrap_or_else(|| crate::config::DEFAULT_SCHEDULER_NAME.to_string());
-            by_profile.push((name, plugin));
-        }
-        Ok(Self { by_profile })
-    }
-
-    /// The plugin of the profile serving the pod (the first when none does).
-    pub(crate) fn for_pod(&self, pod: &Pod) -> Option<&PodTopologySpread> {
-        self.by_profile
-            .iter()
-            .find(|(n, _)| **n == *pod.scheduler_name)
-            .or(self.by_profile.first())
-            .map(|(_, p)| p)
-    }
-}
-
 impl Groups {
     /// The groups of every bound, non-terminating pod; `in_scope` says which pods the
     /// plan is about (their groups are reported).
     pub(crate) fn build(
         snapshot: &Snapshot,
-        plugins: &Plugins,
+        plugins: &SpreadPlugins,
         in_scope: impl Fn(&Pod) -> bool,
     ) -> Self {
         let mut index: HashMap<CountingGroup, usize> = HashMap::new();
@@ -277,37 +219,5 @@ impl Groups {
             .iter()
             .filter(|g| g.in_scope && g.is_hard() && g.excess > 0)
             .count()
-    }
-}
-
-/// One group's counts per domain and skew, for people.
-pub(crate) fn constraint_spread(g: &CountingGroup, snapshot: &Snapshot) -> ConstraintSpread {
-    let counts = g.counts(snapshot);
-    let symbols = snapshot.symbols();
-    let keys = snapshot.domains(g.topology_key);
-    let name = |d: usize| -> String {
-        u32::try_from(d)
-            .ok()
-            .and_then(|d| keys.filter(|k| (d as usize) < k.len()).map(|k| k.value(d)))
-            .map_or_else(
-                || "<no label>".to_string(),
-                |v| symbols.resolve(v).to_string(),
-            )
-    };
-    let map: BTreeMap<String, i64> = counts.iter().map(|(d, c)| (name(d), c)).collect();
-    let max = map.values().copied().max().unwrap_or(0);
-    let skew = if map.is_empty() {
-        0
-    } else {
-        max - g.min_match(&counts)
-    };
-    ConstraintSpread {
-        constraint: g.describe(snapshot),
-        topology_key: symbols.resolve(g.topology_key).to_string(),
-        max_skew: g.max_skew,
-        when_unsatisfiable: g.when.as_str().to_string(),
-        counts: map,
-        skew,
-        excess: excess(g, &counts),
     }
 }

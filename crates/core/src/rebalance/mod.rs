@@ -14,10 +14,11 @@
 mod descheduler;
 mod evictable;
 mod greedy;
-pub(crate) mod measure;
+mod measure;
 mod scale;
 mod trial;
 
+pub use crate::spread::ConstraintSpread;
 pub use evictable::{NotEvictable, eviction_blocker};
 pub use measure::Violation;
 pub use scale::{DELETION_COST_ANNOTATION, DeletionCost, ScalePlan, plan_scale_down};
@@ -103,25 +104,6 @@ pub struct Unresolved {
     pub constraint: String,
     /// Why no move repairs it.
     pub why: String,
-}
-
-/// One constraint's counts per domain and skew.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct ConstraintSpread {
-    /// `zone maxSkew=1 DoNotSchedule app=web`.
-    pub constraint: String,
-    /// The topology key.
-    pub topology_key: String,
-    /// maxSkew.
-    pub max_skew: i32,
-    /// DoNotSchedule or ScheduleAnyway.
-    pub when_unsatisfiable: String,
-    /// Matching pods per eligible domain.
-    pub counts: BTreeMap<String, i64>,
-    /// Largest count minus the global minimum (0 when fewer than minDomains domains).
-    pub skew: i64,
-    /// How far the counts are above `minimum + maxSkew`, summed over domains.
-    pub excess: i64,
 }
 
 /// A workload's constraints.
@@ -211,6 +193,14 @@ pub enum RebalanceError {
     /// A replacement pod could not be added back.
     #[error(transparent)]
     Snapshot(#[from] crate::snapshot::SnapshotError),
+}
+
+impl From<crate::spread::SpreadError> for RebalanceError {
+    fn from(e: crate::spread::SpreadError) -> Self {
+        match e {
+            crate::spread::SpreadError::Config(message) => RebalanceError::Config(message),
+        }
+    }
 }
 
 /// Plans a rebalance of `snapshot`'s bound pods with the scheduler `config` builds.

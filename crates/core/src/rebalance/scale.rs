@@ -2,11 +2,12 @@
 //! best, and the `controller.kubernetes.io/pod-deletion-cost` values that make the
 //! ReplicaSet controller remove exactly those (it deletes lower costs first).
 
-use super::measure::{Groups, Plugins, Violation};
+use super::measure::{Groups, Violation};
 use super::{RebalanceError, WorkloadSpread};
 use crate::config::SchedulerConfig;
 use crate::features::Features;
 use crate::snapshot::{NodeId, PodId, Snapshot};
+use crate::spread::SpreadPlugins;
 use serde::Serialize;
 use std::collections::BTreeSet;
 
@@ -61,7 +62,7 @@ pub fn plan_scale_down(
     replicas: usize,
 ) -> Result<ScalePlan, RebalanceError> {
     let mut snapshot = snapshot.clone();
-    let plugins = Plugins::new(config, features, &mut snapshot)?;
+    let plugins = SpreadPlugins::new(config, features, &mut snapshot)?;
     let ns = snapshot.symbols().get(namespace);
     let owned = |snapshot: &Snapshot| -> Vec<(String, PodId, NodeId)> {
         let mut v: Vec<(String, PodId, NodeId)> = snapshot

@@ -3,13 +3,14 @@
 //! every strategy is built on: evict a pod and let the scheduler place its replacement.
 
 use super::evictable::Evictability;
-use super::measure::{Groups, Plugins};
+use super::measure::Groups;
 use super::{RebalanceError, RebalanceOptions};
 use crate::api::{Pod, Selector};
 use crate::config::SchedulerConfig;
 use crate::features::Features;
 use crate::scheduler::{ScheduleResult, Scheduler};
 use crate::snapshot::{NodeId, PodId, Snapshot};
+use crate::spread::SpreadPlugins;
 
 /// A move carried out on the planner's snapshot, undoable.
 #[derive(Debug)]
@@ -49,7 +50,7 @@ impl Context {
         let mut scheduler = Scheduler::new(config, features, &mut snapshot)
             .map_err(|e| RebalanceError::Config(e.to_string()))?;
         scheduler.set_seed(options.seed);
-        let plugins = Plugins::new(config, features, &mut snapshot)?;
+        let plugins = SpreadPlugins::new(config, features, &mut snapshot)?;
         let evictability = Evictability::new(
             &snapshot,
             options.namespace.as_deref(),

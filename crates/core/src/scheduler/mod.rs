@@ -8,7 +8,6 @@ mod failure_cache;
 mod fit_error;
 mod nominator;
 mod preemption;
-mod rng;
 mod schedule_one;
 
 pub use explain::{Explanation, NodeFilterVerdicts};
@@ -23,13 +22,13 @@ use crate::config::SchedulerConfig;
 use crate::features::Features;
 use crate::framework::{ConfigError, CycleState, Profile, QueuedPod, ScoreTable, Status};
 use crate::queue::{QueueConfig, SchedulingQueue};
+use crate::rng::Rng;
 use crate::snapshot::PodId;
 use crate::snapshot::{NodeId, Snapshot};
 use crate::spread::SpreadCounter;
 use crate::version::KubernetesVersion;
 use fit_error::{Diagnosis, fit_error_message};
 use nominator::Nominator;
-use rng::Rng;
 use std::collections::HashMap;
 use std::time::Duration;
 

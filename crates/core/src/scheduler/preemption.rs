@@ -6,10 +6,10 @@
 
 use super::fit_error::{Diagnosis, fit_error_message};
 use super::nominator::{self, Nominator};
-use super::rng::Rng;
 use crate::api::Pod;
 use crate::config::{DefaultPreemptionArgs, ProfileConfig};
 use crate::framework::{Code, ConfigError, CycleState, Profile, Status};
+use crate::rng::Rng;
 use crate::snapshot::{NodeId, NodeInfo, PodId, Snapshot};
 
 /// `minCandidateNodesPercentage` default.

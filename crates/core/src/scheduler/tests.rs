@@ -6,53 +6,30 @@ use serde_json::json;
 pub(super) fn snapshot(nodes: usize) -> Snapshot {
     let mut s = Snapshot::new();
     for i in 0..nodes {
-        let n: core::Node = match serde_json::from_value(json!({
+        let n: core::Node = serde_json::from_value(json!({
             "metadata": {"name": format!("n{i}"), "labels": {"kubernetes.io/hostname": format!("n{i}")}},
             "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}
-        })) {
-            Ok(n) => n,
-            Err(e) => panic!("{e}"),
-        };
-        let node = match convert::node(&n, s.symbols_mut()) {
-            Ok(n) => n,
-            Err(e) => panic!("{e}"),
-        };
-        if let Err(e) = s.add_node(node) {
-            panic!("{e}");
-        }
+        })).unwrap();
+        let node = convert::node(&n, s.symbols_mut()).unwrap();
+        s.add_node(node).unwrap();
     }
     s
 }
 
 pub(super) fn pod(s: &mut Snapshot, v: serde_json::Value) -> Pod {
-    let p: core::Pod = match serde_json::from_value(v) {
-        Ok(p) => p,
-        Err(e) => panic!("{e}"),
-    };
-    match convert::pod(&p, s.symbols_mut()) {
-        Ok(p) => p,
-        Err(e) => panic!("{e}"),
-    }
+    let p: core::Pod = serde_json::from_value(v).unwrap();
+    convert::pod(&p, s.symbols_mut()).unwrap()
 }
 
 pub(super) fn scheduler(s: &mut Snapshot) -> Scheduler {
-    match Scheduler::new(&SchedulerConfig::default(), Features::default(), s) {
-        Ok(x) => x,
-        Err(e) => panic!("{e}"),
-    }
+    Scheduler::new(&SchedulerConfig::default(), Features::default(), s).unwrap()
 }
 
 /// The scheduler of release `1.minor`, as `--kubernetes-version` builds it.
 fn scheduler_of(s: &mut Snapshot, minor: u32) -> Scheduler {
-    let release = match format!("1.{minor}").parse::<KubernetesVersion>() {
-        Ok(v) => v,
-        Err(e) => panic!("{e}"),
-    };
+    let release = format!("1.{minor}").parse::<KubernetesVersion>().unwrap();
     let features = crate::version::FeatureGates::new(release).scheduler_features();
-    match Scheduler::new(&SchedulerConfig::default(), features, s) {
-        Ok(x) => x,
-        Err(e) => panic!("{e}"),
-    }
+    Scheduler::new(&SchedulerConfig::default(), features, s).unwrap()
 }
 
 /// The message of `pod`'s failed cycle under release `1.minor`.
@@ -272,9 +249,7 @@ fn ties_are_broken_reproducibly_and_spread() {
 
 fn add_bound(s: &mut Snapshot, v: serde_json::Value) {
     let p = pod(s, v);
-    if let Err(e) = s.add_pod(p) {
-        panic!("{e}");
-    }
+    s.add_pod(p).unwrap();
 }
 
 #[test]
@@ -359,20 +334,13 @@ fn mixed_rejections_are_counted_per_reason() {
         ),
         ("c", json!({})),
     ] {
-        let n: core::Node = match serde_json::from_value(json!({
+        let n: core::Node = serde_json::from_value(json!({
             "metadata": {"name": name, "labels": {"zone": "z"}}, "spec": spec,
             "status": {"allocatable": {"cpu": "1", "memory": "1Gi", "pods": "10"}}
-        })) {
-            Ok(n) => n,
-            Err(e) => panic!("{e}"),
-        };
-        let node = match convert::node(&n, s.symbols_mut()) {
-            Ok(n) => n,
-            Err(e) => panic!("{e}"),
-        };
-        if let Err(e) = s.add_node(node) {
-            panic!("{e}");
-        }
+        }))
+        .unwrap();
+        let node = convert::node(&n, s.symbols_mut()).unwrap();
+        s.add_node(node).unwrap();
     }
     let mut sched = scheduler(&mut s);
     let p = pod(
@@ -466,22 +434,15 @@ fn preemption_evicts_the_fewest_lowest_priority_pods() {
 fn many_pods_on_many_nodes() {
     let mut s = Snapshot::new();
     for i in 0..1000 {
-        let n: core::Node = match serde_json::from_value(json!({
+        let n: core::Node = serde_json::from_value(json!({
             "metadata": {"name": format!("n{i}"), "labels": {
                 "kubernetes.io/hostname": format!("n{i}"),
                 "topology.kubernetes.io/zone": format!("z{}", i % 3)}},
             "status": {"allocatable": {"cpu": "64", "memory": "256Gi", "pods": "110"}}
-        })) {
-            Ok(n) => n,
-            Err(e) => panic!("{e}"),
-        };
-        let node = match convert::node(&n, s.symbols_mut()) {
-            Ok(n) => n,
-            Err(e) => panic!("{e}"),
-        };
-        if let Err(e) = s.add_node(node) {
-            panic!("{e}");
-        }
+        }))
+        .unwrap();
+        let node = convert::node(&n, s.symbols_mut()).unwrap();
+        s.add_node(node).unwrap();
     }
     let mut sched = scheduler(&mut s);
     let start = std::time::Instant::now();
@@ -496,10 +457,7 @@ fn many_pods_on_many_nodes() {
                     {"weight": 10, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "web"}},
                      "topologyKey": "kubernetes.io/hostname"}}]}}}}),
         );
-        let id = match s.add_pod(p.clone()) {
-            Ok(id) => id,
-            Err(e) => panic!("{e}"),
-        };
+        let id = s.add_pod(p.clone()).unwrap();
         match sched.schedule_one(&s, &p) {
             ScheduleResult::Scheduled { node, .. } => s.bind(id, node),
             other => panic!("{other:?}"),

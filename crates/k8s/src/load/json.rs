@@ -4,6 +4,7 @@
 //! `==== END logs for ... ====`) passed over.
 
 use super::LoadError;
+use super::position::Origin;
 use serde_json::Value;
 
 /// What `kubectl cluster-info dump` prints before a container's log.
@@ -21,6 +22,16 @@ pub(crate) fn looks_like_json(text: &str) -> bool {
 
 /// The JSON values in `text`, in order; a top-level array contributes its elements.
 pub(crate) fn documents(text: &str, file: &str) -> Result<Vec<Value>, LoadError> {
+    documents_at(text, file, &Origin::file())
+}
+
+/// [`documents`] of a piece of the file that starts at `origin`: a syntax error names
+/// its place in the file.
+pub(crate) fn documents_at(
+    text: &str,
+    file: &str,
+    origin: &Origin,
+) -> Result<Vec<Value>, LoadError> {
     let mut out = Vec::new();
     let mut rest = text.trim_start_matches('\u{feff}');
     let mut consumed = text.len() - rest.len();
@@ -41,28 +52,34 @@ pub(crate) fn documents(text: &str, file: &str) -> Result<Vec<Value>, LoadError>
         match stream.next() {
             Some(Ok(Value::Array(items))) => out.extend(items),
             Some(Ok(value)) => out.push(value),
-            Some(Err(e)) => {
-                let line = text[..consumed].matches('\n').count() + e.line();
-                let column = if e.line() == 1 {
-                    let start = text[..consumed].rfind('\n').map_or(0, |i| i + 1);
-                    consumed - start + e.column()
-                } else {
-                    e.column()
-                };
-                let message = e.to_string();
-                let what = message
-                    .rsplit_once(" at line ")
-                    .map_or(message.as_str(), |(m, _)| m);
-                return Err(LoadError::Json {
-                    file: file.to_string(),
-                    message: format!("{what} at line {line} column {column}"),
-                });
-            }
+            Some(Err(e)) => return Err(syntax_error(&e, &text[..consumed], file, origin)),
             None => return Ok(out),
         }
         let used = stream.byte_offset();
         consumed += used;
         rest = &rest[used..];
+    }
+}
+
+/// serde_json's error in the value that follows `before`, placed in the file: its line
+/// and column (relative to where that value's parse started) moved past `before`, then
+/// through `origin`.
+fn syntax_error(e: &serde_json::Error, before: &str, file: &str, origin: &Origin) -> LoadError {
+    let message = e.to_string();
+    // serde_json's Display is its error code, then this suffix when it knows a place.
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    let what = message.strip_suffix(&suffix).unwrap_or(&message);
+    let line = before.matches('\n').count() + e.line();
+    let column = if e.line() == 1 {
+        let start = before.rfind('\n').map_or(0, |i| i + 1);
+        before.len() - start + e.column()
+    } else {
+        e.column()
+    };
+    let (line, column) = origin.place(line, column);
+    LoadError::Json {
+        file: file.to_string(),
+        message: format!("{what} at line {line} column {column}"),
     }
 }
 

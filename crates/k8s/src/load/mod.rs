@@ -8,6 +8,7 @@
 mod compact;
 mod json;
 mod lenient;
+mod position;
 mod stream;
 mod yaml_json;
 
@@ -27,6 +28,7 @@ use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use lenient::Lenient;
+use position::{Origin, PlacedLocalizer};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::fmt;
@@ -525,16 +527,26 @@ const SKIPPED_KINDS: &[&str] = &[
 /// Parses YAML text into its non-empty documents, under generous but finite limits
 /// (so a hostile file fails with a message, not an exhausted machine).
 pub fn parse_yaml_documents(text: &str, file: &str) -> Result<Vec<Value>, LoadError> {
+    parse_yaml_documents_at(text, file, &Origin::file())
+}
+
+/// [`parse_yaml_documents`] of a piece of the file whose lines are where `origin` says:
+/// the parser's locations are written as the file's.
+fn parse_yaml_documents_at(
+    text: &str,
+    file: &str,
+    origin: &Origin,
+) -> Result<Vec<Value>, LoadError> {
     let docs: Vec<Value> =
         serde_saphyr::from_multiple_with_options(text, yaml_options()).map_err(|e| {
+            let localizer = PlacedLocalizer { origin };
+            let formatter = serde_saphyr::DefaultMessageFormatter.with_localizer(&localizer);
+            let rendered = e.render_with_options(serde_saphyr::RenderOptions::new(&formatter));
+            // The renderer adds a source excerpt on later lines; the first says it all.
+            let first = rendered.lines().next().unwrap_or("");
             LoadError::Yaml {
                 file: file.to_string(),
-                // The parser adds a source excerpt on later lines; the first says it all.
-                message: {
-                    let text = e.to_string();
-                    let first = text.lines().next().unwrap_or("");
-                    first.strip_prefix("error: ").unwrap_or(first).to_string()
-                },
+                message: first.strip_prefix("error: ").unwrap_or(first).to_string(),
             }
         })?;
     Ok(docs.into_iter().filter(|d| !d.is_null()).collect())

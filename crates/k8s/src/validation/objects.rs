@@ -511,13 +511,11 @@ mod tests {
 
     #[test]
     fn merge_appends_in_key_order_only_for_present_labels() {
-        let mut cs: Vec<TopologySpreadConstraint> = match serde_json::from_value(json!([
+        let mut cs: Vec<TopologySpreadConstraint> = serde_json::from_value(json!([
             constraint(json!({"matchLabelKeys": ["b", "missing", "a"], "labelSelector": {}})),
             constraint(json!({"matchLabelKeys": ["a"]})),
-        ])) {
-            Ok(cs) => cs,
-            Err(e) => panic!("{e}"),
-        };
+        ]))
+        .unwrap();
         let labels = BTreeMap::from([
             ("a".to_string(), "1".to_string()),
             ("b".to_string(), "2".to_string()),

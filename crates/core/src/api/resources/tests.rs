@@ -8,17 +8,11 @@ use serde_json::json;
 use super::*;
 
 fn spec(value: serde_json::Value) -> PodSpec {
-    match serde_json::from_value(value) {
-        Ok(spec) => spec,
-        Err(e) => panic!("bad test pod spec: {e}"),
-    }
+    serde_json::from_value(value).expect("bad test pod spec")
 }
 
 fn requests(value: serde_json::Value) -> PodResourceRequests {
-    match pod_requests(&spec(value)) {
-        Ok(r) => r,
-        Err(e) => panic!("pod_requests: {e}"),
-    }
+    pod_requests(&spec(value)).expect("pod_requests")
 }
 
 fn container(name: &str, req: serde_json::Value) -> serde_json::Value {
@@ -256,21 +250,16 @@ fn errors_name_the_field() {
 
 #[test]
 fn node_allocatable_reads_every_dimension() {
-    let status: NodeStatus = match serde_json::from_value(json!({
+    let status: NodeStatus = serde_json::from_value(json!({
         "allocatable": {
             "cpu": "3800m", "memory": "10Gi", "ephemeral-storage": "100Gi", "pods": "110",
             "example.com/gpu": "2", "hugepages-2Mi": "1Gi", "storage": "1Ti",
             "example.com/none": "0",
         }
-    })) {
-        Ok(s) => s,
-        Err(e) => panic!("{e}"),
-    };
+    }))
+    .unwrap();
     let a = node_allocatable(&status).map_err(|e| e.to_string());
-    let a = match a {
-        Ok(a) => a,
-        Err(e) => panic!("{e}"),
-    };
+    let a = a.unwrap();
     assert_eq!(
         (
             a.milli_cpu,
@@ -294,10 +283,8 @@ fn node_allocatable_reads_every_dimension() {
         node_allocatable(&NodeStatus::default()),
         Ok(Resources::default())
     );
-    let bad: NodeStatus = match serde_json::from_value(json!({"allocatable": {"memory": "ten"}})) {
-        Ok(s) => s,
-        Err(e) => panic!("{e}"),
-    };
+    let bad: NodeStatus =
+        serde_json::from_value(json!({"allocatable": {"memory": "ten"}})).unwrap();
     assert!(
         matches!(node_allocatable(&bad), Err(ResourceError::Quantity { ref path, .. }) if path == "status.allocatable[memory]")
     );
@@ -386,21 +373,16 @@ fn resource_name_classes() {
 }
 
 fn status(value: serde_json::Value) -> k8s_openapi::api::core::v1::PodStatus {
-    match serde_json::from_value(value) {
-        Ok(s) => s,
-        Err(e) => panic!("bad test pod status: {e}"),
-    }
+    serde_json::from_value(value).expect("bad test pod status")
 }
 
 fn bound(spec_value: serde_json::Value, status_value: serde_json::Value) -> PodResourceRequests {
-    match pod_requests_with(
+    pod_requests_with(
         &spec(spec_value),
         Some(&status(status_value)),
         RequestOptions::default(),
-    ) {
-        Ok(r) => r,
-        Err(e) => panic!("pod_requests_with: {e}"),
-    }
+    )
+    .expect("pod_requests_with")
 }
 
 #[test]

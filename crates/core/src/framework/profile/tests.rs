@@ -14,10 +14,7 @@ fn names(p: &Profile, point: Point) -> Vec<(&str, i64)> {
 
 #[test]
 fn default_profile_has_upstream_points_and_weights() {
-    let p = match build(&ProfileConfig::default()) {
-        Ok(p) => p,
-        Err(e) => panic!("{e}"),
-    };
+    let p = build(&ProfileConfig::default()).unwrap();
     assert_eq!(
         names(&p, Point::Score),
         vec![
@@ -64,14 +61,8 @@ fn disabling_star_keeps_only_the_explicit_plugins() {
             "score": {"enabled": [{"name": "PodTopologySpread", "weight": 1}], "disabled": [{"name": "*"}]}
         }
     });
-    let cfg = match SchedulerConfig::profile_from_value(&v) {
-        Ok(c) => c,
-        Err(e) => panic!("{e}"),
-    };
-    let p = match build(&cfg) {
-        Ok(p) => p,
-        Err(e) => panic!("{e}"),
-    };
+    let cfg = SchedulerConfig::profile_from_value(&v).unwrap();
+    let p = build(&cfg).unwrap();
     assert_eq!(names(&p, Point::Score), vec![("PodTopologySpread", 1)]);
     assert_eq!(names(&p, Point::PreScore), vec![("PodTopologySpread", 0)]);
     assert_eq!(p.filter.len(), 12);
@@ -82,24 +73,15 @@ fn reconfigured_weight_overrides_the_default_in_place() {
     let v = serde_json::json!({
         "plugins": {"score": {"enabled": [{"name": "ImageLocality", "weight": 5}]}}
     });
-    let cfg = match SchedulerConfig::profile_from_value(&v) {
-        Ok(c) => c,
-        Err(e) => panic!("{e}"),
-    };
-    let p = match build(&cfg) {
-        Ok(p) => p,
-        Err(e) => panic!("{e}"),
-    };
+    let cfg = SchedulerConfig::profile_from_value(&v).unwrap();
+    let p = build(&cfg).unwrap();
     assert_eq!(names(&p, Point::Score)[0], ("ImageLocality", 5));
 }
 
 #[test]
 fn errors_name_the_field() {
     let v = serde_json::json!({"plugins": {"filter": {"enabled": [{"name": "Nope"}]}}});
-    let cfg = match SchedulerConfig::profile_from_value(&v) {
-        Ok(c) => c,
-        Err(e) => panic!("{e}"),
-    };
+    let cfg = SchedulerConfig::profile_from_value(&v).unwrap();
     let err = build(&cfg).err().map(|e| e.to_string()).unwrap_or_default();
     assert!(
         err.starts_with("profiles[0].plugins.filter.enabled[0].name"),
@@ -155,20 +137,12 @@ fn a_whole_configuration_parses_and_builds() {
             ]
         }]
     });
-    let cfg = match SchedulerConfig::from_value(&v) {
-        Ok(c) => c,
-        Err(e) => panic!("{e}"),
-    };
+    let cfg = SchedulerConfig::from_value(&v).unwrap();
     assert_eq!(cfg.percentage_of_nodes_to_score, Some(50));
-    if let Err(e) = build(&cfg.profiles[0]) {
-        panic!("{e}");
-    }
+    build(&cfg.profiles[0]).unwrap();
     let bad = serde_json::json!({"profiles": [{"pluginConfig": [
         {"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "Random"}}}]}]});
-    let cfg = match SchedulerConfig::from_value(&bad) {
-        Ok(c) => c,
-        Err(e) => panic!("{e}"),
-    };
+    let cfg = SchedulerConfig::from_value(&bad).unwrap();
     let err = build(&cfg.profiles[0])
         .err()
         .map(|e| e.to_string())

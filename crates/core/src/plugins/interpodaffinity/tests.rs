@@ -286,12 +286,10 @@ fn existing_required_affinity_counts_with_hard_weight() {
         scores(&InterPodAffinity::default(), &s, &p),
         Some(vec![100, 0])
     );
-    let zero = match InterPodAffinity::new(&InterPodAffinityArgs {
+    let zero = InterPodAffinity::new(&InterPodAffinityArgs {
         hard_pod_affinity_weight: Some(0),
         ..InterPodAffinityArgs::default()
-    }) {
-        Ok(p) => p,
-        Err(e) => panic!("{e}"),
-    };
+    })
+    .unwrap();
     assert_eq!(scores(&zero, &s, &p), None);
 }

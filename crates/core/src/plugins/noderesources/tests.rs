@@ -29,14 +29,8 @@ fn pod(containers: &[Value]) -> PodResourceRequests {
         .enumerate()
         .map(|(i, req)| json!({"name": format!("c{i}"), "resources": {"requests": req}}))
         .collect();
-    let spec: PodSpec = match serde_json::from_value(json!({ "containers": containers })) {
-        Ok(s) => s,
-        Err(e) => panic!("{e}"),
-    };
-    match pod_requests(&spec) {
-        Ok(r) => r,
-        Err(e) => panic!("{e}"),
-    }
+    let spec: PodSpec = serde_json::from_value(json!({ "containers": containers })).unwrap();
+    pod_requests(&spec).unwrap()
 }
 
 /// A node's bookkeeping: its allocatable and the sums over the pods on it.
@@ -47,14 +41,8 @@ struct Node {
 }
 
 fn node(capacity: Value, pods: &[PodResourceRequests]) -> Node {
-    let status: NodeStatus = match serde_json::from_value(json!({ "allocatable": capacity })) {
-        Ok(s) => s,
-        Err(e) => panic!("{e}"),
-    };
-    let allocatable = match node_allocatable(&status) {
-        Ok(a) => a,
-        Err(e) => panic!("{e}"),
-    };
+    let status: NodeStatus = serde_json::from_value(json!({ "allocatable": capacity })).unwrap();
+    let allocatable = node_allocatable(&status).unwrap();
     let mut requested = Resources::default();
     let mut non_zero = NonZeroRequests::default();
     for p in pods {

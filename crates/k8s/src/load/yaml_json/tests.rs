@@ -16,10 +16,9 @@ pub(super) fn converted(yaml: &str) -> Option<Value> {
     let json = to_json(yaml)?;
     let ours: Value = serde_json::from_str(&json)
         .unwrap_or_else(|e| panic!("invalid JSON {json:?} from {yaml:?}: {e}"));
-    match saphyr(yaml) {
-        Ok(theirs) => assert_eq!(ours, theirs, "converted {yaml:?} to {json}"),
-        Err(e) => panic!("converted {yaml:?} to {json}, but serde-saphyr fails: {e}"),
-    }
+    let theirs = saphyr(yaml)
+        .unwrap_or_else(|e| panic!("converted {yaml:?} to {json}, but serde-saphyr fails: {e}"));
+    assert_eq!(ours, theirs, "converted {yaml:?} to {json}");
     Some(ours)
 }
 

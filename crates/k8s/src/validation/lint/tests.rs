@@ -3,23 +3,14 @@ use crate::build::build_snapshot;
 use crate::load::{Loaded, parse_manifests};
 
 fn load(yaml: &str) -> Vec<Loaded> {
-    match parse_manifests(yaml, "t.yaml") {
-        Ok(m) => m.objects,
-        Err(e) => panic!("{e}"),
-    }
+    parse_manifests(yaml, "t.yaml").unwrap().objects
 }
 
 /// The lints of every workload in `yaml`, static then (if the text has nodes) cluster.
 fn lints(yaml: &str) -> Vec<(&'static str, String)> {
     let objects = load(yaml);
-    let snapshot = match build_snapshot(&objects) {
-        Ok(s) => s,
-        Err(e) => panic!("{e}"),
-    };
-    let mut cluster = match ClusterLinter::new(snapshot) {
-        Ok(c) => c,
-        Err(e) => panic!("{e}"),
-    };
+    let snapshot = build_snapshot(&objects).unwrap();
+    let mut cluster = ClusterLinter::new(snapshot).unwrap();
     let mut out = Vec::new();
     for l in &objects {
         let Some(w) = Workload::from_object(&l.object) else {

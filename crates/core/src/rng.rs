@@ -1,31 +1,34 @@
-//! A tiny seeded generator (SplitMix64) for selectHost's choice among equal scores:
-//! reproducible from a seed, no dependency, and uniform enough for a reservoir draw.
+//! A tiny seeded generator (SplitMix64): the scheduler's choice among equal scores
+//! (selectHost's reservoir draw) and the fake API server's fault injection and names.
+//! Reproducible from a seed, no dependency, and uniform enough for both.
 
 /// SplitMix64's increment: each draw adds it to the state.
 const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// A SplitMix64 generator, counting its draws.
 #[derive(Clone, Debug)]
-pub(crate) struct Rng(u64, u64);
+pub struct Rng(u64, u64);
 
 impl Rng {
-    pub(crate) fn new(seed: u64) -> Self {
+    /// A generator that yields the same sequence for the same seed.
+    pub fn new(seed: u64) -> Self {
         Self(seed, 0)
     }
 
     /// How many values were drawn so far.
-    pub(crate) fn draws(&self) -> u64 {
+    pub fn draws(&self) -> u64 {
         self.1
     }
 
     /// Moves on `n` draws without computing them: the state is where `n` calls of
     /// [`Self::below`] would leave it (each draw adds the same increment).
-    pub(crate) fn skip(&mut self, n: u64) {
+    pub fn skip(&mut self, n: u64) {
         self.0 = self.0.wrapping_add(GAMMA.wrapping_mul(n));
         self.1 = self.1.wrapping_add(n);
     }
 
-    fn next_u64(&mut self) -> u64 {
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
         self.1 = self.1.wrapping_add(1);
         self.0 = self.0.wrapping_add(GAMMA);
         let mut z = self.0;
@@ -36,7 +39,7 @@ impl Rng {
 
     /// A value in `0..n` (`n > 0`), by Lemire's multiply-shift (bias below 2^-32 for
     /// the small `n` a tie among nodes has).
-    pub(crate) fn below(&mut self, n: usize) -> usize {
+    pub fn below(&mut self, n: usize) -> usize {
         let n = n.max(1) as u64;
         ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as usize
     }

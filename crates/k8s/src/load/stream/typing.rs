@@ -1,0 +1,177 @@
+//! Typing a piece straight from its text: its `kind` and `apiVersion` read first, then
+//! the k8s-openapi type through serde_json (JSON, or YAML that [`yaml_json`] converts) or
+//! serde-saphyr; `None` on any error or unknown field, for the thorough reader to explain.
+
+use super::piece::Piece;
+use crate::load::{Object, builtin, drop_unread, removed_api, yaml_json, yaml_options};
+use serde::de::DeserializeOwned;
+
+/// An object's `kind` and `apiVersion`, read without typing the rest.
+#[derive(Default, serde::Deserialize)]
+pub(super) struct Head {
+    pub(super) kind: Option<String>,
+    #[serde(rename = "apiVersion")]
+    pub(super) api_version: Option<String>,
+}
+
+/// The piece's kind and apiVersion; `None` when it is not an object that reads.
+pub(super) fn head(piece: &Piece) -> Option<Head> {
+    if piece.yaml {
+        let text = std::str::from_utf8(&piece.text).ok()?;
+        let h = yaml_head(text);
+        if h.kind.is_some() || !text.trim_start().starts_with('{') {
+            return Some(h);
+        }
+        // A flow mapping (`- {kind: Node, ...}`): the parser finds its keys.
+        serde_saphyr::from_str_with_options(text, yaml_options()).ok()
+    } else {
+        // Only `kind` and `apiVersion` are built; the rest is skipped.
+        let h: Head = serde_json::from_slice(&piece.text).ok()?;
+        Some(h)
+    }
+}
+
+/// `kind:` and `apiVersion:` among a YAML mapping's top keys (the indentation of its
+/// first key), as plain or quoted scalars.
+fn yaml_head(text: &str) -> Head {
+    let mut indent = None;
+    let mut h = Head::default();
+    for line in text.lines() {
+        let content = line.trim_start();
+        if content.is_empty() || content.starts_with('#') {
+            continue;
+        }
+        let here = line.len() - content.len();
+        let top = *indent.get_or_insert(here);
+        if here != top {
+            continue;
+        }
+        let value = |key: &str| -> Option<String> {
+            let v = content.strip_prefix(key)?.strip_prefix(':')?;
+            let v = v.split(" #").next().unwrap_or("").trim();
+            let v = v
+                .strip_prefix('"')
+                .and_then(|v| v.strip_suffix('"'))
+                .or_else(|| v.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
+                .unwrap_or(v);
+            (!v.is_empty()).then(|| v.to_string())
+        };
+        if let Some(k) = value("kind") {
+            h.kind = Some(k);
+        } else if let Some(a) = value("apiVersion") {
+            h.api_version = Some(a);
+        }
+    }
+    h
+}
+
+/// An item's head, and the object typed straight from it when that works.
+pub(super) fn prepare(piece: &Piece) -> (Option<Head>, Option<Object>) {
+    let h = head(piece);
+    let object = h.as_ref().and_then(|h| typed_object(piece, h));
+    (h, object)
+}
+
+/// The built-in object `head` names, typed straight from the piece, without what
+/// nothing reads; `None` when it is not one or does not type.
+pub(super) fn typed_object(piece: &Piece, head: &Head) -> Option<Object> {
+    let (kind, api_version) = (head.kind.as_deref()?, head.api_version.as_deref()?);
+    if !builtin(kind, api_version) || removed_api(kind, api_version).is_some() {
+        return None;
+    }
+    let mut object = fast(piece, kind)?;
+    drop_unread(&mut object);
+    Some(object)
+}
+
+/// The object typed straight from the piece, for the kinds whose reading is only typing;
+/// `None` when that fails in any way (the thorough reader then says why, or reads it
+/// leniently).
+fn fast(piece: &impl Typer, kind: &str) -> Option<Object> {
+    Some(match kind {
+        "Node" => Object::Node(Box::new(piece.typed()?)),
+        "Pod" => Object::Pod(Box::new(piece.typed()?)),
+        "Service" => Object::Service(Box::new(piece.typed()?)),
+        "ReplicaSet" => Object::ReplicaSet(Box::new(piece.typed()?)),
+        "ReplicationController" => Object::ReplicationController(Box::new(piece.typed()?)),
+        "StatefulSet" => Object::StatefulSet(Box::new(piece.typed()?)),
+        "Deployment" => Object::Deployment(Box::new(piece.typed()?)),
+        "DaemonSet" => Object::DaemonSet(Box::new(piece.typed()?)),
+        "Job" => Object::Job(Box::new(piece.typed()?)),
+        "CronJob" => Object::CronJob(Box::new(piece.typed()?)),
+        "PriorityClass" => Object::PriorityClass(Box::new(piece.typed()?)),
+        "PodDisruptionBudget" => Object::PodDisruptionBudget(Box::new(piece.typed()?)),
+        "Namespace" => Object::Namespace(Box::new(piece.typed()?)),
+        "PersistentVolumeClaim" => Object::PersistentVolumeClaim(Box::new(piece.typed()?)),
+        "PersistentVolume" => Object::PersistentVolume(Box::new(piece.typed()?)),
+        "StorageClass" => Object::StorageClass(Box::new(piece.typed()?)),
+        "CSINode" => Object::CsiNode(Box::new(piece.typed()?)),
+        "LimitRange" => Object::LimitRange(Box::new(piece.typed()?)),
+        "RuntimeClass" => Object::RuntimeClass(Box::new(piece.typed()?)),
+        "ResourceQuota" => Object::ResourceQuota(Box::new(piece.typed()?)),
+        _ => return None,
+    })
+}
+
+/// Text that types into any k8s-openapi type: `None` on any error or unknown field.
+trait Typer {
+    fn typed<T: DeserializeOwned>(&self) -> Option<T>;
+}
+
+impl Typer for Piece {
+    /// JSON through serde_json. YAML through serde_json too when [`yaml_json`] converts
+    /// it (several times faster, and the same object), else through serde-saphyr.
+    fn typed<T: DeserializeOwned>(&self) -> Option<T> {
+        if !self.yaml {
+            return typed_json(serde_json::Deserializer::from_slice(&self.text));
+        }
+        let text = std::str::from_utf8(&self.text).ok()?;
+        yaml_json::to_json(text)
+            .and_then(|json| typed_json(serde_json::Deserializer::from_str(&json)))
+            .or_else(|| typed_yaml(text))
+    }
+}
+
+/// Types `T` from JSON text; `None` on any error or unknown field.
+fn typed_json<'de, T: DeserializeOwned, R: serde_json::de::Read<'de>>(
+    mut de: serde_json::Deserializer<R>,
+) -> Option<T> {
+    let mut unknown = false;
+    let value = serde_ignored::deserialize(&mut de, |_| unknown = true).ok()?;
+    de.end().ok()?;
+    (!unknown).then_some(value)
+}
+
+/// Types `T` from YAML text with serde-saphyr; `None` on any error or unknown field.
+fn typed_yaml<T: DeserializeOwned>(text: &str) -> Option<T> {
+    let mut unknown = false;
+    let note = |_: serde_ignored::Path<'_>| unknown = true;
+    let value = serde_saphyr::with_deserializer_from_str_with_options(text, yaml_options(), |de| {
+        serde_ignored::deserialize(de, note)
+    })
+    .ok()?;
+    (!unknown).then_some(value)
+}
+
+/// A kind typed from YAML text both ways, for the tests that compare them: through
+/// serde-saphyr, and through JSON when [`yaml_json`] converts the text.
+#[cfg(test)]
+pub(in crate::load) fn typed_both(
+    text: &str,
+    kind: &str,
+) -> (Option<Object>, Option<Option<Object>>) {
+    struct Yaml<'a>(&'a str);
+    impl Typer for Yaml<'_> {
+        fn typed<T: DeserializeOwned>(&self) -> Option<T> {
+            typed_yaml(self.0)
+        }
+    }
+    struct Json(String);
+    impl Typer for Json {
+        fn typed<T: DeserializeOwned>(&self) -> Option<T> {
+            typed_json(serde_json::Deserializer::from_str(&self.0))
+        }
+    }
+    let json = yaml_json::to_json(text).map(|j| fast(&Json(j), kind));
+    (fast(&Yaml(text), kind), json)
+}
