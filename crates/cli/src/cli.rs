@@ -332,6 +332,18 @@ pub(crate) struct ExplainArgs {
     /// `explain deployment/web` shows where the next replica would go.
     #[arg(long = "scale", value_name = "KIND/NAME=N")]
     pub(crate) scale: Vec<topospread_k8s::workloads::Scale>,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = ExplainFormat::Text)]
+    pub(crate) output: ExplainFormat,
+}
+
+/// Output formats of `explain`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ExplainFormat {
+    /// The cycle node by node, for people.
+    Text,
+    /// The same data, machine-readable.
+    Json,
 }
 
 /// `topospread test`.

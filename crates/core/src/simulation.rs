@@ -275,6 +275,8 @@ impl Simulation {
         let c = pod.controller.as_ref()?;
         let mut r = pod.clone();
         r.node_name = None;
+        // A new pod: no status, so no nomination (the evicted pod's may be stale).
+        r.nominated_node_name = None;
         if c.kind != ControllerKind::StatefulSet {
             self.replacements += 1;
             r.name = replacement_name(&c.name, self.replacements).into();

@@ -510,6 +510,15 @@ pub const GATES: &[Gate] = &[
         "KEP-3521: spec.schedulingGates (SchedulingGates plugin)",
     ),
     Gate {
+        removed_in: Some(26),
+        ..gate(
+            "PreferNominatedNode",
+            &[alpha(21), beta(22, true), ga(24, true)],
+            false,
+            "a nominated pod's cycle tries its nominated node first (schedule_one.go evaluateNominatedNode); locked on in 1.25, gate removed in 1.26",
+        )
+    },
+    Gate {
         removed_in: Some(31),
         ..gate(
             "ReadWriteOncePod",
@@ -853,6 +862,19 @@ mod tests {
             .apply("TaintTolerationComparisonOperators=true")
             .expect("alpha in 1.35");
         assert!(modelled.unmodelled_settings().is_empty());
+    }
+
+    #[test]
+    fn prefer_nominated_node_is_locked_on_in_1_25_and_gone_after() {
+        assert!(FeatureGates::new(v(25)).enabled("PreferNominatedNode"));
+        assert!(matches!(
+            FeatureGates::new(v(25)).apply("PreferNominatedNode=false"),
+            Err(VersionError::Locked { locked: true, .. })
+        ));
+        assert!(matches!(
+            FeatureGates::new(v(26)).apply("PreferNominatedNode=true"),
+            Err(VersionError::UnknownGate { .. })
+        ));
     }
 
     #[test]

@@ -283,6 +283,7 @@ pub fn build(ctx: &Context, input: &Input, seed: u64, scale: &[Scale]) -> Result
     notes.extend(built.storage_notes.iter().cloned());
     notes.extend(finished_notes(&input.objects));
     notes.extend(expansion.notes.iter().cloned());
+    notes.extend(unknown_nominations(&snapshot));
     let mut notes = summarize(&notes);
     notes.extend(version_note(ctx, &input.objects));
     notes.extend(gates_note(ctx));
@@ -318,6 +319,30 @@ pub fn build(ctx: &Context, input: &Input, seed: u64, scale: &[Scale]) -> Result
         refused,
         refused_objects: input.refused.iter().map(ToString::to_string).collect(),
     })
+}
+
+/// One note per pending pod whose `status.nominatedNodeName` names a node the cluster
+/// does not have: kube-scheduler keeps such a nomination, but no Filter reads it and the
+/// pod's cycle evaluates every node (`evaluateNominatedNode` finds no node).
+fn unknown_nominations(snapshot: &Snapshot) -> Vec<Note> {
+    snapshot
+        .pods()
+        .filter(|(id, p)| snapshot.pod_node(*id).is_none() && !p.terminating)
+        .filter_map(|(_, p)| {
+            let node = p.nominated_node_name.as_deref()?;
+            snapshot.node_id(node).is_none().then(|| {
+                Note::new(
+                    format!(
+                        "pod {}/{} (nominated to {})",
+                        snapshot.symbols().resolve(p.namespace),
+                        p.name,
+                        topospread_k8s::load::escape_control(node)
+                    ),
+                    "status.nominatedNodeName names a node not in the cluster: the nomination is ignored",
+                )
+            })
+        })
+        .collect()
 }
 
 /// One note per pod left out of the snapshot because it has finished (phase Succeeded

@@ -10,7 +10,10 @@ use topospread::scheduler::{Attempt, Explanation, PodOutcome, ScheduleResult, Sc
 use topospread::simulation::{SimEvent, Simulation};
 use topospread::snapshot::{NodeId, PodId, Snapshot};
 use topospread_k8s::workloads::{Rollout, RolloutReport};
-use topospread_report::{ConstraintCounts, ExplainView, FilterVerdict, NodeExplanation, ScoreView};
+use topospread_report::{
+    ConstraintCounts, ExplainView, FilterVerdict, NodeExplanation, PreemptionView, ScoreView,
+    VictimView,
+};
 
 /// Told how scheduling advances, so a face can draw a bar; `()` ignores it.
 pub trait Progress {
@@ -112,10 +115,16 @@ impl Runtime {
         self.sim.scheduler_mut().explain_pod(id);
     }
 
-    /// The recorded pod's last cycle, as the renderer's plain data.
+    /// The recorded pod's last cycle, as the renderer's plain data; when an earlier
+    /// cycle of the pod preempted, that failed cycle comes with it.
     pub fn explanation(&self, snapshot: &Snapshot, pod: &Pod) -> Option<ExplainView> {
-        let e = self.sim.scheduler().explanation()?;
-        Some(view(e, snapshot, pod))
+        let scheduler = self.sim.scheduler();
+        let e = scheduler.explanation()?;
+        let mut v = view(e, snapshot, pod);
+        v.preempting_cycle = scheduler
+            .preempting_explanation()
+            .map(|failed| Box::new(view(failed, snapshot, pod)));
+        Some(v)
     }
 }
 
@@ -157,6 +166,30 @@ fn view(e: &Explanation, snapshot: &Snapshot, pod: &Pod) -> ExplainView {
         .iter()
         .map(|(constraint, m)| counts(constraint, m, None))
         .collect();
+    let node_name = |id: NodeId| snapshot.node(id).node.name.to_string();
+    // `evaluateNominatedNode`: the nominated node is tried alone first, and taken
+    // without looking at the others when it passes.
+    let took_nominated = e.nominated.is_some_and(|n| {
+        matches!(e.result, ScheduleResult::Scheduled { node, evaluated_nodes: 1, .. } if node == n)
+    });
+    if let Some(n) = e.nominated {
+        context.push(if took_nominated {
+            format!(
+                "nominated to {} (status.nominatedNodeName): Filter ran there first and it passed, so no other node was evaluated",
+                node_name(n)
+            )
+        } else {
+            format!(
+                "nominated to {} (status.nominatedNodeName): Filter ran there first and rejected it, so the cycle went on as usual",
+                node_name(n)
+            )
+        });
+    }
+    let not_evaluated = if took_nominated {
+        "the pod's nominated node passed Filter first"
+    } else {
+        "the cycle found enough feasible nodes before this one"
+    };
     let nodes = e
         .filter
         .iter()
@@ -167,7 +200,7 @@ fn view(e: &Explanation, snapshot: &Snapshot, pod: &Pod) -> ExplainView {
                 filters.push(FilterVerdict {
                     plugin: "(cycle)".into(),
                     code: "NotEvaluated".into(),
-                    reasons: vec!["the cycle found enough feasible nodes before this one".into()],
+                    reasons: vec![not_evaluated.into()],
                 });
             }
             let scored = e.scores.iter().find(|s| s.node == n.node);
@@ -188,6 +221,7 @@ fn view(e: &Explanation, snapshot: &Snapshot, pod: &Pod) -> ExplainView {
                     })
                     .unwrap_or_default(),
                 total: scored.map(|s| s.total),
+                nominated: n.nominated.clone(),
             }
         })
         .collect();
@@ -204,5 +238,18 @@ fn view(e: &Explanation, snapshot: &Snapshot, pod: &Pod) -> ExplainView {
         spread_from_defaults: e.spread.from_defaults && !e.spread.constraints.is_empty(),
         score_counts,
         outcome,
+        preemption: e.preemption.as_ref().map(|p| PreemptionView {
+            node: node_name(p.node),
+            victims: e
+                .victims
+                .iter()
+                .map(|v| VictimView {
+                    namespace: v.namespace.clone(),
+                    name: v.name.clone(),
+                    priority: v.priority,
+                })
+                .collect(),
+        }),
+        preempting_cycle: None,
     }
 }

@@ -40,6 +40,10 @@ pub struct NodeExplanation {
     pub scores: Vec<ScoreView>,
     /// Sum of score × weight, when scored.
     pub total: Option<i64>,
+    /// Pending pods nominated to the node that Filter counted there (`namespace/name`,
+    /// equal or higher priority than the pod).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nominated: Vec<String>,
 }
 
 /// The matching-pod counts one topology spread constraint saw, per eligible domain.
@@ -52,6 +56,26 @@ pub struct ConstraintCounts {
     /// The skew PodTopologySpread measures (max minus the global minimum, minDomains
     /// applied); `None` for Score's per-node view.
     pub skew: Option<i64>,
+}
+
+/// A pod preemption evicts.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct VictimView {
+    /// `metadata.namespace`.
+    pub namespace: String,
+    /// `metadata.name`.
+    pub name: String,
+    /// Its priority.
+    pub priority: i32,
+}
+
+/// What DefaultPreemption decided after a cycle in which no node fit.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PreemptionView {
+    /// The node chosen, where the pod is nominated (`status.nominatedNodeName`).
+    pub node: String,
+    /// The pods evicted from it, most important first.
+    pub victims: Vec<VictimView>,
 }
 
 /// A scheduling cycle, explained.
@@ -70,8 +94,29 @@ pub struct ExplainView {
     pub spread_from_defaults: bool,
     /// Per soft constraint: the counts Score saw over the feasible nodes' domains.
     pub score_counts: Vec<ConstraintCounts>,
-    /// The chosen node, or the scheduler's failure message.
+    /// The chosen node, or the scheduler's failure message (with PostFilter's words).
+    #[serde(serialize_with = "outcome")]
     pub outcome: Result<String, String>,
+    /// What preemption decided when this cycle found no node.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preemption: Option<PreemptionView>,
+    /// The failed cycle whose preemption made room for this one, shown before it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preempting_cycle: Option<Box<ExplainView>>,
+}
+
+/// The outcome as `{"scheduled": NODE}` or `{"pending": MESSAGE}`.
+fn outcome<S: serde::Serializer>(
+    outcome: &Result<String, String>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = serializer.serialize_map(Some(1))?;
+    match outcome {
+        Ok(node) => map.serialize_entry("scheduled", node)?,
+        Err(message) => map.serialize_entry("pending", message)?,
+    }
+    map.end()
 }
 
 /// Beyond this many domains a constraint's counts are summarised.
@@ -103,13 +148,48 @@ fn counts_text(c: &ConstraintCounts) -> String {
     )
 }
 
-/// Renders the explanation as plain text.
+/// Renders the explanation as plain text: a pod that preempted gets its failed cycle,
+/// the preemption (node, victims, nomination), then the cycle after the eviction.
 pub fn render_explanation(v: &ExplainView) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "pod {}", v.pod);
     for line in &v.context {
         let _ = writeln!(out, "  {line}");
     }
+    if let Some(failed) = &v.preempting_cycle {
+        let _ = writeln!(
+            out,
+            "\n== Failed cycle: no node fit, so preemption ran (DefaultPreemption PostFilter)"
+        );
+        render_cycle(&mut out, failed);
+        let _ = writeln!(out, "\n== Cycle after the eviction");
+    }
+    render_cycle(&mut out, v);
+    out
+}
+
+fn render_preemption(out: &mut String, p: &PreemptionView) {
+    let _ = writeln!(
+        out,
+        "\nPreemption: node {} chosen; {} victim(s) evicted, most important first",
+        p.node,
+        p.victims.len()
+    );
+    for victim in &p.victims {
+        let _ = writeln!(
+            out,
+            "  {}/{}  priority {}",
+            victim.namespace, victim.name, victim.priority
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  the pod is nominated to {} (status.nominatedNodeName): its next cycle tries that node first",
+        p.node
+    );
+}
+
+fn render_cycle(out: &mut String, v: &ExplainView) {
     if !v.spread.is_empty() {
         let _ = writeln!(
             out,
@@ -151,6 +231,14 @@ pub fn render_explanation(v: &ExplainView) -> String {
             Some(f) => format!("rejected by {}", f.plugin),
         };
         let _ = writeln!(out, "  {:<name_w$}  {verdict}", n.node);
+        if !n.nominated.is_empty() {
+            let _ = writeln!(
+                out,
+                "  {:<name_w$}    counts the pods nominated here: {}",
+                "",
+                n.nominated.join(", ")
+            );
+        }
         let passed: Vec<&str> = n
             .filters
             .iter()
@@ -210,5 +298,7 @@ pub fn render_explanation(v: &ExplainView) -> String {
         Ok(node) => writeln!(out, "\nResult: scheduled to {node}"),
         Err(message) => writeln!(out, "\nResult: Pending: {message}"),
     };
-    out
+    if let Some(p) = &v.preemption {
+        render_preemption(out, p);
+    }
 }

@@ -10,7 +10,8 @@ pub use cluster::{
     Highlight, ShowOptions, counts_line, default_topology_keys, domain_counts, render_cluster, skew,
 };
 pub use explain::{
-    ConstraintCounts, ExplainView, FilterVerdict, NodeExplanation, ScoreView, render_explanation,
+    ConstraintCounts, ExplainView, FilterVerdict, NodeExplanation, PreemptionView, ScoreView,
+    VictimView, render_explanation,
 };
 pub use selector::{SelectorParseError, parse_selector};
 pub use summary::{Bucket, CountSummary, EXTREMES, HISTOGRAM_BUCKETS, every_domain, summarize};

@@ -1,6 +1,6 @@
 //! `topospread explain POD`: one pending pod's scheduling cycle, node by node.
 
-use crate::cli::ExplainArgs;
+use crate::cli::{ExplainArgs, ExplainFormat};
 use anyhow::{Result, bail};
 use std::io::Write;
 use std::process::ExitCode;
@@ -102,7 +102,17 @@ pub(crate) fn run(ctx: &Context, args: &ExplainArgs) -> Result<ExitCode> {
         )),
         _ => {}
     }
-    let text = render_explanation(&view);
+    if let Some(node) = pod.nominated_node_name.as_deref()
+        && world.snapshot.node_id(node).is_none()
+    {
+        view.context.push(format!(
+            "status.nominatedNodeName names node {node:?}, which is not in the cluster: ignored"
+        ));
+    }
+    let text = match args.output {
+        ExplainFormat::Text => render_explanation(&view),
+        ExplainFormat::Json => serde_json::to_string_pretty(&view)? + "\n",
+    };
     std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(if view.outcome.is_ok() {
         ExitCode::SUCCESS

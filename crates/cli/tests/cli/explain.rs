@@ -74,3 +74,167 @@ fn explain_summarises_a_constraint_with_many_domains() {
     );
     assert!(!text.contains("node-05=0 node-06=0"), "{text}");
 }
+
+#[test]
+fn a_preempting_pod_shows_its_failed_cycle_the_victims_and_the_cycle_after() {
+    let f = fixture("preemption.yaml");
+    let o = run(&["explain", "-f", &f, "checkout"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    // The failed cycle and its preemption come before the cycle that binds.
+    let failed = text.find("== Failed cycle").expect("the failed cycle");
+    let victims = text
+        .find("  default/report  priority 10")
+        .expect("the victim");
+    let after = text
+        .find("== Cycle after the eviction")
+        .expect("the cycle after");
+    assert!(failed < victims && victims < after, "{text}");
+    insta::assert_snapshot!("explain_preemption", text);
+}
+
+#[test]
+fn a_preempting_pod_in_json() {
+    let f = fixture("preemption.yaml");
+    let o = run(&["explain", "-f", &f, "checkout", "-o", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    assert_eq!(v["outcome"], serde_json::json!({"scheduled": "n1"}));
+    assert!(v.get("preemption").is_none(), "{v}");
+    let failed = &v["preempting_cycle"];
+    assert!(
+        failed["outcome"]["pending"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("0/2 nodes are available: 2 Insufficient cpu.")),
+        "{failed}"
+    );
+    assert_eq!(
+        failed["preemption"],
+        serde_json::json!({"node": "n1", "victims": [
+            {"namespace": "default", "name": "report", "priority": 10}
+        ]})
+    );
+    assert_eq!(failed["nodes"].as_array().map(Vec::len), Some(2));
+    assert!(
+        v["context"][0]
+            .as_str()
+            .is_some_and(|c| c.starts_with("nominated to n1 (status.nominatedNodeName)")),
+        "{v}"
+    );
+}
+
+const NOMINATED: &str = "\
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n2}
+status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: busy}
+spec:
+  nodeName: n2
+  containers: [{name: c, image: nginx, resources: {requests: {cpu: '3', memory: 6Gi}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  containers: [{name: c, image: nginx, resources: {requests: {cpu: 500m, memory: 1Gi}}}]
+status: {nominatedNodeName: NOMINATED}
+";
+
+#[test]
+fn a_nominated_pod_is_tried_on_its_nominated_node_first() {
+    let f = super::temp("nominated.yaml", &NOMINATED.replace("NOMINATED", "n2"));
+    let o = run(&["explain", "-f", &f, "web"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("  nominated to n2 (status.nominatedNodeName): Filter ran there first and it passed, so no other node was evaluated\n"), "{text}");
+    assert!(
+        text.contains("(cycle) NotEvaluated: the pod's nominated node passed Filter first"),
+        "{text}"
+    );
+    assert!(text.ends_with("Result: scheduled to n2\n"), "{text}");
+}
+
+#[test]
+fn a_nomination_to_a_missing_node_is_ignored_with_a_note() {
+    let f = super::temp(
+        "nominated-gone.yaml",
+        &NOMINATED.replace("NOMINATED", "gone"),
+    );
+    let o = run(&["explain", "-f", &f, "web"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains(
+            "  status.nominatedNodeName names node \"gone\", which is not in the cluster: ignored\n"
+        ),
+        "{text}"
+    );
+    assert!(text.ends_with("Result: scheduled to n1\n"), "{text}");
+    let o = run(&["simulate", "-f", &f, "-o", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    assert!(
+        v["notes"].as_array().is_some_and(|n| n.iter().any(|n| n
+            == "pod default/web (nominated to gone): status.nominatedNodeName names a node not in the cluster: the nomination is ignored")),
+        "{}",
+        v["notes"]
+    );
+}
+
+#[test]
+fn a_node_keeps_room_for_a_higher_priority_nominated_pod() {
+    // `reserved` fits nowhere and may not preempt: it stays pending, nominated to n1,
+    // and `web` (lower priority) finds n1 full once it is counted there.
+    let yaml = "\
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n2}
+status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: e1}
+spec: {nodeName: n1, priority: 1000, containers: [{name: c, image: nginx, resources: {requests: {cpu: '2'}}}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: e2}
+spec: {nodeName: n2, priority: 1000, containers: [{name: c, image: nginx, resources: {requests: {cpu: '3'}}}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: reserved}
+spec: {priority: 100, preemptionPolicy: Never, containers: [{name: c, image: nginx, resources: {requests: {cpu: '3'}}}]}
+status: {nominatedNodeName: n1}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec: {priority: 10, containers: [{name: c, image: nginx, resources: {requests: {cpu: '1'}}}]}
+";
+    let f = super::temp("reserved.yaml", yaml);
+    let o = run(&["explain", "-f", &f, "web"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains(
+            "  n1    rejected by NodeResourcesFit\n          counts the pods nominated here: default/reserved\n"
+        ),
+        "{text}"
+    );
+    assert!(text.ends_with("Result: scheduled to n2\n"), "{text}");
+}

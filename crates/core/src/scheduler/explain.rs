@@ -1,6 +1,6 @@
 //! A cycle with everything recorded, for people: `topospread explain`.
 
-use super::{Cycle, ScheduleResult};
+use super::{Cycle, ScheduleResult, nominator};
 use crate::api::Pod;
 use crate::framework::{NodePluginScores, Profile, Status};
 use crate::plugins::podtopologyspread::{self as pts, PreScoreState};
@@ -19,6 +19,22 @@ pub struct NodeFilterVerdicts {
     pub evaluated: bool,
     /// Per Filter plugin in profile order (Skip where PreFilter switched it off).
     pub verdicts: Vec<(&'static str, Status)>,
+    /// The pending pods nominated to this node that Filter counted here (`namespace/name`:
+    /// equal or higher priority, `RunFilterPluginsWithNominatedPods`); the verdicts are
+    /// those with them added when that rejects the node.
+    pub nominated: Vec<String>,
+}
+
+/// A pod preemption chose to evict, as it was when the cycle chose it (it is gone from
+/// the cache once evicted).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Victim {
+    /// `metadata.namespace`.
+    pub namespace: String,
+    /// `metadata.name`.
+    pub name: String,
+    /// Its priority.
+    pub priority: i32,
 }
 
 /// One scheduling cycle, recorded.
@@ -44,6 +60,32 @@ pub struct Explanation {
     pub result: ScheduleResult,
     /// What DefaultPreemption decided when no node fit, if it found a candidate.
     pub preemption: Option<super::Preemption>,
+    /// The preemption's victims, most important first (empty without a preemption).
+    pub victims: Vec<Victim>,
+    /// The node the pod was nominated to when the cycle began: Filter ran on it alone
+    /// first, and the cycle took it without looking further when it passed
+    /// (`schedule_one.go` `evaluateNominatedNode`).
+    pub nominated: Option<NodeId>,
+}
+
+/// The cycles of the explained pod worth showing: the last one, and the last earlier
+/// one whose preemption evicted pods for it (the failed cycle behind the last).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct Recorded {
+    pub(super) preempting: Option<Explanation>,
+    pub(super) last: Option<Explanation>,
+}
+
+impl Recorded {
+    /// Records the pod's newest cycle.
+    pub(super) fn push(&mut self, e: Explanation) {
+        if let Some(previous) = self.last.take()
+            && previous.preemption.is_some()
+        {
+            self.preempting = Some(previous);
+        }
+        self.last = Some(e);
+    }
 }
 
 impl Explanation {
@@ -53,6 +95,8 @@ impl Explanation {
         pod: &Pod,
         c: Cycle,
         spread: PodSpread,
+        nominated: Option<NodeId>,
+        nominations: &super::nominator::Nominator,
     ) -> Self {
         let runs_spread = [Point::Filter, Point::Score]
             .iter()
@@ -64,11 +108,26 @@ impl Explanation {
             snapshot
                 .nodes()
                 .iter()
-                .map(|n| NodeFilterVerdicts {
-                    node: n.id,
-                    evaluated: c.feasible.contains(&n.id)
-                        || c.statuses.iter().any(|(id, _)| *id == n.id),
-                    verdicts: profile.run_filter_all(&c.state, pod, n, snapshot),
+                .map(|n| {
+                    let counted = nominator::counted(nominations, snapshot, pod, n.id);
+                    // With the nominated pods added first; if that passes, Filter runs
+                    // again without them, as the cycle did.
+                    let with =
+                        nominator::with_nominated(profile, nominations, &c.state, pod, n, snapshot)
+                            .ok()
+                            .flatten()
+                            .map(|(state, node)| {
+                                profile.run_filter_all(&state, pod, &node, snapshot)
+                            })
+                            .filter(|v| v.iter().any(|(_, s)| !s.is_success() && !s.is_skip()));
+                    NodeFilterVerdicts {
+                        node: n.id,
+                        evaluated: c.feasible.contains(&n.id)
+                            || c.statuses.iter().any(|(id, _)| *id == n.id),
+                        verdicts: with
+                            .unwrap_or_else(|| profile.run_filter_all(&c.state, pod, n, snapshot)),
+                        nominated: counted,
+                    }
                 })
                 .collect()
         };
@@ -88,8 +147,20 @@ impl Explanation {
                 .filter(|_| !c.state.is_score_skipped(pts::NAME))
                 .map(|s| s.domain_counts(&c.feasible, snapshot))
                 .unwrap_or_default(),
+            victims: c
+                .preemption
+                .iter()
+                .flat_map(|p| &p.victims)
+                .filter_map(|id| snapshot.pod(*id))
+                .map(|v| Victim {
+                    namespace: snapshot.symbols().resolve(v.namespace).to_string(),
+                    name: v.name.to_string(),
+                    priority: v.priority,
+                })
+                .collect(),
             result: c.result,
             preemption: c.preemption,
+            nominated: nominated.filter(|n| n.index() < snapshot.nodes().len()),
         }
     }
 }

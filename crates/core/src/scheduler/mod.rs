@@ -10,7 +10,7 @@ mod nominator;
 mod preemption;
 mod schedule_one;
 
-pub use explain::{Explanation, NodeFilterVerdicts};
+pub use explain::{Explanation, NodeFilterVerdicts, Victim};
 pub use preemption::{
     MIN_CANDIDATE_NODES_ABSOLUTE, MIN_CANDIDATE_NODES_PERCENTAGE, NO_VICTIMS, NOT_HELPFUL,
     Preemption,
@@ -90,8 +90,8 @@ pub struct Scheduler {
     queue: SchedulingQueue,
     /// Why each pod that is still pending failed its last cycle.
     last_failure: HashMap<PodId, String>,
-    /// The pod whose cycles are recorded, and the last recording.
-    explain: Option<(PodId, Option<Explanation>)>,
+    /// The pod whose cycles are recorded, and the recordings kept.
+    explain: Option<(PodId, explain::Recorded)>,
     /// Bindings since the cache last dropped counting groups nobody reads.
     cycles_since_prune: u32,
     /// Failed cycles per class of identical pods, reused while nothing changes.
@@ -342,7 +342,15 @@ impl Scheduler {
         let spread = self.spread.pod_spread(pod, snapshot);
         let c = self.cycle(snapshot, pod, nominated, true);
         let clears = c.clears_nomination;
-        let e = Explanation::from_cycle(&self.profiles[self.current], snapshot, pod, c, spread);
+        let e = Explanation::from_cycle(
+            &self.profiles[self.current],
+            snapshot,
+            pod,
+            c,
+            spread,
+            nominated,
+            &self.nominator,
+        );
         (e, clears)
     }
 

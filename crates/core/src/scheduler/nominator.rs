@@ -4,7 +4,7 @@
 
 use super::preemption::{Change, apply};
 use crate::api::Pod;
-use crate::framework::{Profile, Status};
+use crate::framework::{CycleState, Profile, Status};
 use crate::snapshot::{NodeId, NodeInfo, PodId, Snapshot};
 use std::collections::HashMap;
 
@@ -101,41 +101,73 @@ pub(super) fn affects(nominator: &Nominator, snapshot: &Snapshot, pod: &Pod, nod
     !nominator.is_empty() && !to_count(nominator, snapshot, pod, node).is_empty()
 }
 
-/// Filter with the nominated pods added to a copy of the node and of the cycle state
-/// (through every PreFilter plugin's AddPod); if that passes, Filter once more
-/// without them, since they may never bind there.
+/// A copy of the node and of the cycle state with the nominated pods `pod` must count
+/// added, through every PreFilter plugin's AddPod (`addGENominatedPods`); `None` when
+/// there are none.
+pub(super) fn with_nominated(
+    profile: &Profile,
+    nominator: &Nominator,
+    state: &CycleState,
+    pod: &Pod,
+    node: &NodeInfo,
+    snapshot: &Snapshot,
+) -> Result<Option<(CycleState, NodeInfo)>, Status> {
+    let nominated = to_count(nominator, snapshot, pod, node.id);
+    if nominated.is_empty() {
+        return Ok(None);
+    }
+    let mut state_with = state.clone();
+    let mut node_with = node.clone();
+    for (id, p) in nominated {
+        apply(
+            Change::Add,
+            profile,
+            &mut state_with,
+            pod,
+            &mut node_with,
+            id,
+            p,
+            snapshot,
+        )?;
+    }
+    Ok(Some((state_with, node_with)))
+}
+
+/// The nominated pods on `node` that `pod` counts, as `namespace/name`.
+pub(super) fn counted(
+    nominator: &Nominator,
+    snapshot: &Snapshot,
+    pod: &Pod,
+    node: NodeId,
+) -> Vec<String> {
+    to_count(nominator, snapshot, pod, node)
+        .into_iter()
+        .map(|(_, p)| format!("{}/{}", snapshot.symbols().resolve(p.namespace), p.name))
+        .collect()
+}
+
+/// Filter with the nominated pods added to a copy of the node and of the cycle state;
+/// if that passes, Filter once more without them, since they may never bind there
+/// (`RunFilterPluginsWithNominatedPods`).
 pub(super) fn filter(
     profile: &Profile,
     nominator: &Nominator,
-    state: &crate::framework::CycleState,
+    state: &CycleState,
     pod: &Pod,
     node: &NodeInfo,
     snapshot: &Snapshot,
 ) -> Status {
-    let nominated = to_count(nominator, snapshot, pod, node.id);
-    if !nominated.is_empty() {
-        let mut state_with = state.clone();
-        let mut node_with = node.clone();
-        for (id, p) in nominated {
-            if let Err(s) = apply(
-                Change::Add,
-                profile,
-                &mut state_with,
-                pod,
-                &mut node_with,
-                id,
-                p,
-                snapshot,
-            ) {
+    match with_nominated(profile, nominator, state, pod, node, snapshot) {
+        Err(s) => return s,
+        Ok(Some((state_with, node_with))) => {
+            let s = profile
+                .active_filters(&state_with)
+                .run(&state_with, pod, &node_with, snapshot);
+            if !s.is_success() {
                 return s;
             }
         }
-        let s = profile
-            .active_filters(&state_with)
-            .run(&state_with, pod, &node_with, snapshot);
-        if !s.is_success() {
-            return s;
-        }
+        Ok(None) => {}
     }
     profile
         .active_filters(state)

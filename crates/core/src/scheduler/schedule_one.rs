@@ -127,7 +127,11 @@ impl Scheduler {
     }
 
     /// Adds a pending pod of the cache to the queue. A pod a PreEnqueue plugin holds
-    /// back (scheduling gates) waits, gated, until it is updated.
+    /// back (scheduling gates) waits, gated, until it is updated. One that enters the
+    /// queue with `status.nominatedNodeName` naming a node of the cache is nominated
+    /// there, as the queue's `moveToActiveQ` does (`AddNominatedPod` with the pod's own
+    /// status): its cycle tries that node first, and the node keeps its room for it
+    /// against pods of lower or equal priority.
     pub fn enqueue(
         &mut self,
         snapshot: &Snapshot,
@@ -146,7 +150,25 @@ impl Scheduler {
                 })?;
         let gated = self.held_back(id, pod, profile);
         self.queue.add(id, pod.priority, profile, gated, now)?;
+        if !gated {
+            self.nominate_named(snapshot, id);
+        }
         Ok(())
+    }
+
+    /// Nominates the pod to the node its `status.nominatedNodeName` names, if the cache
+    /// holds that node (upstream keeps a nomination to an unknown node, which no
+    /// Filter ever reads); a nomination made in memory is never cleared here.
+    fn nominate_named(&mut self, snapshot: &Snapshot, id: PodId) {
+        let node = snapshot
+            .pod(id)
+            .and_then(|p| p.nominated_node_name.as_deref())
+            .and_then(|n| snapshot.node_id(n));
+        if let Some(n) = node
+            && self.nominator.node_of(id) != Some(n)
+        {
+            self.nominator.add(id, n);
+        }
     }
 
     /// Runs the profile's PreEnqueue plugins: whether they hold the pod back. A gated
@@ -177,18 +199,28 @@ impl Scheduler {
         let profile = self.profile_index(&pod.scheduler_name).unwrap_or(0);
         let gated = self.held_back(id, pod, profile);
         self.queue.update(id, pod.priority, gated, now)?;
+        if !gated {
+            self.nominate_named(snapshot, id);
+        }
         Ok(())
     }
 
     /// Records the pod's explanation each time it is scheduled, for
     /// [`Self::explanation`].
     pub fn explain_pod(&mut self, id: PodId) {
-        self.explain = Some((id, None));
+        self.explain = Some((id, super::explain::Recorded::default()));
     }
 
     /// The last recorded cycle of the pod named by [`Self::explain_pod`].
     pub fn explanation(&self) -> Option<&super::Explanation> {
-        self.explain.as_ref()?.1.as_ref()
+        self.explain.as_ref()?.1.last.as_ref()
+    }
+
+    /// The failed cycle of that pod behind its last one: the latest earlier cycle whose
+    /// preemption evicted pods and nominated a node for it (none when the last cycle
+    /// is the pod's first, or no earlier cycle preempted).
+    pub fn preempting_explanation(&self) -> Option<&super::Explanation> {
+        self.explain.as_ref()?.1.preempting.as_ref()
     }
 
     /// Pops the next pod and runs its cycle. A pod that fits is assumed on its node in
@@ -231,7 +263,9 @@ impl Scheduler {
         let (result, preemption, clears) = if recording {
             let (e, clears) = self.explained_cycle(snapshot, pod, nominated);
             let out = (e.result.clone(), e.preemption.clone(), clears);
-            self.explain = Some((id, Some(e)));
+            if let Some((_, recorded)) = self.explain.as_mut() {
+                recorded.push(e);
+            }
             out
         } else {
             let c = self.cycle(snapshot, pod, nominated, false);
@@ -415,6 +449,8 @@ impl Scheduler {
             .map_err(|_| EnqueueError::NotPending { pod: id })?;
         self.on_event(&ClusterEvent::ASSIGNED_POD_DELETE, now);
         self.enqueue(snapshot, id, now)?;
+        // The failure handler is given `clearNominatedNode`: whatever the status says.
+        self.nominator.delete(id);
         self.queue.add_backoff(id, now)?;
         Ok(())
     }
@@ -456,12 +492,8 @@ impl Scheduler {
             self.on_event(&ClusterEvent::ASSIGNED_POD_ADD, now);
             return Ok(Ok(id));
         }
-        let queued = self.enqueue(snapshot, id, now).map(|()| id);
-        if queued.is_ok() {
-            // The queue's Add nominates a pod its status names (`addNominatedPod`).
-            self.nominate_from_status(snapshot, id);
-        }
-        Ok(queued)
+        // The queue's Add nominates a pod its status names (`addNominatedPod`).
+        Ok(self.enqueue(snapshot, id, now).map(|()| id))
     }
 
     /// Takes the pod's `status.nominatedNodeName` as its nomination (none when the

@@ -469,3 +469,112 @@ fn many_pods_on_many_nodes() {
         2000.0 / took.as_secs_f64()
     );
 }
+
+/// A pending pod of `cpu` cores and `priority`, nominated to `nominated` by its status.
+fn nominated_pod(
+    s: &mut Snapshot,
+    name: &str,
+    cpu: &str,
+    priority: i32,
+    nominated: Option<&str>,
+) -> Pod {
+    let mut v = json!({"metadata": {"name": name, "uid": name},
+        "spec": {"priority": priority,
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}});
+    if let Some(n) = nominated {
+        v["status"] = json!({"nominatedNodeName": n});
+    }
+    pod(s, v)
+}
+
+/// The queue nominates a pod its status names as it enters the active queue
+/// (`moveToActiveQ` -> `AddNominatedPod` with the pod's own status); a gated pod is not
+/// nominated, nor is one naming a node the cache does not hold.
+#[test]
+fn enqueue_nominates_a_pod_its_status_names() {
+    let mut s = snapshot(2);
+    let mut sched = scheduler(&mut s);
+    let now = std::time::Duration::ZERO;
+    let named = nominated_pod(&mut s, "named", "1", 0, Some("n1"));
+    let named = s.add_pod(named).expect("adds");
+    let unknown = nominated_pod(&mut s, "unknown", "1", 0, Some("gone"));
+    let unknown = s.add_pod(unknown).expect("adds");
+    let mut gated = json!({"metadata": {"name": "gated", "uid": "gated"},
+        "spec": {"schedulingGates": [{"name": "wait"}], "containers": [{"name": "c"}]},
+        "status": {"nominatedNodeName": "n1"}});
+    gated["spec"]["priority"] = json!(0);
+    let gated = pod(&mut s, gated);
+    let gated = s.add_pod(gated).expect("adds");
+    for id in [named, unknown, gated] {
+        sched.enqueue(&s, id, now).expect("queued");
+    }
+    assert_eq!(sched.nominated_node(named), Some(NodeId(1)));
+    assert_eq!(sched.nominated_node(unknown), None);
+    assert_eq!(sched.nominated_node(gated), None);
+    assert_eq!(sched.nominated_to(NodeId(1)), vec![named]);
+}
+
+/// An explained pod that preempts keeps its failed cycle (the preemption, its victims
+/// as they were) besides the cycle after the eviction, which tried the nominated node
+/// first and took it.
+#[test]
+fn an_explained_preemptor_keeps_its_failed_cycle() {
+    let mut s = snapshot(1);
+    let mut sched = scheduler(&mut s);
+    let now = std::time::Duration::ZERO;
+    let mut low = nominated_pod(&mut s, "low", "4", 1, None);
+    low.node_name = Some("n0".into());
+    let victim = s.add_pod(low).expect("adds");
+    let high = nominated_pod(&mut s, "high", "4", 100, None);
+    let high = s.add_pod(high).expect("adds");
+    sched.enqueue(&s, high, now).expect("queued");
+    sched.explain_pod(high);
+    let Some(Attempt::Unschedulable {
+        preemption: Some(p),
+        ..
+    }) = sched.schedule_next(&mut s, now)
+    else {
+        panic!("the pod preempts")
+    };
+    assert_eq!(p.victims, vec![victim]);
+    // The failed cycle is the last one until the pod runs again.
+    assert!(sched.preempting_explanation().is_none());
+    sched.delete_pod(&mut s, victim, now);
+    let attempt = sched.schedule_next(&mut s, now);
+    assert!(
+        matches!(
+            attempt,
+            Some(Attempt::Assumed {
+                node: NodeId(0),
+                ..
+            })
+        ),
+        "{attempt:?}"
+    );
+    let failed = sched.preempting_explanation().expect("the failed cycle");
+    assert!(matches!(
+        failed.result,
+        ScheduleResult::Unschedulable { .. }
+    ));
+    assert_eq!(failed.preemption.as_ref().map(|p| p.node), Some(NodeId(0)));
+    assert_eq!(
+        failed.victims,
+        vec![Victim {
+            namespace: "default".into(),
+            name: "low".into(),
+            priority: 1
+        }]
+    );
+    assert_eq!(failed.nominated, None);
+    let last = sched.explanation().expect("the last cycle");
+    assert_eq!(last.nominated, Some(NodeId(0)));
+    assert!(last.victims.is_empty());
+    assert!(matches!(
+        last.result,
+        ScheduleResult::Scheduled {
+            node: NodeId(0),
+            evaluated_nodes: 1,
+            ..
+        }
+    ));
+}
