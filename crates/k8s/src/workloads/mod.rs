@@ -505,12 +505,8 @@ impl<'a> Expander<'a> {
                     meta: &rs.metadata,
                 };
                 let spec = &rs.spec;
-                let replicas = self.replicas_for(
-                    "replicaset",
-                    &key.0,
-                    &key.1,
-                    spec.replicas.unwrap_or(1),
-                );
+                let replicas =
+                    self.replicas_for("replicaset", &key.0, &key.1, spec.replicas.unwrap_or(1));
                 let template = spec.template.as_ref();
                 self.pods(
                     s,
