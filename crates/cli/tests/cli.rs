@@ -14,6 +14,8 @@ mod input;
 #[cfg(feature = "live")]
 #[path = "cli/live.rs"]
 mod live;
+#[path = "cli/real.rs"]
+mod real;
 #[path = "cli/rebalance.rs"]
 mod rebalance;
 #[path = "cli/scale.rs"]

@@ -62,6 +62,15 @@ pub enum AdmissionError {
         /// The plugin's words.
         reason: String,
     },
+    /// The pod as the mutating plugins left it fails the API server's validation (a
+    /// LimitRange's default limit below the request the pod asks for).
+    #[error("Pod {pod:?} is invalid: {errors}")]
+    Invalid {
+        /// The pod's name.
+        pod: String,
+        /// The field errors, aggregated as the API server prints them.
+        errors: String,
+    },
 }
 
 impl AdmissionError {
@@ -71,7 +80,8 @@ impl AdmissionError {
             Self::NoPriorityClass { pod, .. }
             | Self::PriorityMismatch { pod, .. }
             | Self::PreemptionPolicyMismatch { pod, .. }
-            | Self::Forbidden { pod, .. } => pod,
+            | Self::Forbidden { pod, .. }
+            | Self::Invalid { pod, .. } => pod,
         }
     }
 }

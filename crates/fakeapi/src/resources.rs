@@ -274,6 +274,97 @@ pub(crate) static RESOURCES: &[ResourceDef] = &[
         Some(&[])
     ),
     res!(
+        "",
+        "v1",
+        "persistentvolumeclaims",
+        "persistentvolumeclaim",
+        "PersistentVolumeClaim",
+        true,
+        &["pvc"],
+        &[],
+        STATUS,
+        true,
+        Some(&[])
+    ),
+    res!(
+        "",
+        "v1",
+        "persistentvolumes",
+        "persistentvolume",
+        "PersistentVolume",
+        false,
+        &["pv"],
+        &[],
+        STATUS,
+        true,
+        Some(&[])
+    ),
+    res!(
+        "",
+        "v1",
+        "limitranges",
+        "limitrange",
+        "LimitRange",
+        true,
+        &["limits"],
+        &[],
+        NONE,
+        false,
+        Some(&[])
+    ),
+    res!(
+        "storage.k8s.io",
+        "v1",
+        "storageclasses",
+        "storageclass",
+        "StorageClass",
+        false,
+        &["sc"],
+        &[],
+        NONE,
+        false,
+        Some(&[])
+    ),
+    res!(
+        "storage.k8s.io",
+        "v1",
+        "csinodes",
+        "csinode",
+        "CSINode",
+        false,
+        &[],
+        &[],
+        NONE,
+        false,
+        Some(&[])
+    ),
+    res!(
+        "storage.k8s.io",
+        "v1",
+        "csidrivers",
+        "csidriver",
+        "CSIDriver",
+        false,
+        &[],
+        &[],
+        NONE,
+        false,
+        Some(&[])
+    ),
+    res!(
+        "node.k8s.io",
+        "v1",
+        "runtimeclasses",
+        "runtimeclass",
+        "RuntimeClass",
+        false,
+        &[],
+        &[],
+        NONE,
+        false,
+        Some(&[])
+    ),
+    res!(
         "coordination.k8s.io",
         "v1",
         "leases",
@@ -373,6 +464,51 @@ mod tests {
         assert_eq!(RESOURCES[PODS].plural, "pods");
         assert_eq!(RESOURCES[NAMESPACES].plural, "namespaces");
         assert_eq!(RESOURCES[PDBS].plural, "poddisruptionbudgets");
+    }
+
+    #[test]
+    fn the_storage_and_admission_kinds_are_served() {
+        for (api_version, kind, name, namespaced) in [
+            (
+                "v1",
+                "PersistentVolumeClaim",
+                "persistentvolumeclaims",
+                true,
+            ),
+            ("v1", "PersistentVolume", "persistentvolumes", false),
+            ("v1", "LimitRange", "limitranges", true),
+            (
+                "storage.k8s.io/v1",
+                "StorageClass",
+                "storageclasses.storage.k8s.io",
+                false,
+            ),
+            (
+                "storage.k8s.io/v1",
+                "CSINode",
+                "csinodes.storage.k8s.io",
+                false,
+            ),
+            (
+                "storage.k8s.io/v1",
+                "CSIDriver",
+                "csidrivers.storage.k8s.io",
+                false,
+            ),
+            (
+                "node.k8s.io/v1",
+                "RuntimeClass",
+                "runtimeclasses.node.k8s.io",
+                false,
+            ),
+        ] {
+            let i = by_kind(api_version, kind).unwrap();
+            assert_eq!(by_name(name), Some(i), "{kind}");
+            assert_eq!(RESOURCES[i].namespaced, namespaced, "{kind}");
+        }
+        let groups = groups();
+        assert!(groups.contains(&("storage.k8s.io", "v1")), "{groups:?}");
+        assert!(groups.contains(&("node.k8s.io", "v1")), "{groups:?}");
     }
 
     #[test]

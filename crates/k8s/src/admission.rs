@@ -107,6 +107,14 @@ impl Admission {
             reason,
         };
         runtime_class::admit(pod, &self.runtime_classes).map_err(forbidden)?;
+        // The API server validates the mutated pod before the validating plugins run
+        // (`createHandler`: admit, then the strategy's Validate, then validate).
+        if let Some(spec) = pod.spec.as_ref() {
+            let errs = crate::validation::requests_above_limits(spec);
+            if let Some(errors) = topospread::validation::aggregate_message(&errs) {
+                return Err(AdmissionError::Invalid { pod: name, errors });
+            }
+        }
         for items in ranges {
             let errs = limit_range::validate(pod, items, self.pod_level_resources);
             if let Some(reason) = aggregate(errs) {
@@ -236,6 +244,36 @@ mod tests {
         assert_eq!(spec(&p), (None, Some(42), None));
         let mut p = pod(Some("gone"), Some(42), None);
         assert_eq!(resolve_priority(&mut p, &classes()), Ok(()));
+    }
+
+    #[test]
+    fn a_default_limit_below_the_request_makes_the_pod_invalid() {
+        // kwok's LimitRange walkthrough: the default limit (the max, 500m) lands under
+        // the 700m request, and the API server's validation refuses the pod before
+        // LimitRanger's own max check would.
+        let text = "apiVersion: v1\nkind: LimitRange\nmetadata: {name: lr}\nspec:\n  limits: [{type: Container, max: {cpu: 500m}, min: {cpu: 100m}}]\n";
+        let m = crate::load::parse_manifests(text, "a.yaml").expect("parses");
+        let admission = Admission::from_objects(&m.objects);
+        let mut p = pod(None, None, None);
+        p.spec.as_mut().expect("spec").containers = vec![core::Container {
+            name: "c".into(),
+            resources: Some(core::ResourceRequirements {
+                requests: Some(BTreeMap::from([(
+                    "cpu".to_string(),
+                    k8s_openapi::apimachinery::pkg::api::resource::Quantity("700m".into()),
+                )])),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }];
+        let e = admission
+            .admit(&mut p, &PriorityClasses::new())
+            .expect_err("refused");
+        assert_eq!(
+            e.to_string(),
+            "Pod \"p\" is invalid: spec.containers[0].resources.requests: Invalid value: \"700m\": must be less than or equal to cpu limit of 500m"
+        );
+        assert_eq!(e.pod(), "p");
     }
 
     #[test]

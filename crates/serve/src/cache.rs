@@ -13,12 +13,16 @@ use std::hash::Hasher;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
-use k8s_openapi::api::core::v1::{Namespace, Node, Pod, ReplicationController, Service};
+use k8s_openapi::api::core::v1::{
+    Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, ReplicationController, Service,
+};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
+use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use kube::runtime::watcher::Event;
 use topospread::api::{DisruptionBudget, Labels, Selector};
 use topospread::convert::{self, DEFAULT_NAMESPACE};
+use topospread::framework::{ActionType, ClusterEvent, EventResource};
 use topospread::snapshot::{CacheError, PodId, PodState, SnapshotError, WorkloadKind};
 use topospread::{Scheduler, Snapshot};
 use tracing::{debug, warn};
@@ -46,11 +50,19 @@ pub enum Kind {
     PriorityClass,
     /// Namespaces (their labels, read by pod affinity's `namespaceSelector`).
     Namespace,
+    /// PersistentVolumeClaims (the volume plugins).
+    PersistentVolumeClaim,
+    /// PersistentVolumes (the volume plugins).
+    PersistentVolume,
+    /// StorageClasses (volume binding's delayed claims, their allowed topologies).
+    StorageClass,
+    /// CSINodes (per-driver volume limits and topology keys).
+    CsiNode,
 }
 
 impl Kind {
     /// Every watched kind.
-    pub const ALL: [Kind; 9] = [
+    pub const ALL: [Kind; 13] = [
         Kind::Pod,
         Kind::Node,
         Kind::Service,
@@ -60,7 +72,22 @@ impl Kind {
         Kind::PodDisruptionBudget,
         Kind::PriorityClass,
         Kind::Namespace,
+        Kind::PersistentVolumeClaim,
+        Kind::PersistentVolume,
+        Kind::StorageClass,
+        Kind::CsiNode,
     ];
+
+    /// The scheduler's name for this kind's objects, for the queue's event hints.
+    fn event_resource(self) -> Option<EventResource> {
+        Some(match self {
+            Kind::PersistentVolumeClaim => EventResource::PersistentVolumeClaim,
+            Kind::PersistentVolume => EventResource::PersistentVolume,
+            Kind::StorageClass => EventResource::StorageClass,
+            Kind::CsiNode => EventResource::CsiNode,
+            _ => return None,
+        })
+    }
 }
 
 /// One watch event of one kind.
@@ -84,6 +111,14 @@ pub enum Update {
     PriorityClass(Event<PriorityClass>),
     /// A Namespace event.
     Namespace(Event<Namespace>),
+    /// A PersistentVolumeClaim event.
+    PersistentVolumeClaim(Event<PersistentVolumeClaim>),
+    /// A PersistentVolume event.
+    PersistentVolume(Event<PersistentVolume>),
+    /// A StorageClass event.
+    StorageClass(Event<StorageClass>),
+    /// A CSINode event.
+    CsiNode(Event<CSINode>),
 }
 
 /// `namespace/name` of an object's metadata.
@@ -159,6 +194,9 @@ pub struct LiveCache {
     /// Pending pods whose `status.nominatedNodeName` names a node that no longer exists,
     /// already reported by [`LiveCache::stale_nominations`] (reported once each).
     stale_reported: HashSet<String>,
+    /// The keys (`namespace/name`) of the storage objects cached, by kind: what a relist
+    /// that no longer names them removes.
+    storage: HashMap<Kind, HashSet<String>>,
 }
 
 impl std::fmt::Debug for LiveCache {
@@ -172,8 +210,11 @@ impl std::fmt::Debug for LiveCache {
 }
 
 impl LiveCache {
-    /// An empty cache around `scheduler` and the `snapshot` it was built with.
-    pub fn new(snapshot: Snapshot, scheduler: Scheduler) -> Self {
+    /// An empty cache around `scheduler` and the `snapshot` it was built with. The
+    /// storage objects are watched, so the snapshot tracks them: a claim the cache does
+    /// not hold is missing, as in kube-scheduler's listers.
+    pub fn new(mut snapshot: Snapshot, scheduler: Scheduler) -> Self {
+        snapshot.set_volumes_tracked(true);
         Self {
             snapshot,
             scheduler,
@@ -183,6 +224,7 @@ impl LiveCache {
             listed: HashSet::new(),
             preempting: HashSet::new(),
             stale_reported: HashSet::new(),
+            storage: HashMap::new(),
         }
     }
 
@@ -311,6 +353,32 @@ impl LiveCache {
                 Self::apply_namespace,
                 Self::delete_namespace,
             ),
+            Update::PersistentVolumeClaim(e) => self.event(
+                Kind::PersistentVolumeClaim,
+                e,
+                now,
+                Self::apply_claim,
+                |c, o, now| c.delete_storage(Kind::PersistentVolumeClaim, &key(&o.metadata), now),
+            ),
+            Update::PersistentVolume(e) => self.event(
+                Kind::PersistentVolume,
+                e,
+                now,
+                Self::apply_volume,
+                |c, o, now| c.delete_storage(Kind::PersistentVolume, &key(&o.metadata), now),
+            ),
+            Update::StorageClass(e) => self.event(
+                Kind::StorageClass,
+                e,
+                now,
+                Self::apply_storage_class,
+                |c, o, now| c.delete_storage(Kind::StorageClass, &key(&o.metadata), now),
+            ),
+            Update::CsiNode(e) => {
+                self.event(Kind::CsiNode, e, now, Self::apply_csi_node, |c, o, now| {
+                    c.delete_storage(Kind::CsiNode, &key(&o.metadata), now)
+                })
+            }
         }
     }
 
@@ -440,6 +508,22 @@ impl LiveCache {
                     .collect();
                 for name in gone {
                     s.workloads_mut().priority_classes.remove(&name);
+                }
+            }
+            Kind::PersistentVolumeClaim
+            | Kind::PersistentVolume
+            | Kind::StorageClass
+            | Kind::CsiNode => {
+                let gone: Vec<String> = self
+                    .storage
+                    .get(&kind)
+                    .into_iter()
+                    .flatten()
+                    .filter(|k| !seen.contains(*k))
+                    .cloned()
+                    .collect();
+                for k in gone {
+                    self.delete_storage(kind, &k, now);
                 }
             }
             Kind::Namespace => {
@@ -741,6 +825,101 @@ impl LiveCache {
         let _ = self.snapshot.remove_namespace(ns);
         if self.snapshot.pods().any(|(_, p)| p.namespace == ns) {
             self.snapshot.set_namespace(ns, &Labels::default());
+        }
+    }
+    /// A claim was added or changed (the API server already gave it its default class).
+    fn apply_claim(&mut self, o: &PersistentVolumeClaim, now: Duration) {
+        match convert::persistent_volume_claim(o, self.snapshot.symbols_mut()) {
+            Ok(c) => {
+                self.snapshot.set_persistent_volume_claim(c);
+                self.stored(Kind::PersistentVolumeClaim, key(&o.metadata), now);
+            }
+            Err(e) => {
+                warn!(claim = key(&o.metadata), error = %e, "skipping a claim that does not convert")
+            }
+        }
+    }
+
+    /// A PersistentVolume was added or changed.
+    fn apply_volume(&mut self, o: &PersistentVolume, now: Duration) {
+        match convert::persistent_volume(o, self.snapshot.symbols_mut()) {
+            Ok(v) => {
+                self.snapshot.set_persistent_volume(v);
+                self.stored(Kind::PersistentVolume, key(&o.metadata), now);
+            }
+            Err(e) => {
+                warn!(volume = key(&o.metadata), error = %e, "skipping a volume that does not convert")
+            }
+        }
+    }
+
+    /// A StorageClass was added or changed.
+    fn apply_storage_class(&mut self, o: &StorageClass, now: Duration) {
+        match convert::storage_class(o, self.snapshot.symbols_mut()) {
+            Ok(c) => {
+                self.snapshot.set_storage_class(c);
+                self.stored(Kind::StorageClass, key(&o.metadata), now);
+            }
+            Err(e) => {
+                warn!(class = key(&o.metadata), error = %e, "skipping a StorageClass that does not convert")
+            }
+        }
+    }
+
+    /// A CSINode was added or changed.
+    fn apply_csi_node(&mut self, o: &CSINode, now: Duration) {
+        match convert::csi_node(o, self.snapshot.symbols_mut()) {
+            Ok(n) => {
+                self.snapshot.set_csi_node(n);
+                self.stored(Kind::CsiNode, key(&o.metadata), now);
+            }
+            Err(e) => {
+                warn!(csinode = key(&o.metadata), error = %e, "skipping a CSINode that does not convert")
+            }
+        }
+    }
+
+    /// Records a storage object as cached and tells the queue, so pods that waited for
+    /// a claim, a volume or a class are retried (upstream's VolumeBinding hints).
+    fn stored(&mut self, kind: Kind, k: String, now: Duration) {
+        let added = self.storage.entry(kind).or_default().insert(k);
+        let action = if added {
+            ActionType::ADD
+        } else {
+            ActionType::UPDATE
+        };
+        self.storage_event(kind, action, now);
+    }
+
+    /// Removes the storage object `namespace/name` of `kind` from the cache.
+    fn delete_storage(&mut self, kind: Kind, k: &str, now: Duration) {
+        if let Some(keys) = self.storage.get_mut(&kind) {
+            keys.remove(k);
+        }
+        let (namespace, name) = k.split_once('/').unwrap_or(("", k));
+        match kind {
+            Kind::PersistentVolumeClaim => {
+                let ns = self.snapshot.symbols_mut().intern(namespace);
+                self.snapshot.remove_persistent_volume_claim(ns, name);
+            }
+            Kind::PersistentVolume => {
+                self.snapshot.remove_persistent_volume(name);
+            }
+            Kind::StorageClass => {
+                self.snapshot.remove_storage_class(name);
+            }
+            Kind::CsiNode => {
+                self.snapshot.remove_csi_node(name);
+            }
+            _ => return,
+        }
+        self.storage_event(kind, ActionType::DELETE, now);
+    }
+
+    fn storage_event(&mut self, kind: Kind, action: ActionType, now: Duration) {
+        if let Some(resource) = kind.event_resource() {
+            self.scheduler
+                .on_event(&ClusterEvent::new(resource, action), now);
         }
     }
 }

@@ -6,9 +6,12 @@ use std::fmt::Debug;
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
-use k8s_openapi::api::core::v1::{Namespace, Node, Pod, ReplicationController, Service};
+use k8s_openapi::api::core::v1::{
+    Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, ReplicationController, Service,
+};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
+use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use kube::api::Api;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
@@ -88,6 +91,36 @@ pub(crate) fn spawn_all(
             Kind::Namespace,
             tx,
             Update::Namespace,
+        ),
+        // The storage objects the volume plugins read, as kube-scheduler's informers
+        // (CSIDriver is not modelled: nothing here reads it).
+        spawn::<PersistentVolumeClaim>(
+            Api::all(client.clone()),
+            Default::default(),
+            Kind::PersistentVolumeClaim,
+            tx,
+            Update::PersistentVolumeClaim,
+        ),
+        spawn::<PersistentVolume>(
+            Api::all(client.clone()),
+            Default::default(),
+            Kind::PersistentVolume,
+            tx,
+            Update::PersistentVolume,
+        ),
+        spawn::<StorageClass>(
+            Api::all(client.clone()),
+            Default::default(),
+            Kind::StorageClass,
+            tx,
+            Update::StorageClass,
+        ),
+        spawn::<CSINode>(
+            Api::all(client.clone()),
+            Default::default(),
+            Kind::CsiNode,
+            tx,
+            Update::CsiNode,
         ),
     ]
 }

@@ -3,9 +3,14 @@
 
 use anyhow::{Context, Result, anyhow};
 use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
-use k8s_openapi::api::core::v1::{Namespace, Node, Pod, ReplicationController, Service};
+use k8s_openapi::api::core::v1::{
+    LimitRange, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod,
+    ReplicationController, Service,
+};
+use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
+use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use kube::Client;
 use kube::api::{Api, ListParams};
 use serde::de::DeserializeOwned;
@@ -28,7 +33,9 @@ pub(crate) fn set_command(name: &'static str) {
 
 /// Lists the cluster's nodes, pods (without Succeeded or Failed ones, as kube-scheduler's
 /// informer), Services, ReplicaSets, StatefulSets, ReplicationControllers,
-/// PodDisruptionBudgets, PriorityClasses and Namespaces.
+/// PodDisruptionBudgets, PriorityClasses and Namespaces; the storage objects the volume
+/// plugins read (PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes);
+/// and what admission reads for the pods the files add (LimitRanges, RuntimeClasses).
 pub(crate) fn list_cluster(args: &LiveArgs) -> Result<Vec<Loaded>> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -72,6 +79,19 @@ async fn list_all(args: &LiveArgs) -> Result<Vec<Loaded>> {
     .await?;
     list::<PriorityClass>(&client, &server, &all, &mut out, Object::PriorityClass).await?;
     list::<Namespace>(&client, &server, &all, &mut out, Object::Namespace).await?;
+    list::<PersistentVolumeClaim>(
+        &client,
+        &server,
+        &all,
+        &mut out,
+        Object::PersistentVolumeClaim,
+    )
+    .await?;
+    list::<PersistentVolume>(&client, &server, &all, &mut out, Object::PersistentVolume).await?;
+    list::<StorageClass>(&client, &server, &all, &mut out, Object::StorageClass).await?;
+    list::<CSINode>(&client, &server, &all, &mut out, Object::CsiNode).await?;
+    list::<LimitRange>(&client, &server, &all, &mut out, Object::LimitRange).await?;
+    list::<RuntimeClass>(&client, &server, &all, &mut out, Object::RuntimeClass).await?;
     Ok(out)
 }
 

@@ -26,7 +26,18 @@ fn pod(name: &str, node: Option<&str>, phase: &str) -> Value {
 /// A fake cluster: two zones of two nodes, `web` pods already in zone a (one finished),
 /// served on loopback; returns the kubeconfig's path and the server handle.
 fn cluster(runtime: &tokio::runtime::Runtime) -> (PathBuf, topospread_fakeapi::Served) {
+    cluster_with(runtime, Vec::new())
+}
+
+/// [`cluster`] holding `extra` objects as well.
+fn cluster_with(
+    runtime: &tokio::runtime::Runtime,
+    extra: Vec<Value>,
+) -> (PathBuf, topospread_fakeapi::Served) {
     let fake = FakeApi::new();
+    for o in extra {
+        fake.insert(o).unwrap();
+    }
     for (n, z) in [("a1", "a"), ("a2", "a"), ("b1", "b"), ("b2", "b")] {
         fake.insert(node(n, z)).unwrap();
     }
@@ -166,5 +177,71 @@ fn validate_reads_the_cluster_without_files() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
     assert!(out.contains("objects checked: 0 errors"), "{out}");
+    runtime.block_on(served.shutdown());
+}
+
+/// The cluster's storage objects and LimitRanges, listed with the rest: a claim bound to
+/// a volume in zone b takes the file's pod there (VolumeBinding, VolumeZone), and the
+/// namespace's LimitRange refuses a file's pod above its maximum (LimitRanger), as the
+/// cluster's API server would on `kubectl apply`.
+#[test]
+fn the_clusters_volumes_and_limit_ranges_apply_to_the_files_pods() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let extra = vec![
+        json!({"apiVersion": "v1", "kind": "LimitRange",
+            "metadata": {"name": "cpu-resource-constraint", "namespace": "default"},
+            "spec": {"limits": [{"type": "Container", "max": {"cpu": "500m"}, "min": {"cpu": "100m"}}]}}),
+        json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+            "metadata": {"name": "ebs-sc"}, "provisioner": "ebs.csi.aws.com",
+            "volumeBindingMode": "WaitForFirstConsumer"}),
+        json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv-b"},
+            "spec": {"capacity": {"storage": "5Gi"}, "accessModes": ["ReadWriteOnce"],
+                "storageClassName": "ebs-sc",
+                "csi": {"driver": "ebs.csi.aws.com", "volumeHandle": "vol-b"},
+                "claimRef": {"namespace": "default", "name": "data"},
+                "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                    {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["b"]}]}]}}},
+            "status": {"phase": "Bound"}}),
+        json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "data", "namespace": "default",
+                "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+            "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "ebs-sc",
+                "volumeName": "pv-b", "resources": {"requests": {"storage": "5Gi"}}},
+            "status": {"phase": "Bound"}}),
+    ];
+    let (kubeconfig, served) = cluster_with(&runtime, extra);
+    let new = kubeconfig.with_file_name("claims.yaml");
+    std::fs::write(
+        &new,
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: db}\nspec:\n  containers: [{name: c, image: postgres, resources: {limits: {cpu: 200m}}}]\n  volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: big}\nspec:\n  containers: [{name: c, image: nginx, resources: {limits: {cpu: '1'}}}]\n",
+    )
+    .unwrap();
+    let o = run(&[
+        "simulate",
+        "--kubeconfig",
+        &kubeconfig.display().to_string(),
+        "-f",
+        &new.display().to_string(),
+        "-o",
+        "json",
+    ]);
+    let report: Value = serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| {
+        panic!("not JSON ({e}): {}{}", stdout(&o), stderr(&o));
+    });
+    assert_eq!(o.status.code(), Some(1), "{report}");
+    let pods = report["pods"].as_array().unwrap();
+    let db = pods
+        .iter()
+        .find(|p| p["pod"] == "db")
+        .unwrap_or_else(|| panic!("{report}"));
+    // Zone a holds the `web` pods; the claim's volume is in zone b: the pod goes there.
+    assert_eq!(db["zone"], "b", "{report}");
+    let refused = report["refused"].as_array().unwrap();
+    assert_eq!(refused.len(), 1, "{report}");
+    assert_eq!(refused[0]["pod"], "big");
+    assert_eq!(
+        refused[0]["message"],
+        "pods \"big\" is forbidden: maximum cpu usage per Container is 500m, but limit is 1"
+    );
     runtime.block_on(served.shutdown());
 }

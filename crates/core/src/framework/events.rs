@@ -39,29 +39,29 @@ pub struct ActionType(u32);
 
 impl ActionType {
     /// The object was created.
-    pub(crate) const ADD: Self = Self(1);
+    pub const ADD: Self = Self(1);
     /// The object was deleted.
     pub const DELETE: Self = Self(1 << 1);
     /// A node's allocatable resources changed.
-    pub(crate) const UPDATE_NODE_ALLOCATABLE: Self = Self(1 << 2);
+    pub const UPDATE_NODE_ALLOCATABLE: Self = Self(1 << 2);
     /// A node's labels changed.
-    pub(crate) const UPDATE_NODE_LABEL: Self = Self(1 << 3);
+    pub const UPDATE_NODE_LABEL: Self = Self(1 << 3);
     /// A node's taints (or `spec.unschedulable`) changed.
-    pub(crate) const UPDATE_NODE_TAINT: Self = Self(1 << 4);
+    pub const UPDATE_NODE_TAINT: Self = Self(1 << 4);
     /// A node's conditions changed.
     pub const UPDATE_NODE_CONDITION: Self = Self(1 << 5);
     /// A pod's labels changed.
-    pub(crate) const UPDATE_POD_LABEL: Self = Self(1 << 6);
+    pub const UPDATE_POD_LABEL: Self = Self(1 << 6);
     /// A pod's resource requests went down.
-    pub(crate) const UPDATE_POD_SCALE_DOWN: Self = Self(1 << 7);
+    pub const UPDATE_POD_SCALE_DOWN: Self = Self(1 << 7);
     /// A pod's tolerations changed.
-    pub(crate) const UPDATE_POD_TOLERATION: Self = Self(1 << 8);
+    pub const UPDATE_POD_TOLERATION: Self = Self(1 << 8);
     /// A pod's last scheduling gate was removed.
-    pub(crate) const UPDATE_POD_SCHEDULING_GATES_ELIMINATED: Self = Self(1 << 9);
+    pub const UPDATE_POD_SCHEDULING_GATES_ELIMINATED: Self = Self(1 << 9);
     /// Any other update.
-    pub(crate) const UPDATE_OTHER: Self = Self(1 << 10);
+    pub const UPDATE_OTHER: Self = Self(1 << 10);
     /// Every kind of update.
-    pub(crate) const UPDATE: Self = Self((1 << 11) - 1 - 1 - (1 << 1));
+    pub const UPDATE: Self = Self((1 << 11) - 1 - 1 - (1 << 1));
     /// Every action.
     pub const ALL: Self = Self((1 << 11) - 1);
 
@@ -117,7 +117,7 @@ pub struct ClusterEvent {
 
 impl ClusterEvent {
     /// Every event (what a plugin that registers nothing is interested in).
-    pub(crate) const WILDCARD: Self = Self::new(EventResource::Any, ActionType::ALL);
+    pub const WILDCARD: Self = Self::new(EventResource::Any, ActionType::ALL);
     /// A pod was bound or assumed.
     pub(crate) const ASSIGNED_POD_ADD: Self =
         Self::new(EventResource::AssignedPod, ActionType::ADD);
@@ -125,7 +125,7 @@ impl ClusterEvent {
     pub(crate) const ASSIGNED_POD_DELETE: Self =
         Self::new(EventResource::AssignedPod, ActionType::DELETE);
     /// A node was added.
-    pub(crate) const NODE_ADD: Self = Self::new(EventResource::Node, ActionType::ADD);
+    pub const NODE_ADD: Self = Self::new(EventResource::Node, ActionType::ADD);
 
     /// An event or registration.
     pub const fn new(resource: EventResource, action: ActionType) -> Self {

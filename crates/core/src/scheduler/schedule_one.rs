@@ -457,7 +457,7 @@ impl Scheduler {
 
     /// A cluster event: every waiting pod a plugin that rejected it registered this
     /// event for goes back to the active (or backoff) queue.
-    pub(crate) fn on_event(&mut self, event: &ClusterEvent, now: Duration) {
+    pub fn on_event(&mut self, event: &ClusterEvent, now: Duration) {
         let profiles = &self.profiles;
         self.queue.on_event(event, now, |profile, rejected_by, e| {
             profiles

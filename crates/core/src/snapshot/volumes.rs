@@ -26,9 +26,9 @@ pub(super) struct VolumeObjects {
 impl Snapshot {
     /// Declares whether this snapshot holds the cluster's storage objects. A snapshot
     /// built from manifests does (even when there are none: then every claim is
-    /// missing, as in such a cluster); a cache fed by watches that do not list them
-    /// (the live scheduler's today) does not, and the volume plugins then pass every
-    /// pod rather than find every claim missing. Off by default.
+    /// missing, as in such a cluster), and so does the live scheduler's cache, which
+    /// watches them; a snapshot built without them does not, and the volume plugins
+    /// then pass every pod rather than find every claim missing. Off by default.
     pub fn set_volumes_tracked(&mut self, on: bool) {
         self.touch();
         self.volume_objects.tracked = on;

@@ -317,8 +317,9 @@ fn validate_spec(object: &Object, features: &ApiServerFeatures) -> Vec<FieldErro
     errs
 }
 
-/// Every container's requests and limits: quantities that parse and are not negative
-/// (upstream: `ValidateResourceRequirements` / `ValidateResourceQuantityValue`).
+/// Every container's requests and limits: quantities that parse and are not negative,
+/// and no request above its limit (upstream: `ValidateResourceRequirements` /
+/// `ValidateResourceQuantityValue`).
 fn validate_resources(spec: &PodSpec, path: &FieldPath) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let mut each = |field: &str, containers: &[Container]| {
@@ -328,6 +329,7 @@ fn validate_resources(spec: &PodSpec, path: &FieldPath) -> Vec<FieldError> {
             };
             let at = path.child(field).index(i).child("resources");
             check_list(r, &at, &mut errs);
+            check_request_within_limit(r, &at, &mut errs);
         }
     };
     each(
@@ -336,6 +338,66 @@ fn validate_resources(spec: &PodSpec, path: &FieldPath) -> Vec<FieldError> {
     );
     each("containers", &spec.containers);
     errs
+}
+
+/// The requests above their limits of every container of a pod's `spec`, in the API
+/// server's words. Admission runs it again on a pod LimitRanger gave default limits:
+/// the API server validates the pod after the mutating plugins, before the validating
+/// ones (`ValidateResourceRequirements`'s "must be less than or equal to cpu limit of
+/// 500m", on the `requests` list).
+pub(crate) fn requests_above_limits(spec: &PodSpec) -> Vec<FieldError> {
+    let path = FieldPath::new("spec");
+    let mut errs = Vec::new();
+    // `validatePodSpec` checks the containers, then the init containers.
+    let containers = spec
+        .containers
+        .iter()
+        .enumerate()
+        .map(|(i, c)| ("containers", i, c))
+        .chain(
+            spec.init_containers
+                .iter()
+                .flatten()
+                .enumerate()
+                .map(|(i, c)| ("initContainers", i, c)),
+        );
+    for (field, i, c) in containers {
+        if let Some(r) = c.resources.as_ref() {
+            let at = path.child(field).index(i).child("resources");
+            check_request_within_limit(r, &at, &mut errs);
+        }
+    }
+    errs
+}
+
+/// One container's requests against its limits (quantities that do not parse are
+/// [`check_list`]'s to report).
+fn check_request_within_limit(
+    r: &ResourceRequirements,
+    at: &FieldPath,
+    errs: &mut Vec<FieldError>,
+) {
+    let (Some(requests), Some(limits)) = (r.requests.as_ref(), r.limits.as_ref()) else {
+        return;
+    };
+    for (name, K8sQuantity(request)) in requests {
+        let Some(K8sQuantity(limit)) = limits.get(name) else {
+            continue;
+        };
+        let (Ok(req), Ok(lim)) = (Quantity::parse(request), Quantity::parse(limit)) else {
+            continue;
+        };
+        if req > lim {
+            errs.push(FieldError::invalid(
+                &at.child("requests"),
+                crate::admission::limit_range::canonical(request),
+                format!(
+                    "must be less than or equal to {name} limit of {}",
+                    crate::admission::limit_range::canonical(limit)
+                ),
+            ));
+        }
+    }
 }
 
 fn check_list(r: &ResourceRequirements, at: &FieldPath, errs: &mut Vec<FieldError>) {
@@ -465,6 +527,22 @@ mod tests {
             .chain(validate_cluster(&m.objects))
             .map(|r| r.to_string())
             .collect()
+    }
+
+    #[test]
+    fn a_request_above_its_limit_is_refused_on_the_requests_list() {
+        let got = refusals(
+            "kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {cpu: 1500m, memory: 1Gi}, limits: {cpu: '1', memory: 1Gi}}}]}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {initContainers: [{name: i, resources: {requests: {memory: 2Gi}, limits: {memory: 1024Mi}}}], containers: [{name: c}]}}}\n",
+        );
+        assert_eq!(got.len(), 2, "{got:#?}");
+        assert!(
+            got[0].ends_with("pod/p: spec.containers[0].resources.requests: Invalid value: \"1500m\": must be less than or equal to cpu limit of 1"),
+            "{got:#?}"
+        );
+        assert!(
+            got[1].ends_with("deployment/web: spec.template.spec.initContainers[0].resources.requests: Invalid value: \"2Gi\": must be less than or equal to memory limit of 1Gi"),
+            "{got:#?}"
+        );
     }
 
     #[test]

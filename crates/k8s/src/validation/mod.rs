@@ -22,6 +22,7 @@ mod objects;
 mod policy;
 mod workload;
 
+pub(crate) use admit::requests_above_limits;
 pub use admit::{Refusal, validate_cluster, validate_objects, validate_objects_with};
 pub use config::{ConfigDecodeError, pod_topology_spread_args, validate_scheduler_configuration};
 pub use lint::{

@@ -12,3 +12,4 @@ mod preemption;
 mod queue;
 mod rbac;
 mod relist;
+mod volumes;
