@@ -168,7 +168,7 @@ fn errors_after_the_items_name_their_line_in_the_file() {
         .expect_err("refused");
     assert_eq!(
         e.to_string(),
-        "l.json: invalid JSON: expected value at line 3 column 38"
+        "l.json: invalid JSON: expected value at line 3 column 41"
     );
 }
 
