@@ -747,7 +747,7 @@ fn prepare(piece: &Piece) -> (Option<Head>, Option<Object>) {
 /// nothing reads; `None` when it is not one or does not type.
 fn typed_object(piece: &Piece, head: &Head) -> Option<Object> {
     let (kind, api_version) = (head.kind.as_deref()?, head.api_version.as_deref()?);
-    if !builtin(kind, api_version) || super::removed_api(kind, api_version).is_some() {
+    if !builtin(kind, api_version) || super::api_serving(kind, api_version).is_some() {
         return None;
     }
     let mut object = fast(piece, kind)?;
