@@ -332,10 +332,7 @@ pub fn build(ctx: &Context, input: &Input, seed: u64, scale: &[Scale]) -> Result
 fn unmodelled_notes(objects: &[Loaded], expansion: &Expansion) -> Vec<Note> {
     let subject = |file: &str, pod: &k8s_openapi::api::core::v1::Pod| {
         let name = pod.metadata.name.as_deref().unwrap_or_default();
-        format!(
-            "{file}: pod/{}",
-            topospread_k8s::load::escape_control(name)
-        )
+        format!("{file}: pod/{}", topospread_k8s::load::escape_control(name))
     };
     let pending = objects.iter().filter_map(|l| match &l.object {
         Object::Pod(p) if p.spec.as_ref().is_none_or(|s| s.node_name.is_none()) => {
@@ -349,7 +346,10 @@ fn unmodelled_notes(objects: &[Loaded], expansion: &Expansion) -> Vec<Note> {
         .map(|p| (subject(&p.source.file, &p.pod), &p.pod));
     // A rollout's pods are made as it runs: its template speaks for them.
     let rollouts = expansion.rollouts.iter().map(|r| {
-        let who = format!("{}: deployment/{} (its new pods)", r.source.file, r.deployment);
+        let who = format!(
+            "{}: deployment/{} (its new pods)",
+            r.source.file, r.deployment
+        );
         (who, &r.template)
     });
     pending

@@ -110,7 +110,11 @@ pub fn drain(
         return Ok(None);
     }
     let nodes = nodes_to_remove(snapshot, drain, lose)?;
-    Ok(Some(runtime.drain(snapshot, &nodes, &static_pods(objects))?))
+    Ok(Some(runtime.drain(
+        snapshot,
+        &nodes,
+        &static_pods(objects),
+    )?))
 }
 
 /// `kubernetes.io/config.mirror`: the annotation the kubelet puts on a static pod's mirror.

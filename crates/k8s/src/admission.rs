@@ -230,7 +230,11 @@ impl Admission {
         for l in &objects {
             match &l.object {
                 Object::ResourceQuota(rq) => {
-                    let ns = rq.metadata.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
+                    let ns = rq
+                        .metadata
+                        .namespace
+                        .as_deref()
+                        .unwrap_or(DEFAULT_NAMESPACE);
                     quotas.add(ns, rq);
                 }
                 Object::LimitRange(lr) => {

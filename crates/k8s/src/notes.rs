@@ -117,9 +117,9 @@ mod tests {
         let notes = unmodelled("a.yaml: pod/p", &pod);
         assert_eq!(notes.len(), 1);
         assert!(
-            notes[0]
-                .to_string()
-                .starts_with("a.yaml: pod/p: spec.resourceClaims: not modelled: the DynamicResources plugin"),
+            notes[0].to_string().starts_with(
+                "a.yaml: pod/p: spec.resourceClaims: not modelled: the DynamicResources plugin"
+            ),
             "{}",
             notes[0]
         );

@@ -193,7 +193,12 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
     // Owner of every pod created, by the controller reference the pod carries.
     let mut created: BTreeMap<String, usize> = BTreeMap::new();
     for p in &expansion.pods {
-        if p.pod.metadata.name.as_ref().is_some_and(|n| refused.contains_key(n)) {
+        if p.pod
+            .metadata
+            .name
+            .as_ref()
+            .is_some_and(|n| refused.contains_key(n))
+        {
             continue;
         }
         let owner = p

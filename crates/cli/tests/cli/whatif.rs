@@ -175,7 +175,10 @@ fn static_pods_go_with_their_node_and_bare_pods_are_lost_not_replaced() {
     assert_eq!(controllers, ["replicaset/web"]);
     assert_eq!(v["pods"].as_array().expect("pods").len(), 2, "{v}");
     // The table says so.
-    let t = run(&a[..a.len() - 2].iter().map(String::as_str).collect::<Vec<_>>());
+    let t = run(&a[..a.len() - 2]
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>());
     let out = stdout(&t);
     assert!(
         out.contains("2 lost (no controller); 1 DaemonSet pod(s) gone with their nodes"),

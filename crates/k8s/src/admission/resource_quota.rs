@@ -292,8 +292,7 @@ fn best_effort(pod: &Pod) -> bool {
     };
     let positive = |m: Option<&BTreeMap<String, K8sQuantity>>| {
         m.into_iter().flatten().any(|(k, v)| {
-            (k == "cpu" || k == "memory")
-                && Quantity::parse(&v.0).is_ok_and(|q| q.signum() > 0)
+            (k == "cpu" || k == "memory") && Quantity::parse(&v.0).is_ok_and(|q| q.signum() > 0)
         })
     };
     if let Some(r) = spec.resources.as_ref()
@@ -315,7 +314,8 @@ fn cross_namespace(a: &Affinity) -> bool {
     let term = |t: &PodAffinityTerm| {
         t.namespaces.as_ref().is_some_and(|n| !n.is_empty()) || t.namespace_selector.is_some()
     };
-    let terms = |req: Option<&Vec<PodAffinityTerm>>, pref: Option<&Vec<WeightedPodAffinityTerm>>| {
+    let terms = |req: Option<&Vec<PodAffinityTerm>>,
+                 pref: Option<&Vec<WeightedPodAffinityTerm>>| {
         req.into_iter().flatten().any(term)
             || pref
                 .into_iter()
@@ -324,13 +324,17 @@ fn cross_namespace(a: &Affinity) -> bool {
     };
     a.pod_affinity.as_ref().is_some_and(|p| {
         terms(
-            p.required_during_scheduling_ignored_during_execution.as_ref(),
-            p.preferred_during_scheduling_ignored_during_execution.as_ref(),
+            p.required_during_scheduling_ignored_during_execution
+                .as_ref(),
+            p.preferred_during_scheduling_ignored_during_execution
+                .as_ref(),
         )
     }) || a.pod_anti_affinity.as_ref().is_some_and(|p| {
         terms(
-            p.required_during_scheduling_ignored_during_execution.as_ref(),
-            p.preferred_during_scheduling_ignored_during_execution.as_ref(),
+            p.required_during_scheduling_ignored_during_execution
+                .as_ref(),
+            p.preferred_during_scheduling_ignored_during_execution
+                .as_ref(),
         )
     })
 }
@@ -599,12 +603,19 @@ mod tests {
         let mut q = quotas(
             "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: best-effort}\nspec:\n  hard: {pods: '1'}\n  scopes: [BestEffort]\n---\napiVersion: v1\nkind: ResourceQuota\nmetadata: {name: high}\nspec:\n  hard: {pods: '1'}\n  scopeSelector:\n    matchExpressions: [{scopeName: PriorityClass, operator: In, values: [high]}]\n",
         );
-        let existing = pod("apiVersion: v1\nkind: Pod\nmetadata: {name: old}\nspec: {containers: [{name: c}]}\n");
+        let existing = pod(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: old}\nspec: {containers: [{name: c}]}\n",
+        );
         q.charge_existing("default", &QuotaPod::of(&existing));
-        let empty = pod("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n");
+        let empty = pod(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n",
+        );
         assert_eq!(
             q.admit("default", &empty),
-            Err("exceeded quota: best-effort, requested: pods=1, used: pods=1, limited: pods=1".into())
+            Err(
+                "exceeded quota: best-effort, requested: pods=1, used: pods=1, limited: pods=1"
+                    .into()
+            )
         );
         // Not BestEffort, no class: neither quota applies.
         assert_eq!(q.admit("default", &pod(WEB)), Ok(()));

@@ -299,21 +299,9 @@ fn validate_spec(object: &Object, features: &ApiServerFeatures) -> Vec<FieldErro
         }
     };
     match object {
-        Object::Deployment(d) => non_negative(
-            &mut errs,
-            d.spec.replicas,
-            "replicas",
-        ),
-        Object::ReplicaSet(r) => non_negative(
-            &mut errs,
-            r.spec.replicas,
-            "replicas",
-        ),
-        Object::StatefulSet(s) => non_negative(
-            &mut errs,
-            s.spec.replicas,
-            "replicas",
-        ),
+        Object::Deployment(d) => non_negative(&mut errs, d.spec.replicas, "replicas"),
+        Object::ReplicaSet(r) => non_negative(&mut errs, r.spec.replicas, "replicas"),
+        Object::StatefulSet(s) => non_negative(&mut errs, s.spec.replicas, "replicas"),
         Object::ReplicationController(r) => {
             non_negative(
                 &mut errs,
@@ -558,11 +546,15 @@ mod tests {
         };
         assert_eq!(
             at(25),
-            ["a.yaml: resourceclaim/gpu: apiVersion: Invalid value: \"resource.k8s.io/v1\": no matches for kind \"ResourceClaim\" in version \"resource.k8s.io/v1\": introduced in Kubernetes 1.34"]
+            [
+                "a.yaml: resourceclaim/gpu: apiVersion: Invalid value: \"resource.k8s.io/v1\": no matches for kind \"ResourceClaim\" in version \"resource.k8s.io/v1\": introduced in Kubernetes 1.34"
+            ]
         );
         assert_eq!(
             at(34),
-            ["a.yaml: horizontalpodautoscaler/web: apiVersion: Invalid value: \"autoscaling/v2beta2\": no matches for kind \"HorizontalPodAutoscaler\" in version \"autoscaling/v2beta2\": removed in Kubernetes 1.26 (use autoscaling/v2)"]
+            [
+                "a.yaml: horizontalpodautoscaler/web: apiVersion: Invalid value: \"autoscaling/v2beta2\": no matches for kind \"HorizontalPodAutoscaler\" in version \"autoscaling/v2beta2\": removed in Kubernetes 1.26 (use autoscaling/v2)"
+            ]
         );
         assert_eq!(at(26).len(), 2);
         // Served somewhere, each is also skipped as a kind the scheduler does not read.

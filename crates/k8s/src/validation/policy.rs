@@ -378,7 +378,10 @@ fn scope_valid_for(scope: &str, resource: &str) -> bool {
         "requests.memory",
     ];
     match scope {
-        "Terminating" | "NotTerminating" | "NotBestEffort" | "PriorityClass"
+        "Terminating"
+        | "NotTerminating"
+        | "NotBestEffort"
+        | "PriorityClass"
         | "CrossNamespacePodAffinity" => resource == "pods" || COMPUTE.contains(&resource),
         "BestEffort" => resource == "pods",
         _ => true,
@@ -486,10 +489,13 @@ fn validate_resource_quota(rq: &ResourceQuota) -> Vec<FieldError> {
         errs.extend(validate_quota_entry(&spec_path.child("hard").key(k), k, q));
     }
     let conflicting = |set: &BTreeSet<&str>| {
-        [("BestEffort", "NotBestEffort"), ("Terminating", "NotTerminating")]
-            .iter()
-            .filter(|(a, b)| set.contains(a) && set.contains(b))
-            .count()
+        [
+            ("BestEffort", "NotBestEffort"),
+            ("Terminating", "NotTerminating"),
+        ]
+        .iter()
+        .filter(|(a, b)| set.contains(a) && set.contains(b))
+        .count()
     };
     if let Some(scopes) = spec.scopes.as_ref().filter(|s| !s.is_empty()) {
         let path = spec_path.child("scopes");
@@ -497,7 +503,12 @@ fn validate_resource_quota(rq: &ResourceQuota) -> Vec<FieldError> {
         let mut set = BTreeSet::new();
         for scope in scopes {
             if !QUOTA_SCOPES.contains(&scope.as_str()) {
-                errs.push(raw(ErrorType::Invalid, &path, shown.clone(), "unsupported scope"));
+                errs.push(raw(
+                    ErrorType::Invalid,
+                    &path,
+                    shown.clone(),
+                    "unsupported scope",
+                ));
             }
             for k in hard.keys() {
                 if is_standard_quota_resource(k) && !scope_valid_for(scope, k) {
@@ -512,7 +523,12 @@ fn validate_resource_quota(rq: &ResourceQuota) -> Vec<FieldError> {
             set.insert(scope.as_str());
         }
         for _ in 0..conflicting(&set) {
-            errs.push(raw(ErrorType::Invalid, &path, shown.clone(), "conflicting scopes"));
+            errs.push(raw(
+                ErrorType::Invalid,
+                &path,
+                shown.clone(),
+                "conflicting scopes",
+            ));
         }
     }
     if let Some(selector) = spec.scope_selector.as_ref() {
@@ -575,7 +591,12 @@ fn validate_resource_quota(rq: &ResourceQuota) -> Vec<FieldError> {
             set.insert(scope);
         }
         for _ in 0..conflicting(&set) {
-            errs.push(raw(ErrorType::Invalid, &path, shown.clone(), "conflicting scopes"));
+            errs.push(raw(
+                ErrorType::Invalid,
+                &path,
+                shown.clone(),
+                "conflicting scopes",
+            ));
         }
     }
     let status_path = FieldPath::new("status");
