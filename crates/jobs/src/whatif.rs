@@ -142,11 +142,11 @@ fn static_pods(objects: &[Loaded]) -> HashSet<String> {
                     format!("{ns}/{}", m.name.as_deref().unwrap_or_default())
                 })
             }
-            Object::CompactPod(p) => p
-                .controller
-                .as_ref()
-                .is_some_and(|(kind, _)| kind == "Node")
-                .then(|| format!("{}/{}", p.namespace, p.name)),
+            Object::CompactPod(p) => (p.mirror
+                || p.controller
+                    .as_ref()
+                    .is_some_and(|(kind, _)| kind == "Node"))
+            .then(|| format!("{}/{}", p.namespace, p.name)),
             _ => None,
         })
         .collect()
