@@ -73,6 +73,8 @@ pub struct Drained {
     pub lost: Vec<String>,
     /// DaemonSet pods, which leave with their node.
     pub daemon_pods: Vec<String>,
+    /// Mirror (static) pods: the node's kubelet runs them, so they leave with it.
+    pub mirror_pods: Vec<String>,
 }
 
 /// A scheduler on a virtual clock.
@@ -226,6 +228,17 @@ impl Simulation {
         snapshot: &mut Snapshot,
         nodes: &[String],
     ) -> Result<Drained, SimulationError> {
+        self.drain_with_static_pods(snapshot, nodes, &|_| false)
+    }
+
+    /// [`Simulation::drain`], where the pods `is_static` names (`namespace/name`) are
+    /// static pods' mirrors: they go with their node, whatever owns them.
+    pub fn drain_with_static_pods(
+        &mut self,
+        snapshot: &mut Snapshot,
+        nodes: &[String],
+        is_static: &dyn Fn(&str) -> bool,
+    ) -> Result<Drained, SimulationError> {
         if let Some(node) = nodes.iter().find(|n| snapshot.node_id(n).is_none()) {
             return Err(SimulationError::UnknownNode { node: node.clone() });
         }
@@ -242,6 +255,10 @@ impl Simulation {
                     continue;
                 };
                 let full = format!("{}/{}", snapshot.symbols().resolve(pod.namespace), pod.name);
+                if is_static(&full) {
+                    drained.mirror_pods.push(full);
+                    continue;
+                }
                 match pod.controller.as_ref().map(|c| &c.kind) {
                     None => drained.lost.push(full),
                     Some(ControllerKind::DaemonSet) => drained.daemon_pods.push(full),

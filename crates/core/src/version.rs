@@ -12,9 +12,9 @@ use std::str::FromStr;
 
 /// The oldest minor release supported: the first with `nodeAffinityPolicy` /
 /// `nodeTaintsPolicy` and `matchLabelKeys` in the API.
-pub(crate) const OLDEST_MINOR: u32 = 25;
+pub const OLDEST_MINOR: u32 = 25;
 /// The newest minor release supported, the default.
-pub(crate) const NEWEST_MINOR: u32 = 38;
+pub const NEWEST_MINOR: u32 = 38;
 
 /// A Kubernetes release, `1.MINOR`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

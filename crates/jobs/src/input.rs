@@ -265,6 +265,11 @@ pub fn build(ctx: &Context, input: &Input, seed: u64, scale: &[Scale]) -> Result
     )?;
     let mut snapshot = built.snapshot;
     let mut refused = built.refused;
+    // Rollouts' pods use the same quotas as every other pod created here.
+    let mut expansion = expansion;
+    for r in &mut expansion.rollouts {
+        r.admission = std::sync::Arc::new(built.admission.clone());
+    }
     for p in &expansion.pods {
         if let Some(r) =
             build::admit_and_add_with(&mut snapshot, &p.pod, &p.source.file, &built.admission)?
@@ -282,6 +287,7 @@ pub fn build(ctx: &Context, input: &Input, seed: u64, scale: &[Scale]) -> Result
     let mut notes = input.notes.clone();
     notes.extend(built.storage_notes.iter().cloned());
     notes.extend(finished_notes(&input.objects));
+    notes.extend(unmodelled_notes(&input.objects, &expansion));
     notes.extend(expansion.notes.iter().cloned());
     notes.extend(unknown_nominations(&snapshot));
     let mut notes = summarize(&notes);
@@ -342,6 +348,39 @@ fn unknown_nominations(snapshot: &Snapshot) -> Vec<Note> {
                 )
             })
         })
+        .collect()
+}
+
+/// A note for each pod to schedule (pending in the input, or made by a workload)
+/// that asks the scheduler for what topospread does not model
+/// ([`topospread_k8s::notes::unmodelled`]).
+fn unmodelled_notes(objects: &[Loaded], expansion: &Expansion) -> Vec<Note> {
+    let subject = |file: &str, pod: &k8s_openapi::api::core::v1::Pod| {
+        let name = pod.metadata.name.as_deref().unwrap_or_default();
+        format!("{file}: pod/{}", topospread_k8s::load::escape_control(name))
+    };
+    let pending = objects.iter().filter_map(|l| match &l.object {
+        Object::Pod(p) if p.spec.as_ref().is_none_or(|s| s.node_name.is_none()) => {
+            Some((subject(&l.source.file, p), &**p))
+        }
+        _ => None,
+    });
+    let made = expansion
+        .pods
+        .iter()
+        .map(|p| (subject(&p.source.file, &p.pod), &p.pod));
+    // A rollout's pods are made as it runs: its template speaks for them.
+    let rollouts = expansion.rollouts.iter().map(|r| {
+        let who = format!(
+            "{}: deployment/{} (its new pods)",
+            r.source.file, r.deployment
+        );
+        (who, &r.template)
+    });
+    pending
+        .chain(made)
+        .chain(rollouts)
+        .flat_map(|(who, pod)| topospread_k8s::notes::unmodelled(&who, pod))
         .collect()
 }
 

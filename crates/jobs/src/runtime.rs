@@ -87,14 +87,16 @@ impl Runtime {
         }
     }
 
-    /// Removes `nodes`; their controllers' pods come back pending, queued.
+    /// Removes `nodes`; their controllers' pods come back pending, queued; the static
+    /// pods among them (`namespace/name` in `static_pods`) go with their node.
     pub fn drain(
         &mut self,
         snapshot: &mut Snapshot,
         nodes: &[String],
+        static_pods: &std::collections::HashSet<String>,
     ) -> Result<topospread::simulation::Drained> {
         self.sim
-            .drain(snapshot, nodes)
+            .drain_with_static_pods(snapshot, nodes, &|p| static_pods.contains(p))
             .map_err(|e| Error::Refused(format!("--drain: {e}")))
     }
 

@@ -156,7 +156,13 @@ pub fn simulate(
         }
         None => Before::Spreads(before_spreads(&counter, &world)),
     };
-    let drained = whatif::drain(&mut runtime, &mut world.snapshot, drain, lose)?;
+    let drained = whatif::drain(
+        &mut runtime,
+        &mut world.snapshot,
+        drain,
+        lose,
+        &input.objects,
+    )?;
     timings.load = start.elapsed();
     let start = Instant::now();
     let (mut results, preempted) = schedule_all(&mut runtime, &mut world, progress)?;
@@ -258,7 +264,14 @@ pub fn simulate(
             .iter()
             .filter(|id| snapshot.pod_node(**id).is_some())
             .count();
+        let failed_create = world
+            .refused
+            .iter()
+            .filter(|r| r.namespace == w.namespace && w.pods.contains(&r.name))
+            .map(|r| failed_create_event(w.kind, &w.name, &r.name, &r.error.to_string()))
+            .collect();
         workloads.push(WorkloadReport {
+            failed_create,
             kind: w.kind.to_string(),
             namespace: w.namespace.clone(),
             name: w.name.clone(),
@@ -478,6 +491,18 @@ fn before_spreads(
         .collect()
 }
 
+/// The `FailedCreate` event a workload's controller records when the API server refuses
+/// a pod: the StatefulSet controller's words (`stateful_pod_control.go`
+/// `recordPodEvent`), or the other controllers' (`controller_utils.go`
+/// `CreatePodsWithGenerateName`: "Error creating: ...").
+fn failed_create_event(kind: &str, workload: &str, pod: &str, error: &str) -> String {
+    if kind == "StatefulSet" {
+        format!("create Pod {pod} in StatefulSet {workload} failed error: {error}")
+    } else {
+        format!("Error creating: {error}")
+    }
+}
+
 /// The resulting snapshot as multi-document YAML: nodes, workloads, then pods with
 /// `spec.nodeName` set, ready to be read back. After `--drain`/`--lose`, the removed
 /// nodes and the pods they ran are left out; so are the pods preemption evicted
@@ -499,7 +524,7 @@ pub fn cluster_yaml(
         for (victim, id) in &d.replaced {
             evicted.insert(victim, Some(*id));
         }
-        for gone in d.lost.iter().chain(&d.daemon_pods) {
+        for gone in d.lost.iter().chain(&d.daemon_pods).chain(&d.mirror_pods) {
             evicted.insert(gone, None);
         }
     }

@@ -5,10 +5,12 @@ use crate::error::{Result, refuse};
 use crate::runtime::{Placement, Runtime};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use topospread::api::WhenUnsatisfiable;
+use topospread::convert::DEFAULT_NAMESPACE;
 use topospread::simulation::Drained;
 use topospread::snapshot::Snapshot;
+use topospread_k8s::load::{Loaded, Object};
 
 /// One workload that lost pods with the nodes.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -49,6 +51,9 @@ pub struct WhatIfReport {
     pub lost: Vec<String>,
     /// DaemonSet pods, gone with their nodes.
     pub daemon_pods: Vec<String>,
+    /// Mirror (static) pods, gone with their nodes: their kubelet runs them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mirror_pods: Vec<String>,
     /// Each workload that lost pods.
     pub workloads: Vec<WorkloadImpact>,
 }
@@ -92,18 +97,59 @@ pub fn nodes_to_remove(
     Ok(out)
 }
 
-/// Removes the nodes the flags name (nothing when none is given).
+/// Removes the nodes the flags name (nothing when none is given). The static pods
+/// among `objects` go with their node, never recreated elsewhere.
 pub fn drain(
     runtime: &mut Runtime,
     snapshot: &mut Snapshot,
     drain: &[String],
     lose: &[String],
+    objects: &[Loaded],
 ) -> Result<Option<Drained>> {
     if drain.is_empty() && lose.is_empty() {
         return Ok(None);
     }
     let nodes = nodes_to_remove(snapshot, drain, lose)?;
-    Ok(Some(runtime.drain(snapshot, &nodes)?))
+    Ok(Some(runtime.drain(
+        snapshot,
+        &nodes,
+        &static_pods(objects),
+    )?))
+}
+
+/// `kubernetes.io/config.mirror`: the annotation the kubelet puts on a static pod's mirror.
+const MIRROR_ANNOTATION: &str = "kubernetes.io/config.mirror";
+
+/// The mirror pods of static pods among `objects`, as `namespace/name`: annotated
+/// `kubernetes.io/config.mirror`, or controlled by their Node (what the kubelet sets).
+fn static_pods(objects: &[Loaded]) -> HashSet<String> {
+    objects
+        .iter()
+        .filter_map(|l| match &l.object {
+            Object::Pod(p) => {
+                let m = &p.metadata;
+                let annotated = m
+                    .annotations
+                    .as_ref()
+                    .is_some_and(|a| a.contains_key(MIRROR_ANNOTATION));
+                let node_owned = m
+                    .owner_references
+                    .iter()
+                    .flatten()
+                    .any(|o| o.controller == Some(true) && o.kind == "Node");
+                (annotated || node_owned).then(|| {
+                    let ns = m.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
+                    format!("{ns}/{}", m.name.as_deref().unwrap_or_default())
+                })
+            }
+            Object::CompactPod(p) => (p.mirror
+                || p.controller
+                    .as_ref()
+                    .is_some_and(|(kind, _)| kind == "Node"))
+            .then(|| format!("{}/{}", p.namespace, p.name)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// What became of the removed nodes' pods once the queue settled.
@@ -150,6 +196,7 @@ pub fn report(drained: &Drained, runtime: &Runtime, snapshot: &Snapshot) -> What
         pending,
         lost: drained.lost.clone(),
         daemon_pods: drained.daemon_pods.clone(),
+        mirror_pods: drained.mirror_pods.clone(),
         workloads: workloads.into_values().collect(),
     }
 }

@@ -4,11 +4,13 @@
 
 mod defaults;
 pub mod limit_range;
+pub mod resource_quota;
 pub mod runtime_class;
 
 pub use defaults::set_pod_defaults;
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::core::v1::LimitRangeItem;
@@ -24,28 +26,43 @@ pub use topospread::admission::{
 };
 
 /// The admission plugins besides Priority that read other objects of the cluster:
-/// LimitRanger (LimitRanges by namespace) and RuntimeClass. Built once from the loaded
-/// objects; pods being created go through [`Admission::admit`].
+/// LimitRanger (LimitRanges by namespace), RuntimeClass and ResourceQuota. Built once
+/// from the loaded objects; pods being created go through [`Admission::admit`]. Clones
+/// share the quotas' usage, as every pod of a cluster uses the same quotas.
 #[derive(Clone, Debug, Default)]
 pub struct Admission {
     /// Namespace -> each LimitRange's defaulted items, by LimitRange name.
     limit_ranges: BTreeMap<String, Vec<Vec<LimitRangeItem>>>,
     /// RuntimeClasses by name.
     runtime_classes: BTreeMap<String, RuntimeClass>,
+    /// ResourceQuotas by namespace, with what the pods admitted so far use of them.
+    quotas: Arc<Mutex<resource_quota::Quotas>>,
     /// The `PodLevelResources` gate (LimitRanger's Pod items read pod-level resources).
     pod_level_resources: bool,
 }
 
 impl Admission {
-    /// The LimitRanges and RuntimeClasses among `objects`.
+    /// The LimitRanges, RuntimeClasses and ResourceQuotas among `objects`, the quotas
+    /// charged with the pods of `objects` that already exist ([`crate::build::from_server`]
+    /// or compact), as the quota controller counts them.
     pub fn from_objects<'a>(objects: impl IntoIterator<Item = &'a Loaded>) -> Self {
         let mut ranges: BTreeMap<String, BTreeMap<String, Vec<LimitRangeItem>>> = BTreeMap::new();
         let mut admission = Admission {
             pod_level_resources: true,
             ..Admission::default()
         };
-        for l in objects {
+        let mut quotas = resource_quota::Quotas::default();
+        let objects: Vec<&Loaded> = objects.into_iter().collect();
+        for l in &objects {
             match &l.object {
+                Object::ResourceQuota(rq) => {
+                    let ns = rq
+                        .metadata
+                        .namespace
+                        .as_deref()
+                        .unwrap_or(DEFAULT_NAMESPACE);
+                    quotas.add(ns, rq);
+                }
                 Object::LimitRange(lr) => {
                     let ns = lr
                         .metadata
@@ -68,6 +85,19 @@ impl Admission {
             .into_iter()
             .map(|(ns, by_name)| (ns, by_name.into_values().collect()))
             .collect();
+        if !quotas.is_empty() {
+            for l in &objects {
+                match &l.object {
+                    Object::Pod(p) if crate::build::from_server(p) => {
+                        let ns = p.metadata.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
+                        quotas.charge_existing(ns, &resource_quota::QuotaPod::of(p));
+                    }
+                    Object::CompactPod(p) => quotas.charge_existing(&p.namespace, &p.quota),
+                    _ => {}
+                }
+            }
+        }
+        admission.quotas = Arc::new(Mutex::new(quotas));
         admission
     }
 
@@ -80,12 +110,19 @@ impl Admission {
 
     /// Whether no plugin here has anything to do.
     pub fn is_empty(&self) -> bool {
-        self.limit_ranges.is_empty() && self.runtime_classes.is_empty()
+        self.limit_ranges.is_empty() && self.runtime_classes.is_empty() && self.quotas().is_empty()
+    }
+
+    fn quotas(&self) -> std::sync::MutexGuard<'_, resource_quota::Quotas> {
+        // A panic while holding the lock cannot leave the usage half-charged: a pod's
+        // charges are applied after every check.
+        self.quotas.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Admits a pod being created, in the API server's order: LimitRanger's defaults,
     /// Priority, RuntimeClass's overhead and scheduling, then LimitRanger's bounds and
-    /// RuntimeClass's overhead check. The pod is changed as the API server changes it.
+    /// RuntimeClass's overhead check, and last ResourceQuota, which charges the admitted
+    /// pod to its namespace's quotas. The pod is changed as the API server changes it.
     pub fn admit(
         &self,
         pod: &mut core::Pod,
@@ -121,7 +158,7 @@ impl Admission {
                 return Err(forbidden(reason));
             }
         }
-        Ok(())
+        self.quotas().admit(&ns, pod).map_err(forbidden)
     }
 }
 

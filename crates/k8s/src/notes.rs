@@ -29,6 +29,27 @@ impl fmt::Display for Note {
     }
 }
 
+/// What the scheduler reads of a pod that topospread does not model, each a note on
+/// `subject` (`file: pod/name`), never a silent wrong answer: `spec.resourceClaims`, which
+/// only the DynamicResources plugin (Dynamic Resource Allocation: ResourceClaims,
+/// DeviceClasses, ResourceSlices) filters and allocates for.
+pub fn unmodelled(subject: &str, pod: &k8s_openapi::api::core::v1::Pod) -> Vec<Note> {
+    let claims = pod
+        .spec
+        .as_ref()
+        .and_then(|s| s.resource_claims.as_ref())
+        .is_some_and(|c| !c.is_empty());
+    if !claims {
+        return Vec::new();
+    }
+    vec![Note::new(
+        subject,
+        "spec.resourceClaims: not modelled: the DynamicResources plugin (devices from \
+         ResourceClaims, DeviceClasses and ResourceSlices) is not simulated, so the pod is \
+         placed as if it claimed no device",
+    )]
+}
+
 /// How many subjects a summary line names before "and N more".
 const NAMED: usize = 2;
 
@@ -79,5 +100,28 @@ mod tests {
             ]
         );
         assert!(summarize(&[]).is_empty());
+    }
+
+    #[test]
+    fn a_pod_with_resource_claims_gets_a_note() {
+        let mut pod = k8s_openapi::api::core::v1::Pod::default();
+        assert!(unmodelled("a.yaml: pod/p", &pod).is_empty());
+        pod.spec = Some(k8s_openapi::api::core::v1::PodSpec {
+            resource_claims: Some(vec![k8s_openapi::api::core::v1::PodResourceClaim {
+                name: "gpu".into(),
+                resource_claim_template_name: Some("one-gpu".into()),
+                ..Default::default()
+            }]),
+            ..Default::default()
+        });
+        let notes = unmodelled("a.yaml: pod/p", &pod);
+        assert_eq!(notes.len(), 1);
+        assert!(
+            notes[0].to_string().starts_with(
+                "a.yaml: pod/p: spec.resourceClaims: not modelled: the DynamicResources plugin"
+            ),
+            "{}",
+            notes[0]
+        );
     }
 }

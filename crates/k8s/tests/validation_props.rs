@@ -142,6 +142,7 @@ proptest! {
         let features = ApiServerFeatures {
             match_label_keys_in_pod_topology_spread: gates.0,
             match_label_keys_in_pod_topology_spread_selector_merge: gates.1,
+            ..ApiServerFeatures::default()
         };
         let w = Workload::Pod(pod);
         let _ = validate_workload_create(&w, &features);

@@ -36,8 +36,8 @@ struct ControllerCase {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Expect {
-    /// Pods created per owner (ReplicaSet, StatefulSet, DaemonSet, Job name); an owner
-    /// not listed creates none.
+    /// Pods created per owner (ReplicaSet, StatefulSet, DaemonSet, Job name), those
+    /// admission refused left out; an owner not listed creates none.
     #[serde(default)]
     created: Option<BTreeMap<String, usize>>,
     /// Existing pods removed, in order.
@@ -52,6 +52,10 @@ struct Expect {
     /// The rollout of the case's Deployment.
     #[serde(default)]
     rollout: Option<RolloutExpect>,
+    /// Pods admission refused (a ResourceQuota exceeded, ...), with the API server's
+    /// message, exactly.
+    #[serde(default)]
+    refused: Option<BTreeMap<String, String>>,
 }
 
 #[derive(Deserialize)]
@@ -133,8 +137,13 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
     )
     .map_err(|e| bad("cluster", &e))?;
     let mut snapshot = built.snapshot;
+    let mut refused: BTreeMap<String, String> = BTreeMap::new();
     for p in &expansion.pods {
-        build::admit_and_add(&mut snapshot, &p.pod, file).map_err(|e| bad("cluster", &e))?;
+        let r = build::admit_and_add_with(&mut snapshot, &p.pod, file, &built.admission)
+            .map_err(|e| bad("cluster", &e))?;
+        if let Some(r) = r {
+            refused.insert(r.name, r.error.to_string());
+        }
     }
     for r in &expansion.removed {
         if let Some(id) = snapshot.pod_id(&r.namespace, &r.pod) {
@@ -184,6 +193,14 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
     // Owner of every pod created, by the controller reference the pod carries.
     let mut created: BTreeMap<String, usize> = BTreeMap::new();
     for p in &expansion.pods {
+        if p.pod
+            .metadata
+            .name
+            .as_ref()
+            .is_some_and(|n| refused.contains_key(n))
+        {
+            continue;
+        }
         let owner = p
             .pod
             .metadata
@@ -211,6 +228,15 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
             "created",
             format!("{want:?}"),
             format!("{created:?}"),
+        ));
+    }
+    if let Some(want) = &case.expect.refused
+        && *want != refused
+    {
+        mismatches.push(Mismatch::new(
+            "refused",
+            format!("{want:?}"),
+            format!("{refused:?}"),
         ));
     }
     let mut removed: Vec<String> = expansion.removed.iter().map(|r| r.pod.clone()).collect();

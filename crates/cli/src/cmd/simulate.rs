@@ -254,6 +254,12 @@ fn table(r: &SimulationReport, width: usize, wide: bool) -> String {
         for p in &r.refused {
             let _ = writeln!(out, "  {}/{}: {}", p.namespace, p.pod, p.message);
         }
+        for w in &r.workloads {
+            for event in &w.failed_create {
+                let kind = w.kind.to_lowercase();
+                let _ = writeln!(out, "  {kind}/{}: FailedCreate: {event}", w.name);
+            }
+        }
     }
     if !r.refused_objects.is_empty() {
         let _ = writeln!(out, "\nRefused by the API server (not created)");

@@ -20,6 +20,14 @@ pub(crate) fn table(out: &mut String, r: &WhatIfReport) {
         r.lost.len(),
         r.daemon_pods.len()
     );
+    if !r.mirror_pods.is_empty() {
+        let _ = writeln!(
+            out,
+            "  {} static pod(s) gone with their nodes: {}",
+            r.mirror_pods.len(),
+            r.mirror_pods.join(", ")
+        );
+    }
     for p in &r.lost {
         let _ = writeln!(out, "  lost: {p}");
     }

@@ -169,3 +169,133 @@ fn an_unserved_api_version_refuses_that_object_and_the_rest_simulates() {
     );
     assert_eq!(placements(&v).len(), 3);
 }
+
+#[test]
+fn a_resource_quota_stops_a_deployment_and_its_replica_set_reports_failed_create() {
+    // `pods: 3` in namespace shop, one pod there already (read back: uid, node): two of
+    // the Deployment's four pods are created, the other two refused in the quota
+    // plugin's words, and the workload reports them as its controller's FailedCreate.
+    let f = super::temp(
+        "quota.yaml",
+        "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: pod-count, namespace: shop}\nspec: {hard: {pods: '3', count/pods: '10'}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: old, namespace: shop, uid: u-old}\nspec: {nodeName: worker-a, containers: [{name: c, image: i}]}\nstatus: {phase: Running}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  replicas: 4\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: c, image: nginx}]}\n",
+    );
+    let (v, code) = simulate(&[], &["-f", &f]);
+    assert_eq!(code, 1, "{v}");
+    let refused = v["refused"].as_array().unwrap();
+    assert_eq!(refused.len(), 2, "{v}");
+    for r in refused {
+        let pod = r["pod"].as_str().unwrap();
+        assert!(pod.starts_with("web-"), "{pod}");
+        assert_eq!(
+            r["message"],
+            format!(
+                "pods \"{pod}\" is forbidden: exceeded quota: pod-count, requested: pods=1, used: pods=3, limited: pods=3"
+            )
+        );
+    }
+    let web = v["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["name"] == "web")
+        .unwrap_or_else(|| panic!("no workload web: {v}"));
+    assert_eq!(web["pods"], 2, "{web}");
+    let events: Vec<String> = web["failed_create"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap().to_string())
+        .collect();
+    let want: Vec<String> = refused
+        .iter()
+        .map(|r| format!("Error creating: {}", r["message"].as_str().unwrap()))
+        .collect();
+    assert_eq!(events, want);
+    // Placed: the pod already there and the two admitted.
+    assert_eq!(placements(&v).len(), 2, "{v}");
+}
+
+#[test]
+fn an_invalid_resource_quota_is_refused_by_itself_and_limits_nothing() {
+    let f = super::temp(
+        "bad-quota.yaml",
+        "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q}\nspec: {hard: {pods: '0', limits.pods: '1'}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: i}]}\n",
+    );
+    let (v, code) = simulate(&[], &["-f", &f]);
+    assert_eq!(code, 1, "{v}");
+    let lines = v["refused_objects"].as_array().unwrap();
+    assert_eq!(lines.len(), 2, "{v}");
+    assert!(
+        lines[0].as_str().unwrap().ends_with(
+            "resourcequota/q: spec.hard[limits.pods]: Invalid value: limits.pods: must be a standard resource type or fully qualified"
+        ),
+        "{lines:?}"
+    );
+    // Left out, the quota (pods: 0) does not refuse the pod.
+    assert!(v["refused"].as_array().is_none_or(|r| r.is_empty()), "{v}");
+    assert_eq!(placements(&v).len(), 1);
+}
+
+#[test]
+fn an_api_version_the_chosen_release_does_not_serve_yet_or_any_more_is_refused() {
+    let f = super::temp(
+        "versioned.yaml",
+        "apiVersion: flowcontrol.apiserver.k8s.io/v1\nkind: FlowSchema\nmetadata: {name: fs}\n---\napiVersion: autoscaling/v2beta2\nkind: HorizontalPodAutoscaler\nmetadata: {name: registry, namespace: kube-system}\n",
+    );
+    let (old, code) = simulate(
+        &["admission/rook-kube-registry.yaml"],
+        &["-f", &f, "--kubernetes-version", "1.25"],
+    );
+    assert_eq!(code, 1, "{old}");
+    let lines = old["refused_objects"].as_array().unwrap();
+    assert_eq!(lines.len(), 1, "{old}");
+    assert!(
+        lines[0].as_str().unwrap().ends_with(
+            "flowschema/fs: apiVersion: Invalid value: \"flowcontrol.apiserver.k8s.io/v1\": no matches for kind \"FlowSchema\" in version \"flowcontrol.apiserver.k8s.io/v1\": introduced in Kubernetes 1.29 (use flowcontrol.apiserver.k8s.io/v1beta2)"
+        ),
+        "{lines:?}"
+    );
+    let (new, _) = simulate(&["admission/rook-kube-registry.yaml"], &["-f", &f]);
+    let lines = new["refused_objects"].as_array().unwrap();
+    assert_eq!(lines.len(), 1, "{new}");
+    assert!(
+        lines[0].as_str().unwrap().ends_with(
+            "horizontalpodautoscaler/registry (namespace kube-system): apiVersion: Invalid value: \"autoscaling/v2beta2\": no matches for kind \"HorizontalPodAutoscaler\" in version \"autoscaling/v2beta2\": removed in Kubernetes 1.26 (use autoscaling/v2)"
+        ),
+        "{lines:?}"
+    );
+    // Either way, the registry's three pods are simulated.
+    assert_eq!(placements(&old).len(), 3);
+    assert_eq!(placements(&new).len(), 3);
+}
+
+#[test]
+fn pods_claiming_devices_are_noted_by_name_not_silently_placed() {
+    let f = super::temp(
+        "dra.yaml",
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: one-gpu}\nspec: {spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com}}]}}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: trainer}\nspec:\n  resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]\n  containers: [{name: c, image: i}]\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: infer}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: infer}}\n  template:\n    metadata: {labels: {app: infer}}\n    spec:\n      resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]\n      containers: [{name: c, image: i}]\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: plain}\nspec: {containers: [{name: c, image: i}]}\n",
+    );
+    let (v, code) = simulate(&[], &["-f", &f]);
+    assert_eq!(code, 0, "{v}");
+    let notes: Vec<&str> = v["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    let dra: Vec<&&str> = notes
+        .iter()
+        .filter(|n| n.contains("spec.resourceClaims: not modelled: the DynamicResources plugin"))
+        .collect();
+    assert_eq!(dra.len(), 1, "{notes:?}");
+    assert!(dra[0].contains("(3 objects: "), "{}", dra[0]);
+    assert!(dra[0].contains("pod/trainer"), "{}", dra[0]);
+    assert!(!dra[0].contains("pod/plain"), "{}", dra[0]);
+    assert!(
+        notes.iter().any(|n| n.contains(
+            "resourceclaimtemplate/one-gpu: skipped: kind ResourceClaimTemplate (resource.k8s.io/v1) is not read by the scheduler"
+        )),
+        "{notes:?}"
+    );
+    assert_eq!(placements(&v).len(), 4);
+}

@@ -126,3 +126,78 @@ fn a_yaml_snapshot_after_a_drain_leaves_the_node_and_its_pods_out_and_writes_the
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(back.status.code(), Some(0), "{}", stderr(&back));
 }
+
+/// Two static pods on c1 (one mirror owned by its Node, as the kubelet makes them; one
+/// only annotated) and a bare pod on c2.
+const STATIC_PODS: &str = r#"{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "kube-proxy-c1", "namespace": "kube-system", "uid": "m-1", "annotations": {"kubernetes.io/config.mirror": "0f1e"}, "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": "c1", "uid": "n-c1", "controller": true}]}, "spec": {"nodeName": "c1", "containers": [{"name": "c", "image": "kube-proxy"}]}, "status": {"phase": "Running"}}
+---
+{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "etcd-c1", "namespace": "kube-system", "uid": "m-2", "annotations": {"kubernetes.io/config.mirror": "9a8b"}}, "spec": {"nodeName": "c1", "containers": [{"name": "c", "image": "etcd"}]}, "status": {"phase": "Running"}}
+---
+{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "scratch", "namespace": "default", "uid": "b-1"}, "spec": {"nodeName": "c2", "containers": [{"name": "c", "image": "busybox"}]}, "status": {"phase": "Running"}}
+"#;
+
+#[test]
+fn static_pods_go_with_their_node_and_bare_pods_are_lost_not_replaced() {
+    let extra = super::temp("static-pods.yaml", STATIC_PODS);
+    let f = zones();
+    let args = |out: &'static str| {
+        vec![
+            "simulate".to_string(),
+            "-f".into(),
+            f.clone(),
+            "-f".into(),
+            extra.clone(),
+            "--lose".into(),
+            "topology.kubernetes.io/zone=zone-c".into(),
+            "-o".into(),
+            out.into(),
+        ]
+    };
+    let a = args("json");
+    let (v, _) = json(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let d = &v["drained"];
+    assert_eq!(
+        d["mirror_pods"],
+        serde_json::json!(["kube-system/kube-proxy-c1", "kube-system/etcd-c1"])
+    );
+    assert_eq!(
+        d["lost"],
+        serde_json::json!(["default/debug", "default/scratch"])
+    );
+    assert_eq!(d["daemon_pods"], serde_json::json!(["default/logs-x"]));
+    // Only the ReplicaSet's two pods are replaced: nothing recreates the others.
+    let controllers: Vec<&str> = d["workloads"]
+        .as_array()
+        .expect("workloads")
+        .iter()
+        .map(|w| w["controller"].as_str().expect("controller"))
+        .collect();
+    assert_eq!(controllers, ["replicaset/web"]);
+    assert_eq!(v["pods"].as_array().expect("pods").len(), 2, "{v}");
+    // The table says so.
+    let t = run(&a[..a.len() - 2]
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>());
+    let out = stdout(&t);
+    assert!(
+        out.contains("2 lost (no controller); 1 DaemonSet pod(s) gone with their nodes"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "2 static pod(s) gone with their nodes: kube-system/kube-proxy-c1, kube-system/etcd-c1"
+        ),
+        "{out}"
+    );
+    // The snapshot written after it holds none of them, nor any copy elsewhere.
+    let y = args("yaml");
+    let o = run(&y.iter().map(String::as_str).collect::<Vec<_>>());
+    let written = stdout(&o);
+    for gone in ["kube-proxy-c1", "etcd-c1", "scratch", "debug", "logs-x"] {
+        assert!(
+            !written.contains(&format!("name: {gone}\n")),
+            "{gone} written: {written}"
+        );
+    }
+}

@@ -94,6 +94,10 @@ pub struct WorkloadReport {
     pub constraints_from_defaults: bool,
     /// Each constraint, in the pod's order.
     pub constraints: Vec<ConstraintReport>,
+    /// Its controller's `FailedCreate` events: the pods admission refused (a
+    /// ResourceQuota exceeded, ...), in the controller's words.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failed_create: Vec<String>,
 }
 
 /// A pod the API server's admission would refuse: never created.

@@ -119,16 +119,16 @@ pub fn validate(pod: &Pod, items: &[LimitRangeItem], pod_level_resources: bool) 
 
 /// One resource's value as written and parsed.
 #[derive(Clone, Debug)]
-struct Value {
-    text: String,
-    q: Quantity,
+pub(crate) struct Value {
+    pub(crate) text: String,
+    pub(crate) q: Quantity,
 }
 
-type List = BTreeMap<String, Value>;
+pub(crate) type List = BTreeMap<String, Value>;
 
 /// A container's requests and limits, parsed (a quantity that does not parse is left
 /// out: validation refused it before admission).
-fn lists(c: &Container) -> (List, List) {
+pub(crate) fn lists(c: &Container) -> (List, List) {
     let parse = |l: Option<&BTreeMap<String, K8sQuantity>>| -> List {
         l.into_iter()
             .flatten()
@@ -153,7 +153,7 @@ fn lists(c: &Container) -> (List, List) {
 /// `PodRequests`/`PodLimits` without overhead: containers summed, sidecars added, each
 /// init container (with the sidecars before it) as a floor; then the pod-level values
 /// of cpu and memory in their place.
-fn aggregate(
+pub(crate) fn aggregate(
     spec: &k8s_openapi::api::core::v1::PodSpec,
     of: impl Fn(&Container) -> List,
     pod_level: Option<&BTreeMap<String, K8sQuantity>>,
@@ -232,7 +232,7 @@ pub(crate) fn canonical(text: &str) -> String {
 }
 
 /// `q` in canonical form, binary-suffixed when asked and exact (and not below 1024).
-fn render(q: Quantity, binary: bool) -> String {
+pub(crate) fn render(q: Quantity, binary: bool) -> String {
     let shown = q.to_string();
     let nanos: i128 = match shown.strip_suffix('n') {
         Some(n) => n.parse().unwrap_or(0),

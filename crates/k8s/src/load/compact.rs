@@ -43,6 +43,11 @@ pub struct CompactPod {
     pub preemption_policy: Option<String>,
     /// What the API server would refuse of the object (usually nothing).
     pub refusals: Vec<Refusal>,
+    /// What the ResourceQuota admission plugin counts of it.
+    pub quota: crate::admission::resource_quota::QuotaPod,
+    /// Annotated `kubernetes.io/config.mirror`: a static pod's mirror, which its node's
+    /// kubelet runs.
+    pub mirror: bool,
     /// The pod in the engine's form (interned in the [`Compactor`]'s symbols), or why
     /// it has none; moved into the snapshot when it is built, so it exists once.
     /// Boxed, so the room is given back when it is taken.
@@ -67,6 +72,8 @@ impl Clone for CompactPod {
             priority: self.priority,
             preemption_policy: self.preemption_policy.clone(),
             refusals: self.refusals.clone(),
+            quota: self.quota.clone(),
+            mirror: self.mirror,
             converted: Mutex::new(self.lock().clone()),
         }
     }
@@ -160,6 +167,11 @@ impl Compactor {
             priority: spec.and_then(|s| s.priority),
             preemption_policy: spec.and_then(|s| s.preemption_policy.clone()),
             refusals,
+            quota: crate::admission::resource_quota::QuotaPod::of(p),
+            mirror: meta
+                .annotations
+                .as_ref()
+                .is_some_and(|a| a.contains_key("kubernetes.io/config.mirror")),
             converted: Mutex::new(Some(Box::new(convert::pod_with(
                 p,
                 &mut self.symbols,

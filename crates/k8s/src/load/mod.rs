@@ -182,8 +182,9 @@ pub enum Object {
     RuntimeClass(Box<RuntimeClass>),
     /// A v1 ResourceQuota (the ResourceQuota admission plugin's limits on pods).
     ResourceQuota(Box<ResourceQuota>),
-    /// A built-in kind in an apiVersion no supported release serves (a `policy/v1beta1`
-    /// PodDisruptionBudget): not read, refused by itself (see [`removed_api`]).
+    /// A built-in kind in an apiVersion some supported release does not serve (a
+    /// `policy/v1beta1` PodDisruptionBudget, a `resource.k8s.io/v1` ResourceClaim before
+    /// 1.34): not read, refused by itself in such a release (see [`api_serving`]).
     Unserved(Box<Unserved>),
     /// A `kubescheduler.config.k8s.io/v1` KubeSchedulerConfiguration, untyped here.
     SchedulerConfiguration(Value),
@@ -278,181 +279,350 @@ impl Object {
     }
 }
 
-/// A built-in kind written in an apiVersion the API server no longer serves.
+/// A built-in kind written in an apiVersion some simulated release does not serve.
 #[derive(Clone, Debug)]
 pub struct Unserved {
     /// The kind, as the loader names it.
     pub kind: &'static str,
     /// `apiVersion` as written.
     pub api_version: String,
-    /// The release that stopped serving it, and the apiVersion that replaced it.
-    pub removed: RemovedApi,
+    /// The releases that serve it, and the apiVersion to use outside them.
+    pub served: ServedApi,
     /// Its metadata (what of it reads).
     pub metadata: ObjectMeta,
 }
 
-/// When an apiVersion of a kind was removed, and what serves the kind since.
+/// Which releases serve an apiVersion of a kind by default, and what to use outside them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RemovedApi {
-    /// The Kubernetes minor release (1.x) that stopped serving it.
-    pub removed_in: u32,
-    /// The apiVersion to use instead.
+pub struct ServedApi {
+    /// The first minor release (1.x) that serves it; 0 when every simulated one does.
+    pub introduced_in: u32,
+    /// The minor release that stopped serving it, if one did.
+    pub removed_in: Option<u32>,
+    /// The apiVersion to use instead (empty when no other is served by default).
     pub replacement: &'static str,
 }
 
-/// Built-in kinds' apiVersions removed up to Kubernetes 1.25, the oldest release
-/// topospread simulates, so none it simulates serves them (the deprecated API migration
-/// guide, kubernetes.io/docs/reference/using-api/deprecation-guide): (apiVersion, kind,
-/// removed in 1.x, replacement).
-const REMOVED_APIS: &[(&str, &str, u32, &str)] = &[
-    ("extensions/v1beta1", "Deployment", 16, "apps/v1"),
-    ("extensions/v1beta1", "DaemonSet", 16, "apps/v1"),
-    ("extensions/v1beta1", "ReplicaSet", 16, "apps/v1"),
+impl ServedApi {
+    /// Whether release 1.`minor` serves it.
+    pub fn served_in(&self, minor: u32) -> bool {
+        minor >= self.introduced_in && self.removed_in.is_none_or(|r| minor < r)
+    }
+
+    /// Whether some release topospread simulates serves it.
+    pub fn ever_served(&self) -> bool {
+        (topospread::version::OLDEST_MINOR..=topospread::version::NEWEST_MINOR)
+            .any(|m| self.served_in(m))
+    }
+}
+
+/// Built-in kinds' apiVersions that some release topospread simulates (1.25 to 1.38) does
+/// not serve by default: (apiVersion, kind, first release serving it (0: before 1.25),
+/// release that stopped serving it, what to use outside those). Removals follow the
+/// deprecated API migration guide (kubernetes.io/docs/reference/using-api/deprecation-guide);
+/// introductions its "available since", or the release whose OpenAPI specification first
+/// holds the GA version (k8s-openapi's `v1_34` holds `resource.k8s.io/v1` and
+/// `storage.k8s.io/v1` VolumeAttributesClass, its `v1_33` neither).
+const VERSIONED_APIS: &[(&str, &str, u32, Option<u32>, &str)] = &[
+    ("extensions/v1beta1", "Deployment", 0, Some(16), "apps/v1"),
+    ("extensions/v1beta1", "DaemonSet", 0, Some(16), "apps/v1"),
+    ("extensions/v1beta1", "ReplicaSet", 0, Some(16), "apps/v1"),
     (
         "extensions/v1beta1",
         "NetworkPolicy",
-        16,
+        0,
+        Some(16),
         "networking.k8s.io/v1",
     ),
     (
         "extensions/v1beta1",
         "PodSecurityPolicy",
-        16,
+        0,
+        Some(16),
         "policy/v1beta1",
     ),
-    ("apps/v1beta1", "Deployment", 16, "apps/v1"),
-    ("apps/v1beta1", "StatefulSet", 16, "apps/v1"),
-    ("apps/v1beta2", "Deployment", 16, "apps/v1"),
-    ("apps/v1beta2", "DaemonSet", 16, "apps/v1"),
-    ("apps/v1beta2", "ReplicaSet", 16, "apps/v1"),
-    ("apps/v1beta2", "StatefulSet", 16, "apps/v1"),
-    ("extensions/v1beta1", "Ingress", 22, "networking.k8s.io/v1"),
+    ("apps/v1beta1", "Deployment", 0, Some(16), "apps/v1"),
+    ("apps/v1beta1", "StatefulSet", 0, Some(16), "apps/v1"),
+    ("apps/v1beta2", "Deployment", 0, Some(16), "apps/v1"),
+    ("apps/v1beta2", "DaemonSet", 0, Some(16), "apps/v1"),
+    ("apps/v1beta2", "ReplicaSet", 0, Some(16), "apps/v1"),
+    ("apps/v1beta2", "StatefulSet", 0, Some(16), "apps/v1"),
+    (
+        "extensions/v1beta1",
+        "Ingress",
+        0,
+        Some(22),
+        "networking.k8s.io/v1",
+    ),
     (
         "networking.k8s.io/v1beta1",
         "Ingress",
-        22,
+        0,
+        Some(22),
         "networking.k8s.io/v1",
     ),
     (
         "networking.k8s.io/v1beta1",
         "IngressClass",
-        22,
+        0,
+        Some(22),
         "networking.k8s.io/v1",
     ),
     (
         "scheduling.k8s.io/v1beta1",
         "PriorityClass",
-        22,
+        0,
+        Some(22),
         "scheduling.k8s.io/v1",
     ),
     (
         "scheduling.k8s.io/v1alpha1",
         "PriorityClass",
-        22,
+        0,
+        Some(22),
         "scheduling.k8s.io/v1",
     ),
     (
         "rbac.authorization.k8s.io/v1beta1",
         "ClusterRole",
-        22,
+        0,
+        Some(22),
         "rbac.authorization.k8s.io/v1",
     ),
     (
         "rbac.authorization.k8s.io/v1beta1",
         "ClusterRoleBinding",
-        22,
+        0,
+        Some(22),
         "rbac.authorization.k8s.io/v1",
     ),
     (
         "rbac.authorization.k8s.io/v1beta1",
         "Role",
-        22,
+        0,
+        Some(22),
         "rbac.authorization.k8s.io/v1",
     ),
     (
         "rbac.authorization.k8s.io/v1beta1",
         "RoleBinding",
-        22,
+        0,
+        Some(22),
         "rbac.authorization.k8s.io/v1",
     ),
     (
         "apiextensions.k8s.io/v1beta1",
         "CustomResourceDefinition",
-        22,
+        0,
+        Some(22),
         "apiextensions.k8s.io/v1",
     ),
     (
         "admissionregistration.k8s.io/v1beta1",
         "MutatingWebhookConfiguration",
-        22,
+        0,
+        Some(22),
         "admissionregistration.k8s.io/v1",
     ),
     (
         "admissionregistration.k8s.io/v1beta1",
         "ValidatingWebhookConfiguration",
-        22,
+        0,
+        Some(22),
         "admissionregistration.k8s.io/v1",
     ),
     (
         "apiregistration.k8s.io/v1beta1",
         "APIService",
-        22,
+        0,
+        Some(22),
         "apiregistration.k8s.io/v1",
     ),
     (
         "coordination.k8s.io/v1beta1",
         "Lease",
-        22,
+        0,
+        Some(22),
         "coordination.k8s.io/v1",
     ),
     (
         "storage.k8s.io/v1beta1",
         "CSIDriver",
-        22,
+        0,
+        Some(22),
         "storage.k8s.io/v1",
     ),
-    ("storage.k8s.io/v1beta1", "CSINode", 22, "storage.k8s.io/v1"),
+    (
+        "storage.k8s.io/v1beta1",
+        "CSINode",
+        0,
+        Some(22),
+        "storage.k8s.io/v1",
+    ),
     (
         "storage.k8s.io/v1beta1",
         "StorageClass",
-        22,
+        0,
+        Some(22),
         "storage.k8s.io/v1",
     ),
     (
         "storage.k8s.io/v1beta1",
         "VolumeAttachment",
-        22,
+        0,
+        Some(22),
         "storage.k8s.io/v1",
     ),
-    ("batch/v1beta1", "CronJob", 25, "batch/v1"),
+    ("batch/v1beta1", "CronJob", 0, Some(25), "batch/v1"),
     (
         "discovery.k8s.io/v1beta1",
         "EndpointSlice",
-        25,
+        0,
+        Some(25),
         "discovery.k8s.io/v1",
     ),
-    ("events.k8s.io/v1beta1", "Event", 25, "events.k8s.io/v1"),
+    (
+        "events.k8s.io/v1beta1",
+        "Event",
+        0,
+        Some(25),
+        "events.k8s.io/v1",
+    ),
     (
         "autoscaling/v2beta1",
         "HorizontalPodAutoscaler",
-        25,
+        0,
+        Some(25),
         "autoscaling/v2",
     ),
-    ("policy/v1beta1", "PodDisruptionBudget", 25, "policy/v1"),
-    ("policy/v1beta1", "PodSecurityPolicy", 25, "(none: removed)"),
-    ("node.k8s.io/v1beta1", "RuntimeClass", 25, "node.k8s.io/v1"),
+    (
+        "policy/v1beta1",
+        "PodDisruptionBudget",
+        0,
+        Some(25),
+        "policy/v1",
+    ),
+    (
+        "policy/v1beta1",
+        "PodSecurityPolicy",
+        0,
+        Some(25),
+        "(none: removed)",
+    ),
+    (
+        "node.k8s.io/v1beta1",
+        "RuntimeClass",
+        0,
+        Some(25),
+        "node.k8s.io/v1",
+    ),
+    // Removed after 1.25: served by the releases before (deprecation guide, "v1.26",
+    // "v1.27", "v1.29", "v1.32").
+    (
+        "flowcontrol.apiserver.k8s.io/v1beta1",
+        "FlowSchema",
+        0,
+        Some(26),
+        "flowcontrol.apiserver.k8s.io/v1beta3",
+    ),
+    (
+        "flowcontrol.apiserver.k8s.io/v1beta1",
+        "PriorityLevelConfiguration",
+        0,
+        Some(26),
+        "flowcontrol.apiserver.k8s.io/v1beta3",
+    ),
+    (
+        "autoscaling/v2beta2",
+        "HorizontalPodAutoscaler",
+        0,
+        Some(26),
+        "autoscaling/v2",
+    ),
+    (
+        "storage.k8s.io/v1beta1",
+        "CSIStorageCapacity",
+        0,
+        Some(27),
+        "storage.k8s.io/v1",
+    ),
+    (
+        "flowcontrol.apiserver.k8s.io/v1beta2",
+        "FlowSchema",
+        0,
+        Some(29),
+        "flowcontrol.apiserver.k8s.io/v1",
+    ),
+    (
+        "flowcontrol.apiserver.k8s.io/v1beta2",
+        "PriorityLevelConfiguration",
+        0,
+        Some(29),
+        "flowcontrol.apiserver.k8s.io/v1",
+    ),
+    // Introduced after 1.25 (the guide's "available since"; for the others, the first
+    // release whose OpenAPI specification holds the GA version), then removed or not.
+    (
+        "flowcontrol.apiserver.k8s.io/v1beta3",
+        "FlowSchema",
+        26,
+        Some(32),
+        "flowcontrol.apiserver.k8s.io/v1",
+    ),
+    (
+        "flowcontrol.apiserver.k8s.io/v1beta3",
+        "PriorityLevelConfiguration",
+        26,
+        Some(32),
+        "flowcontrol.apiserver.k8s.io/v1",
+    ),
+    (
+        "flowcontrol.apiserver.k8s.io/v1",
+        "FlowSchema",
+        29,
+        None,
+        "flowcontrol.apiserver.k8s.io/v1beta2",
+    ),
+    (
+        "flowcontrol.apiserver.k8s.io/v1",
+        "PriorityLevelConfiguration",
+        29,
+        None,
+        "flowcontrol.apiserver.k8s.io/v1beta2",
+    ),
+    (
+        "admissionregistration.k8s.io/v1",
+        "ValidatingAdmissionPolicy",
+        30,
+        None,
+        "",
+    ),
+    (
+        "admissionregistration.k8s.io/v1",
+        "ValidatingAdmissionPolicyBinding",
+        30,
+        None,
+        "",
+    ),
+    ("networking.k8s.io/v1", "ServiceCIDR", 33, None, ""),
+    ("networking.k8s.io/v1", "IPAddress", 33, None, ""),
+    ("resource.k8s.io/v1", "DeviceClass", 34, None, ""),
+    ("resource.k8s.io/v1", "ResourceClaim", 34, None, ""),
+    ("resource.k8s.io/v1", "ResourceClaimTemplate", 34, None, ""),
+    ("resource.k8s.io/v1", "ResourceSlice", 34, None, ""),
+    ("storage.k8s.io/v1", "VolumeAttributesClass", 34, None, ""),
 ];
 
-/// The removal of `kind` in `api_version`, when no release topospread simulates serves
-/// it.
-pub fn removed_api(kind: &str, api_version: &str) -> Option<(&'static str, RemovedApi)> {
-    REMOVED_APIS
+/// Which releases serve `kind` in `api_version`, when not every simulated release does.
+pub fn api_serving(kind: &str, api_version: &str) -> Option<(&'static str, ServedApi)> {
+    VERSIONED_APIS
         .iter()
-        .find(|(v, k, _, _)| *v == api_version && *k == kind)
-        .map(|&(_, k, removed_in, replacement)| {
+        .find(|(v, k, _, _, _)| *v == api_version && *k == kind)
+        .map(|&(_, k, introduced_in, removed_in, replacement)| {
             (
                 k,
-                RemovedApi {
+                ServedApi {
+                    introduced_in,
                     removed_in,
                     replacement,
                 },
@@ -733,18 +903,25 @@ pub fn parse_object(value: &Value, source: Source, out: &mut Manifests) -> Resul
         .unwrap_or("")
         .to_string();
     let what = object_name(kind, value);
-    if let Some((kind, removed)) = removed_api(kind, &api_version) {
-        // Only its metadata is read (leniently: the rest is the old schema).
+    if let Some((kind, served)) = api_serving(kind, &api_version) {
+        // Only its metadata is read (leniently: the rest is another release's schema).
         let metadata = value
             .get("metadata")
             .and_then(|m| serde_json::from_value::<ObjectMeta>(m.clone()).ok())
             .unwrap_or_default();
+        if served.ever_served() {
+            // Where it is served, it is a kind like any other the scheduler does not read.
+            let message =
+                format!("skipped: kind {kind} ({api_version}) is not read by the scheduler");
+            out.skipped
+                .push(Note::new(format!("{}: {what}", source.file), message));
+        }
         out.objects.push(Loaded {
             source,
             object: Object::Unserved(Box::new(Unserved {
                 kind,
                 api_version,
-                removed,
+                served,
                 metadata,
             })),
         });

@@ -83,13 +83,17 @@ pub fn validate_objects_with(objects: &[Loaded], features: &ApiServerFeatures) -
             continue;
         };
         if let Object::Unserved(u) = &l.object {
-            // Nothing else of it is read: the API version alone refuses it.
+            // Nothing else of it is read: the API version alone refuses it, in a
+            // release that does not serve it.
+            if u.served.served_in(features.release) {
+                continue;
+            }
             out.push(Refusal {
                 source: l.source.clone(),
                 kind: u.kind,
                 namespace: meta.namespace.clone(),
                 name: meta.name.clone(),
-                error: unserved(u),
+                error: unserved(u, features.release),
                 object_only: true,
             });
             continue;
@@ -124,15 +128,25 @@ pub fn validate_objects_with(objects: &[Loaded], features: &ApiServerFeatures) -
     out
 }
 
-/// The refusal of an object in an apiVersion no simulated release serves, in
-/// kubectl's words, naming the release that removed it.
-fn unserved(u: &crate::load::Unserved) -> FieldError {
+/// The refusal of an object in an apiVersion release 1.`minor` does not serve, in
+/// kubectl's words, naming the release that removed it or that introduces it.
+fn unserved(u: &crate::load::Unserved, minor: u32) -> FieldError {
+    let s = &u.served;
+    let when = match s.removed_in {
+        Some(r) if minor >= r => format!("removed in Kubernetes 1.{r}"),
+        _ => format!("introduced in Kubernetes 1.{}", s.introduced_in),
+    };
+    let instead = if s.replacement.is_empty() {
+        String::new()
+    } else {
+        format!(" (use {})", s.replacement)
+    };
     FieldError::invalid(
         &FieldPath::new("apiVersion"),
         u.api_version.as_str(),
         format!(
-            "no matches for kind \"{}\" in version \"{}\": removed in Kubernetes 1.{} (use {})",
-            u.kind, u.api_version, u.removed.removed_in, u.removed.replacement
+            "no matches for kind \"{}\" in version \"{}\": {when}{instead}",
+            u.kind, u.api_version
         ),
     )
 }
@@ -589,6 +603,40 @@ mod tests {
             refusals[0].to_string(),
             "chart.yaml: poddisruptionbudget/db (namespace prod): apiVersion: Invalid value: \"policy/v1beta1\": no matches for kind \"PodDisruptionBudget\" in version \"policy/v1beta1\": removed in Kubernetes 1.25 (use policy/v1)"
         );
+    }
+
+    #[test]
+    fn api_versions_removed_or_introduced_after_1_25_depend_on_the_release() {
+        let m = crate::load::parse_manifests(
+            "apiVersion: autoscaling/v2beta2\nkind: HorizontalPodAutoscaler\nmetadata: {name: web}\n---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: gpu}\n",
+            "a.yaml",
+        )
+        .expect("loads");
+        let at = |release| {
+            let features = ApiServerFeatures {
+                release,
+                ..ApiServerFeatures::default()
+            };
+            validate_objects_with(&m.objects, &features)
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            at(25),
+            [
+                "a.yaml: resourceclaim/gpu: apiVersion: Invalid value: \"resource.k8s.io/v1\": no matches for kind \"ResourceClaim\" in version \"resource.k8s.io/v1\": introduced in Kubernetes 1.34"
+            ]
+        );
+        assert_eq!(
+            at(34),
+            [
+                "a.yaml: horizontalpodautoscaler/web: apiVersion: Invalid value: \"autoscaling/v2beta2\": no matches for kind \"HorizontalPodAutoscaler\" in version \"autoscaling/v2beta2\": removed in Kubernetes 1.26 (use autoscaling/v2)"
+            ]
+        );
+        assert_eq!(at(26).len(), 2);
+        // Served somewhere, each is also skipped as a kind the scheduler does not read.
+        assert_eq!(m.skipped.len(), 2);
     }
 
     #[test]

@@ -36,14 +36,17 @@ pub struct ApiServerFeatures {
     pub match_label_keys_in_pod_topology_spread: bool,
     /// `MatchLabelKeysInPodTopologySpreadSelectorMerge` (beta since v1.34, on by default).
     pub match_label_keys_in_pod_topology_spread_selector_merge: bool,
+    /// The release's minor version (1.x): which apiVersions it serves.
+    pub release: u32,
 }
 
 impl Default for ApiServerFeatures {
-    /// The defaults of current Kubernetes: both gates on.
+    /// The defaults of current Kubernetes: both gates on, the newest release.
     fn default() -> Self {
         Self {
             match_label_keys_in_pod_topology_spread: true,
             match_label_keys_in_pod_topology_spread_selector_merge: true,
+            release: topospread::version::NEWEST_MINOR,
         }
     }
 }
@@ -56,6 +59,7 @@ impl ApiServerFeatures {
                 .enabled("MatchLabelKeysInPodTopologySpread"),
             match_label_keys_in_pod_topology_spread_selector_merge: gates
                 .enabled("MatchLabelKeysInPodTopologySpreadSelectorMerge"),
+            release: gates.version().minor,
         }
     }
 

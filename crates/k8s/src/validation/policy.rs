@@ -1,24 +1,28 @@
 //! The API server's validation of the objects admission plugins read: LimitRange
 //! (`pkg/apis/core/validation` `ValidateLimitRange`, on the items as defaulted by
-//! `SetDefaults_LimitRangeItem`) and RuntimeClass (`pkg/apis/node/validation`
-//! `ValidateRuntimeClass`). RULES.md §6. An object refused here is left out by itself.
+//! `SetDefaults_LimitRangeItem`), RuntimeClass (`pkg/apis/node/validation`
+//! `ValidateRuntimeClass`) and ResourceQuota (`ValidateResourceQuota`). RULES.md §6. An
+//! object refused here is left out by itself.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::LimitRange;
+use k8s_openapi::api::core::v1::{LimitRange, ResourceQuota, ScopeSelector};
 use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 use topospread::api::quantity::Quantity;
-use topospread::validation::{ErrorType, FieldError, FieldPath, validate_labels};
+use topospread::validation::{
+    ErrorType, FieldError, FieldPath, go_quote, is_qualified_name, validate_labels,
+};
 
 use crate::admission::limit_range::{canonical, defaulted_items};
 use crate::load::Object;
 
-/// Every error of a LimitRange or RuntimeClass (empty for other kinds).
+/// Every error of a LimitRange, RuntimeClass or ResourceQuota (empty for other kinds).
 pub(crate) fn validate_policy_object(object: &Object) -> Vec<FieldError> {
     match object {
         Object::LimitRange(lr) => validate_limit_range(lr),
         Object::RuntimeClass(rc) => validate_runtime_class(rc),
+        Object::ResourceQuota(rq) => validate_resource_quota(rq),
         _ => Vec::new(),
     }
 }
@@ -276,6 +280,336 @@ fn validate_runtime_class(rc: &RuntimeClass) -> Vec<FieldError> {
     errs
 }
 
+/// `standardResources` (`helper.IsStandardResourceName`, hugepages aside).
+const STANDARD_RESOURCES: &[&str] = &[
+    "cpu",
+    "memory",
+    "ephemeral-storage",
+    "requests.cpu",
+    "requests.memory",
+    "requests.ephemeral-storage",
+    "limits.cpu",
+    "limits.memory",
+    "limits.ephemeral-storage",
+    "pods",
+    "resourcequotas",
+    "services",
+    "replicationcontrollers",
+    "secrets",
+    "configmaps",
+    "persistentvolumeclaims",
+    "storage",
+    "requests.storage",
+    "services.nodeports",
+    "services.loadbalancers",
+];
+
+/// `standardQuotaResources` (`helper.IsStandardQuotaResourceName`, hugepages aside).
+const STANDARD_QUOTA_RESOURCES: &[&str] = &[
+    "cpu",
+    "memory",
+    "ephemeral-storage",
+    "requests.cpu",
+    "requests.memory",
+    "requests.storage",
+    "requests.ephemeral-storage",
+    "limits.cpu",
+    "limits.memory",
+    "limits.ephemeral-storage",
+    "pods",
+    "resourcequotas",
+    "services",
+    "replicationcontrollers",
+    "secrets",
+    "persistentvolumeclaims",
+    "configmaps",
+    "services.nodeports",
+    "services.loadbalancers",
+];
+
+/// `integerResources`: object counts, which cannot be fractional.
+const INTEGER_RESOURCES: &[&str] = &[
+    "pods",
+    "resourcequotas",
+    "services",
+    "replicationcontrollers",
+    "secrets",
+    "configmaps",
+    "persistentvolumeclaims",
+    "services.nodeports",
+    "services.loadbalancers",
+];
+
+/// The scopes a quota may name (`IsStandardResourceQuotaScope`).
+const QUOTA_SCOPES: &[&str] = &[
+    "Terminating",
+    "NotTerminating",
+    "BestEffort",
+    "NotBestEffort",
+    "PriorityClass",
+    "CrossNamespacePodAffinity",
+];
+
+/// `helper.IsExtendedResourceName`: outside the `kubernetes.io` domains, not a
+/// `requests.` quota name, and a qualified name once prefixed with `requests.`.
+fn is_extended_resource(name: &str) -> bool {
+    let native = !name.contains('/') || name.contains("kubernetes.io/");
+    !native
+        && !name.starts_with("requests.")
+        && is_qualified_name(&format!("requests.{name}")).is_empty()
+}
+
+fn is_quota_hugepages(name: &str) -> bool {
+    name.starts_with("hugepages-") || name.starts_with("requests.hugepages-")
+}
+
+fn is_standard_quota_resource(name: &str) -> bool {
+    STANDARD_QUOTA_RESOURCES.contains(&name) || is_quota_hugepages(name)
+}
+
+/// `IsResourceQuotaScopeValidForResource`: which resources a scope may limit.
+fn scope_valid_for(scope: &str, resource: &str) -> bool {
+    const COMPUTE: &[&str] = &[
+        "cpu",
+        "memory",
+        "limits.cpu",
+        "limits.memory",
+        "requests.cpu",
+        "requests.memory",
+    ];
+    match scope {
+        "Terminating"
+        | "NotTerminating"
+        | "NotBestEffort"
+        | "PriorityClass"
+        | "CrossNamespacePodAffinity" => resource == "pods" || COMPUTE.contains(&resource),
+        "BestEffort" => resource == "pods",
+        _ => true,
+    }
+}
+
+/// An error whose value Go prints with `%#v` or a `String()` method: as given, unquoted.
+fn raw(kind: ErrorType, path: &FieldPath, value: String, detail: &str) -> FieldError {
+    FieldError {
+        field: path.to_string(),
+        kind,
+        bad_value: Some(value),
+        detail: detail.to_string(),
+        origin: None,
+    }
+}
+
+/// Go's `%#v` of a `[]string` (or of a slice of a string type, named `ty`).
+fn go_slice(ty: &str, values: Option<&Vec<String>>) -> String {
+    match values {
+        None => format!("{ty}(nil)"),
+        Some(v) => {
+            let quoted: Vec<String> = v.iter().map(|s| go_quote(s)).collect();
+            format!("{ty}{{{}}}", quoted.join(", "))
+        }
+    }
+}
+
+/// Go's `%#v` of a `core.ScopeSelector`, as an error prints the selector.
+fn go_scope_selector(s: &ScopeSelector) -> String {
+    let items: Vec<String> = s
+        .match_expressions
+        .iter()
+        .flatten()
+        .map(|e| {
+            format!(
+                "core.ScopedResourceSelectorRequirement{{ScopeName:{}, Operator:{}, Values:{}}}",
+                go_quote(&e.scope_name),
+                go_quote(&e.operator),
+                go_slice("[]string", e.values.as_ref())
+            )
+        })
+        .collect();
+    let list = match &s.match_expressions {
+        None => "[]core.ScopedResourceSelectorRequirement(nil)".to_string(),
+        Some(_) => format!(
+            "[]core.ScopedResourceSelectorRequirement{{{}}}",
+            items.join(", ")
+        ),
+    };
+    format!("core.ScopeSelector{{MatchExpressions:{list}}}")
+}
+
+/// `ValidateResourceQuotaResourceName` and `ValidateResourceQuantityValue` on one
+/// entry of `hard` or `used`.
+fn validate_quota_entry(path: &FieldPath, name: &str, q: &K8sQuantity) -> Vec<FieldError> {
+    let mut errs: Vec<FieldError> = is_qualified_name(name)
+        .into_iter()
+        .map(|m| raw(ErrorType::Invalid, path, name.to_string(), &m))
+        .collect();
+    let unprefixed = !name.contains('/');
+    if errs.is_empty()
+        && unprefixed
+        && !(STANDARD_RESOURCES.contains(&name) || is_quota_hugepages(name))
+    {
+        errs.push(raw(
+            ErrorType::Invalid,
+            path,
+            name.to_string(),
+            "must be a standard resource type or fully qualified",
+        ));
+    }
+    if unprefixed && !is_standard_quota_resource(name) {
+        errs.push(raw(
+            ErrorType::Invalid,
+            path,
+            name.to_string(),
+            "must be a standard resource for quota",
+        ));
+    }
+    if let Ok(v) = Quantity::parse(&q.0) {
+        if v.signum() < 0 {
+            errs.push(FieldError::invalid(
+                path,
+                canonical(&q.0),
+                "must be greater than or equal to 0",
+            ));
+        }
+        let integer = INTEGER_RESOURCES.contains(&name) || is_extended_resource(name);
+        if integer && v.milli_value() % 1000 != 0 {
+            errs.push(value(path, q, "must be an integer".into()));
+        }
+    }
+    errs
+}
+
+/// `ValidateResourceQuota` (after the metadata): `spec.hard`, `spec.scopes`,
+/// `spec.scopeSelector`, then `status.hard` and `status.used`.
+fn validate_resource_quota(rq: &ResourceQuota) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let spec_path = FieldPath::new("spec");
+    let spec = rq.spec.clone().unwrap_or_default();
+    let hard = spec.hard.clone().unwrap_or_default();
+    for (k, q) in &hard {
+        errs.extend(validate_quota_entry(&spec_path.child("hard").key(k), k, q));
+    }
+    let conflicting = |set: &BTreeSet<&str>| {
+        [
+            ("BestEffort", "NotBestEffort"),
+            ("Terminating", "NotTerminating"),
+        ]
+        .iter()
+        .filter(|(a, b)| set.contains(a) && set.contains(b))
+        .count()
+    };
+    if let Some(scopes) = spec.scopes.as_ref().filter(|s| !s.is_empty()) {
+        let path = spec_path.child("scopes");
+        let shown = go_slice("[]core.ResourceQuotaScope", Some(scopes));
+        let mut set = BTreeSet::new();
+        for scope in scopes {
+            if !QUOTA_SCOPES.contains(&scope.as_str()) {
+                errs.push(raw(
+                    ErrorType::Invalid,
+                    &path,
+                    shown.clone(),
+                    "unsupported scope",
+                ));
+            }
+            for k in hard.keys() {
+                if is_standard_quota_resource(k) && !scope_valid_for(scope, k) {
+                    errs.push(raw(
+                        ErrorType::Invalid,
+                        &path,
+                        shown.clone(),
+                        "unsupported scope applied to resource",
+                    ));
+                }
+            }
+            set.insert(scope.as_str());
+        }
+        for _ in 0..conflicting(&set) {
+            errs.push(raw(
+                ErrorType::Invalid,
+                &path,
+                shown.clone(),
+                "conflicting scopes",
+            ));
+        }
+    }
+    if let Some(selector) = spec.scope_selector.as_ref() {
+        let path = spec_path.child("scopeSelector").child("matchExpressions");
+        let shown = go_scope_selector(selector);
+        let mut set = BTreeSet::new();
+        for req in selector.match_expressions.iter().flatten() {
+            let scope = req.scope_name.as_str();
+            if !QUOTA_SCOPES.contains(&scope) {
+                errs.push(FieldError::invalid(
+                    &path.child("scopeName"),
+                    scope,
+                    "unsupported scope",
+                ));
+            }
+            for k in hard.keys() {
+                if is_standard_quota_resource(k) && !scope_valid_for(scope, k) {
+                    errs.push(raw(
+                        ErrorType::Invalid,
+                        &path,
+                        shown.clone(),
+                        "unsupported scope applied to resource",
+                    ));
+                }
+            }
+            let exists_only = matches!(
+                scope,
+                "BestEffort"
+                    | "NotBestEffort"
+                    | "Terminating"
+                    | "NotTerminating"
+                    | "CrossNamespacePodAffinity"
+            );
+            if exists_only && req.operator != "Exists" {
+                errs.push(FieldError::invalid(
+                    &path.child("operator"),
+                    req.operator.as_str(),
+                    "must be 'Exist' when scope is any of ResourceQuotaScopeTerminating, ResourceQuotaScopeNotTerminating, ResourceQuotaScopeBestEffort, ResourceQuotaScopeNotBestEffort or ResourceQuotaScopeCrossNamespacePodAffinity",
+                ));
+            }
+            let values = req.values.as_ref().filter(|v| !v.is_empty());
+            match req.operator.as_str() {
+                "In" | "NotIn" if values.is_none() => errs.push(FieldError::required(
+                    &path.child("values"),
+                    "must be at least one value when `operator` is 'In' or 'NotIn' for scope selector",
+                )),
+                "Exists" | "DoesNotExist" if values.is_some() => errs.push(raw(
+                    ErrorType::Invalid,
+                    &path.child("values"),
+                    go_slice("[]string", req.values.as_ref()),
+                    "must be no value when `operator` is 'Exist' or 'DoesNotExist' for scope selector",
+                )),
+                "In" | "NotIn" | "Exists" | "DoesNotExist" => {}
+                _ => errs.push(FieldError::invalid(
+                    &path.child("operator"),
+                    req.operator.as_str(),
+                    "not a valid selector operator",
+                )),
+            }
+            set.insert(scope);
+        }
+        for _ in 0..conflicting(&set) {
+            errs.push(raw(
+                ErrorType::Invalid,
+                &path,
+                shown.clone(),
+                "conflicting scopes",
+            ));
+        }
+    }
+    let status_path = FieldPath::new("status");
+    if let Some(status) = rq.status.as_ref() {
+        for (field, list) in [("hard", &status.hard), ("used", &status.used)] {
+            for (k, q) in list.iter().flatten() {
+                errs.extend(validate_quota_entry(&status_path.child(field).key(k), k, q));
+            }
+        }
+    }
+    errs
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -304,6 +638,39 @@ mod tests {
                 "spec.limits[1].default: Forbidden: may not be specified when `type` is 'Pod'",
                 "spec.limits[2].type: Duplicate value: \"Container\"",
             ]
+        );
+    }
+
+    #[test]
+    fn resource_quota_names_values_and_scopes() {
+        let got = errors(
+            "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q}\nspec:\n  hard: {limits.pods: '2', pods: 1500m, requests.cpu: '-1', count/pods: '3'}\n  scopes: [BestEffort, NotBestEffort]\n",
+        );
+        assert_eq!(
+            got,
+            [
+                "spec.hard[limits.pods]: Invalid value: limits.pods: must be a standard resource type or fully qualified",
+                "spec.hard[limits.pods]: Invalid value: limits.pods: must be a standard resource for quota",
+                "spec.hard[pods]: Invalid value: 1500m: must be an integer",
+                "spec.hard[requests.cpu]: Invalid value: \"-1\": must be greater than or equal to 0",
+                "spec.scopes: Invalid value: []core.ResourceQuotaScope{\"BestEffort\", \"NotBestEffort\"}: unsupported scope applied to resource",
+                "spec.scopes: Invalid value: []core.ResourceQuotaScope{\"BestEffort\", \"NotBestEffort\"}: conflicting scopes",
+            ]
+        );
+        let got = errors(
+            "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q}\nspec:\n  hard: {pods: '2'}\n  scopeSelector:\n    matchExpressions:\n    - {scopeName: Terminating, operator: In, values: [x]}\n    - {scopeName: PriorityClass, operator: In}\n    - {scopeName: Nope, operator: Exists}\n",
+        );
+        assert_eq!(
+            got,
+            [
+                "spec.scopeSelector.matchExpressions.operator: Invalid value: \"In\": must be 'Exist' when scope is any of ResourceQuotaScopeTerminating, ResourceQuotaScopeNotTerminating, ResourceQuotaScopeBestEffort, ResourceQuotaScopeNotBestEffort or ResourceQuotaScopeCrossNamespacePodAffinity",
+                "spec.scopeSelector.matchExpressions.values: Required value: must be at least one value when `operator` is 'In' or 'NotIn' for scope selector",
+                "spec.scopeSelector.matchExpressions.scopeName: Invalid value: \"Nope\": unsupported scope",
+            ]
+        );
+        assert!(
+            errors("apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q}\nspec:\n  hard: {pods: '10', requests.nvidia.com/gpu: '4', limits.memory: 2Gi}\n  scopeSelector:\n    matchExpressions: [{scopeName: PriorityClass, operator: In, values: [high]}]\n")
+                .is_empty()
         );
     }
 

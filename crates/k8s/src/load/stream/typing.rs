@@ -3,7 +3,7 @@
 //! serde-saphyr; `None` on any error or unknown field, for the thorough reader to explain.
 
 use super::piece::Piece;
-use crate::load::{Object, builtin, drop_unread, removed_api, yaml_json, yaml_options};
+use crate::load::{Object, api_serving, builtin, drop_unread, yaml_json, yaml_options};
 use serde::de::DeserializeOwned;
 
 /// An object's `kind` and `apiVersion`, read without typing the rest.
@@ -76,7 +76,7 @@ pub(super) fn prepare(piece: &Piece) -> (Option<Head>, Option<Object>) {
 /// nothing reads; `None` when it is not one or does not type.
 pub(super) fn typed_object(piece: &Piece, head: &Head) -> Option<Object> {
     let (kind, api_version) = (head.kind.as_deref()?, head.api_version.as_deref()?);
-    if !builtin(kind, api_version) || removed_api(kind, api_version).is_some() {
+    if !builtin(kind, api_version) || api_serving(kind, api_version).is_some() {
         return None;
     }
     let mut object = fast(piece, kind)?;
