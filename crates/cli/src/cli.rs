@@ -90,6 +90,17 @@ pub(crate) struct RebalanceArgs {
     /// Descheduler strategy: balance ScheduleAnyway constraints too.
     #[arg(long)]
     pub(crate) include_schedule_anyway: bool,
+    /// Descheduler strategy: its `topologyBalanceNodeFit: false` (evict pods that fit
+    /// no node of a below-average domain too).
+    #[arg(long)]
+    pub(crate) no_topology_balance_node_fit: bool,
+    /// Descheduler strategy: the default evictor's `nodeFit: true` (evict only pods
+    /// that fit some other node).
+    #[arg(long)]
+    pub(crate) node_fit: bool,
+    /// Descheduler strategy: its `namespaces.exclude` (repeatable).
+    #[arg(long, value_name = "NAMESPACE")]
+    pub(crate) exclude_namespace: Vec<String>,
     /// Plan a scale-down instead: `deployment/web=3` (also replicaset/NAME,
     /// replicationcontroller/NAME); prints the pod-deletion-cost annotations.
     #[arg(long, value_name = "KIND/NAME=N")]

@@ -531,11 +531,30 @@ pub fn cluster_yaml(
     for (victim, replacement) in preempted {
         evicted.insert(victim, *replacement);
     }
-    let node_of = |pod: &k8s_openapi::api::core::v1::Pod| -> Option<String> {
+    // Where the snapshot has the pod: on a node, or held unbound (a replacement that
+    // stayed Pending), which is written as pending: no nodeName, phase Pending.
+    let place = |pod: &mut k8s_openapi::api::core::v1::Pod| {
         let ns = pod.metadata.namespace.as_deref().unwrap_or("default");
-        let name = pod.metadata.name.as_deref()?;
-        let id = snapshot.pod_id(ns, name)?;
-        Some(snapshot.node(snapshot.pod_node(id)?).node.name.to_string())
+        let Some(id) = pod
+            .metadata
+            .name
+            .as_deref()
+            .and_then(|name| snapshot.pod_id(ns, name))
+        else {
+            return;
+        };
+        let spec = pod.spec.get_or_insert_with(Default::default);
+        match snapshot.pod_node(id) {
+            Some(n) => spec.node_name = Some(snapshot.node(n).node.name.to_string()),
+            None if spec.node_name.is_some() => {
+                spec.node_name = None;
+                pod.status = Some(k8s_openapi::api::core::v1::PodStatus {
+                    phase: Some("Pending".into()),
+                    ..Default::default()
+                });
+            }
+            None => {}
+        }
     };
     let mut docs: Vec<String> = Vec::new();
     let mut push = |v: &dyn erased::Yaml| -> Result<()> {
@@ -566,9 +585,7 @@ pub fn cluster_yaml(
                     continue;
                 }
                 let mut p = (**p).clone();
-                if let Some(n) = node_of(&p) {
-                    p.spec.get_or_insert_with(Default::default).node_name = Some(n);
-                }
+                place(&mut p);
                 pods.push(p);
             }
             Object::Service(o) => push(o)?,
@@ -606,9 +623,7 @@ pub fn cluster_yaml(
     let created = world.rollouts.iter().flat_map(|r| &r.created_pods);
     for p in world.expansion.pods.iter().map(|p| &p.pod).chain(created) {
         let mut p = p.clone();
-        if let Some(n) = node_of(&p) {
-            p.spec.get_or_insert_with(Default::default).node_name = Some(n);
-        }
+        place(&mut p);
         pods.push(p);
     }
     // Pods the removed nodes ran leave; their controllers' replacements come in.

@@ -51,6 +51,21 @@ struct Spec {
     max_moves: Option<usize>,
     #[serde(default)]
     scale: Option<Scale>,
+    /// Descheduler strategy: evict-and-reschedule rounds (1: one `Balance` call).
+    #[serde(default)]
+    max_rounds: Option<usize>,
+    /// Descheduler strategy: its `constraints` arg (default `[DoNotSchedule]`).
+    #[serde(default)]
+    constraints: Option<Vec<String>>,
+    /// Descheduler strategy: its `topologyBalanceNodeFit` arg (default true).
+    #[serde(default)]
+    topology_balance_node_fit: Option<bool>,
+    /// Descheduler strategy: the default evictor's `nodeFit` arg (default false).
+    #[serde(default)]
+    node_fit: Option<bool>,
+    /// Descheduler strategy: its `namespaces.exclude` arg.
+    #[serde(default)]
+    exclude_namespaces: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -81,6 +96,9 @@ struct Expect {
     /// Each text must appear in some unresolved entry's reason.
     #[serde(default)]
     unresolved: Vec<String>,
+    /// Pods (by name) that must be among the moved (evicted) ones.
+    #[serde(default)]
+    evicted: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -101,10 +119,16 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
         ScenarioError::case(file, name, field, e.to_string())
     };
     let snapshot = super::build_cluster(&case.nodes, &case.objects, &case.pods, file, name)?;
+    let descheduler = case.rebalance.strategy.as_deref() == Some("descheduler");
     let mut blockers: BTreeMap<(String, String), NotEvictable> = BTreeMap::new();
     for (i, p) in case.pods.iter().enumerate() {
         let p: core::Pod = load::typed(p, file, &format!("{what} pods[{i}]"))?;
-        if let Some(b) = rebalance::eviction_blocker(&p) {
+        let blocker = if descheduler {
+            rebalance::descheduler_eviction_blocker(&p)
+        } else {
+            rebalance::eviction_blocker(&p)
+        };
+        if let Some(b) = blocker {
             let ns = p
                 .metadata
                 .namespace
@@ -150,6 +174,32 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
             }
         };
         options.blockers = blockers;
+        if let Some(r) = case.rebalance.max_rounds {
+            options.max_rounds = r;
+        }
+        if let Some(list) = &case.rebalance.constraints {
+            for c in list {
+                match c.as_str() {
+                    "DoNotSchedule" => {}
+                    "ScheduleAnyway" => options.descheduler_soft = true,
+                    other => {
+                        return Err(bad(
+                            "rebalance.constraints",
+                            &format!(
+                                "Unsupported value: {other:?}: supported values: \"DoNotSchedule\", \"ScheduleAnyway\""
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        if let Some(f) = case.rebalance.topology_balance_node_fit {
+            options.topology_balance_node_fit = f;
+        }
+        if let Some(f) = case.rebalance.node_fit {
+            options.descheduler_node_fit = f;
+        }
+        options.exclude_namespaces = case.rebalance.exclude_namespaces.clone();
         let plan = rebalance::plan(&snapshot, &config, case.features, &options)
             .map_err(|e| bad("rebalance", &e))?;
         check_count(
@@ -169,6 +219,16 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
                 mismatches.push(Mismatch::new(
                     "unresolved",
                     format!("a reason containing {want:?}"),
+                    format!("{got:?}"),
+                ));
+            }
+        }
+        for want in &case.expect.evicted {
+            if !plan.moves.iter().any(|m| m.pod == *want) {
+                let got: Vec<&str> = plan.moves.iter().map(|m| m.pod.as_str()).collect();
+                mismatches.push(Mismatch::new(
+                    "evicted",
+                    format!("{want} among the evicted pods"),
                     format!("{got:?}"),
                 ));
             }

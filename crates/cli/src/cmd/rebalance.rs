@@ -50,8 +50,12 @@ pub(crate) fn run(ctx: &Context, args: &RebalanceArgs) -> Result<ExitCode> {
             _ => None,
         })
         .chain(world.expansion.pods.iter().map(|p| &p.pod));
+    let blocker = match args.strategy {
+        StrategyArg::Topospread => rebalance::eviction_blocker,
+        StrategyArg::Descheduler => rebalance::descheduler_eviction_blocker,
+    };
     for pod in manifests {
-        if let Some(b) = rebalance::eviction_blocker(pod) {
+        if let Some(b) = blocker(pod) {
             let ns = pod.metadata.namespace.as_deref().unwrap_or("default");
             let name = pod.metadata.name.clone().unwrap_or_default();
             blockers.insert((ns.to_string(), name), b);
@@ -74,6 +78,9 @@ pub(crate) fn run(ctx: &Context, args: &RebalanceArgs) -> Result<ExitCode> {
     };
     options.blockers = blockers;
     options.descheduler_soft = args.include_schedule_anyway;
+    options.topology_balance_node_fit = !args.no_topology_balance_node_fit;
+    options.descheduler_node_fit = args.node_fit;
+    options.exclude_namespaces = args.exclude_namespace.clone();
     options.seed = args.seed;
     let started = std::time::Instant::now();
     let plan = rebalance::plan(&world.snapshot, &setup.config, setup.features, &options)?;

@@ -127,3 +127,87 @@ fn rebalance_bad_input_exits_2_with_one_line() {
         assert!(stdout(&o).is_empty());
     }
 }
+
+/// Two zones; zb's only node has half a cpu, too little for a web pod.
+const NO_ROOM_IN_ZB: &str = r#"
+apiVersion: v1
+kind: Node
+metadata: {name: a1, labels: {topology.kubernetes.io/zone: za}}
+status: {allocatable: {cpu: "8", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: b1, labels: {topology.kubernetes.io/zone: zb}}
+status: {allocatable: {cpu: 500m, memory: 8Gi, pods: "110"}}
+"#;
+
+fn web_pod(name: &str) -> String {
+    format!(
+        r#"---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  namespace: default
+  labels: {{app: web}}
+  ownerReferences: [{{apiVersion: apps/v1, kind: ReplicaSet, name: web, uid: u1, controller: true}}]
+spec:
+  nodeName: a1
+  containers: [{{name: c, image: registry.k8s.io/pause:3.10, resources: {{requests: {{cpu: "1"}}}}}}]
+  topologySpreadConstraints:
+  - {{maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {{matchLabels: {{app: web}}}}}}
+status: {{phase: Running}}
+"#
+    )
+}
+
+#[test]
+fn rebalance_yaml_writes_a_pending_replacement_as_pending() {
+    let text = format!("{NO_ROOM_IN_ZB}{}{}", web_pod("web-0"), web_pod("web-1"));
+    let file = temp("no-room-in-zb.yaml", &text);
+    // Without topologyBalanceNodeFit the descheduler evicts a pod that fits nowhere.
+    let o = run(&[
+        "rebalance",
+        "-f",
+        &file,
+        "--strategy",
+        "descheduler",
+        "--no-topology-balance-node-fit",
+        "-o",
+        "yaml",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = stdout(&o);
+    let pods: Vec<serde_json::Value> = out
+        .split("---\n")
+        .filter_map(|d| serde_saphyr::from_str::<serde_json::Value>(d).ok())
+        .filter(|v| v["kind"] == "Pod")
+        .collect();
+    assert_eq!(pods.len(), 2, "{out}");
+    let pending: Vec<&serde_json::Value> = pods
+        .iter()
+        .filter(|p| p["spec"]["nodeName"].is_null())
+        .collect();
+    assert_eq!(pending.len(), 1, "{out}");
+    assert_eq!(pending[0]["status"]["phase"], "Pending", "{out}");
+    // Fed back in, the pending pod is scheduled (or stays pending), not evicted again.
+    let next = temp("no-room-in-zb-next.yaml", &out);
+    let again = run(&[
+        "rebalance",
+        "-f",
+        &next,
+        "--strategy",
+        "descheduler",
+        "-o",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&again)).expect("json");
+    let evicted: Vec<&str> = v["moves"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["pod"].as_str())
+        .collect();
+    let name = pending[0]["metadata"]["name"].as_str().unwrap_or_default();
+    assert!(!evicted.contains(&name), "{v}");
+}

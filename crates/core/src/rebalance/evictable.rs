@@ -12,7 +12,11 @@ use std::collections::BTreeMap;
 /// `kubernetes.io/config.mirror`: the annotation the kubelet puts on a static pod's mirror.
 const MIRROR_ANNOTATION: &str = "kubernetes.io/config.mirror";
 /// Priorities from here on are system-critical (`system-cluster-critical` is 2e9).
-const SYSTEM_CRITICAL_PRIORITY: i32 = 2_000_000_000;
+pub(crate) const SYSTEM_CRITICAL_PRIORITY: i32 = 2_000_000_000;
+/// `kubernetes.io/config.source`: where the kubelet read a pod; anything but `api` is static.
+const CONFIG_SOURCE_ANNOTATION: &str = "kubernetes.io/config.source";
+/// `descheduler.alpha.kubernetes.io/evict`: the descheduler may evict the pod whatever else holds.
+const EVICT_ANNOTATION: &str = "descheduler.alpha.kubernetes.io/evict";
 
 /// Why a pod is never evicted, whatever the plan would gain.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, thiserror::Error)]
@@ -21,6 +25,12 @@ pub enum NotEvictable {
     /// No controller would recreate it.
     #[error("not managed by a controller (nothing would recreate it)")]
     NoController,
+    /// No owner reference at all (the descheduler's evictor requires one, of any kind).
+    #[error("has no owner reference")]
+    NoOwner,
+    /// A static pod (`kubernetes.io/config.source` other than `api`).
+    #[error("a static pod")]
+    Static,
     /// A DaemonSet runs one per node; moving it means nothing.
     #[error("owned by a DaemonSet")]
     DaemonSet,
@@ -80,6 +90,58 @@ pub fn eviction_blocker(pod: &core::Pod) -> Option<NotEvictable> {
         || spec
             .and_then(|s| s.priority_class_name.as_deref())
             .is_some_and(|c| c == "system-cluster-critical" || c == "system-node-critical")
+    {
+        return Some(NotEvictable::Critical);
+    }
+    None
+}
+
+/// The descheduler's DefaultEvictor `Filter` with its default protections, read off a
+/// manifest (kubernetes-sigs/descheduler `pkg/framework/plugins/defaultevictor/
+/// defaultevictor.go`): the `descheduler.alpha.kubernetes.io/evict` annotation allows any
+/// pod; otherwise mirror and static pods, terminating pods, pods without any owner
+/// reference (controller or not; failed bare pods are protected by default too), pods
+/// with a DaemonSet owner, pods with emptyDir or hostPath volumes, and pods whose
+/// `spec.priority` is system-critical are not evicted. `None` for a pod it may evict.
+pub fn descheduler_eviction_blocker(pod: &core::Pod) -> Option<NotEvictable> {
+    let meta = &pod.metadata;
+    let annotations = meta.annotations.as_ref();
+    if annotations.is_some_and(|a| a.contains_key(EVICT_ANNOTATION)) {
+        return None;
+    }
+    if annotations.is_some_and(|a| a.contains_key(MIRROR_ANNOTATION)) {
+        return Some(NotEvictable::Mirror);
+    }
+    if annotations
+        .and_then(|a| a.get(CONFIG_SOURCE_ANNOTATION))
+        .is_some_and(|s| s != "api")
+    {
+        return Some(NotEvictable::Static);
+    }
+    if meta.deletion_timestamp.is_some() {
+        return Some(NotEvictable::Terminating);
+    }
+    let owners = meta.owner_references.as_deref().unwrap_or_default();
+    if owners.is_empty() {
+        return Some(NotEvictable::NoOwner);
+    }
+    if owners.iter().any(|o| o.kind == "DaemonSet") {
+        return Some(NotEvictable::DaemonSet);
+    }
+    let spec = pod.spec.as_ref();
+    if let Some(v) = spec
+        .and_then(|s| s.volumes.as_ref())
+        .into_iter()
+        .flatten()
+        .find(|v| v.empty_dir.is_some() || v.host_path.is_some())
+    {
+        return Some(NotEvictable::LocalStorage {
+            volume: v.name.clone(),
+        });
+    }
+    if spec
+        .and_then(|s| s.priority)
+        .is_some_and(|p| p >= SYSTEM_CRITICAL_PRIORITY)
     {
         return Some(NotEvictable::Critical);
     }

@@ -1,6 +1,8 @@
 //! topospread's strategy: at each step, try evicting each candidate pod (an evictable
-//! pod counted in a domain above `minimum + maxSkew` of a violated group, one per
-//! workload and node) and let the scheduler place its replacement; keep the move that
+//! pod counted in a domain above `minimum + maxSkew` of a violated group, whether or
+//! not it carries the constraint; one per workload, node and pod shape, since pods that
+//! differ only in name get the same answer from the scheduler) and let the scheduler
+//! place its replacement; keep the move that
 //! lowers the global measure most (ties: namespace and pod name). When no direct move
 //! helps, try a two-move "make room" step: move a pod off a node of an under-full
 //! domain first. Every step strictly lowers the measure, so the plan ends.
@@ -64,7 +66,7 @@ fn candidates(ctx: &mut Context) -> Candidates {
         };
         // Nodes without a pod of the group have no candidate: skip them unread.
         let per_node = snapshot.match_counts(group.namespace, &group.selector);
-        let mut classes: HashMap<(WorkloadRef, NodeId), PodId> = HashMap::new();
+        let mut classes: HashMap<(WorkloadRef, NodeId, u64), PodId> = HashMap::new();
         let mut list: Vec<(String, String, PodId)> = Vec::new();
         for info in snapshot.nodes() {
             if per_node.get(info.id.index()).is_none_or(|&c| c == 0) {
@@ -111,7 +113,7 @@ fn candidates(ctx: &mut Context) -> Candidates {
             let Some(node) = snapshot.pod_node(id) else {
                 continue;
             };
-            match classes.entry((WorkloadRef::of(pod, snapshot), node)) {
+            match classes.entry((WorkloadRef::of(pod, snapshot), node, shape(pod))) {
                 Entry::Vacant(v) => {
                     v.insert(id);
                     reps.push((ns, name, id));
@@ -139,6 +141,25 @@ fn candidates(ctx: &mut Context) -> Candidates {
         blocked,
         second,
     }
+}
+
+/// What the scheduler reads of a pod besides its name: pods of one workload on one node
+/// with the same shape are interchangeable candidates; one pinned by a nodeSelector, or
+/// with other requests, tolerations or labels, is tried on its own.
+fn shape(pod: &crate::api::Pod) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    pod.labels.hash(&mut h);
+    pod.priority.hash(&mut h);
+    pod.required_node_affinity.hash(&mut h);
+    pod.preferred_node_affinity.hash(&mut h);
+    pod.tolerations.hash(&mut h);
+    pod.affinity.hash(&mut h);
+    pod.spread_constraints.hash(&mut h);
+    pod.requests.requested.hash(&mut h);
+    pod.host_ports.hash(&mut h);
+    pod.volumes.hash(&mut h);
+    h.finish()
 }
 
 /// The best move found in a step.
@@ -423,6 +444,10 @@ pub(super) fn run(ctx: &mut Context, options: &RebalanceOptions) -> Result<Plan,
                 continue;
             };
             ctx.groups.commit(&changed, &ctx.snapshot);
+            // A replacement back on its own node changed nothing: not a move.
+            if a.from == a.to {
+                continue;
+            }
             let reason = match (reason, Some(id) == mover) {
                 (Some(g), _) => ctx.groups.list[g].group.describe(&ctx.snapshot),
                 (None, false) => mover.map_or_else(

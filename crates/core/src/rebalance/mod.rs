@@ -6,8 +6,8 @@
 //! measure ([`Violation`]: DoNotSchedule excess skew over every counting group, then
 //! ScheduleAnyway excess) strictly at every step, so a plan always ends and the same
 //! input gives the same plan. [`Strategy::Descheduler`] instead replays the
-//! descheduler's documented per-constraint balancing in evict-and-reschedule rounds,
-//! for comparison. [`plan_scale_down`] answers which pods a scale-down should remove to
+//! descheduler's RemovePodsViolatingTopologySpreadConstraint as its code does, in
+//! evict-and-reschedule rounds, for comparison. [`plan_scale_down`] answers which pods a scale-down should remove to
 //! keep the spread, with the `controller.kubernetes.io/pod-deletion-cost` values that
 //! make the ReplicaSet controller remove exactly those.
 
@@ -19,7 +19,7 @@ mod scale;
 mod trial;
 
 pub use crate::spread::ConstraintSpread;
-pub use evictable::{NotEvictable, eviction_blocker};
+pub use evictable::{NotEvictable, descheduler_eviction_blocker, eviction_blocker};
 pub use measure::Violation;
 pub use scale::{DELETION_COST_ANNOTATION, DeletionCost, ScalePlan, plan_scale_down};
 
@@ -53,13 +53,22 @@ pub struct RebalanceOptions {
     /// The strategy.
     pub strategy: Strategy,
     /// Eviction blockers read off the manifests (`namespace`, `name`) -> why; see
-    /// [`eviction_blocker`]. Pods without an entry are judged on what the snapshot holds.
+    /// [`eviction_blocker`] (and [`descheduler_eviction_blocker`] for the descheduler
+    /// strategy). Pods without an entry are judged on what the snapshot holds.
     pub blockers: BTreeMap<(String, String), NotEvictable>,
     /// Descheduler strategy: balance ScheduleAnyway constraints too (its `constraints`
     /// arg listing both), not only DoNotSchedule.
     pub descheduler_soft: bool,
     /// Descheduler strategy: evict-and-reschedule rounds before giving up.
     pub max_rounds: usize,
+    /// Descheduler strategy: its `topologyBalanceNodeFit` arg (default true): a pod is
+    /// evicted only if it fits a node of a domain below the average.
+    pub topology_balance_node_fit: bool,
+    /// Descheduler strategy: the default evictor's `nodeFit` arg (default false): a pod
+    /// is evicted only if it fits some other node.
+    pub descheduler_node_fit: bool,
+    /// Descheduler strategy: its `namespaces.exclude` arg.
+    pub exclude_namespaces: Vec<String>,
     /// Seeds the scheduler's tie-breaking among equally scored nodes.
     pub seed: u64,
 }
@@ -74,6 +83,9 @@ impl Default for RebalanceOptions {
             blockers: BTreeMap::new(),
             descheduler_soft: false,
             max_rounds: 10,
+            topology_balance_node_fit: true,
+            descheduler_node_fit: false,
+            exclude_namespaces: Vec::new(),
             seed: 0,
         }
     }

@@ -6,6 +6,7 @@ use crate::api::DisruptionBudget;
 use crate::builders::{NodeBuilder, PodBuilder};
 use crate::convert;
 use k8s_openapi::api::policy::v1 as policy;
+use std::collections::BTreeSet;
 
 const ZONE: &str = "topology.kubernetes.io/zone";
 const HOST: &str = "kubernetes.io/hostname";
@@ -325,4 +326,123 @@ fn zone_and_hostname_together_are_repaired_without_looping() {
     assert_eq!(p.final_violations, 0, "{:#?}", p.moves);
     // 6 pods over 4 nodes: 2,2,1,1 at best, so at least 4 pods leave a1.
     assert_eq!(p.moves.len(), 4, "{:#?}", p.moves);
+}
+
+/// `web` pod `name` on `node`, its spec edited by `f`.
+fn web_with(
+    name: &str,
+    node: &str,
+    f: impl FnOnce(&mut k8s_openapi::api::core::v1::PodSpec),
+) -> k8s_openapi::api::core::v1::Pod {
+    let mut pod = web(name, node).build();
+    if let Some(spec) = pod.spec.as_mut() {
+        f(spec);
+    }
+    pod
+}
+
+fn pinned_to(zone: &str) -> impl FnOnce(&mut k8s_openapi::api::core::v1::PodSpec) {
+    let zone = zone.to_string();
+    move |spec| {
+        spec.node_selector = Some([(ZONE.to_string(), zone)].into_iter().collect());
+    }
+}
+
+fn descheduler_once() -> RebalanceOptions {
+    RebalanceOptions {
+        strategy: Strategy::Descheduler,
+        max_rounds: 1,
+        ..RebalanceOptions::default()
+    }
+}
+
+#[test]
+fn the_descheduler_evicts_the_highest_priority_pods_first() {
+    // balanceDomains pops pods off the end of a list sorted by ascending priority.
+    let mut s = cluster(&[("n0", "z0"), ("n1", "z1")], "16");
+    for (i, prio) in [100, 0, 50, 0].into_iter().enumerate() {
+        add(
+            &mut s,
+            web_with(&format!("web-{i}"), "n0", |spec| spec.priority = Some(prio)),
+        );
+    }
+    let p = run(&s, &descheduler_once());
+    let mut evicted: Vec<&str> = p.moves.iter().map(|m| m.pod.as_str()).collect();
+    evicted.sort_unstable();
+    assert_eq!(evicted, ["web-0", "web-2"], "{:#?}", p.moves);
+}
+
+#[test]
+fn the_descheduler_counts_a_pinned_pod_as_moved_without_evicting_it() {
+    // [5, 0]: two pods are taken from the end of z0's list. Pods with a nodeSelector
+    // sort first and pods that fit a node of z1 last, so the free ones go.
+    let mut s = cluster(&[("n0", "z0"), ("n1", "z1")], "16");
+    add(&mut s, web_with("web-0", "n0", pinned_to("z0")));
+    add(&mut s, web_with("web-1", "n0", pinned_to("z0")));
+    add(&mut s, web("web-2", "n0").build());
+    add(&mut s, web("web-3", "n0").build());
+    add(&mut s, web("web-4", "n0").build());
+    let p = run(&s, &descheduler_once());
+    assert_eq!(p.moves.len(), 2, "{:#?}", p.moves);
+    assert!(p.moves.iter().all(|m| m.pod != "web-0" && m.pod != "web-1"));
+    // [6, 0, 0] with one free pod: two are taken toward z1 (the free one and a pinned
+    // one, which is counted as moved but not evicted), then two toward z2 (both
+    // pinned): one eviction in all.
+    let mut s = cluster(&[("n0", "z0"), ("n1", "z1"), ("n2", "z2")], "16");
+    for i in 0..5 {
+        add(&mut s, web_with(&format!("web-{i}"), "n0", pinned_to("z0")));
+    }
+    add(&mut s, web("web-5", "n0").build());
+    let p = run(&s, &descheduler_once());
+    assert_eq!(
+        p.moves.iter().map(|m| m.pod.as_str()).collect::<Vec<_>>(),
+        ["web-5"],
+        "{:#?}",
+        p.moves
+    );
+}
+
+#[test]
+fn the_descheduler_goes_on_to_the_next_domain() {
+    // [0, 3, 3] (avg 2): z1 gives one to z0, then z2 gives one too.
+    let s = zones_with(&[0, 3, 3]);
+    let p = run(&s, &descheduler_once());
+    let from: BTreeSet<&str> = p.moves.iter().map(|m| m.from.as_str()).collect();
+    assert_eq!(p.moves.len(), 2, "{:#?}", p.moves);
+    assert_eq!(from, ["n1", "n2"].into_iter().collect());
+}
+
+#[test]
+fn the_default_strategy_tries_the_movable_pod_of_a_workload() {
+    // Both pods of ReplicaSet web sit on a1; web-0 is pinned to za by a nodeSelector,
+    // web-1 is not. Only web-1 can repair the spread.
+    let mut s = cluster(&[("a1", "za"), ("b1", "zb")], "16");
+    add(&mut s, web_with("web-0", "a1", pinned_to("za")));
+    add(&mut s, web_with("web-1", "a1", |_| {}));
+    add(&mut s, web_with("web-2", "a1", pinned_to("za")));
+    let p = run(&s, &RebalanceOptions::default());
+    assert_eq!(p.final_violations, 0, "{:#?} {:?}", p.moves, p.unresolved);
+    assert_eq!(p.moves.len(), 1);
+    assert_eq!(p.moves[0].pod, "web-1");
+}
+
+#[test]
+fn the_default_strategy_moves_crowding_pods_without_the_constraint() {
+    // One pod carries the constraint; the crowd that breaks it (same labels, another
+    // ReplicaSet, no constraint) sits in za.
+    let mut s = cluster(&[("a1", "za"), ("b1", "zb"), ("c1", "zc")], "16");
+    add(&mut s, web("guard", "b1").build());
+    for i in 0..8 {
+        let pod = PodBuilder::new(&format!("crowd-{i}"))
+            .label("app", "web")
+            .owner("apps/v1", "ReplicaSet", "crowd")
+            .request("cpu", "100m")
+            .node("a1")
+            .build();
+        add(&mut s, pod);
+    }
+    let p = run(&s, &RebalanceOptions::default());
+    assert_eq!(p.final_violations, 0, "{:#?} {:?}", p.moves, p.unresolved);
+    assert!(p.moves.iter().all(|m| m.from != m.to), "{:#?}", p.moves);
+    assert!(p.moves.iter().all(|m| m.pod.starts_with("crowd-")));
 }

@@ -60,7 +60,9 @@ impl Context {
         let any = snapshot
             .pods()
             .any(|(id, p)| snapshot.pod_node(id).is_some() && evictability.in_scope(p, &snapshot));
-        if !any {
+        // The descheduler evicts nothing when its filters select nothing; topospread
+        // says the scope is empty.
+        if !any && options.strategy == super::Strategy::Topospread {
             let mut what = Vec::new();
             if let Some(n) = &options.namespace {
                 what.push(format!("namespace {n:?}"));
