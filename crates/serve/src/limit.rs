@@ -223,10 +223,14 @@ where
 /// `limits`, then 429/503/504 answers are retried after `Retry-After` with backoff.
 pub fn client_over<S>(service: S, limits: ClientLimits, default_namespace: &str) -> kube::Client
 where
-    S: Service<Request<kube::client::Body>, Error = Infallible> + Clone + Send + 'static,
+    S: Service<
+            Request<kube::client::Body>,
+            Response = axum::response::Response,
+            Error = Infallible,
+        > + Clone
+        + Send
+        + 'static,
     S::Future: Send + 'static,
-    S::Response: Send,
-    S: Service<Request<kube::client::Body>, Response = axum::response::Response>,
 {
     let stack = ServiceBuilder::new()
         .layer(RateLimitLayer::new(TokenBucket::new(limits)))

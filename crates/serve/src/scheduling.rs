@@ -322,65 +322,59 @@ impl Loop {
 
     /// Applies one watch event to the cache.
     fn apply_watch(&mut self, update: Update) {
+        let at = Instant::now();
+        self.first_event.get_or_insert(at);
+        if let Update::Pod(
+            kube::runtime::watcher::Event::Apply(p) | kube::runtime::watcher::Event::InitApply(p),
+        ) = &update
+            && p.spec
+                .as_ref()
+                .and_then(|s| s.node_name.as_deref())
+                .is_none()
+            && let Some(uid) = &p.metadata.uid
+            && !self.first_seen.contains_key(uid)
         {
+            self.first_seen.insert(uid.clone(), at);
+            self.metrics.incoming("active", "PodAdd");
+        }
+        if let Update::Pod(kube::runtime::watcher::Event::Delete(p)) = &update
+            && let Some(uid) = &p.metadata.uid
+        {
+            self.first_seen.remove(uid);
+            self.last_condition.remove(uid);
+        }
+        let was_synced = self.cache.synced();
+        // After a node left, or for a pod that arrives: a nomination naming a
+        // node that is gone is cleared.
+        let stale_check = match &update {
+            Update::Node(
+                kube::runtime::watcher::Event::Delete(_) | kube::runtime::watcher::Event::InitDone,
+            ) => Some(None),
+            Update::Pod(
+                kube::runtime::watcher::Event::Apply(p)
+                | kube::runtime::watcher::Event::InitApply(p),
+            ) if p
+                .status
+                .as_ref()
+                .is_some_and(|s| s.nominated_node_name.is_some()) =>
             {
-                let at = Instant::now();
-                self.first_event.get_or_insert(at);
-                if let Update::Pod(
-                    kube::runtime::watcher::Event::Apply(p)
-                    | kube::runtime::watcher::Event::InitApply(p),
-                ) = &update
-                    && p.spec
-                        .as_ref()
-                        .and_then(|s| s.node_name.as_deref())
-                        .is_none()
-                    && let Some(uid) = &p.metadata.uid
-                    && !self.first_seen.contains_key(uid)
-                {
-                    self.first_seen.insert(uid.clone(), at);
-                    self.metrics.incoming("active", "PodAdd");
-                }
-                if let Update::Pod(kube::runtime::watcher::Event::Delete(p)) = &update
-                    && let Some(uid) = &p.metadata.uid
-                {
-                    self.first_seen.remove(uid);
-                    self.last_condition.remove(uid);
-                }
-                let was_synced = self.cache.synced();
-                // After a node left, or for a pod that arrives: a nomination naming a
-                // node that is gone is cleared.
-                let stale_check = match &update {
-                    Update::Node(
-                        kube::runtime::watcher::Event::Delete(_)
-                        | kube::runtime::watcher::Event::InitDone,
-                    ) => Some(None),
-                    Update::Pod(
-                        kube::runtime::watcher::Event::Apply(p)
-                        | kube::runtime::watcher::Event::InitApply(p),
-                    ) if p
-                        .status
-                        .as_ref()
-                        .is_some_and(|s| s.nominated_node_name.is_some()) =>
-                    {
-                        p.metadata.uid.clone().map(Some)
-                    }
-                    _ => None,
-                };
-                self.cache.apply(update, self.clock.now());
-                if let Some(only) = stale_check {
-                    self.clear_stale_nominations(only.as_deref());
-                }
-                if !was_synced && self.cache.synced() {
-                    self.clear_stale_nominations(None);
-                    info!(
-                        nodes = self.cache.snapshot.nodes().len(),
-                        pods = self.cache.snapshot.pods().count(),
-                        "caches synced"
-                    );
-                    self.ready.store(true, Ordering::SeqCst);
-                    self.synced_at = Some(Instant::now());
-                }
+                p.metadata.uid.clone().map(Some)
             }
+            _ => None,
+        };
+        self.cache.apply(update, self.clock.now());
+        if let Some(only) = stale_check {
+            self.clear_stale_nominations(only.as_deref());
+        }
+        if !was_synced && self.cache.synced() {
+            self.clear_stale_nominations(None);
+            info!(
+                nodes = self.cache.snapshot.nodes().len(),
+                pods = self.cache.snapshot.pods().count(),
+                "caches synced"
+            );
+            self.ready.store(true, Ordering::SeqCst);
+            self.synced_at = Some(Instant::now());
         }
     }
 

@@ -115,7 +115,7 @@ mod tests {
             s.add_pod(p).unwrap();
         }
         let skews = workload_skews(&s);
-        assert_eq!(most_skewed(skews.clone(), 0), vec![]);
+        assert!(most_skewed(skews.clone(), 0).is_empty());
         assert_eq!(
             skews,
             vec![WorkloadSkew {
