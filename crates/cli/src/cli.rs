@@ -136,6 +136,22 @@ pub(crate) struct ServeArgs {
     /// Lease: holding it stops that scheduler). Without it such a config is refused.
     #[arg(long)]
     pub(crate) allow_kube_scheduler_lease: bool,
+    /// How many workloads `topospread_domain_skew` reports (the most skewed); 0: none.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub(crate) skew_metrics_top: usize,
+    /// Client queries per second (overrides clientConnection.qps; default 50; negative:
+    /// no limit), as kube-scheduler's flag.
+    #[arg(long, value_name = "QPS", allow_negative_numbers = true)]
+    pub(crate) kube_api_qps: Option<f32>,
+    /// Client burst (overrides clientConnection.burst; default 100), as kube-scheduler's
+    /// flag.
+    #[arg(long, value_name = "N")]
+    pub(crate) kube_api_burst: Option<u32>,
+    /// Serve a cluster whose release topospread does not model (outside 1.25 to 1.38),
+    /// behaving as the nearest supported release (default: refused at start-up; or give
+    /// --kubernetes-version).
+    #[arg(long)]
+    pub(crate) allow_unsupported_kubernetes_version: bool,
 }
 
 /// `topospread serve --log-format`.
@@ -385,4 +401,9 @@ pub(crate) struct LiveArgs {
     /// service account.
     #[arg(long)]
     pub(crate) live: bool,
+    /// Read a cluster whose release topospread does not model (outside 1.25 to 1.38),
+    /// behaving as the nearest supported release (default: refused; or give
+    /// --kubernetes-version).
+    #[arg(long)]
+    pub(crate) allow_unsupported_kubernetes_version: bool,
 }

@@ -34,6 +34,17 @@ fn main() -> ExitCode {
         cli::Command::Rebalance(_) => "rebalance",
         cli::Command::Serve(_) => "serve",
     });
+    // A live command behaves as the cluster's release unless --kubernetes-version is given.
+    let ctx = match live_args(&cli.command).filter(|l| l.wanted()) {
+        Some(live) => match cmd::live::cluster_context(&ctx, live) {
+            Ok(ctx) => ctx,
+            Err(e) => {
+                eprintln!("error: {}", chain(&e));
+                return ExitCode::from(2);
+            }
+        },
+        None => ctx,
+    };
     let result = match cli.command {
         cli::Command::Show(args) => cmd::show::run(&ctx, &args),
         cli::Command::Simulate(args) => cmd::simulate::run(&ctx, &args),
@@ -53,6 +64,18 @@ fn main() -> ExitCode {
             eprintln!("error: {}", chain(&e));
             ExitCode::from(2)
         }
+    }
+}
+
+/// The live-cluster flags of a command that reads one (`serve` asks its cluster itself).
+fn live_args(command: &cli::Command) -> Option<&cli::LiveArgs> {
+    match command {
+        cli::Command::Show(a) => Some(&a.live),
+        cli::Command::Simulate(a) => Some(&a.live),
+        cli::Command::Explain(a) => Some(&a.live),
+        cli::Command::Validate(a) => Some(&a.live),
+        cli::Command::Rebalance(a) => Some(&a.live),
+        cli::Command::Test(_) | cli::Command::Bench(_) | cli::Command::Serve(_) => None,
     }
 }
 

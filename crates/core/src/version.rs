@@ -55,6 +55,15 @@ impl KubernetesVersion {
         }
     }
 
+    /// The supported release closest to `self` (the oldest for older releases, the
+    /// newest for newer ones): what a run on an unsupported cluster behaves as when
+    /// forced to.
+    pub fn nearest_supported(self) -> Self {
+        Self {
+            minor: self.minor.clamp(OLDEST_MINOR, NEWEST_MINOR),
+        }
+    }
+
     /// Whether `labelSelector: {}` counts every pod of the namespace. From 1.27
     /// (kubernetes PR 116607, "Optimize topology spreading for null selector") until
     /// PR 141340 (first released in 1.38.0-alpha.1), `countPodsMatchSelector` returned 0
@@ -646,6 +655,16 @@ impl FeatureGates {
         Ok(())
     }
 
+    /// The same `--feature-gates` settings over another release's defaults: once a live
+    /// cluster's release is known, the gates given on the command line apply to it.
+    pub fn for_release(&self, version: KubernetesVersion) -> Result<Self, VersionError> {
+        let mut gates = Self::new(version);
+        for name in &self.set {
+            gates.set(name, self.enabled(name))?;
+        }
+        Ok(gates)
+    }
+
     /// Applies `Name=bool,Name=bool` (kube-scheduler's `--feature-gates` syntax).
     pub fn apply(&mut self, spec: &str) -> Result<(), VersionError> {
         for entry in spec.split(',').map(str::trim).filter(|e| !e.is_empty()) {
@@ -747,6 +766,27 @@ mod tests {
             "1.39".parse::<KubernetesVersion>(),
             Err(VersionError::Unsupported(v(39)))
         );
+    }
+
+    #[test]
+    fn gates_given_carry_over_to_the_cluster_release() {
+        let mut given = FeatureGates::new(v(38));
+        given.apply("PodLevelResources=false").unwrap();
+        let on_34 = given.for_release(v(34)).unwrap();
+        assert_eq!(on_34.version(), v(34));
+        assert!(!on_34.enabled("PodLevelResources"));
+        assert_eq!(
+            on_34.enabled("MatchLabelKeysInPodTopologySpread"),
+            FeatureGates::new(v(34)).enabled("MatchLabelKeysInPodTopologySpread")
+        );
+        // A gate the cluster's release lacks is refused as `--feature-gates` would be.
+        assert!(matches!(
+            given.for_release(v(25)),
+            Err(VersionError::UnknownGate { .. })
+        ));
+        assert_eq!(v(24).nearest_supported(), v(25));
+        assert_eq!(v(41).nearest_supported(), v(38));
+        assert_eq!(v(32).nearest_supported(), v(32));
     }
 
     #[test]

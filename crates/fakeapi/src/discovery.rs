@@ -5,25 +5,30 @@
 //! operation with the `fieldValidation` parameter: that is how kubectl decides
 //! to leave validation to the server instead of downloading schemas.
 
-use axum::extract::Path;
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, json_response};
 use crate::resources::{self, ALL_VERBS, RESOURCES, Subresource};
+use crate::server::Shared;
 
-/// The Kubernetes version the fake claims to be.
-const MINOR: &str = "35";
+/// The minor release `/version` reports unless
+/// [`Builder::kubernetes_minor`](crate::Builder::kubernetes_minor) says otherwise.
+pub const DEFAULT_MINOR: u32 = 35;
 
-/// `GET /version`.
-pub(crate) async fn version() -> Response {
+/// `GET /version`: the release set on the builder, as a real server reports its own.
+pub(crate) async fn version(State(shared): State<Arc<Shared>>) -> Response {
+    let minor = shared.minor;
     json_response(
         StatusCode::OK,
         &json!({
             "major": "1",
-            "minor": MINOR,
-            "gitVersion": format!("v1.{MINOR}.0-topospread-fakeapi"),
+            "minor": minor.to_string(),
+            "gitVersion": format!("v1.{minor}.0-topospread-fakeapi"),
             "gitCommit": "0000000000000000000000000000000000000000",
             "gitTreeState": "clean",
             "buildDate": "2026-01-01T00:00:00Z",
@@ -196,7 +201,7 @@ pub(crate) async fn openapi_group_version(Path(path): Path<String>) -> Response 
         StatusCode::OK,
         &json!({
             "openapi": "3.0.0",
-            "info": {"title": "Kubernetes (topospread fake)", "version": format!("v1.{MINOR}.0")},
+            "info": {"title": "Kubernetes (topospread fake)", "version": format!("v1.{DEFAULT_MINOR}.0")},
             "paths": paths,
             "components": {"schemas": {}},
         }),

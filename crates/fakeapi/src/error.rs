@@ -85,6 +85,10 @@ pub(crate) enum ApiError {
         message: String,
         cause: Option<String>,
     },
+    /// 429 with `Retry-After`, as API Priority and Fairness answers a request it
+    /// rejects (used by fault injection).
+    #[error("Too many requests, please try again later.")]
+    Throttled { retry_after_seconds: u64 },
     /// 504, as a watch from a resourceVersion the server has not reached gets.
     #[error("Timeout: Too large resource version: {requested}, current: {current}")]
     TooLargeResourceVersion { requested: u64, current: u64 },
@@ -121,7 +125,7 @@ impl ApiError {
             ApiError::MethodNotAllowed { .. } => 405,
             ApiError::Expired { .. } => 410,
             ApiError::UnsupportedMediaType { .. } => 415,
-            ApiError::TooManyRequests { .. } => 429,
+            ApiError::TooManyRequests { .. } | ApiError::Throttled { .. } => 429,
             ApiError::Internal { .. } => 500,
             ApiError::TooLargeResourceVersion { .. } => 504,
         }
@@ -139,7 +143,7 @@ impl ApiError {
             ApiError::MethodNotAllowed { .. } => "MethodNotAllowed",
             ApiError::Expired { .. } => "Expired",
             ApiError::UnsupportedMediaType { .. } => "UnsupportedMediaType",
-            ApiError::TooManyRequests { .. } => "TooManyRequests",
+            ApiError::TooManyRequests { .. } | ApiError::Throttled { .. } => "TooManyRequests",
             ApiError::Internal { .. } => "InternalError",
             ApiError::TooLargeResourceVersion { .. } => "Timeout",
         }
@@ -172,6 +176,9 @@ impl ApiError {
                 cause: Some(cause), ..
             } => Some(json!({"causes": [{"reason": "DisruptionBudget", "message": cause}]})),
             ApiError::Internal { message } => Some(json!({"causes": [{"message": message}]})),
+            ApiError::Throttled {
+                retry_after_seconds,
+            } => Some(json!({"retryAfterSeconds": retry_after_seconds})),
             ApiError::TooLargeResourceVersion { .. } => Some(json!({
                 "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
                 "retryAfterSeconds": 1,
@@ -201,7 +208,17 @@ impl ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let code = StatusCode::from_u16(self.code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        json_response(code, &self.status())
+        let mut response = json_response(code, &self.status());
+        if let ApiError::Throttled {
+            retry_after_seconds,
+        } = self
+        {
+            response.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from(retry_after_seconds),
+            );
+        }
+        response
     }
 }
 

@@ -8,12 +8,14 @@ use crate::error::{ApiError, GroupResource};
 use crate::request::RequestInfo;
 use crate::util::Rng;
 
-/// A rule failing a fraction of matching requests with 500 InternalError.
+/// A rule failing a fraction of matching requests: with 500 InternalError, or with 429
+/// and `Retry-After` when `retry_after` is set.
 #[derive(Debug, Clone, PartialEq)]
 struct ErrorRule {
     verb: Option<String>,
     resource: Option<String>,
     fraction: f64,
+    retry_after: Option<Duration>,
 }
 
 /// The faults to inject, built with named methods and set on a running server
@@ -59,6 +61,26 @@ impl Faults {
             verb: verb.map(str::to_owned),
             resource: resource.map(str::to_owned),
             fraction,
+            retry_after: None,
+        });
+        self
+    }
+
+    /// Answers `fraction` of the requests with this verb on this resource (`None`:
+    /// any) with 429 TooManyRequests and `Retry-After: <seconds>`, as an overloaded API
+    /// server's Priority and Fairness does; the request is not carried out.
+    pub fn throttle(
+        mut self,
+        verb: Option<&str>,
+        resource: Option<&str>,
+        fraction: f64,
+        retry_after: Duration,
+    ) -> Self {
+        self.errors.push(ErrorRule {
+            verb: verb.map(str::to_owned),
+            resource: resource.map(str::to_owned),
+            fraction,
+            retry_after: Some(retry_after),
         });
         self
     }
@@ -141,12 +163,17 @@ impl FaultState {
                 .as_deref()
                 .is_none_or(|r| resource.as_deref() == Some(r));
             if verb_ok && res_ok && self.rng.chance(rule.fraction) {
-                verdict.error = Some(ApiError::Internal {
-                    message: format!(
-                        "injected fault on {} {}",
-                        info.verb,
-                        resource.as_deref().unwrap_or("(non-resource)")
-                    ),
+                verdict.error = Some(match rule.retry_after {
+                    Some(after) => ApiError::Throttled {
+                        retry_after_seconds: after.as_secs().max(1),
+                    },
+                    None => ApiError::Internal {
+                        message: format!(
+                            "injected fault on {} {}",
+                            info.verb,
+                            resource.as_deref().unwrap_or("(non-resource)")
+                        ),
+                    },
                 });
                 return verdict;
             }
@@ -209,6 +236,12 @@ mod tests {
         let a = run();
         assert_eq!(a, run());
         assert!(a.contains(&Some(409)) && a.contains(&Some(500)) && a.contains(&None));
+        let mut storm = FaultState::new();
+        storm.set(Faults::seeded(1).throttle(None, None, 1.0, Duration::from_secs(2)));
+        let e = storm.decide(&get).error.unwrap();
+        assert_eq!(e.code(), 429);
+        let response = axum::response::IntoResponse::into_response(e);
+        assert_eq!(response.headers()["retry-after"], "2");
         let mut quiet = FaultState::new();
         assert!(quiet.decide(&bind).error.is_none());
     }

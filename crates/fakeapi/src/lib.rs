@@ -61,6 +61,7 @@ mod store;
 mod util;
 mod watch;
 
+pub use discovery::DEFAULT_MINOR;
 pub use error::Error;
 pub use faults::Faults;
 pub use server::{Builder, FakeApi, RequestRecord, Served};

@@ -77,6 +77,8 @@ pub(crate) struct Shared {
     pub(crate) open_watches: AtomicUsize,
     pub(crate) bookmark_interval: Duration,
     log_requests: bool,
+    /// The minor release `/version` reports (`1.<minor>`).
+    pub(crate) minor: u32,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -104,9 +106,18 @@ pub struct Builder {
     log_requests: bool,
     history: usize,
     bookmark_interval: Duration,
+    minor: u32,
 }
 
 impl Builder {
+    /// The release `/version` reports, `1.<minor>` (default
+    /// [`DEFAULT_MINOR`](crate::DEFAULT_MINOR)), for clients that behave as the
+    /// cluster's release.
+    pub fn kubernetes_minor(mut self, minor: u32) -> Self {
+        self.minor = minor;
+        self
+    }
+
     /// Seeds UIDs and `generateName` suffixes (faults have their own seed).
     pub fn seed(mut self, seed: u64) -> Self {
         self.seed = seed;
@@ -145,6 +156,7 @@ impl Builder {
                 open_watches: AtomicUsize::new(0),
                 bookmark_interval: self.bookmark_interval,
                 log_requests: self.log_requests,
+                minor: self.minor,
             }),
         }
     }
@@ -182,6 +194,7 @@ impl FakeApi {
             log_requests: true,
             history: 100_000,
             bookmark_interval: Duration::from_secs(1),
+            minor: discovery::DEFAULT_MINOR,
         }
     }
 

@@ -4,8 +4,10 @@
 //! watch event to the last binding, pods/s, pod latency percentiles and peak RSS, checks
 //! every pod is bound exactly once and every constraint holds.
 //!
-//! `cargo run --release -p topospread-serve --example bench -- [NODES] [PODS] [--faults]`
-//! (`--faults`: 5% of binds answer 409, 5% answer 500, watches end every 5 s).
+//! `cargo run --release -p topospread-serve --example bench -- [NODES] [PODS] [--faults]
+//! [--qps Q] [--burst B]` (`--faults`: 5% of binds answer 409, 5% answer 500, watches end
+//! every 5 s; `--qps`: the client's rate limit, kube-scheduler's default being 50 with
+//! burst 100; without it, no limit).
 
 mod common;
 use common::peak_rss_mib;
@@ -23,7 +25,27 @@ const HOST: &str = "kubernetes.io/hostname";
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let faults = args.iter().any(|a| a == "--faults");
-    let numbers: Vec<usize> = args.iter().filter_map(|a| a.parse().ok()).collect();
+    let flag = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .map(|v| v.parse::<f32>())
+            .transpose()
+    };
+    let limits = match (flag("--qps")?, flag("--burst")?) {
+        (Some(qps), burst) => topospread_serve::ClientLimits {
+            qps,
+            burst: burst.map_or(topospread_serve::limit::DEFAULT_BURST, |b| b as u32),
+        },
+        (None, _) => topospread_serve::ClientLimits::UNLIMITED,
+    };
+    let values: Vec<&String> = args
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i == 0 || !matches!(args[i - 1].as_str(), "--qps" | "--burst"))
+        .map(|(_, a)| a)
+        .collect();
+    let numbers: Vec<usize> = values.iter().filter_map(|a| a.parse().ok()).collect();
     let nodes = numbers.first().copied().unwrap_or(5_000);
     let pods = numbers.get(1).copied().unwrap_or(10_000);
 
@@ -58,14 +80,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let served = fake.serve("127.0.0.1:0".parse()?).await?;
     let kubeconfig = kube::config::Kubeconfig::from_yaml(&served.kubeconfig())?;
     let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await?;
-    let client = topospread_serve::client_from_config(config, "serve")?;
+    let clients = topospread_serve::Clients {
+        scheduler: topospread_serve::client_from_config(config.clone(), "serve", limits)?,
+        events: topospread_serve::client_from_config(config.clone(), "serve", limits)?,
+        leader_election: topospread_serve::client_from_config(config, "serve", limits)?,
+    };
 
     let doc = json!({"apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration", "leaderElection": {"leaderElect": false},
         "profiles": [{"schedulerName": SCHEDULER}]});
     let config = topospread::check_configuration(&doc, topospread::Features::default())?;
     let started = Instant::now();
-    let running = topospread_serve::start(client, topospread_serve::Options::new(config))?;
+    let running = topospread_serve::start(clients, topospread_serve::Options::new(config))?;
     let handle = running.handle().clone();
     let deadline = started + Duration::from_secs(600);
     loop {
@@ -154,7 +180,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         lat.get(((lat.len() as f64 * q).ceil() as usize).saturating_sub(1))
             .map_or(0.0, |d| d.as_secs_f64() * 1e3)
     };
-    println!("nodes {nodes}, pods {pods}, faults {faults}");
+    let limit = if limits.limited() {
+        format!("qps {} burst {}", limits.qps, limits.burst)
+    } else {
+        "none".to_string()
+    };
+    println!("nodes {nodes}, pods {pods}, faults {faults}, client limit {limit}");
     println!(
         "first watch event -> last binding: {:.2} s, {:.0} pods/s",
         span.as_secs_f64(),

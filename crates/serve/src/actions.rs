@@ -83,16 +83,16 @@ impl std::fmt::Debug for Writer {
 }
 
 impl Writer {
-    /// Writers over `client`, reporting events as `reporter` (controller `topospread`,
-    /// instance the replica's identity).
-    pub(crate) fn new(client: kube::Client, instance: String) -> Self {
+    /// Writers over `client`, recording events through `events` as `reporter`
+    /// (controller `topospread`, instance the replica's identity).
+    pub(crate) fn new(client: kube::Client, events: kube::Client, instance: String) -> Self {
         let reporter = kube::runtime::events::Reporter {
             controller: crate::REPORTING_CONTROLLER.into(),
             instance: Some(instance),
         };
         Self {
             recorders: (0..RECORDER_SHARDS)
-                .map(|_| Recorder::new(client.clone(), reporter.clone()))
+                .map(|_| Recorder::new(events.clone(), reporter.clone()))
                 .collect(),
             client,
         }

@@ -3,14 +3,18 @@
 //! `--context`), else the kubeconfig or in-cluster service account `Config::infer`
 //! finds. Every request carries a `User-Agent` naming topospread, its version and the
 //! command (`topospread/VERSION (serve)`), as kube-scheduler names itself: audit logs and
-//! API Priority and Fairness rules key on it.
+//! API Priority and Fairness rules key on it. Every request waits on one token bucket
+//! ([`ClientLimits`], kube-scheduler's qps 50 / burst 100 by default) and a 429 is retried
+//! after its `Retry-After` (see [`crate::limit`]).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
+use crate::Clients;
 use crate::error::{Error, Result};
+use crate::limit::{ClientLimits, RateLimitLayer, TokenBucket};
 
 /// Where the client's configuration comes from, and its timeouts.
 #[derive(Clone, Debug, Default)]
@@ -27,6 +31,8 @@ pub struct ClientOptions {
     pub read_timeout: Option<Duration>,
     /// The command named in the User-Agent (`serve`, `simulate`, ...).
     pub command: &'static str,
+    /// How fast requests may go.
+    pub limits: ClientLimits,
 }
 
 /// The User-Agent of `command`'s requests: `topospread/VERSION (COMMAND)`.
@@ -39,8 +45,14 @@ pub fn user_agent(command: &str) -> String {
     }
 }
 
-/// A client over `config` whose every request carries [`user_agent`]`(command)`.
-pub fn client_from_config(mut config: kube::Config, command: &str) -> Result<kube::Client> {
+/// A client over `config` whose every request carries [`user_agent`]`(command)` and
+/// waits on one token bucket of `limits`; kube's own retry (on by default in the
+/// config) retries 429, 503 and 504 after `Retry-After` with exponential backoff.
+pub fn client_from_config(
+    mut config: kube::Config,
+    command: &str,
+    limits: ClientLimits,
+) -> Result<kube::Client> {
     let server = config.cluster_url.to_string();
     let agent =
         axum::http::HeaderValue::from_str(&user_agent(command)).map_err(|e| Error::Client {
@@ -51,10 +63,13 @@ pub fn client_from_config(mut config: kube::Config, command: &str) -> Result<kub
         .headers
         .retain(|(name, _)| *name != axum::http::header::USER_AGENT);
     config.headers.push((axum::http::header::USER_AGENT, agent));
-    kube::Client::try_from(config).map_err(|e| Error::Client {
+    let builder = kube::client::ClientBuilder::try_from(config).map_err(|e| Error::Client {
         server,
         message: one_line(&e.to_string()),
-    })
+    })?;
+    Ok(builder
+        .with_layer(&RateLimitLayer::new(TokenBucket::new(limits)))
+        .build())
 }
 
 /// The first line of an error: a parser's message can add a source excerpt below it.
@@ -65,6 +80,28 @@ fn one_line(message: &str) -> String {
 /// A client and the server URL it talks to (for error messages naming the cluster).
 /// A kubeconfig that cannot be read or parsed is [`Error::Kubeconfig`] naming it.
 pub async fn client(options: &ClientOptions) -> Result<(kube::Client, String)> {
+    let config = config(options).await?;
+    let server = config.cluster_url.to_string();
+    let client = client_from_config(config, options.command, options.limits)?;
+    Ok((client, server))
+}
+
+/// `serve`'s three clients (see [`Clients`]) over one configuration, each with its own
+/// bucket of `options.limits`, and the server URL.
+pub async fn clients(options: &ClientOptions) -> Result<(Clients, String)> {
+    let config = config(options).await?;
+    let server = config.cluster_url.to_string();
+    let build = |c: &kube::Config| client_from_config(c.clone(), options.command, options.limits);
+    let clients = Clients {
+        scheduler: build(&config)?,
+        events: build(&config)?,
+        leader_election: build(&config)?,
+    };
+    Ok((clients, server))
+}
+
+/// The configuration `options` name, with their timeouts.
+async fn config(options: &ClientOptions) -> Result<kube::Config> {
     let kube_options = KubeConfigOptions {
         context: options.context.clone(),
         ..KubeConfigOptions::default()
@@ -100,7 +137,5 @@ pub async fn client(options: &ClientOptions) -> Result<(kube::Client, String)> {
     if options.read_timeout.is_some() {
         config.read_timeout = options.read_timeout;
     }
-    let server = config.cluster_url.to_string();
-    let client = client_from_config(config, options.command)?;
-    Ok((client, server))
+    Ok(config)
 }

@@ -60,6 +60,31 @@ pub enum Error {
         /// Why (its error, or its panic).
         reason: String,
     },
+    /// The API server's `/version` could not be read or understood.
+    #[error("cluster {server}: reading the API server's release (/version): {message}")]
+    ServerVersion {
+        /// The server URL.
+        server: String,
+        /// Why.
+        message: String,
+    },
+    /// The API server runs a release topospread does not model, and neither
+    /// `--kubernetes-version` nor `--allow-unsupported-kubernetes-version` was given.
+    #[error(
+        "cluster {server}: the API server runs Kubernetes {git_version}, outside the releases topospread models (1.{oldest} to 1.{newest}): give --kubernetes-version, or --allow-unsupported-kubernetes-version to behave as {nearest}"
+    )]
+    UnsupportedRelease {
+        /// The server URL.
+        server: String,
+        /// Its `gitVersion`.
+        git_version: String,
+        /// The oldest minor modelled.
+        oldest: u32,
+        /// The newest minor modelled.
+        newest: u32,
+        /// What forcing would behave as.
+        nearest: topospread::version::KubernetesVersion,
+    },
     /// Every watch stream ended (the client was dropped): nothing more can be learned.
     #[error("the watch streams ended")]
     WatchesEnded,

@@ -24,14 +24,16 @@ mod clock;
 mod error;
 mod http;
 mod leader;
+pub mod limit;
 mod metrics;
+mod release;
 mod scheduling;
 mod skew;
 mod watch;
 
 pub use actions::{BindOutcome, PodRef, classify_bind_error};
 pub use cache::{Kind, LiveCache, Update};
-pub use client::{ClientOptions, client, client_from_config, user_agent};
+pub use client::{ClientOptions, client, client_from_config, clients, user_agent};
 pub use clock::TokioClock;
 pub use error::{Error, Result, describe, describe_watch, status_line};
 pub use http::router;
@@ -40,8 +42,10 @@ pub use leader::{
     LeaseConfig, SERVICE_ACCOUNT_NAMESPACE_FILE, default_identity, namespace_from,
     running_namespace,
 };
+pub use limit::{ClientLimits, client_over};
 pub use metrics::Metrics;
-pub use scheduling::CacheView;
+pub use release::{ReleaseChoice, ReleaseSource, ServerRelease, choose_release, server_release};
+pub use scheduling::{CacheView, DEFAULT_SKEW_TOP};
 pub use watch::POD_FIELD_SELECTOR;
 
 use std::net::SocketAddr;
@@ -79,6 +83,9 @@ pub struct Options {
     /// Whether a `leaderElection.resourceName` of `kube-scheduler` is accepted
     /// (`--allow-kube-scheduler-lease`).
     pub allow_kube_scheduler_lease: bool,
+    /// How many workloads `topospread_domain_skew` reports, the most skewed first (its
+    /// label sets name workloads: bounded so they do not grow with the cluster); 0: none.
+    pub skew_metrics_top: usize,
 }
 
 impl Options {
@@ -93,7 +100,38 @@ impl Options {
             seed: 0,
             lease_namespace: running_namespace(),
             allow_kube_scheduler_lease: false,
+            skew_metrics_top: DEFAULT_SKEW_TOP,
         }
+    }
+}
+
+/// The clients serve talks through. As kube-scheduler's (`createClients`, and the
+/// leader-election client `resourcelock.NewFromKubeconfig` makes), events and the Lease
+/// have clients of their own, so each has its own rate-limit bucket: a backlog of binds
+/// never delays a Lease renewal past its deadline. A single client serves as all three.
+#[derive(Clone)]
+pub struct Clients {
+    /// Watches, binds, status patches, preemptions.
+    pub scheduler: kube::Client,
+    /// Events.
+    pub events: kube::Client,
+    /// The Lease.
+    pub leader_election: kube::Client,
+}
+
+impl From<kube::Client> for Clients {
+    fn from(client: kube::Client) -> Self {
+        Self {
+            scheduler: client.clone(),
+            events: client.clone(),
+            leader_election: client,
+        }
+    }
+}
+
+impl std::fmt::Debug for Clients {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Clients").finish_non_exhaustive()
     }
 }
 
@@ -182,7 +220,9 @@ impl Running {
 
 /// Starts the scheduler on a tokio runtime: watchers, the scheduling loop, the elector
 /// (when `leaderElection.leaderElect`), and the metrics and health listener.
-pub fn start(client: kube::Client, options: Options) -> Result<Running> {
+pub fn start(clients: impl Into<Clients>, options: Options) -> Result<Running> {
+    let clients = clients.into();
+    let client = clients.scheduler.clone();
     let mut snapshot = Snapshot::new();
     snapshot.set_request_options(options.request_options);
     let mut scheduler = Scheduler::new(&options.config, options.features, &mut snapshot)?;
@@ -203,7 +243,7 @@ pub fn start(client: kube::Client, options: Options) -> Result<Running> {
     }
     let elector = lease
         .clone()
-        .map(|config| Elector::new(client.clone(), config));
+        .map(|config| Elector::new(clients.leader_election.clone(), config));
     let leadership = elector
         .as_ref()
         .map_or_else(Leadership::always, Elector::leadership);
@@ -237,17 +277,21 @@ pub fn start(client: kube::Client, options: Options) -> Result<Running> {
         leadership: leadership.clone(),
         server: listener.as_ref().map(JoinHandle::abort_handle),
     };
-    let watchers = watch::spawn_all(&client, &tx);
-    let writer = actions::Writer::new(client, options.identity.clone());
-    let looped = Loop::new(
+    let (watch_tx, watch_rx) = mpsc::channel(watch::WATCH_BUFFER);
+    let watchers = watch::spawn_all(&client, &watch_tx);
+    drop(watch_tx);
+    let writer = actions::Writer::new(client, clients.events, options.identity.clone());
+    let mut looped = Loop::new(
         LiveCache::new(snapshot, scheduler),
         rx,
         tx,
+        watch_rx,
         writer,
         leadership,
         metrics,
         ready,
     );
+    looped.skew_top = options.skew_metrics_top;
     let task = tokio::spawn(async move {
         let (elector_stop_tx, elector_stop_rx) = signal::channel(false);
         let mut elector_task = elector.map(|e| tokio::spawn(e.run(elector_stop_rx)));

@@ -84,7 +84,7 @@ impl Metrics {
         let attempts = Family::<AttemptLabels, Counter>::default();
         registry.register(
             "scheduler_schedule_attempts",
-            "Number of attempts to schedule pods, by the result.",
+            "Number of attempts to schedule pods, by the result",
             attempts.clone(),
         );
         let attempt_duration =
@@ -99,7 +99,7 @@ impl Metrics {
         let pending = Family::<QueueLabels, Gauge>::default();
         registry.register(
             "scheduler_pending_pods",
-            "Number of pending pods, by the queue type.",
+            "Number of pending pods, by the queue type",
             pending.clone(),
         );
         let preemption_attempts = Counter::default();
@@ -117,13 +117,13 @@ impl Metrics {
         let incoming = Family::<IncomingLabels, Counter>::default();
         registry.register(
             "scheduler_queue_incoming_pods",
-            "Number of pods added to scheduling queues by event and queue type.",
+            "Number of pods added to scheduling queues by event and queue type",
             incoming.clone(),
         );
         let domain_skew = Family::<SkewLabels, Gauge>::default();
         registry.register(
             "topospread_domain_skew",
-            "Per workload and topology key: matching pods in the fullest domain minus the emptiest.",
+            "Per workload and topology key: matching pods in the fullest domain minus the emptiest",
             domain_skew.clone(),
         );
         Self {
@@ -181,5 +181,25 @@ impl Metrics {
         let mut out = String::new();
         let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn help_texts_end_in_one_period() {
+        let m = Metrics::new();
+        m.attempt("scheduled", "p", 0.1);
+        m.incoming("active", "PodAdd");
+        m.set_pending(&PendingCounts::default());
+        let text = m.encode();
+        let helps: Vec<&str> = text.lines().filter(|l| l.starts_with("# HELP")).collect();
+        assert!(helps.len() >= 7, "{text}");
+        for help in helps {
+            // prometheus-client adds the period itself.
+            assert!(help.ends_with('.') && !help.ends_with(".."), "{help}");
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! The scheduling loop: one task owns the live cache, applies watch events and bind
 //! results as they arrive, and pops one pod at a time from the queue (kube-scheduler's
-//! `scheduleOne`), binding asynchronously. When nothing can be popped it sleeps until
+//! `scheduleOne`), binding asynchronously. Cycles run in batches off the async workers
+//! ([`tokio::task::block_in_place`]), so watches and binds keep their threads. When nothing can be popped it sleeps until
 //! the next backoff expiry, the next unschedulable-leftover flush, a new message, a
 //! leadership change or shutdown.
 
@@ -10,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use kube::runtime::events::EventType;
-use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+use tokio::sync::mpsc::{Receiver, UnboundedReceiver, UnboundedSender};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot, watch};
 use tokio::time::Instant;
 use topospread::queue::{Clock, PendingCounts};
@@ -37,15 +38,18 @@ const MAX_IN_FLIGHT_EVENTS: usize = 64;
 const MAX_QUEUED_EVENTS: usize = 20_000;
 /// Pod latencies kept for [`CacheView::latencies`] (the newest; older halves are dropped).
 const MAX_LATENCIES: usize = 200_000;
+/// How many workloads `topospread_domain_skew` reports by default.
+pub const DEFAULT_SKEW_TOP: usize = 20;
+/// Scheduling cycles run back to back before the loop applies what arrived meanwhile.
+const CYCLES_PER_BATCH: usize = 64;
+/// Watch events applied before the loop schedules again.
+const WATCH_EVENTS_PER_TURN: usize = 4096;
 /// How long shutdown waits for in-flight binds.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// What the loop receives.
+/// What the loop receives besides watch events.
 #[derive(Debug)]
-#[allow(clippy::large_enum_variant)] // one message per watch event; boxing would allocate per event for nothing
 pub(crate) enum Message {
-    /// A watch event.
-    Watch(Update),
     /// A bind finished.
     Bound {
         pod: PodRef,
@@ -99,6 +103,12 @@ pub(crate) struct Loop {
     pub(crate) clock: TokioClock,
     pub(crate) rx: UnboundedReceiver<Message>,
     pub(crate) tx: UnboundedSender<Message>,
+    /// Watch events, bounded ([`crate::watch::WATCH_BUFFER`]).
+    pub(crate) watches: Receiver<Update>,
+    /// Whether a watcher may still send.
+    pub(crate) watching: bool,
+    /// How many workloads `topospread_domain_skew` reports (the most skewed).
+    pub(crate) skew_top: usize,
     pub(crate) writer: Writer,
     pub(crate) leadership: Leadership,
     pub(crate) metrics: Arc<Metrics>,
@@ -135,6 +145,16 @@ impl Events {
     }
 }
 
+/// Runs `f` (scheduling cycles: CPU work without awaits) so that the async worker it is
+/// called on is not held: on a multi-threaded runtime the worker's other tasks move to
+/// another thread meanwhile; on a current-thread runtime (tests) it runs in place.
+pub(crate) fn off_the_workers<R>(f: impl FnOnce() -> R) -> R {
+    match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
+        _ => f(),
+    }
+}
+
 /// Why the loop stopped.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Stopped {
@@ -145,10 +165,12 @@ pub(crate) enum Stopped {
 }
 
 impl Loop {
+    #[allow(clippy::too_many_arguments)] // the loop's parts, each made by `start`
     pub(crate) fn new(
         cache: LiveCache,
         rx: UnboundedReceiver<Message>,
         tx: UnboundedSender<Message>,
+        watches: Receiver<Update>,
         writer: Writer,
         leadership: Leadership,
         metrics: Arc<Metrics>,
@@ -159,6 +181,9 @@ impl Loop {
             clock: TokioClock::new(),
             rx,
             tx,
+            watches,
+            watching: true,
+            skew_top: DEFAULT_SKEW_TOP,
             writer,
             leadership,
             metrics,
@@ -188,6 +213,12 @@ impl Loop {
             while let Ok(m) = self.rx.try_recv() {
                 self.handle(m);
             }
+            for _ in 0..WATCH_EVENTS_PER_TURN {
+                match self.watches.try_recv() {
+                    Ok(update) => self.apply_watch(update),
+                    Err(_) => break,
+                }
+            }
             if *stop.borrow() {
                 break;
             }
@@ -201,26 +232,18 @@ impl Loop {
                     next_flush = Instant::now() + FLUSH_UNSCHEDULABLE_EVERY;
                     self.cache.scheduler.flush_unschedulable_leftover(now);
                 }
-                let started = Instant::now();
-                if let Some(attempt) = self
-                    .cache
-                    .scheduler
-                    .schedule_next(&mut self.cache.snapshot, now)
-                {
-                    let errored = matches!(attempt, Attempt::Error { .. });
-                    self.carry_out(attempt, started);
-                    since_gauges += 1;
+                let cycles = off_the_workers(|| self.cycles());
+                if cycles > 0 {
+                    since_gauges += cycles;
                     if since_gauges >= 256 {
                         since_gauges = 0;
                         self.metrics.set_pending(&self.cache.scheduler.pending());
                     }
-                    // Cycles run back to back without awaiting: yield now and then, and
-                    // after every failed cycle (a pod popped from backoff again and
-                    // again), so the tasks this loop spawned run (tokio keeps the last
-                    // spawned one in this worker's slot, which no other worker steals).
-                    if errored || since_gauges.is_multiple_of(64) {
-                        tokio::task::yield_now().await;
-                    }
+                    // After a batch (which ends early at a failed cycle: a pod popped
+                    // from backoff again and again), yield so the tasks this loop
+                    // spawned run (tokio keeps the last spawned one in this worker's
+                    // slot, which no other worker steals).
+                    tokio::task::yield_now().await;
                     continue;
                 }
             }
@@ -247,6 +270,10 @@ impl Loop {
                         self.handle(m);
                     }
                 }
+                u = self.watches.recv(), if self.watching => match u {
+                    Some(update) => self.apply_watch(update),
+                    None => self.watching = false,
+                },
                 () = tokio::time::sleep_until(wake) => {}
                 () = self.leadership.changed() => {}
                 _ = stop.changed() => {}
@@ -269,66 +296,90 @@ impl Loop {
         Stopped::Shutdown
     }
 
+    /// Up to [`CYCLES_PER_BATCH`] scheduling cycles back to back, stopping early when the
+    /// queue has nothing to pop or a cycle fails: how many ran.
+    fn cycles(&mut self) -> u32 {
+        let mut ran = 0;
+        while ran < CYCLES_PER_BATCH as u32 {
+            let started = Instant::now();
+            let now = self.clock.now();
+            let Some(attempt) = self
+                .cache
+                .scheduler
+                .schedule_next(&mut self.cache.snapshot, now)
+            else {
+                return ran;
+            };
+            let errored = matches!(attempt, Attempt::Error { .. });
+            self.carry_out(attempt, started);
+            ran += 1;
+            if errored {
+                return ran;
+            }
+        }
+        ran
+    }
+
+    /// Applies one watch event to the cache.
+    fn apply_watch(&mut self, update: Update) {
+        let at = Instant::now();
+        self.first_event.get_or_insert(at);
+        if let Update::Pod(
+            kube::runtime::watcher::Event::Apply(p) | kube::runtime::watcher::Event::InitApply(p),
+        ) = &update
+            && p.spec
+                .as_ref()
+                .and_then(|s| s.node_name.as_deref())
+                .is_none()
+            && let Some(uid) = &p.metadata.uid
+            && !self.first_seen.contains_key(uid)
+        {
+            self.first_seen.insert(uid.clone(), at);
+            self.metrics.incoming("active", "PodAdd");
+        }
+        if let Update::Pod(kube::runtime::watcher::Event::Delete(p)) = &update
+            && let Some(uid) = &p.metadata.uid
+        {
+            self.first_seen.remove(uid);
+            self.last_condition.remove(uid);
+        }
+        let was_synced = self.cache.synced();
+        // After a node left, or for a pod that arrives: a nomination naming a
+        // node that is gone is cleared.
+        let stale_check = match &update {
+            Update::Node(
+                kube::runtime::watcher::Event::Delete(_) | kube::runtime::watcher::Event::InitDone,
+            ) => Some(None),
+            Update::Pod(
+                kube::runtime::watcher::Event::Apply(p)
+                | kube::runtime::watcher::Event::InitApply(p),
+            ) if p
+                .status
+                .as_ref()
+                .is_some_and(|s| s.nominated_node_name.is_some()) =>
+            {
+                p.metadata.uid.clone().map(Some)
+            }
+            _ => None,
+        };
+        self.cache.apply(update, self.clock.now());
+        if let Some(only) = stale_check {
+            self.clear_stale_nominations(only.as_deref());
+        }
+        if !was_synced && self.cache.synced() {
+            self.clear_stale_nominations(None);
+            info!(
+                nodes = self.cache.snapshot.nodes().len(),
+                pods = self.cache.snapshot.pods().count(),
+                "caches synced"
+            );
+            self.ready.store(true, Ordering::SeqCst);
+            self.synced_at = Some(Instant::now());
+        }
+    }
+
     fn handle(&mut self, m: Message) {
         match m {
-            Message::Watch(update) => {
-                let at = Instant::now();
-                self.first_event.get_or_insert(at);
-                if let Update::Pod(
-                    kube::runtime::watcher::Event::Apply(p)
-                    | kube::runtime::watcher::Event::InitApply(p),
-                ) = &update
-                    && p.spec
-                        .as_ref()
-                        .and_then(|s| s.node_name.as_deref())
-                        .is_none()
-                    && let Some(uid) = &p.metadata.uid
-                    && !self.first_seen.contains_key(uid)
-                {
-                    self.first_seen.insert(uid.clone(), at);
-                    self.metrics.incoming("active", "PodAdd");
-                }
-                if let Update::Pod(kube::runtime::watcher::Event::Delete(p)) = &update
-                    && let Some(uid) = &p.metadata.uid
-                {
-                    self.first_seen.remove(uid);
-                    self.last_condition.remove(uid);
-                }
-                let was_synced = self.cache.synced();
-                // After a node left, or for a pod that arrives: a nomination naming a
-                // node that is gone is cleared.
-                let stale_check = match &update {
-                    Update::Node(
-                        kube::runtime::watcher::Event::Delete(_)
-                        | kube::runtime::watcher::Event::InitDone,
-                    ) => Some(None),
-                    Update::Pod(
-                        kube::runtime::watcher::Event::Apply(p)
-                        | kube::runtime::watcher::Event::InitApply(p),
-                    ) if p
-                        .status
-                        .as_ref()
-                        .is_some_and(|s| s.nominated_node_name.is_some()) =>
-                    {
-                        p.metadata.uid.clone().map(Some)
-                    }
-                    _ => None,
-                };
-                self.cache.apply(update, self.clock.now());
-                if let Some(only) = stale_check {
-                    self.clear_stale_nominations(only.as_deref());
-                }
-                if !was_synced && self.cache.synced() {
-                    self.clear_stale_nominations(None);
-                    info!(
-                        nodes = self.cache.snapshot.nodes().len(),
-                        pods = self.cache.snapshot.pods().count(),
-                        "caches synced"
-                    );
-                    self.ready.store(true, Ordering::SeqCst);
-                    self.synced_at = Some(Instant::now());
-                }
-            }
             Message::Bound {
                 pod,
                 node,
@@ -353,9 +404,13 @@ impl Loop {
         }
     }
 
-    /// Recomputes `topospread_domain_skew` (label sets of workloads gone are dropped).
+    /// Recomputes `topospread_domain_skew` for the [`Loop::skew_top`] most skewed
+    /// workloads (label sets of the others are dropped).
     fn update_skew(&mut self) {
-        let skews = crate::skew::workload_skews(&self.cache.snapshot);
+        let skews = crate::skew::most_skewed(
+            crate::skew::workload_skews(&self.cache.snapshot),
+            self.skew_top,
+        );
         self.metrics.domain_skew.clear();
         for s in skews {
             self.metrics
@@ -600,5 +655,41 @@ impl Loop {
                 warn!(?pod, message, "scheduling cycle failed");
             }
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    #[test]
+    fn a_long_batch_leaves_the_other_tasks_running() {
+        // One worker: a batch held on it in place would stop the ticker.
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let ticks = Arc::new(AtomicUsize::new(0));
+            let t = ticks.clone();
+            let ticker = tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    t.fetch_add(1, Ordering::SeqCst);
+                }
+            });
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            let batch = tokio::spawn(async {
+                off_the_workers(|| std::thread::sleep(Duration::from_millis(300)))
+            });
+            let before = ticks.load(Ordering::SeqCst);
+            batch.await.unwrap();
+            let during = ticks.load(Ordering::SeqCst) - before;
+            ticker.abort();
+            assert!(during >= 10, "{during} ticks in 300 ms");
+        });
     }
 }

@@ -67,6 +67,21 @@ pub(crate) fn workload_skews(snapshot: &Snapshot) -> Vec<WorkloadSkew> {
     out
 }
 
+/// The `n` most skewed (ties by namespace, workload and key, so the set is stable
+/// between scrapes): `topospread_domain_skew`'s label sets stay bounded however many
+/// workloads the cluster runs.
+pub(crate) fn most_skewed(mut skews: Vec<WorkloadSkew>, n: usize) -> Vec<WorkloadSkew> {
+    skews.sort_by(|a, b| {
+        b.skew
+            .cmp(&a.skew)
+            .then_with(|| a.namespace.cmp(&b.namespace))
+            .then_with(|| a.workload.cmp(&b.workload))
+            .then_with(|| a.topology_key.cmp(&b.topology_key))
+    });
+    skews.truncate(n);
+    skews
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -100,6 +115,7 @@ mod tests {
             s.add_pod(p).unwrap();
         }
         let skews = workload_skews(&s);
+        assert!(most_skewed(skews.clone(), 0).is_empty());
         assert_eq!(
             skews,
             vec![WorkloadSkew {
@@ -109,5 +125,26 @@ mod tests {
                 skew: 1,
             }]
         );
+    }
+}
+
+#[cfg(test)]
+mod top_tests {
+    use super::*;
+
+    #[test]
+    fn only_the_most_skewed_are_kept() {
+        let skew = |workload: &str, skew| WorkloadSkew {
+            namespace: "default".into(),
+            workload: workload.into(),
+            topology_key: "zone".into(),
+            skew,
+        };
+        let all = vec![skew("a", 1), skew("b", 5), skew("c", 3), skew("d", 5)];
+        let top: Vec<_> = most_skewed(all, 3)
+            .into_iter()
+            .map(|s| (s.workload, s.skew))
+            .collect();
+        assert_eq!(top, vec![("b".into(), 5), ("d".into(), 5), ("c".into(), 3)]);
     }
 }

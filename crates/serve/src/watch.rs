@@ -1,6 +1,8 @@
 //! Watchers: one kube-runtime `watcher` per watched kind, each sending its events to the
-//! scheduling loop, which alone owns the cache. Streams retry with kube-runtime's
-//! default backoff; a 410 or a dropped stream becomes a relist (`Init` .. `InitDone`).
+//! scheduling loop, which alone owns the cache, through one bounded channel: when the
+//! loop falls behind (a big relist), the watchers wait instead of piling events up in
+//! memory. Streams retry with kube-runtime's default backoff; a 410 or a dropped stream
+//! becomes a relist (`Init` .. `InitDone`).
 
 use std::fmt::Debug;
 
@@ -16,23 +18,22 @@ use kube::api::Api;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 use serde::de::DeserializeOwned;
-use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::mpsc::Sender;
 use tokio::task::JoinHandle;
 use tracing::warn;
 
 use crate::cache::{Kind, Update};
-use crate::scheduling::Message;
 
 /// Pods the scheduler cares about, as kube-scheduler's informer selects them: every pod
 /// not finished; the loop splits assigned (counted on nodes) from unassigned (queued
 /// when one of the profiles serves it).
 pub const POD_FIELD_SELECTOR: &str = "status.phase!=Succeeded,status.phase!=Failed";
 
+/// Watch events waiting for the loop, across every kind; past that, watchers wait.
+pub(crate) const WATCH_BUFFER: usize = 1024;
+
 /// Starts one watcher per kind; each ends when the loop's receiver is gone.
-pub(crate) fn spawn_all(
-    client: &kube::Client,
-    tx: &UnboundedSender<Message>,
-) -> Vec<JoinHandle<()>> {
+pub(crate) fn spawn_all(client: &kube::Client, tx: &Sender<Update>) -> Vec<JoinHandle<()>> {
     let pods = watcher::Config::default().fields(POD_FIELD_SELECTOR);
     vec![
         spawn::<Pod>(Api::all(client.clone()), pods, Kind::Pod, tx, Update::Pod),
@@ -129,7 +130,7 @@ fn spawn<K>(
     api: Api<K>,
     config: watcher::Config,
     kind: Kind,
-    tx: &UnboundedSender<Message>,
+    tx: &Sender<Update>,
     wrap: fn(Event<K>) -> Update,
 ) -> JoinHandle<()>
 where
@@ -142,7 +143,7 @@ where
         while let Some(item) = stream.next().await {
             match item {
                 Ok(event) => {
-                    if tx.send(Message::Watch(wrap(event))).is_err() {
+                    if tx.send(wrap(event)).await.is_err() {
                         return;
                     }
                 }
@@ -152,4 +153,41 @@ where
             }
         }
     })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+    use topospread_fakeapi::FakeApi;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_watcher_waits_when_the_loop_falls_behind() {
+        let fake = FakeApi::new();
+        for i in 0..200 {
+            fake.insert(serde_json::json!({"apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": format!("n{i}")}}))
+                .unwrap();
+        }
+        let client = kube::Client::new(fake.router(), "default");
+        let (tx, mut rx) = tokio::sync::mpsc::channel(16);
+        let task = spawn::<Node>(
+            Api::all(client),
+            Default::default(),
+            Kind::Node,
+            &tx,
+            Update::Node,
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        // Full, and nothing more was taken from the stream meanwhile.
+        assert_eq!(rx.len(), 16);
+        let mut applied = 0;
+        while applied < 200 {
+            if let Update::Node(Event::InitApply(_)) = rx.recv().await.unwrap() {
+                applied += 1;
+            }
+        }
+        task.abort();
+    }
 }

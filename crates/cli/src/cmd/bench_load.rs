@@ -157,6 +157,7 @@ fn measure_here(ctx: &Context, files: &[PathBuf]) -> Result<ExitCode> {
             kubeconfig: None,
             context: None,
             live: false,
+            allow_unsupported_kubernetes_version: false,
         },
     };
     let start = Instant::now();

@@ -19,6 +19,7 @@ use std::time::Duration;
 use topospread_k8s::load::{Loaded, Object, Source};
 
 use crate::cli::LiveArgs;
+use topospread_jobs::Context as JobContext;
 
 /// Objects per list request, as kubectl's default chunk size.
 const PAGE: u32 = 500;
@@ -29,6 +30,46 @@ static COMMAND: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
 /// Names the command for the User-Agent of the live reads; set once, by `main`.
 pub(crate) fn set_command(name: &'static str) {
     let _ = COMMAND.set(name);
+}
+
+/// The context a live command runs under: the cluster's release (its `/version`) with
+/// the `--feature-gates` given, unless `--kubernetes-version` chose one. The choice is
+/// noted on stderr; a release topospread does not model is refused unless
+/// `--allow-unsupported-kubernetes-version`.
+pub(crate) fn cluster_context(ctx: &JobContext, args: &LiveArgs) -> Result<JobContext> {
+    if ctx.version_given() {
+        return Ok(ctx.clone());
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the client runtime")?;
+    let choice = runtime.block_on(async {
+        let (client, server) = connect(args).await?;
+        let release = topospread_serve::server_release(&client, &server).await?;
+        topospread_serve::choose_release(
+            Some(release),
+            None,
+            args.allow_unsupported_kubernetes_version,
+            &server,
+        )
+    })?;
+    let gates = ctx.gates().for_release(choice.version)?;
+    eprintln!("note: {choice}");
+    Ok(ctx.clone().with_gates(gates, false))
+}
+
+/// A client for the cluster `args` name, and its URL.
+async fn connect(args: &LiveArgs) -> Result<(Client, String), topospread_serve::Error> {
+    topospread_serve::client(&topospread_serve::ClientOptions {
+        kubeconfig: args.kubeconfig.clone(),
+        context: args.context.clone(),
+        connect_timeout: Some(Duration::from_secs(10)),
+        read_timeout: Some(Duration::from_secs(60)),
+        command: COMMAND.get().copied().unwrap_or_default(),
+        ..Default::default()
+    })
+    .await
 }
 
 /// Lists the cluster's nodes, pods (without Succeeded or Failed ones, as kube-scheduler's
@@ -45,14 +86,7 @@ pub(crate) fn list_cluster(args: &LiveArgs) -> Result<Vec<Loaded>> {
 }
 
 async fn list_all(args: &LiveArgs) -> Result<Vec<Loaded>> {
-    let (client, server) = topospread_serve::client(&topospread_serve::ClientOptions {
-        kubeconfig: args.kubeconfig.clone(),
-        context: args.context.clone(),
-        connect_timeout: Some(Duration::from_secs(10)),
-        read_timeout: Some(Duration::from_secs(60)),
-        command: COMMAND.get().copied().unwrap_or_default(),
-    })
-    .await?;
+    let (client, server) = connect(args).await?;
     let mut out = Vec::new();
     let all = ListParams::default();
     let running = ListParams::default().fields("status.phase!=Succeeded,status.phase!=Failed");

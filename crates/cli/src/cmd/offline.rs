@@ -15,6 +15,15 @@ pub(crate) fn list_cluster(_args: &LiveArgs) -> Result<Vec<Loaded>> {
     bail!("--kubeconfig/--context/--live: {WITHOUT_LIVE}")
 }
 
+/// The context as given: without the `live` feature no cluster is asked its release
+/// (reading one is refused by [`list_cluster`]).
+pub(crate) fn cluster_context(
+    ctx: &topospread_jobs::Context,
+    _args: &LiveArgs,
+) -> Result<topospread_jobs::Context> {
+    Ok(ctx.clone())
+}
+
 /// Refuses: `serve` needs the `live` feature.
 pub(crate) fn run(_ctx: &topospread_jobs::Context, _args: &ServeArgs) -> Result<ExitCode> {
     bail!("serve: {WITHOUT_LIVE}")

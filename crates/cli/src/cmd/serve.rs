@@ -1,5 +1,7 @@
 //! `topospread serve`: the live secondary scheduler. Reads the KubeSchedulerConfiguration
-//! as `validate` does, connects with the kubeconfig (or in-cluster config), and runs
+//! as `validate` does, connects with the kubeconfig (or in-cluster config), asks the API
+//! server its release (`/version`) and behaves as it unless `--kubernetes-version` is
+//! given (an unmodelled release is refused, exit 2, unless forced), and runs
 //! topospread-serve until SIGTERM/SIGINT (exit 0 after a graceful stop) or until the
 //! lease is lost (exit 1, so the pod restarts).
 
@@ -9,7 +11,7 @@ use std::process::ExitCode;
 use topospread_jobs::Context;
 use topospread_jobs::config::SchedulerSetup;
 use topospread_jobs::input::Input;
-use tracing::{error, info};
+use tracing::{error, info, warn};
 
 /// Runs the scheduler.
 pub(crate) fn run(ctx: &Context, args: &ServeArgs) -> Result<ExitCode> {
@@ -35,18 +37,53 @@ fn init_logs(format: LogFormat) {
 }
 
 async fn serve(ctx: &Context, args: &ServeArgs, setup: SchedulerSetup) -> Result<ExitCode> {
-    let (client, _) = topospread_serve::client(&topospread_serve::ClientOptions {
-        kubeconfig: args.kubeconfig.clone(),
+    let connection = setup.config.client_connection();
+    let limits = topospread_serve::ClientLimits::from_config(
+        &connection,
+        args.kube_api_qps,
+        args.kube_api_burst,
+    );
+    // kube-rs speaks JSON only: a protobuf content type is noted, not refused.
+    for (field, value) in [
+        ("contentType", &connection.content_type),
+        ("acceptContentTypes", &connection.accept_content_types),
+    ] {
+        if let Some(v) = value.as_deref().filter(|v| !v.contains("json")) {
+            warn!(
+                field,
+                value = v,
+                "clientConnection: topospread's client sends and accepts application/json only"
+            );
+        }
+    }
+    // --kubeconfig wins over clientConnection.kubeconfig, as kube-scheduler's flag does.
+    let kubeconfig = args.kubeconfig.clone().or_else(|| {
+        connection
+            .kubeconfig
+            .as_deref()
+            .filter(|k| !k.is_empty())
+            .map(std::path::PathBuf::from)
+    });
+    let (clients, server) = topospread_serve::clients(&topospread_serve::ClientOptions {
+        kubeconfig,
         context: args.context.clone(),
         command: "serve",
+        limits,
         ..Default::default()
     })
     .await?;
+    if limits.limited() {
+        info!(qps = limits.qps, burst = limits.burst, "client rate limit");
+    } else {
+        info!("client rate limit: none (qps < 0)");
+    }
+    let (ctx, setup) = cluster_release(ctx, args, setup, &clients.scheduler, &server).await?;
     let mut options = topospread_serve::Options::new(setup.config);
     options.features = setup.features;
     options.request_options = ctx.gates().request_options();
     options.listen = Some(args.listen);
     options.allow_kube_scheduler_lease = args.allow_kube_scheduler_lease;
+    options.skew_metrics_top = args.skew_metrics_top;
     let profiles: Vec<String> = options
         .config
         .profiles
@@ -54,7 +91,7 @@ async fn serve(ctx: &Context, args: &ServeArgs, setup: SchedulerSetup) -> Result
         .map(|p| p.scheduler_name().to_string())
         .collect();
     info!(config = %setup.origin, ?profiles, listen = %args.listen, identity = %options.identity, "starting");
-    let running = topospread_serve::start(client, options)?;
+    let running = topospread_serve::start(clients, options)?;
     let handle = running.handle().clone();
     tokio::spawn(async move {
         wait_for_signal().await;
@@ -69,6 +106,41 @@ async fn serve(ctx: &Context, args: &ServeArgs, setup: SchedulerSetup) -> Result
             Ok(ExitCode::from(1))
         }
     }
+}
+
+/// The release to behave as: the API server's unless `--kubernetes-version` is given,
+/// logged; the configuration is read again under that release's gates. Before any watch.
+async fn cluster_release(
+    ctx: &Context,
+    args: &ServeArgs,
+    setup: SchedulerSetup,
+    client: &kube::Client,
+    server: &str,
+) -> Result<(Context, SchedulerSetup)> {
+    let given = ctx.version_given().then(|| ctx.gates().version());
+    let cluster = match topospread_serve::server_release(client, server).await {
+        Ok(r) => Some(r),
+        // The release is chosen already: the server's is only worth a mention.
+        Err(e) if given.is_some() => {
+            warn!(error = %e, "the API server's release is unknown");
+            None
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let choice = topospread_serve::choose_release(
+        cluster,
+        given,
+        args.allow_unsupported_kubernetes_version,
+        server,
+    )?;
+    info!(release = %choice.version, "{choice}");
+    if given.is_some() {
+        return Ok((ctx.clone(), setup));
+    }
+    let gates = ctx.gates().for_release(choice.version)?;
+    let ctx = ctx.clone().with_gates(gates, false);
+    let setup = topospread_jobs::config::load(&ctx, Some(&args.config), &Input::default())?;
+    Ok((ctx, setup))
 }
 
 async fn wait_for_signal() {

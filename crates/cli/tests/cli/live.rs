@@ -245,3 +245,154 @@ fn the_clusters_volumes_and_limit_ranges_apply_to_the_files_pods() {
     );
     runtime.block_on(served.shutdown());
 }
+
+/// A cluster whose API server reports `1.<minor>`: zone a (room) holds two running pods,
+/// zone b has no room; served on loopback. Returns the kubeconfig, the server and the
+/// fake's handle (for its request log).
+fn release_cluster(
+    runtime: &tokio::runtime::Runtime,
+    minor: u32,
+) -> (PathBuf, topospread_fakeapi::Served, FakeApi) {
+    let fake = FakeApi::builder().kubernetes_minor(minor).build();
+    for (name, zone, cpu) in [("a1", "a", "8"), ("b1", "b", "100m")] {
+        fake.insert(json!({"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {
+                "kubernetes.io/hostname": name, "topology.kubernetes.io/zone": zone}},
+            "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"}}}))
+            .unwrap();
+    }
+    for i in 0..2 {
+        let mut p = pod(&format!("other-{i}"), Some("a1"), "Running");
+        p["metadata"]["labels"] = json!({"app": "other"});
+        fake.insert(p).unwrap();
+    }
+    let served = runtime
+        .block_on(fake.serve("127.0.0.1:0".parse().unwrap()))
+        .unwrap();
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("release-{}-{minor}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("kubeconfig");
+    std::fs::write(&path, served.kubeconfig()).unwrap();
+    std::fs::write(dir.join("pod.yaml"), EMPTY_SELECTOR_POD).unwrap();
+    (path, served, fake)
+}
+
+/// A pod spread over zones by `labelSelector: {}`: on 1.27 to 1.37 it counts no pod
+/// (kubernetes PR 116607), from 1.38 every pod of the namespace (PR 141340).
+const EMPTY_SELECTOR_POD: &str = "
+apiVersion: v1
+kind: Pod
+metadata: {name: empty-selector, labels: {app: web}}
+spec:
+  containers: [{name: c, image: nginx, resources: {requests: {cpu: '1'}}}]
+  topologySpreadConstraints:
+  - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule,
+     labelSelector: {}}
+";
+
+/// `simulate --kubeconfig ... -o json`: the new pod's node (`None`: pending) and stderr.
+fn simulate_empty_selector(
+    kubeconfig: &std::path::Path,
+    extra: &[&str],
+) -> (Option<String>, String) {
+    let pod = kubeconfig.with_file_name("pod.yaml");
+    let mut args = vec![
+        "simulate",
+        "--kubeconfig",
+        kubeconfig.to_str().unwrap(),
+        "-f",
+        pod.to_str().unwrap(),
+        "-o",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    let o = run(&args);
+    let report: Value = serde_json::from_str(&stdout(&o))
+        .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&o), stderr(&o)));
+    let node = report["pods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["pod"] == "empty-selector")
+        .and_then(|p| p["node"].as_str().map(str::to_string));
+    (node, stderr(&o))
+}
+
+#[test]
+fn live_commands_behave_as_the_cluster_release() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (kubeconfig, served, _) = release_cluster(&runtime, 32);
+    let (node, err) = simulate_empty_selector(&kubeconfig, &[]);
+    assert_eq!(node.as_deref(), Some("a1"), "{err}");
+    assert!(
+        err.contains(
+            "note: behaving as Kubernetes 1.32, the API server's release (v1.32.0-topospread-fakeapi)"
+        ),
+        "{err}"
+    );
+    // --kubernetes-version overrides the cluster: 1.38 counts the two running pods.
+    let (node, err) = simulate_empty_selector(&kubeconfig, &["--kubernetes-version", "1.38"]);
+    assert_eq!(node, None, "{err}");
+    assert!(!err.contains("behaving as"), "{err}");
+    runtime.block_on(served.shutdown());
+}
+
+#[test]
+fn an_unsupported_cluster_release_is_refused_unless_forced() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (kubeconfig, served, fake) = release_cluster(&runtime, 24);
+    let k = kubeconfig.display().to_string();
+    let o = run(&["show", "--kubeconfig", &k]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("the API server runs Kubernetes v1.24.0-topospread-fakeapi, outside the releases topospread models (1.25 to 1.38)"),
+        "{err}"
+    );
+    assert!(stdout(&o).is_empty());
+    let o = run(&[
+        "show",
+        "--kubeconfig",
+        &k,
+        "--allow-unsupported-kubernetes-version",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("behaving as Kubernetes 1.25, the supported release nearest"));
+
+    // serve refuses before any watch starts.
+    let config = kubeconfig.with_file_name("serve.yaml");
+    std::fs::write(
+        &config,
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n\
+         leaderElection: {leaderElect: false}\nprofiles: [{schedulerName: topospread}]\n",
+    )
+    .unwrap();
+    fake.clear_requests();
+    let o = run(&[
+        "serve",
+        "--config",
+        config.to_str().unwrap(),
+        "--kubeconfig",
+        &k,
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    let last = err.trim_end().lines().last().unwrap_or("");
+    assert!(
+        last.starts_with("error: cluster http://")
+            && last.contains("--allow-unsupported-kubernetes-version to behave as 1.25"),
+        "{err}"
+    );
+    assert!(
+        fake.requests()
+            .iter()
+            .all(|r| r.verb != "watch" && r.verb != "list"),
+        "{:?}",
+        fake.requests()
+    );
+    runtime.block_on(served.shutdown());
+}

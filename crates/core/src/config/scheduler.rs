@@ -281,7 +281,7 @@ impl SchedulerConfig {
     }
 
     /// `clientConnection` after v1 defaulting.
-    pub(crate) fn client_connection(&self) -> ClientConnection {
+    pub fn client_connection(&self) -> ClientConnection {
         self.client_connection.clone().unwrap_or_default()
     }
 }

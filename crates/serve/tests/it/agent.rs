@@ -15,7 +15,7 @@ async fn every_request_names_topospread_and_the_command() {
     let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
         .await
         .unwrap();
-    let client = topospread_serve::client_from_config(config, "serve").unwrap();
+    let client = topospread_serve::client_from_config(config, "serve", Default::default()).unwrap();
     let running = topospread_serve::start(client, options(true, "agent")).unwrap();
     eventually(Duration::from_secs(20), "every pod bound", || async {
         all_bound(&fake)
