@@ -92,6 +92,10 @@ impl Kind {
 
 /// One watch event of one kind.
 #[derive(Debug)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "each event is moved once from its watch into the bounded channel and applied; boxing would allocate per event for no saving"
+)]
 pub enum Update {
     /// A pod event.
     Pod(Event<Pod>),
