@@ -37,6 +37,17 @@ fn init_logs(format: LogFormat) {
 }
 
 async fn serve(ctx: &Context, args: &ServeArgs, setup: SchedulerSetup) -> Result<ExitCode> {
+    // leaderElection is checked before any request (the release read included): a
+    // refused Lease must not touch the cluster at all.
+    let le = setup.config.leader_election();
+    if le.leader_elect() {
+        topospread_serve::LeaseConfig::from_config(
+            &le,
+            String::new(),
+            "kube-system",
+            args.allow_kube_scheduler_lease,
+        )?;
+    }
     let connection = setup.config.client_connection();
     let limits = topospread_serve::ClientLimits::from_config(
         &connection,
