@@ -20,6 +20,7 @@ mod context;
 mod error;
 
 pub mod config;
+pub mod explain;
 pub mod input;
 pub mod runtime;
 pub mod simulate;

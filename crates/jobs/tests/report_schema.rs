@@ -40,6 +40,7 @@ fn the_checked_in_schemas_are_the_generated_ones() {
         &topospread_jobs::validate::schema(),
     );
     assert_checked_in("test-report.json", &topospread_jobs::test::schema());
+    assert_checked_in("explain-report.json", &topospread_jobs::explain::schema());
 }
 
 #[test]
@@ -384,4 +385,56 @@ fn validation_reports_of_every_fixture_validate() {
             "no {kind} finding among {kinds:?}"
         );
     }
+}
+
+#[test]
+fn explain_reports_validate_scheduled_preempting_and_pending() {
+    use topospread_jobs::explain::{ExplainRequest, KIND, explain};
+    let dir = std::env::temp_dir().join(format!("topospread-explain-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("preemption.yaml");
+    std::fs::write(&file, PREEMPTION).expect("fixture written");
+    let schema = schema_path("explain-report.json");
+    // The docs' example: a pod that schedules.
+    let docs = explain(
+        &Context::new(),
+        ExplainRequest::new(vec![], "deployment/mypod"),
+    )
+    .expect("explains");
+    assert!(docs.scheduled());
+    // A pod that preempts: the failed cycle and its victims come with it.
+    let high = explain(
+        &Context::new(),
+        ExplainRequest::new(vec![file.clone()], "high"),
+    )
+    .expect("explains");
+    assert!(high.scheduled());
+    let failed = high
+        .cycle
+        .preempting_cycle
+        .as_ref()
+        .expect("the failed cycle");
+    assert_eq!(failed.preemption.as_ref().map(|p| p.victims.len()), Some(1));
+    // The evicted pod's replacement: pending, with the scheduler's message.
+    let replacement = explain(
+        &Context::new(),
+        ExplainRequest::new(vec![file.clone()], "replicaset/low"),
+    );
+    for report in [docs, high] {
+        let value = serde_json::to_value(&report).expect("serializes");
+        assert_eq!(value["kind"], KIND);
+        assert_eq!(value["apiVersion"], "topospread.dev/v1alpha1");
+        assert_valid_against(&value, &schema);
+    }
+    let err = replacement.expect_err("every pod of the ReplicaSet is bound before the run");
+    assert!(err.to_string().contains("replicaset default/low"), "{err}");
+    let missing =
+        explain(&Context::new(), ExplainRequest::new(vec![file], "nope")).expect_err("no such pod");
+    assert!(
+        missing
+            .to_string()
+            .starts_with("pod default/nope: not found"),
+        "{missing}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

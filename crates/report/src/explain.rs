@@ -6,7 +6,7 @@ use serde::Serialize;
 use std::fmt::Write as _;
 
 /// One Filter plugin's verdict on one node.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct FilterVerdict {
     /// The plugin.
     pub plugin: String,
@@ -17,7 +17,7 @@ pub struct FilterVerdict {
 }
 
 /// One Score plugin's score for one node.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ScoreView {
     /// The plugin.
     pub plugin: String,
@@ -30,7 +30,7 @@ pub struct ScoreView {
 }
 
 /// Everything about one node.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct NodeExplanation {
     /// The node.
     pub node: String,
@@ -47,7 +47,7 @@ pub struct NodeExplanation {
 }
 
 /// The matching-pod counts one topology spread constraint saw, per eligible domain.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ConstraintCounts {
     /// The constraint, e.g. `zone maxSkew=1 DoNotSchedule app=web`.
     pub constraint: String,
@@ -59,7 +59,7 @@ pub struct ConstraintCounts {
 }
 
 /// A pod preemption evicts.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct VictimView {
     /// `metadata.namespace`.
     pub namespace: String,
@@ -70,7 +70,7 @@ pub struct VictimView {
 }
 
 /// What DefaultPreemption decided after a cycle in which no node fit.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct PreemptionView {
     /// The node chosen, where the pod is nominated (`status.nominatedNodeName`).
     pub node: String,
@@ -79,7 +79,7 @@ pub struct PreemptionView {
 }
 
 /// A scheduling cycle, explained.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ExplainView {
     /// `namespace/name`.
     pub pod: String,
@@ -96,6 +96,7 @@ pub struct ExplainView {
     pub score_counts: Vec<ConstraintCounts>,
     /// The chosen node, or the scheduler's failure message (with PostFilter's words).
     #[serde(serialize_with = "outcome")]
+    #[schemars(with = "OutcomeSchema")]
     pub outcome: Result<String, String>,
     /// What preemption decided when this cycle found no node.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -103,6 +104,35 @@ pub struct ExplainView {
     /// The failed cycle whose preemption made room for this one, shown before it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preempting_cycle: Option<Box<ExplainView>>,
+}
+
+/// The schema of [`ExplainView::outcome`] as [`outcome`] writes it.
+struct OutcomeSchema;
+
+impl schemars::JsonSchema for OutcomeSchema {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Outcome".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "`{\"scheduled\": NODE}` or `{\"pending\": MESSAGE}`.",
+            "oneOf": [
+                {
+                    "type": "object",
+                    "properties": {"scheduled": {"type": "string"}},
+                    "required": ["scheduled"],
+                    "additionalProperties": false
+                },
+                {
+                    "type": "object",
+                    "properties": {"pending": {"type": "string"}},
+                    "required": ["pending"],
+                    "additionalProperties": false
+                }
+            ]
+        })
+    }
 }
 
 /// The outcome as `{"scheduled": NODE}` or `{"pending": MESSAGE}`.

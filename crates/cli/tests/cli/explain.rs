@@ -99,6 +99,8 @@ fn a_preempting_pod_in_json() {
     let o = run(&["explain", "-f", &f, "checkout", "-o", "json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    assert_eq!(v["apiVersion"], "topospread.dev/v1alpha1");
+    assert_eq!(v["kind"], "ExplainReport");
     assert_eq!(v["outcome"], serde_json::json!({"scheduled": "n1"}));
     assert!(v.get("preemption").is_none(), "{v}");
     let failed = &v["preempting_cycle"];

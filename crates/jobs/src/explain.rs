@@ -1,0 +1,281 @@
+//! `explain`: one pending pod's scheduling cycle, node by node, as a versioned report
+//! (`apiVersion`/`kind`) with a JSON Schema generated from its types
+//! (`schema/explain-report.json`).
+
+use crate::error::{Result, refuse};
+use crate::input::{self, World};
+use crate::runtime::{Placement, Runtime};
+use crate::simulate::schedule_all;
+use crate::{Context, config};
+use schemars::JsonSchema;
+use serde::Serialize;
+use std::path::PathBuf;
+use topospread::simulation::SimEvent;
+use topospread_k8s::load::Loaded;
+use topospread_k8s::workloads::Scale;
+use topospread_report::ExplainView;
+
+/// The report's `apiVersion`.
+pub const API_VERSION: &str = crate::simulate::API_VERSION;
+/// The report's `kind`.
+pub const KIND: &str = "ExplainReport";
+
+/// Which pod to explain, and in what cluster.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct ExplainRequest {
+    /// `-f`: files, folders, `-` for stdin (the docs' example when empty and no live
+    /// cluster is given).
+    pub files: Vec<PathBuf>,
+    /// A live cluster's objects, listed by the caller, under the files.
+    pub live: Option<Vec<Loaded>>,
+    /// The pending pod (`name`, `namespace/name`), or a workload (`deployment/web`,
+    /// `sts/prod/db`): its next pending pod.
+    pub pod: String,
+    /// Fixes generated names and tie-breaking, as in `simulate`.
+    pub seed: u64,
+    /// `--config`: a KubeSchedulerConfiguration file.
+    pub config: Option<PathBuf>,
+    /// `--scale`: replica counts replacing the manifests'.
+    pub scale: Vec<Scale>,
+}
+
+impl ExplainRequest {
+    /// A request for `pod` in `files`; the rest as the CLI's defaults.
+    pub fn new(files: Vec<PathBuf>, pod: impl Into<String>) -> Self {
+        Self {
+            files,
+            pod: pod.into(),
+            ..Self::default()
+        }
+    }
+}
+
+/// The contract of `topospread explain -o json`: the pod's last scheduling cycle (and
+/// the failed cycle whose preemption made room for it).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[non_exhaustive]
+pub struct ExplainReport {
+    /// [`API_VERSION`].
+    #[serde(rename = "apiVersion")]
+    pub api_version: String,
+    /// [`KIND`].
+    pub kind: String,
+    /// The cycle.
+    #[serde(flatten)]
+    pub cycle: ExplainView,
+}
+
+impl ExplainReport {
+    /// Whether the explained cycle bound the pod.
+    pub fn scheduled(&self) -> bool {
+        self.cycle.outcome.is_ok()
+    }
+}
+
+/// The JSON Schema (draft 2020-12) of [`ExplainReport`] as it serializes.
+pub fn schema() -> serde_json::Value {
+    let generator = schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator();
+    serde_json::to_value(generator.into_root_schema_for::<ExplainReport>()).unwrap_or_default()
+}
+
+/// Schedules the cluster as `simulate` does, recording the pod's cycles, and returns its
+/// last one. A pod that does not exist, is already bound, was refused by admission or
+/// never got a cycle is [`crate::Error::Refused`], naming it.
+pub fn explain(ctx: &Context, request: ExplainRequest) -> Result<ExplainReport> {
+    let input = input::load_admitted(
+        ctx,
+        &request.files,
+        request.live,
+        request.seed,
+        input::PodForm::Compact,
+    )?;
+    let setup = config::load(ctx, request.config.as_deref(), &input)?;
+    let mut world = input::build(ctx, &input, request.seed, &request.scale)?;
+    drop(input);
+    let next;
+    let (ns, name) = match workload_ref(&request.pod) {
+        Some((kind, ns, name)) => {
+            next = next_pod_of(&world, kind, ns, name)?;
+            (ns, next.as_str())
+        }
+        None => input::split_pod_ref(&request.pod),
+    };
+    if let Some(r) = world
+        .refused
+        .iter()
+        .find(|r| r.namespace == ns && r.name == name)
+    {
+        refuse!(
+            "pod {ns}/{name}: refused by admission, never created: {}",
+            r.error
+        );
+    }
+    let Some(id) = world.snapshot.pod_id(ns, name) else {
+        refuse!(
+            "pod {ns}/{name}: not found in the files or among the pods their workloads make; pending pods: {}",
+            pending_names(&world)
+        );
+    };
+    if let Some(node) = world.snapshot.pod_node(id) {
+        refuse!(
+            "pod {ns}/{name}: already bound to node {} (spec.nodeName); explain takes a pending pod",
+            world.snapshot.node(node).node.name
+        );
+    }
+    let mut runtime = Runtime::new(&setup, &mut world.snapshot, request.seed)?;
+    runtime.explain_pod(id);
+    let (results, _) = schedule_all(&mut runtime, &mut world, &mut ())?;
+    let Some(pod) = world.snapshot.pod(id).cloned() else {
+        refuse!("pod {ns}/{name}: preempted by a higher-priority pod before it was bound");
+    };
+    let Some(mut cycle) = runtime.explanation(&world.snapshot, &pod) else {
+        let why = match results.iter().find(|(p, _)| *p == id) {
+            Some((_, Placement::Unschedulable(m))) => m.clone(),
+            _ => "it never got a scheduling cycle".to_string(),
+        };
+        refuse!("pod {ns}/{name}: no scheduling cycle to explain: {why}");
+    };
+    let bound = |e: &SimEvent| matches!(e, SimEvent::Bound { pod, .. } if *pod == id);
+    let events = runtime.events();
+    let others = |n: usize| {
+        events[..n]
+            .iter()
+            .filter(|e| matches!(e, SimEvent::Bound { .. }))
+            .count()
+    };
+    match events.iter().position(bound) {
+        Some(at) if others(at) > 0 => cycle.context.push(format!(
+            "scheduled after {} other pod(s) were bound, as simulate schedules them",
+            others(at)
+        )),
+        None if others(events.len()) > 0 => cycle.context.push(format!(
+            "its last cycle is shown; {} other pod(s) were bound in the simulation",
+            others(events.len())
+        )),
+        _ => {}
+    }
+    if let Some(node) = pod.nominated_node_name.as_deref()
+        && world.snapshot.node_id(node).is_none()
+    {
+        cycle.context.push(format!(
+            "status.nominatedNodeName names node {node:?}, which is not in the cluster: ignored"
+        ));
+    }
+    Ok(ExplainReport {
+        api_version: API_VERSION.into(),
+        kind: KIND.into(),
+        cycle,
+    })
+}
+
+/// Up to ten pending pods as `namespace/name`, for an error naming what exists.
+fn pending_names(world: &World) -> String {
+    let mut names: Vec<String> = world
+        .queue
+        .iter()
+        .filter_map(|id| world.snapshot.pod(*id))
+        .map(|p| {
+            format!(
+                "{}/{}",
+                world.snapshot.symbols().resolve(p.namespace),
+                p.name
+            )
+        })
+        .take(10)
+        .collect();
+    if world.queue.len() > names.len() {
+        names.push("...".into());
+    }
+    if names.is_empty() {
+        "none".to_string()
+    } else {
+        names.join(", ")
+    }
+}
+
+/// `KIND/NAME` or `KIND/NAMESPACE/NAME` as kubectl writes them (`deployment/web`,
+/// `sts/prod/db`): the workload kind's canonical name, namespace and name; `None` for a
+/// pod reference (`name`, `namespace/name`, `pod/name`).
+fn workload_ref(text: &str) -> Option<(&'static str, &str, &str)> {
+    let parts: Vec<&str> = text.split('/').collect();
+    let (kind, ns, name) = match parts.as_slice() {
+        [kind, name] => (*kind, topospread::convert::DEFAULT_NAMESPACE, *name),
+        [kind, ns, name] => (*kind, *ns, *name),
+        _ => return None,
+    };
+    let kind = match kind.to_ascii_lowercase().as_str() {
+        "deployment" | "deployments" | "deploy" => "Deployment",
+        "replicaset" | "replicasets" | "rs" => "ReplicaSet",
+        "replicationcontroller" | "replicationcontrollers" | "rc" => "ReplicationController",
+        "statefulset" | "statefulsets" | "sts" => "StatefulSet",
+        "daemonset" | "daemonsets" | "ds" => "DaemonSet",
+        "job" | "jobs" => "Job",
+        _ => return None,
+    };
+    Some((kind, ns, name))
+}
+
+/// The workload's next pod: the first of its pods still pending, in queue order.
+fn next_pod_of(world: &World, kind: &str, ns: &str, name: &str) -> Result<String> {
+    let what = format!("{} {ns}/{name}", kind.to_ascii_lowercase());
+    let Some(workload) = world
+        .expansion
+        .workloads
+        .iter()
+        .find(|w| w.kind == kind && w.namespace == ns && w.name == name)
+    else {
+        let mut known: Vec<String> = world
+            .expansion
+            .workloads
+            .iter()
+            .map(|w| format!("{}/{}/{}", w.kind.to_ascii_lowercase(), w.namespace, w.name))
+            .take(10)
+            .collect();
+        if known.is_empty() {
+            known.push("none".into());
+        }
+        refuse!(
+            "{what}: not found in the files (workloads: {})",
+            known.join(", ")
+        );
+    };
+    let snapshot = &world.snapshot;
+    let symbols = snapshot.symbols();
+    let next = world.queue.iter().find_map(|id| {
+        let pod = snapshot.pod(*id)?;
+        (symbols.resolve(pod.namespace) == ns && workload.pods.iter().any(|p| **p == *pod.name))
+            .then(|| pod.name.to_string())
+    });
+    match next {
+        Some(pod) => Ok(pod),
+        None if world
+            .expansion
+            .rollouts
+            .iter()
+            .any(|r| r.namespace == ns && r.deployment == name) =>
+        {
+            refuse!(
+                "{what}: every pod exists already; its rollout's new pods are made step by step by `simulate`, which reports where each lands"
+            )
+        }
+        None if matches!(
+            kind,
+            "Deployment" | "ReplicaSet" | "ReplicationController" | "StatefulSet"
+        ) =>
+        {
+            refuse!(
+                "{what}: no pending pod ({} pod(s), every one bound); --scale {}/{ns}/{name}={} shows where the next would go",
+                workload.pods.len(),
+                kind.to_ascii_lowercase(),
+                workload.pods.len() + 1
+            )
+        }
+        None => refuse!(
+            "{what}: no pending pod ({} pod(s), every one bound)",
+            workload.pods.len()
+        ),
+    }
+}
