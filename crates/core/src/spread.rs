@@ -15,6 +15,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// One constraint's counts per domain and skew.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ConstraintSpread {
     /// `zone maxSkew=1 DoNotSchedule app=web`.

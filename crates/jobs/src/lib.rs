@@ -22,6 +22,7 @@ mod error;
 pub mod config;
 pub mod explain;
 pub mod input;
+pub mod rebalance;
 pub mod runtime;
 pub mod simulate;
 pub mod test;

@@ -41,6 +41,9 @@ fn the_checked_in_schemas_are_the_generated_ones() {
     );
     assert_checked_in("test-report.json", &topospread_jobs::test::schema());
     assert_checked_in("explain-report.json", &topospread_jobs::explain::schema());
+    let (rebalance, scale_down) = topospread_jobs::rebalance::schemas();
+    assert_checked_in("rebalance-report.json", &rebalance);
+    assert_checked_in("scale-down-report.json", &scale_down);
 }
 
 #[test]
@@ -437,4 +440,53 @@ fn explain_reports_validate_scheduled_preempting_and_pending() {
         "{missing}"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn rebalance_and_scale_down_reports_validate() {
+    use topospread::rebalance::Strategy;
+    use topospread_jobs::rebalance::{
+        RebalanceRequest, ScaleDownRequest, rebalance as plan, scale_down,
+    };
+    let shapes = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/rebalance");
+    let mut checked = 0;
+    for (shape, strategy) in [
+        ("full-zone", Strategy::Topospread),
+        ("full-zone", Strategy::Descheduler),
+        ("zone-vs-hostname", Strategy::Topospread),
+        ("pdb-forbids", Strategy::Topospread),
+    ] {
+        let mut request = RebalanceRequest::new(vec![shapes.join(format!("{shape}.yaml"))]);
+        request.strategy = strategy;
+        let mut result = plan(&Context::new(), request).expect("plans");
+        let value = serde_json::to_value(&result.report).expect("serializes");
+        assert_eq!(value["kind"], "RebalanceReport");
+        assert_valid_against(&value, &schema_path("rebalance-report.json"));
+        assert!(
+            result
+                .cluster_yaml()
+                .expect("writes YAML")
+                .contains("kind: Node")
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 4);
+    let report = scale_down(
+        &Context::new(),
+        ScaleDownRequest::new(
+            vec![shapes.join("scale-plan-10-to-3.yaml")],
+            "replicaset/web=3",
+        ),
+    )
+    .expect("plans the scale-down");
+    assert_eq!(report.plan.to, 3);
+    let value = serde_json::to_value(&report).expect("serializes");
+    assert_eq!(value["kind"], "ScaleDownReport");
+    assert_valid_against(&value, &schema_path("scale-down-report.json"));
+    let bad = scale_down(
+        &Context::new(),
+        ScaleDownRequest::new(vec![shapes.join("scale-plan-10-to-3.yaml")], "web"),
+    )
+    .expect_err("no replica count");
+    assert!(bad.to_string().contains("expected KIND/NAME=N"), "{bad}");
 }

@@ -3,197 +3,72 @@
 //! `--scale` the pod-deletion-cost annotations that keep a scale-down spread.
 
 use crate::cli::{OutputFormat, RebalanceArgs, StrategyArg};
-use anyhow::{Context as _, Result, anyhow, bail};
+use anyhow::Result;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::Write;
 use std::process::ExitCode;
 use topospread::rebalance::{
-    self, DELETION_COST_ANNOTATION, NotEvictable, Plan, RebalanceOptions, ScalePlan, Strategy,
-    WorkloadSpread,
+    DELETION_COST_ANNOTATION, Move, Plan, ScalePlan, Strategy, WorkloadSpread,
 };
-use topospread_jobs::runtime::Runtime;
-use topospread_jobs::{Context, config, input, simulate};
-use topospread_k8s::load::Object;
-use topospread_report::parse_selector;
+use topospread_jobs::Context;
+use topospread_jobs::rebalance::{self, RebalanceRequest, ScaleDownRequest};
 
 /// Past this many domains a constraint's counts are summarised, not listed.
 const MAX_LISTED_DOMAINS: usize = 12;
 
 pub(crate) fn run(ctx: &Context, args: &RebalanceArgs) -> Result<ExitCode> {
-    let input = input::load_admitted(
-        ctx,
-        &args.files,
-        args.live.objects()?,
-        args.seed,
-        input::PodForm::Whole,
-    )?;
-    let setup = config::load(ctx, args.config.as_deref(), &input)?;
-    let mut world = input::build(ctx, &input, args.seed, &[])?;
-    let mut notes = world.notes.clone();
-    if !world.queue.is_empty() {
-        // Workloads in the files that have no pods yet are scheduled first, as
-        // `simulate` would: the plan starts from where they land.
-        let mut runtime = Runtime::new(&setup, &mut world.snapshot, args.seed)?;
-        let n = world.queue.len();
-        simulate::schedule_all(&mut runtime, &mut world, &mut ())?;
-        notes.push(format!(
-            "{n} pending pods were scheduled first (as simulate does)"
-        ));
-    }
-    let mut blockers: BTreeMap<(String, String), NotEvictable> = BTreeMap::new();
-    let manifests = input
-        .objects
-        .iter()
-        .filter_map(|l| match &l.object {
-            Object::Pod(p) => Some(&**p),
-            _ => None,
-        })
-        .chain(world.expansion.pods.iter().map(|p| &p.pod));
-    let blocker = match args.strategy {
-        StrategyArg::Topospread => rebalance::eviction_blocker,
-        StrategyArg::Descheduler => rebalance::descheduler_eviction_blocker,
-    };
-    for pod in manifests {
-        if let Some(b) = blocker(pod) {
-            let ns = pod.metadata.namespace.as_deref().unwrap_or("default");
-            let name = pod.metadata.name.clone().unwrap_or_default();
-            blockers.insert((ns.to_string(), name), b);
-        }
-    }
     if let Some(scale) = &args.scale {
-        return scale_down(args, scale, &input, &world, &setup);
+        let mut request = ScaleDownRequest::new(args.files.clone(), scale.clone());
+        request.live = args.live.objects()?;
+        request.seed = args.seed;
+        request.config = args.config.clone();
+        request.namespace = args.namespace.clone();
+        let report = rebalance::scale_down(ctx, request)?;
+        let text = match args.output {
+            OutputFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
+            OutputFormat::Table | OutputFormat::Yaml => scale_table(&report.plan),
+        };
+        std::io::stdout().lock().write_all(text.as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
     }
-    let selector = match &args.selector {
-        None => None,
-        Some(s) => Some(parse_selector(s).with_context(|| format!("-l {s:?}"))?),
-    };
-    let mut options = RebalanceOptions::default();
-    options.namespace = args.namespace.clone();
-    options.selector = selector;
-    options.max_moves = args.max_moves;
-    options.strategy = match args.strategy {
+    let mut request = RebalanceRequest::new(args.files.clone());
+    request.live = args.live.objects()?;
+    request.seed = args.seed;
+    request.config = args.config.clone();
+    request.namespace = args.namespace.clone();
+    request.selector = args.selector.clone();
+    request.max_moves = args.max_moves;
+    request.strategy = match args.strategy {
         StrategyArg::Topospread => Strategy::Topospread,
         StrategyArg::Descheduler => Strategy::Descheduler,
     };
-    options.blockers = blockers;
-    options.descheduler_soft = args.include_schedule_anyway;
-    options.topology_balance_node_fit = !args.no_topology_balance_node_fit;
-    options.descheduler_node_fit = args.node_fit;
-    options.exclude_namespaces = args.exclude_namespace.clone();
-    options.seed = args.seed;
-    let started = std::time::Instant::now();
-    let plan = rebalance::plan(&world.snapshot, &setup.config, setup.features, &options)?;
+    request.include_schedule_anyway = args.include_schedule_anyway;
+    request.topology_balance_node_fit = !args.no_topology_balance_node_fit;
+    request.node_fit = args.node_fit;
+    request.exclude_namespaces = args.exclude_namespace.clone();
+    let mut result = rebalance::rebalance(ctx, request)?;
     // Timing goes to stderr so stdout stays reproducible.
     eprintln!(
         "planned {} moves in {} ms",
-        plan.moves.len(),
-        started.elapsed().as_millis()
+        result.report.plan.moves.len(),
+        result.planning.as_millis()
     );
     let text = match args.output {
-        OutputFormat::Json => serde_json::to_string_pretty(&plan)? + "\n",
-        OutputFormat::Yaml => {
-            world.snapshot = plan.snapshot.clone();
-            simulate::cluster_yaml(&input.objects, &world, None, &[])?
-        }
-        OutputFormat::Table => table(&plan, &notes),
+        OutputFormat::Json => serde_json::to_string_pretty(&result.report)? + "\n",
+        OutputFormat::Yaml => result.cluster_yaml()?,
+        OutputFormat::Table => table(&result.report.plan, &result.notes),
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
     if args.output != OutputFormat::Table {
-        for n in &notes {
+        for n in &result.notes {
             eprintln!("note: {n}");
         }
     }
-    Ok(if plan.final_violations == 0 && plan.pending == 0 {
+    Ok(if result.report.settled() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
-    })
-}
-
-/// `--scale KIND/NAME=N`: which pods go, as `kubectl annotate` lines or JSON.
-fn scale_down(
-    args: &RebalanceArgs,
-    scale: &str,
-    input: &input::Input,
-    world: &input::World,
-    setup: &config::SchedulerSetup,
-) -> Result<ExitCode> {
-    let (target, replicas) = scale
-        .split_once('=')
-        .ok_or_else(|| anyhow!("--scale {scale:?}: expected KIND/NAME=N"))?;
-    let replicas: usize = replicas
-        .parse()
-        .map_err(|_| anyhow!("--scale {scale:?}: {replicas:?} is not a replica count"))?;
-    let (kind, name) = target
-        .split_once('/')
-        .ok_or_else(|| anyhow!("--scale {scale:?}: expected KIND/NAME=N"))?;
-    let namespace = args.namespace.as_deref().unwrap_or("default");
-    let controller = match kind.to_ascii_lowercase().as_str() {
-        "deployment" | "deployments" | "deploy" => deployment_replica_set(input, world, namespace, name)
-            .ok_or_else(|| {
-                anyhow!("--scale {scale:?}: deployment {name:?} in namespace {namespace}: no such workload with a ReplicaSet in the input")
-            })?,
-        "replicaset" | "replicasets" | "rs" | "replicationcontroller" | "rc" => name.to_string(),
-        "statefulset" | "sts" => bail!(
-            "--scale {scale:?}: a StatefulSet removes its highest ordinals first; pod-deletion-cost does not apply"
-        ),
-        other => bail!(
-            "--scale {scale:?}: unknown kind {other:?} (deployment, replicaset or replicationcontroller)"
-        ),
-    };
-    let plan = rebalance::plan_scale_down(
-        &world.snapshot,
-        &setup.config,
-        setup.features,
-        namespace,
-        &controller,
-        &format!("{}/{name}", kind.to_ascii_lowercase()),
-        replicas,
-    )
-    .with_context(|| format!("--scale {scale:?}"))?;
-    let text = match args.output {
-        OutputFormat::Json => serde_json::to_string_pretty(&plan)? + "\n",
-        OutputFormat::Table | OutputFormat::Yaml => scale_table(&plan),
-    };
-    std::io::stdout().lock().write_all(text.as_bytes())?;
-    Ok(ExitCode::SUCCESS)
-}
-
-/// The ReplicaSet a Deployment owns in the input (the one with the most pods when
-/// several do), by its owner reference.
-fn deployment_replica_set(
-    input: &input::Input,
-    world: &input::World,
-    namespace: &str,
-    name: &str,
-) -> Option<String> {
-    let owned = input
-        .objects
-        .iter()
-        .chain(&world.expansion.replica_sets)
-        .filter_map(|l| match &l.object {
-            Object::ReplicaSet(rs) => Some(rs),
-            _ => None,
-        })
-        .filter(|rs| rs.metadata.namespace.as_deref().unwrap_or("default") == namespace)
-        .filter(|rs| {
-            rs.metadata
-                .owner_references
-                .iter()
-                .flatten()
-                .any(|o| o.controller == Some(true) && o.kind == "Deployment" && o.name == name)
-        })
-        .filter_map(|rs| rs.metadata.name.clone());
-    let snapshot = &world.snapshot;
-    owned.max_by_key(|rs| {
-        snapshot
-            .pods()
-            .filter(|(id, p)| {
-                snapshot.pod_node(*id).is_some()
-                    && p.controller.as_ref().is_some_and(|c| &*c.name == rs)
-            })
-            .count()
     })
 }
 
@@ -235,9 +110,8 @@ fn table(p: &Plan, notes: &[String]) -> String {
         p.rounds
     );
     if !p.moves.is_empty() {
-        let w = |f: fn(&rebalance::Move) -> usize, min: usize| {
-            p.moves.iter().map(f).max().unwrap_or(0).max(min)
-        };
+        let w =
+            |f: fn(&Move) -> usize, min: usize| p.moves.iter().map(f).max().unwrap_or(0).max(min);
         let (wp, wf, wt) = (
             w(|m| m.namespace.len() + m.pod.len() + 1, 3),
             w(|m| m.from.len(), 4),

@@ -15,6 +15,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 /// How far the cluster is from every constraint holding, compared lexicographically:
 /// hard (DoNotSchedule) excess first, then soft (ScheduleAnyway). Excess of a group is
 /// the sum over its domains of how far each count is above `global minimum + maxSkew`.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct Violation {
     /// Total DoNotSchedule excess skew.

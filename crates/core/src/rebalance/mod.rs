@@ -92,6 +92,7 @@ impl Default for RebalanceOptions {
 }
 
 /// One step of a plan.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Move {
     /// The pod's namespace.
@@ -108,6 +109,7 @@ pub struct Move {
 }
 
 /// A constraint the plan leaves violated, and why.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Unresolved {
     /// `namespace/kind/name` of the workloads declaring it.
@@ -119,6 +121,7 @@ pub struct Unresolved {
 }
 
 /// A workload's constraints.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct WorkloadSpread {
     /// The namespace.
@@ -130,10 +133,12 @@ pub struct WorkloadSpread {
 }
 
 /// A plan and what it leads to.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, Serialize)]
 pub struct Plan {
     /// The strategy that made it.
     #[serde(serialize_with = "strategy_name")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub strategy: Strategy,
     /// Moves in order (for the descheduler strategy: every eviction and where the
     /// replacement landed, round by round).
@@ -156,6 +161,7 @@ pub struct Plan {
     pub pending: usize,
     /// The cluster after the plan.
     #[serde(skip)]
+    #[cfg_attr(feature = "schema", schemars(skip))]
     pub snapshot: Snapshot,
 }
 

@@ -14,6 +14,7 @@ use std::collections::BTreeSet;
 pub use crate::controller::DELETION_COST_ANNOTATION;
 
 /// One pod's deletion cost.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct DeletionCost {
     /// The namespace.
@@ -30,6 +31,7 @@ pub struct DeletionCost {
 }
 
 /// Which pods go, and the spread before and after.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, Serialize)]
 pub struct ScalePlan {
     /// `namespace/name` of the controller.

@@ -1,0 +1,382 @@
+//! `rebalance`: a plan of moves that restores topology spread (or the descheduler's
+//! strategy replayed), and the scale-down variant that chooses which pods a ReplicaSet
+//! should remove, each as a versioned report with a JSON Schema generated from its types
+//! (`schema/rebalance-report.json`, `schema/scale-down-report.json`).
+
+use crate::error::{Error, Result, refuse};
+use crate::input::{self, Input, World};
+use crate::runtime::Runtime;
+use crate::{Context, config, simulate};
+use schemars::JsonSchema;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use topospread::rebalance::{self, NotEvictable, Plan, RebalanceOptions, ScalePlan, Strategy};
+use topospread_k8s::load::{Loaded, Object};
+use topospread_report::parse_selector;
+
+/// The reports' `apiVersion`.
+pub const API_VERSION: &str = crate::simulate::API_VERSION;
+/// The `kind` of a [`RebalanceReport`].
+pub const KIND: &str = "RebalanceReport";
+/// The `kind` of a [`ScaleDownReport`].
+pub const SCALE_DOWN_KIND: &str = "ScaleDownReport";
+
+/// What to plan, and in what cluster.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct RebalanceRequest {
+    /// `-f`: files, folders, `-` for stdin (the docs' example when empty and no live
+    /// cluster is given).
+    pub files: Vec<PathBuf>,
+    /// A live cluster's objects, listed by the caller, under the files.
+    pub live: Option<Vec<Loaded>>,
+    /// Fixes generated names and tie-breaking.
+    pub seed: u64,
+    /// `--config`: a KubeSchedulerConfiguration file.
+    pub config: Option<PathBuf>,
+    /// Only move pods of this namespace.
+    pub namespace: Option<String>,
+    /// Only move pods this label selector (`app=web,tier!=db`) matches.
+    pub selector: Option<String>,
+    /// At most this many moves (evictions for the descheduler strategy).
+    pub max_moves: usize,
+    /// The planning strategy.
+    pub strategy: Strategy,
+    /// Descheduler strategy: balance ScheduleAnyway constraints too.
+    pub include_schedule_anyway: bool,
+    /// Descheduler strategy: its `topologyBalanceNodeFit`.
+    pub topology_balance_node_fit: bool,
+    /// Descheduler strategy: the default evictor's `nodeFit`.
+    pub node_fit: bool,
+    /// Descheduler strategy: its `namespaces.exclude`.
+    pub exclude_namespaces: Vec<String>,
+}
+
+impl RebalanceRequest {
+    /// A request for `files` with the CLI's defaults (greedy strategy, 1000 moves).
+    pub fn new(files: Vec<PathBuf>) -> Self {
+        Self {
+            files,
+            live: None,
+            seed: 0,
+            config: None,
+            namespace: None,
+            selector: None,
+            max_moves: 1000,
+            strategy: Strategy::Topospread,
+            include_schedule_anyway: false,
+            topology_balance_node_fit: true,
+            node_fit: false,
+            exclude_namespaces: Vec::new(),
+        }
+    }
+}
+
+/// The contract of `topospread rebalance -o json`: the plan's moves, what stays
+/// unresolved, and each workload's spread before and after.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[non_exhaustive]
+pub struct RebalanceReport {
+    /// [`API_VERSION`].
+    #[serde(rename = "apiVersion")]
+    pub api_version: String,
+    /// [`KIND`].
+    pub kind: String,
+    /// The plan.
+    #[serde(flatten)]
+    pub plan: Plan,
+}
+
+impl RebalanceReport {
+    /// Whether the plan leaves every DoNotSchedule constraint within maxSkew and no
+    /// replacement Pending.
+    pub fn settled(&self) -> bool {
+        self.plan.final_violations == 0 && self.plan.pending == 0
+    }
+}
+
+/// A plan, with what it needs to write the cluster it leads to.
+pub struct Rebalance {
+    /// The versioned report.
+    pub report: RebalanceReport,
+    /// Notes for the user (pods scheduled first, skipped objects).
+    pub notes: Vec<String>,
+    /// How long planning took (loading excluded).
+    pub planning: Duration,
+    input: Input,
+    world: World,
+}
+
+impl Rebalance {
+    /// The cluster after the plan as YAML, as `simulate -o yaml` writes one; the
+    /// descheduler strategy's Pending replacements are written Pending.
+    pub fn cluster_yaml(&mut self) -> Result<String> {
+        self.world.snapshot = self.report.plan.snapshot.clone();
+        simulate::cluster_yaml(&self.input.objects, &self.world, None, &[])
+    }
+}
+
+/// The cluster loaded, its pending pods scheduled first (as `simulate` would), and the
+/// pods the strategy's evictor refuses to evict.
+struct Prepared {
+    input: Input,
+    world: World,
+    setup: config::SchedulerSetup,
+    notes: Vec<String>,
+    blockers: BTreeMap<(String, String), NotEvictable>,
+}
+
+fn prepare(
+    ctx: &Context,
+    files: &[PathBuf],
+    live: Option<Vec<Loaded>>,
+    config_file: Option<&std::path::Path>,
+    seed: u64,
+    strategy: Strategy,
+) -> Result<Prepared> {
+    let input = input::load_admitted(ctx, files, live, seed, input::PodForm::Whole)?;
+    let setup = config::load(ctx, config_file, &input)?;
+    let mut world = input::build(ctx, &input, seed, &[])?;
+    let mut notes = world.notes.clone();
+    if !world.queue.is_empty() {
+        // Workloads in the files that have no pods yet are scheduled first, as
+        // `simulate` would: the plan starts from where they land.
+        let mut runtime = Runtime::new(&setup, &mut world.snapshot, seed)?;
+        let n = world.queue.len();
+        simulate::schedule_all(&mut runtime, &mut world, &mut ())?;
+        notes.push(format!(
+            "{n} pending pods were scheduled first (as simulate does)"
+        ));
+    }
+    let blocker = match strategy {
+        Strategy::Descheduler => rebalance::descheduler_eviction_blocker,
+        _ => rebalance::eviction_blocker,
+    };
+    let manifests = input
+        .objects
+        .iter()
+        .filter_map(|l| match &l.object {
+            Object::Pod(p) => Some(&**p),
+            _ => None,
+        })
+        .chain(world.expansion.pods.iter().map(|p| &p.pod));
+    let mut blockers = BTreeMap::new();
+    for pod in manifests {
+        if let Some(b) = blocker(pod) {
+            let ns = pod.metadata.namespace.as_deref().unwrap_or("default");
+            let name = pod.metadata.name.clone().unwrap_or_default();
+            blockers.insert((ns.to_string(), name), b);
+        }
+    }
+    Ok(Prepared {
+        input,
+        world,
+        setup,
+        notes,
+        blockers,
+    })
+}
+
+/// Plans the moves that restore spread, each checked with the scheduler.
+pub fn rebalance(ctx: &Context, request: RebalanceRequest) -> Result<Rebalance> {
+    let p = prepare(
+        ctx,
+        &request.files,
+        request.live,
+        request.config.as_deref(),
+        request.seed,
+        request.strategy,
+    )?;
+    let selector = match &request.selector {
+        None => None,
+        Some(s) => Some(parse_selector(s).map_err(|e| Error::Refused(format!("-l {s:?}: {e}")))?),
+    };
+    let mut options = RebalanceOptions::default();
+    options.namespace = request.namespace;
+    options.selector = selector;
+    options.max_moves = request.max_moves;
+    options.strategy = request.strategy;
+    options.blockers = p.blockers;
+    options.descheduler_soft = request.include_schedule_anyway;
+    options.topology_balance_node_fit = request.topology_balance_node_fit;
+    options.descheduler_node_fit = request.node_fit;
+    options.exclude_namespaces = request.exclude_namespaces;
+    options.seed = request.seed;
+    let started = Instant::now();
+    let plan = rebalance::plan(
+        &p.world.snapshot,
+        &p.setup.config,
+        p.setup.features,
+        &options,
+    )
+    .map_err(|e| Error::Refused(e.to_string()))?;
+    Ok(Rebalance {
+        report: RebalanceReport {
+            api_version: API_VERSION.into(),
+            kind: KIND.into(),
+            plan,
+        },
+        notes: p.notes,
+        planning: started.elapsed(),
+        input: p.input,
+        world: p.world,
+    })
+}
+
+/// Which scale-down to plan: `--scale KIND/NAME=N` in `namespace`.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ScaleDownRequest {
+    /// `-f`: files, folders, `-` for stdin.
+    pub files: Vec<PathBuf>,
+    /// A live cluster's objects, listed by the caller, under the files.
+    pub live: Option<Vec<Loaded>>,
+    /// Fixes generated names and tie-breaking.
+    pub seed: u64,
+    /// `--config`: a KubeSchedulerConfiguration file.
+    pub config: Option<PathBuf>,
+    /// The workload's namespace (`default` when `None`).
+    pub namespace: Option<String>,
+    /// `deployment/web=3`, `replicaset/NAME=N`, `replicationcontroller/NAME=N`.
+    pub scale: String,
+}
+
+impl ScaleDownRequest {
+    /// A request to scale `scale` (`deployment/web=3`) in `files`.
+    pub fn new(files: Vec<PathBuf>, scale: impl Into<String>) -> Self {
+        Self {
+            files,
+            live: None,
+            seed: 0,
+            config: None,
+            namespace: None,
+            scale: scale.into(),
+        }
+    }
+}
+
+/// The contract of `topospread rebalance --scale ... -o json`: every pod's
+/// pod-deletion-cost, removed ones first, and the spread before and after.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[non_exhaustive]
+pub struct ScaleDownReport {
+    /// [`API_VERSION`].
+    #[serde(rename = "apiVersion")]
+    pub api_version: String,
+    /// [`SCALE_DOWN_KIND`].
+    pub kind: String,
+    /// The plan.
+    #[serde(flatten)]
+    pub plan: ScalePlan,
+}
+
+/// Chooses which pods a scale-down removes so the rest stay spread, as
+/// pod-deletion-cost values the ReplicaSet controller honours.
+pub fn scale_down(ctx: &Context, request: ScaleDownRequest) -> Result<ScaleDownReport> {
+    let scale = request.scale.as_str();
+    let (target, replicas) = scale
+        .split_once('=')
+        .ok_or_else(|| Error::Refused(format!("--scale {scale:?}: expected KIND/NAME=N")))?;
+    let replicas: usize = replicas.parse().map_err(|_| {
+        Error::Refused(format!(
+            "--scale {scale:?}: {replicas:?} is not a replica count"
+        ))
+    })?;
+    let (kind, name) = target
+        .split_once('/')
+        .ok_or_else(|| Error::Refused(format!("--scale {scale:?}: expected KIND/NAME=N")))?;
+    let p = prepare(
+        ctx,
+        &request.files,
+        request.live,
+        request.config.as_deref(),
+        request.seed,
+        Strategy::Topospread,
+    )?;
+    let namespace = request.namespace.as_deref().unwrap_or("default");
+    let controller = match kind.to_ascii_lowercase().as_str() {
+        "deployment" | "deployments" | "deploy" => {
+            match deployment_replica_set(&p.input, &p.world, namespace, name) {
+                Some(rs) => rs,
+                None => refuse!(
+                    "--scale {scale:?}: deployment {name:?} in namespace {namespace}: no such workload with a ReplicaSet in the input"
+                ),
+            }
+        }
+        "replicaset" | "replicasets" | "rs" | "replicationcontroller" | "rc" => name.to_string(),
+        "statefulset" | "sts" => refuse!(
+            "--scale {scale:?}: a StatefulSet removes its highest ordinals first; pod-deletion-cost does not apply"
+        ),
+        other => refuse!(
+            "--scale {scale:?}: unknown kind {other:?} (deployment, replicaset or replicationcontroller)"
+        ),
+    };
+    let plan = rebalance::plan_scale_down(
+        &p.world.snapshot,
+        &p.setup.config,
+        p.setup.features,
+        namespace,
+        &controller,
+        &format!("{}/{name}", kind.to_ascii_lowercase()),
+        replicas,
+    )
+    .map_err(|e| Error::Refused(format!("--scale {scale:?}: {e}")))?;
+    Ok(ScaleDownReport {
+        api_version: API_VERSION.into(),
+        kind: SCALE_DOWN_KIND.into(),
+        plan,
+    })
+}
+
+/// The ReplicaSet a Deployment owns in the input (the one with the most pods when
+/// several do), by its owner reference.
+fn deployment_replica_set(
+    input: &Input,
+    world: &World,
+    namespace: &str,
+    name: &str,
+) -> Option<String> {
+    let owned = input
+        .objects
+        .iter()
+        .chain(&world.expansion.replica_sets)
+        .filter_map(|l| match &l.object {
+            Object::ReplicaSet(rs) => Some(rs),
+            _ => None,
+        })
+        .filter(|rs| rs.metadata.namespace.as_deref().unwrap_or("default") == namespace)
+        .filter(|rs| {
+            rs.metadata
+                .owner_references
+                .iter()
+                .flatten()
+                .any(|o| o.controller == Some(true) && o.kind == "Deployment" && o.name == name)
+        })
+        .filter_map(|rs| rs.metadata.name.clone());
+    let snapshot = &world.snapshot;
+    owned.max_by_key(|rs| {
+        snapshot
+            .pods()
+            .filter(|(id, p)| {
+                snapshot.pod_node(*id).is_some()
+                    && p.controller.as_ref().is_some_and(|c| &*c.name == rs)
+            })
+            .count()
+    })
+}
+
+/// The JSON Schemas (draft 2020-12) of [`RebalanceReport`] and [`ScaleDownReport`].
+pub fn schemas() -> (serde_json::Value, serde_json::Value) {
+    let generate = |root: schemars::Schema| serde_json::to_value(root).unwrap_or_default();
+    let settings = || {
+        schemars::generate::SchemaSettings::draft2020_12()
+            .for_serialize()
+            .into_generator()
+    };
+    (
+        generate(settings().into_root_schema_for::<RebalanceReport>()),
+        generate(settings().into_root_schema_for::<ScaleDownReport>()),
+    )
+}
