@@ -4,7 +4,10 @@
 //! It serves JSON over HTTP for pods (with `binding`, `status` and `eviction`),
 //! nodes, namespaces, services, replication controllers, events (core and
 //! `events.k8s.io`), the `apps/v1` workloads, PodDisruptionBudgets,
-//! PriorityClasses and Leases: list with `limit`/`continue` and selectors, watch
+//! PriorityClasses, Leases, ServiceAccounts, ConfigMaps and RBAC objects (stored,
+//! not enforced), and TokenReview and SubjectAccessReview creation answered from
+//! test-set tokens and path grants ([`FakeApi::add_token`],
+//! [`FakeApi::allow_path`]): list with `limit`/`continue` and selectors, watch
 //! with resourceVersions, bookmarks, 410 Expired and selector-exit events,
 //! optimistic concurrency, patches, and discovery enough for kubectl. A
 //! [`FakeApi`] handle seeds objects, counts bindings, keeps a request log in
@@ -55,6 +58,7 @@ mod patch;
 mod pods;
 mod request;
 mod resources;
+mod reviews;
 mod selectors;
 mod server;
 mod store;
