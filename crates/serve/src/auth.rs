@@ -71,8 +71,11 @@ pub struct Delegation {
     always_allow_paths: Arc<Vec<String>>,
     ttl: Duration,
     tokens: Arc<Mutex<TtlCache<String, Option<UserInfo>>>>,
-    decisions: Arc<Mutex<TtlCache<(UserInfo, String, String), Decision>>>,
+    decisions: Arc<Mutex<TtlCache<Attributes, Decision>>>,
 }
+
+/// What a SubjectAccessReview asks: the user, the path, the verb.
+type Attributes = (UserInfo, String, String);
 
 impl std::fmt::Debug for Delegation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
