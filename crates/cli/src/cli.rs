@@ -126,9 +126,38 @@ pub(crate) struct ServeArgs {
     /// Kubeconfig context (default: the current context).
     #[arg(long)]
     pub(crate) context: Option<String>,
-    /// Address for /metrics, /healthz and /readyz (plain http).
-    #[arg(long, default_value = "0.0.0.0:10259")]
-    pub(crate) listen: std::net::SocketAddr,
+    /// The address /metrics, /healthz, /livez and /readyz listen on, as kube-scheduler's
+    /// flag.
+    #[arg(long, value_name = "IP", default_value = "0.0.0.0")]
+    pub(crate) bind_address: std::net::IpAddr,
+    /// Their port, HTTPS, as kube-scheduler's flag; 0: serve nothing.
+    #[arg(long, value_name = "PORT", default_value_t = 10259)]
+    pub(crate) secure_port: u16,
+    /// The serving certificate (PEM, the chain after it). Without it and
+    /// --tls-private-key-file, a self-signed one is made at start-up for localhost,
+    /// 127.0.0.1 and the host name, as kube-scheduler does.
+    #[arg(long, value_name = "FILE", requires = "tls_private_key_file")]
+    pub(crate) tls_cert_file: Option<PathBuf>,
+    /// The serving certificate's private key (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert_file")]
+    pub(crate) tls_private_key_file: Option<PathBuf>,
+    /// For local use: plain HTTP on --bind-address and --secure-port, with no
+    /// authentication or authorization (kube-scheduler has no such mode).
+    #[arg(long, conflicts_with_all = ["tls_cert_file", "tls_private_key_file"])]
+    pub(crate) insecure_serving: bool,
+    /// For local use: HTTPS, but /metrics answers anyone (no TokenReview or
+    /// SubjectAccessReview).
+    #[arg(long)]
+    pub(crate) skip_delegated_auth: bool,
+    /// Paths answered without authorization (a trailing `*` matches a prefix), as
+    /// kube-scheduler's flag and its default.
+    #[arg(
+        long,
+        value_name = "PATHS",
+        value_delimiter = ',',
+        default_value = "/healthz,/readyz,/livez"
+    )]
+    pub(crate) authorization_always_allow_paths: Vec<String>,
     /// Log format on stderr.
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     pub(crate) log_format: LogFormat,

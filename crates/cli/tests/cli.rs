@@ -20,6 +20,9 @@ mod real;
 mod rebalance;
 #[path = "cli/scale.rs"]
 mod scale;
+#[cfg(feature = "live")]
+#[path = "cli/secure.rs"]
+mod secure;
 #[path = "cli/test_command.rs"]
 mod test_command;
 #[path = "cli/versions.rs"]
@@ -651,8 +654,8 @@ fn serve_with_a_kubeconfig_that_does_not_parse_names_it_and_exits_2() {
         &config,
         "--kubeconfig",
         &kubeconfig,
-        "--listen",
-        "127.0.0.1:0",
+        "--secure-port",
+        "0",
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let err = stderr(&o);
@@ -703,8 +706,8 @@ fn serve_refuses_kube_schedulers_own_lease_before_any_request() {
         &config,
         "--kubeconfig",
         &kubeconfig,
-        "--listen",
-        "127.0.0.1:0",
+        "--secure-port",
+        "0",
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let err = stderr(&o);

@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 use crate::error::{ApiError, json_response};
 use crate::resources::{self, ALL_VERBS, RESOURCES, Subresource};
+use crate::reviews::REVIEWS;
 use crate::server::Shared;
 
 /// The minor release `/version` reports unless
@@ -132,6 +133,19 @@ fn resource_list(group: &str, version: &str) -> Response {
             out.push(entry);
         }
     }
+    // The reviews: create-only, cluster-scoped, never stored.
+    for (_, _, plural, kind) in REVIEWS
+        .iter()
+        .filter(|(g, v, _, _)| *g == group && *v == version)
+    {
+        out.push(json!({
+            "name": plural,
+            "singularName": "",
+            "namespaced": false,
+            "kind": kind,
+            "verbs": ["create"],
+        }));
+    }
     if out.is_empty() {
         return ApiError::NoRoute.into_response();
     }
@@ -193,6 +207,24 @@ pub(crate) async fn openapi_group_version(Path(path): Path<String>) -> Response 
             "responses": {"200": {"description": "OK"}},
         });
         paths.insert(path, json!({"patch": patch}));
+    }
+    // A real server's documents give the reviews a POST only; the fake names a PATCH
+    // with `fieldValidation` so that kubectl leaves validation to the server here too
+    // (it has no schemas to validate with).
+    for (_, _, plural, kind) in REVIEWS
+        .iter()
+        .filter(|(g, v, _, _)| *g == group && *v == version)
+    {
+        let patch = json!({
+            "x-kubernetes-action": "patch",
+            "x-kubernetes-group-version-kind": {"group": group, "version": version, "kind": kind},
+            "parameters": [{"name": "fieldValidation", "in": "query", "schema": {"type": "string"}}],
+            "responses": {"200": {"description": "OK"}},
+        });
+        paths.insert(
+            format!("/apis/{group}/{version}/{plural}"),
+            json!({"patch": patch}),
+        );
     }
     if paths.is_empty() {
         return ApiError::NoRoute.into_response();

@@ -164,11 +164,23 @@ impl ApiError {
             | ApiError::Conflict { resource, name, .. }
             | ApiError::Forbidden { resource, name, .. } => Some(named(resource, name)),
             ApiError::Invalid {
-                kind, group, name, ..
+                kind,
+                group,
+                name,
+                message,
             } => {
                 let mut d = json!({"name": name, "kind": kind});
                 if !group.is_empty() {
                     d["group"] = json!(group);
+                }
+                // The field error as a cause, which kubectl prints after "is invalid: ".
+                if let Some((field, detail)) = message.split_once(": ") {
+                    let reason = if detail.starts_with("Required value") {
+                        "FieldValueRequired"
+                    } else {
+                        "FieldValueInvalid"
+                    };
+                    d["causes"] = json!([{"reason": reason, "message": detail, "field": field}]);
                 }
                 Some(d)
             }

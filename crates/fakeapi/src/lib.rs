@@ -4,11 +4,14 @@
 //! It serves JSON over HTTP for pods (with `binding`, `status` and `eviction`),
 //! nodes, namespaces, services, replication controllers, events (core and
 //! `events.k8s.io`), the `apps/v1` workloads, PodDisruptionBudgets,
-//! PriorityClasses and Leases: list with `limit`/`continue` and selectors, watch
-//! with resourceVersions, bookmarks, 410 Expired and selector-exit events,
-//! optimistic concurrency, patches, and discovery enough for kubectl. A
-//! [`FakeApi`] handle seeds objects, counts bindings, keeps a request log in
-//! Kubernetes terms ([`RequestRecord`]) and injects [`Faults`].
+//! PriorityClasses, Leases, ServiceAccounts, ConfigMaps and RBAC objects: list
+//! with `limit`/`continue` and selectors, watch with resourceVersions, bookmarks,
+//! 410 Expired and selector-exit events, optimistic concurrency, patches, and
+//! discovery enough for kubectl. TokenReview and SubjectAccessReview creation is
+//! answered from the tokens and path grants a test sets ([`FakeApi::add_token`],
+//! [`FakeApi::allow_path`]). A [`FakeApi`] handle seeds objects, counts bindings,
+//! keeps a request log in Kubernetes terms ([`RequestRecord`]) and injects
+//! [`Faults`].
 //!
 //! In process, [`FakeApi::router`] is the service `kube::Client::new` takes; on
 //! loopback, [`FakeApi::serve`] returns a [`Served`] with the URL and a
@@ -46,6 +49,10 @@
 //!   must be JSON (what kube sends). `dryRun` is refused. No Table output, so
 //!   kubectl prints names and ages only.
 //! - Core and `events.k8s.io` events are stored apart.
+//! - RBAC objects are stored, never enforced: every request is allowed. A
+//!   SubjectAccessReview allows only the non-resource URLs a test granted, never
+//!   resource attributes; the OpenAPI documents give the reviews a PATCH (a real
+//!   server's have a POST only) so that kubectl leaves their validation to the server.
 
 mod discovery;
 mod error;
@@ -55,6 +62,7 @@ mod patch;
 mod pods;
 mod request;
 mod resources;
+mod reviews;
 mod selectors;
 mod server;
 mod store;

@@ -377,6 +377,85 @@ pub(crate) static RESOURCES: &[ResourceDef] = &[
         false,
         Some(&[])
     ),
+    // What a deployment's manifests create beside the workload (stored, not enforced).
+    res!(
+        "",
+        "v1",
+        "serviceaccounts",
+        "serviceaccount",
+        "ServiceAccount",
+        true,
+        &["sa"],
+        &[],
+        NONE,
+        false,
+        Some(&[])
+    ),
+    res!(
+        "",
+        "v1",
+        "configmaps",
+        "configmap",
+        "ConfigMap",
+        true,
+        &["cm"],
+        &[],
+        NONE,
+        false,
+        Some(&[])
+    ),
+    res!(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "clusterroles",
+        "clusterrole",
+        "ClusterRole",
+        false,
+        &[],
+        &[],
+        NONE,
+        false,
+        Some(&[])
+    ),
+    res!(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "clusterrolebindings",
+        "clusterrolebinding",
+        "ClusterRoleBinding",
+        false,
+        &[],
+        &[],
+        NONE,
+        false,
+        Some(&[])
+    ),
+    res!(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "roles",
+        "role",
+        "Role",
+        true,
+        &[],
+        &[],
+        NONE,
+        false,
+        Some(&[])
+    ),
+    res!(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "rolebindings",
+        "rolebinding",
+        "RoleBinding",
+        true,
+        &[],
+        &[],
+        NONE,
+        false,
+        Some(&[])
+    ),
 ];
 
 /// Index of `pods` in [`RESOURCES`].
@@ -443,12 +522,19 @@ pub(crate) fn by_name(name: &str) -> Option<usize> {
         .or_else(|| RESOURCES.iter().position(|r| r.plural == name))
 }
 
-/// The API groups other than core, in discovery order, each with its version.
+/// The API groups other than core, in discovery order, each with its version (the
+/// review groups, which serve no stored resource, last).
 pub(crate) fn groups() -> Vec<(&'static str, &'static str)> {
     let mut out: Vec<(&'static str, &'static str)> = Vec::new();
-    for r in RESOURCES.iter().filter(|r| !r.group.is_empty()) {
-        if !out.iter().any(|(g, _)| *g == r.group) {
-            out.push((r.group, r.version));
+    let reviews = crate::reviews::REVIEWS.iter().map(|(g, v, _, _)| (*g, *v));
+    for (group, version) in RESOURCES
+        .iter()
+        .filter(|r| !r.group.is_empty())
+        .map(|r| (r.group, r.version))
+        .chain(reviews)
+    {
+        if !out.iter().any(|(g, _)| *g == group) {
+            out.push((group, version));
         }
     }
     out

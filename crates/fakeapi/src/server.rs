@@ -11,7 +11,7 @@ use axum::Router;
 use axum::extract::{Request, State};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -24,6 +24,7 @@ use crate::handlers;
 use crate::pods;
 use crate::request::RequestInfo;
 use crate::resources::{self, PODS, RESOURCES};
+use crate::reviews::{self, Identities};
 use crate::store::{Store, meta_str};
 
 /// One request as the server saw it, in Kubernetes terms, so a test can check
@@ -79,6 +80,8 @@ pub(crate) struct Shared {
     log_requests: bool,
     /// The minor release `/version` reports (`1.<minor>`).
     pub(crate) minor: u32,
+    /// The tokens TokenReviews accept and the paths SubjectAccessReviews allow.
+    identities: Mutex<Identities>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -89,6 +92,11 @@ impl Shared {
     /// The faults in force.
     pub(crate) fn faults(&self) -> Faults {
         lock(&self.faults).faults().clone()
+    }
+
+    /// The tokens and path grants the reviews answer from.
+    pub(crate) fn identities(&self) -> MutexGuard<'_, Identities> {
+        lock(&self.identities)
     }
 
     /// Counts one successful binding of a pod.
@@ -157,6 +165,7 @@ impl Builder {
                 bookmark_interval: self.bookmark_interval,
                 log_requests: self.log_requests,
                 minor: self.minor,
+                identities: Mutex::new(Identities::default()),
             }),
         }
     }
@@ -211,6 +220,14 @@ impl FakeApi {
             .route("/apis/{group}/{version}", get(discovery::group_resources))
             .route("/openapi/v3", get(discovery::openapi_index))
             .route("/openapi/v3/{*path}", get(discovery::openapi_group_version))
+            .route(
+                "/apis/authentication.k8s.io/v1/tokenreviews",
+                post(reviews::token_review),
+            )
+            .route(
+                "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+                post(reviews::subject_access_review),
+            )
             .route("/healthz", get(discovery::healthz))
             .route("/livez", get(discovery::healthz))
             .route("/readyz", get(discovery::healthz))
@@ -247,6 +264,21 @@ impl FakeApi {
             stop: Some(tx),
             task,
         })
+    }
+
+    /// Makes TokenReviews of `token` answer `authenticated: true` for `username` in
+    /// `groups` (and `system:authenticated`, as a real server adds); any other token is
+    /// refused.
+    pub fn add_token(&self, token: &str, username: &str, groups: &[&str]) {
+        self.shared.identities().add_token(token, username, groups);
+    }
+
+    /// Makes SubjectAccessReviews of the non-resource URL `path` with `verb` allowed
+    /// for `subject`, a user name or a group; `*` as the verb, or a trailing `*` on the
+    /// path, matches any. Anything not allowed is denied without a reason, as RBAC's
+    /// "no opinion" answers.
+    pub fn allow_path(&self, subject: &str, verb: &str, path: &str) {
+        self.shared.identities().allow_path(subject, verb, path);
     }
 
     /// Creates an object as a client's create would (name from `generateName`,

@@ -35,6 +35,16 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A serving certificate or key cannot be read or used.
+    #[error("{flag} {}: {message}", path.display())]
+    Tls {
+        /// The flag that names the file.
+        flag: &'static str,
+        /// The file.
+        path: std::path::PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
     /// The kubeconfig (or in-cluster configuration) cannot be read or used.
     #[error("{origin}: {message}")]
     Kubeconfig {

@@ -18,6 +18,7 @@
 //! ```
 
 mod actions;
+mod auth;
 mod cache;
 mod client;
 mod clock;
@@ -29,14 +30,19 @@ mod metrics;
 mod release;
 mod scheduling;
 mod skew;
+mod tls;
 mod watch;
 
 pub use actions::{BindOutcome, PodRef, classify_bind_error};
+pub use auth::{
+    ALWAYS_ALLOW_GROUP, DEFAULT_ALWAYS_ALLOW_PATHS, DEFAULT_CACHE_TTL, Decision, Delegation,
+    ReviewError, UserInfo,
+};
 pub use cache::{Kind, LiveCache, Update};
 pub use client::{ClientOptions, client, client_from_config, clients, user_agent};
 pub use clock::TokioClock;
 pub use error::{Error, Result, describe, describe_watch, status_line};
-pub use http::router;
+pub use http::{Serving, guarded, router};
 pub use leader::{
     Blocked, DEFAULT_LEASE_NAME, Elector, KUBE_SCHEDULER_LEASE, LeaderState, Leadership,
     LeaseConfig, SERVICE_ACCOUNT_NAMESPACE_FILE, default_identity, namespace_from,
@@ -46,6 +52,7 @@ pub use limit::{ClientLimits, client_over};
 pub use metrics::Metrics;
 pub use release::{ReleaseChoice, ReleaseSource, ServerRelease, choose_release, server_release};
 pub use scheduling::{CacheView, DEFAULT_SKEW_TOP};
+pub use tls::{TlsConfig, host_name};
 pub use watch::POD_FIELD_SELECTOR;
 
 use std::net::SocketAddr;
@@ -73,6 +80,8 @@ pub struct Options {
     pub request_options: topospread::api::resources::RequestOptions,
     /// Where `/metrics`, `/healthz` and `/readyz` listen; `None`: nowhere.
     pub listen: Option<SocketAddr>,
+    /// How they serve there: HTTPS and delegated authorization, or plain HTTP.
+    pub serving: Serving,
     /// The holder identity for the Lease and the events' reporting instance.
     pub identity: String,
     /// Seed of the tie-break among equally scored nodes.
@@ -96,6 +105,7 @@ impl Options {
             features: Features::default(),
             request_options: Default::default(),
             listen: None,
+            serving: Serving::default(),
             identity: default_identity(),
             seed: 0,
             lease_namespace: running_namespace(),
@@ -144,6 +154,7 @@ pub struct Handle {
     tx: mpsc::UnboundedSender<Message>,
     leadership: Leadership,
     server: Option<tokio::task::AbortHandle>,
+    listening: Option<SocketAddr>,
 }
 
 impl Handle {
@@ -153,6 +164,12 @@ impl Handle {
         if let Some(s) = &self.server {
             s.abort();
         }
+    }
+
+    /// The address the metrics and health endpoint listens on (the port chosen when
+    /// [`Options::listen`] asked for port 0).
+    pub fn listen_addr(&self) -> Option<SocketAddr> {
+        self.listening
     }
 
     /// Asks for a graceful stop: no more pops, in-flight binds finish, the lease is
@@ -251,6 +268,7 @@ pub fn start(clients: impl Into<Clients>, options: Options) -> Result<Running> {
     let ready = Arc::new(AtomicBool::new(false));
     let (stop_tx, stop_rx) = signal::channel(false);
     let (tx, rx) = mpsc::unbounded_channel();
+    let mut listening = None;
     let listener = match options.listen {
         Some(addr) => {
             let std = std::net::TcpListener::bind(addr)
@@ -259,13 +277,13 @@ pub fn start(clients: impl Into<Clients>, options: Options) -> Result<Running> {
                 .map_err(|source| Error::Listen { addr, source })?;
             let l = tokio::net::TcpListener::from_std(std)
                 .map_err(|source| Error::Listen { addr, source })?;
-            let app = router(metrics.clone(), ready.clone(), leadership.clone());
-            Some(tokio::spawn(async move {
-                match axum::serve(l, app).await {
-                    Ok(()) => "it returned".to_string(),
-                    Err(e) => e.to_string(),
-                }
-            }))
+            listening = l.local_addr().ok();
+            let app = guarded(
+                router(metrics.clone(), ready.clone(), leadership.clone()),
+                options.serving.delegation.clone(),
+            );
+            let tls = options.serving.tls.clone();
+            Some(tokio::spawn(http::serve(l, app, tls)))
         }
         None => None,
     };
@@ -276,6 +294,7 @@ pub fn start(clients: impl Into<Clients>, options: Options) -> Result<Running> {
         tx: tx.clone(),
         leadership: leadership.clone(),
         server: listener.as_ref().map(JoinHandle::abort_handle),
+        listening,
     };
     let (watch_tx, watch_rx) = mpsc::channel(watch::WATCH_BUFFER);
     let watchers = watch::spawn_all(&client, &watch_tx);

@@ -3,7 +3,11 @@
 //! server its release (`/version`) and behaves as it unless `--kubernetes-version` is
 //! given (an unmodelled release is refused, exit 2, unless forced), and runs
 //! topospread-serve until SIGTERM/SIGINT (exit 0 after a graceful stop) or until the
-//! lease is lost (exit 1, so the pod restarts).
+//! lease is lost (exit 1, so the pod restarts). `/metrics` and the health endpoints are
+//! served as kube-scheduler's: HTTPS on `--bind-address`:`--secure-port` (a self-signed
+//! certificate unless `--tls-cert-file`/`--tls-private-key-file` are given), `/metrics`
+//! behind a TokenReview and a SubjectAccessReview; `--insecure-serving` and
+//! `--skip-delegated-auth` are for local use.
 
 use crate::cli::{LogFormat, ServeArgs};
 use anyhow::{Context as _, Result};
@@ -48,6 +52,8 @@ async fn serve(ctx: &Context, args: &ServeArgs, setup: SchedulerSetup) -> Result
             args.allow_kube_scheduler_lease,
         )?;
     }
+    // The serving certificate is read before any request too: a bad file is exit 2.
+    let tls = serving_tls(args)?;
     let connection = setup.config.client_connection();
     let limits = topospread_serve::ClientLimits::from_config(
         &connection,
@@ -76,7 +82,7 @@ async fn serve(ctx: &Context, args: &ServeArgs, setup: SchedulerSetup) -> Result
             .map(std::path::PathBuf::from)
     });
     let (clients, server) = topospread_serve::clients(&topospread_serve::ClientOptions {
-        kubeconfig,
+        kubeconfig: kubeconfig.clone(),
         context: args.context.clone(),
         command: "serve",
         limits,
@@ -92,7 +98,10 @@ async fn serve(ctx: &Context, args: &ServeArgs, setup: SchedulerSetup) -> Result
     let mut options = topospread_serve::Options::new(setup.config);
     options.features = setup.features;
     options.request_options = ctx.gates().request_options();
-    options.listen = Some(args.listen);
+    let listen = (args.secure_port != 0)
+        .then(|| std::net::SocketAddr::new(args.bind_address, args.secure_port));
+    options.listen = listen;
+    options.serving = serving(args, tls, kubeconfig).await?;
     options.allow_kube_scheduler_lease = args.allow_kube_scheduler_lease;
     options.skew_metrics_top = args.skew_metrics_top;
     let profiles: Vec<String> = options
@@ -101,7 +110,13 @@ async fn serve(ctx: &Context, args: &ServeArgs, setup: SchedulerSetup) -> Result
         .iter()
         .map(|p| p.scheduler_name().to_string())
         .collect();
-    info!(config = %setup.origin, ?profiles, listen = %args.listen, identity = %options.identity, "starting");
+    let scheme = if options.serving.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
+    let listen = listen.map_or_else(|| "nowhere".to_string(), |a| format!("{scheme}://{a}"));
+    info!(config = %setup.origin, ?profiles, %listen, identity = %options.identity, "starting");
     let running = topospread_serve::start(clients, options)?;
     let handle = running.handle().clone();
     tokio::spawn(async move {
@@ -117,6 +132,57 @@ async fn serve(ctx: &Context, args: &ServeArgs, setup: SchedulerSetup) -> Result
             Ok(ExitCode::from(1))
         }
     }
+}
+
+/// The serving certificate: the files given, or a fresh self-signed one; none for plain
+/// HTTP or when nothing is served.
+fn serving_tls(args: &ServeArgs) -> Result<Option<topospread_serve::TlsConfig>> {
+    if args.insecure_serving || args.secure_port == 0 {
+        return Ok(None);
+    }
+    let tls = match (&args.tls_cert_file, &args.tls_private_key_file) {
+        (Some(cert), Some(key)) => topospread_serve::TlsConfig::from_files(cert, key)?,
+        _ => topospread_serve::TlsConfig::self_signed(&[topospread_serve::host_name()])?,
+    };
+    info!(certificate = tls.origin(), "serving certificate");
+    Ok(Some(tls))
+}
+
+/// How `/metrics` and the health endpoints serve. The reviews go through a client of
+/// their own with kube-scheduler's delegation limits (qps 200, burst 400, set in
+/// `DelegatingAuthenticationOptions.getClient`), so scraping never waits on binds.
+async fn serving(
+    args: &ServeArgs,
+    tls: Option<topospread_serve::TlsConfig>,
+    kubeconfig: Option<std::path::PathBuf>,
+) -> Result<topospread_serve::Serving> {
+    if args.insecure_serving {
+        warn!(
+            "--insecure-serving: /metrics and the health endpoints are plain HTTP, open to anyone"
+        );
+    } else if args.skip_delegated_auth {
+        warn!("--skip-delegated-auth: /metrics answers anyone");
+    }
+    let delegation = if args.insecure_serving || args.skip_delegated_auth || tls.is_none() {
+        None
+    } else {
+        let (client, _) = topospread_serve::client(&topospread_serve::ClientOptions {
+            kubeconfig,
+            context: args.context.clone(),
+            command: "serve",
+            limits: topospread_serve::ClientLimits {
+                qps: 200.0,
+                burst: 400,
+            },
+            ..Default::default()
+        })
+        .await?;
+        Some(
+            topospread_serve::Delegation::new(client)
+                .always_allow_paths(args.authorization_always_allow_paths.clone()),
+        )
+    };
+    Ok(topospread_serve::Serving { tls, delegation })
 }
 
 /// The release to behave as: the API server's unless `--kubernetes-version` is given,

@@ -376,8 +376,8 @@ fn an_unsupported_cluster_release_is_refused_unless_forced() {
         config.to_str().unwrap(),
         "--kubeconfig",
         &k,
-        "--listen",
-        "127.0.0.1:0",
+        "--secure-port",
+        "0",
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let err = stderr(&o);

@@ -156,3 +156,200 @@ async fn kubectl_round_trip() {
     assert!(out.contains("name: seeded"), "{out}");
     served.shutdown().await;
 }
+
+/// A temporary kubectl home for one test.
+fn home(name: &str) -> std::path::PathBuf {
+    let home = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("fakeapi-kubectl-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&home).unwrap();
+    home
+}
+
+/// `kubectl create -f` of a TokenReview and a SubjectAccessReview gets back what a real
+/// API server answers: the review with its status (authenticated and the user; allowed,
+/// or not allowed with no reason when nothing grants it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs kubectl on PATH"]
+async fn kubectl_creates_reviews() {
+    assert!(kubectl_present(), "kubectl is not on PATH");
+    let fake = FakeApi::new();
+    fake.add_token(
+        "prom-token",
+        "system:serviceaccount:monitoring:prometheus",
+        &[
+            "system:serviceaccounts",
+            "system:serviceaccounts:monitoring",
+        ],
+    );
+    fake.allow_path("system:serviceaccounts:monitoring", "get", "/metrics");
+    let served = fake.serve("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let server = served.url();
+    let home = home("reviews");
+    let create = |manifest: &str| {
+        let (server, home, manifest) = (server.clone(), home.clone(), manifest.to_string());
+        tokio::task::spawn_blocking(move || {
+            kubectl(
+                &server,
+                &home,
+                &["create", "-f", "-", "-o", "json"],
+                Some(&manifest),
+            )
+        })
+    };
+    let review = |out: Output| -> Value { serde_json::from_str(&ok(&out)).unwrap() };
+
+    let r = review(
+        create(
+            "apiVersion: authentication.k8s.io/v1\nkind: TokenReview\nspec: {token: prom-token}\n",
+        )
+        .await
+        .unwrap(),
+    );
+    assert_eq!(r["kind"], "TokenReview");
+    assert_eq!(r["status"]["authenticated"], true, "{r}");
+    assert_eq!(
+        r["status"]["user"]["username"],
+        "system:serviceaccount:monitoring:prometheus"
+    );
+    let groups = r["status"]["user"]["groups"].as_array().unwrap();
+    assert!(groups.contains(&json!("system:authenticated")), "{r}");
+
+    let r = review(
+        create("apiVersion: authentication.k8s.io/v1\nkind: TokenReview\nspec: {token: wrong}\n")
+            .await
+            .unwrap(),
+    );
+    assert!(r["status"].get("authenticated").is_none(), "{r}");
+    assert_eq!(r["status"]["user"], json!({}));
+    assert!(
+        r["status"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("invalid bearer token")
+    );
+
+    let sar = |user: &str, path: &str| {
+        format!(
+            "apiVersion: authorization.k8s.io/v1\nkind: SubjectAccessReview\nspec:\n  user: {user}\n  groups: [system:serviceaccounts:monitoring, system:authenticated]\n  nonResourceAttributes: {{path: {path}, verb: get}}\n"
+        )
+    };
+    let allowed = sar("system:serviceaccount:monitoring:prometheus", "/metrics");
+    let denied = sar(
+        "system:serviceaccount:monitoring:prometheus",
+        "/debug/pprof",
+    );
+    let r = review(create(&allowed).await.unwrap());
+    assert_eq!(r["status"]["allowed"], true, "{r}");
+    let r = review(create(&denied).await.unwrap());
+    assert_eq!(r["status"], json!({"allowed": false}), "{r}");
+
+    // Neither attributes: 422 Invalid, as upstream's validation answers.
+    let out = create(
+        "apiVersion: authorization.k8s.io/v1\nkind: SubjectAccessReview\nspec: {user: someone}\n",
+    )
+    .await
+    .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("is invalid")
+            && err.contains("exactly one of nonResourceAttributes or resourceAttributes"),
+        "{err}"
+    );
+    // Discovery lists the reviews as create-only.
+    let out = ok(&kubectl(
+        &served.url(),
+        &home,
+        &[
+            "api-resources",
+            "--api-group=authentication.k8s.io",
+            "-o",
+            "wide",
+        ],
+        None,
+    ));
+    assert!(
+        out.contains("tokenreviews") && out.contains("create"),
+        "{out}"
+    );
+    served.shutdown().await;
+}
+
+/// The kustomize base under deploy/ renders with kubectl's own
+/// kustomize and applies to the fake API server, twice (the second apply changes
+/// nothing), with the delegation's RBAC as kube-scheduler's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs kubectl on PATH"]
+async fn kubectl_kustomize_applies_deploy() {
+    assert!(kubectl_present(), "kubectl is not on PATH");
+    let deploy = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy");
+    let fake = FakeApi::new();
+    let served = fake.serve("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let (server, home) = (served.url(), home("kustomize"));
+    let rendered = {
+        let (server, home, dir) = (server.clone(), home.clone(), deploy.clone());
+        tokio::task::spawn_blocking(move || {
+            kubectl(&server, &home, &["kustomize", dir.to_str().unwrap()], None)
+        })
+        .await
+        .unwrap()
+    };
+    let rendered = ok(&rendered);
+    let apply = |input: String| {
+        let (server, home) = (server.clone(), home.clone());
+        tokio::task::spawn_blocking(move || {
+            kubectl(&server, &home, &["apply", "-f", "-"], Some(&input))
+        })
+    };
+    let out = ok(&apply(rendered.clone()).await.unwrap());
+    for created in [
+        "namespace/topospread-system created",
+        "serviceaccount/topospread created",
+        "clusterrolebinding.rbac.authorization.k8s.io/topospread-auth-delegator created",
+        "rolebinding.rbac.authorization.k8s.io/topospread-authentication-reader created",
+        "configmap/topospread-config created",
+        "deployment.apps/topospread created",
+    ] {
+        assert!(out.contains(created), "{created}: {out}");
+    }
+    let out = ok(&apply(rendered).await.unwrap());
+    assert!(
+        !out.contains("created") && !out.contains("configured"),
+        "{out}"
+    );
+    assert!(
+        out.contains("deployment.apps/topospread unchanged"),
+        "{out}"
+    );
+
+    let binding = fake
+        .get(
+            "clusterrolebindings.rbac.authorization.k8s.io",
+            "",
+            "topospread-auth-delegator",
+        )
+        .unwrap()
+        .unwrap();
+    assert_eq!(binding["roleRef"]["name"], "system:auth-delegator");
+    let reader = fake
+        .get(
+            "rolebindings.rbac.authorization.k8s.io",
+            "kube-system",
+            "topospread-authentication-reader",
+        )
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        reader["roleRef"]["name"],
+        "extension-apiserver-authentication-reader"
+    );
+    let deployment = fake
+        .get("deployments.apps", "topospread-system", "topospread")
+        .unwrap()
+        .unwrap();
+    let container = &deployment["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(container["livenessProbe"]["httpGet"]["scheme"], "HTTPS");
+    assert_eq!(container["ports"][0]["containerPort"], 10259);
+
+    served.shutdown().await;
+}

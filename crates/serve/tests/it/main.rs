@@ -14,4 +14,5 @@ mod queue;
 mod rbac;
 mod release;
 mod relist;
+mod secure;
 mod volumes;
