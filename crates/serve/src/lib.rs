@@ -22,6 +22,7 @@ mod cache;
 mod client;
 mod clock;
 mod error;
+pub mod guard;
 mod http;
 mod leader;
 pub mod limit;
@@ -43,7 +44,8 @@ pub use leader::{
     running_namespace,
 };
 pub use limit::{ClientLimits, client_over};
-pub use metrics::Metrics;
+pub use guard::{Guard, GuardOptions, GuardRunning, start_guard};
+pub use metrics::{GuardSkewLabels, Metrics};
 pub use release::{ReleaseChoice, ReleaseSource, ServerRelease, choose_release, server_release};
 pub use scheduling::{CacheView, DEFAULT_SKEW_TOP};
 pub use watch::POD_FIELD_SELECTOR;
@@ -171,6 +173,11 @@ impl Handle {
     /// The metrics.
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
+    }
+
+    /// The metrics, shared (the guard run beside the scheduler counts into them).
+    pub fn shared_metrics(&self) -> Arc<Metrics> {
+        self.metrics.clone()
     }
 
     /// This replica's leadership.
