@@ -61,7 +61,12 @@ pub(crate) enum Command {
 #[derive(Debug, Args)]
 pub(crate) struct GuardArgs {
     /// Manifest files (a cluster dump) to plan on; prints the patches.
-    #[arg(short = 'f', long = "file", required_unless_present = "live", conflicts_with = "live")]
+    #[arg(
+        short = 'f',
+        long = "file",
+        required_unless_present = "live",
+        conflicts_with = "live"
+    )]
     pub(crate) files: Vec<PathBuf>,
     /// Run the guard against the cluster (see `--kubeconfig`): keep the costs up to
     /// date, leader-elected on the Lease `topospread-guard`, until SIGTERM/SIGINT.

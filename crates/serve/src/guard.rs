@@ -206,7 +206,11 @@ impl Guard {
             let mut written = 0usize;
             for patch in &rs.patches {
                 let key = (patch.namespace.clone(), patch.pod.clone());
-                if self.backoff.get(&key).is_some_and(|(_, until)| *until > now) {
+                if self
+                    .backoff
+                    .get(&key)
+                    .is_some_and(|(_, until)| *until > now)
+                {
                     report.deferred.push(patch.clone());
                     continue;
                 }
@@ -238,7 +242,8 @@ impl Guard {
                     }
                     Err(e) => {
                         let wait = self.backoff.get(&key).map_or(FIRST_BACKOFF, |(w, _)| *w);
-                        self.backoff.insert(key, ((wait * 2).min(MAX_BACKOFF), now + wait));
+                        self.backoff
+                            .insert(key, ((wait * 2).min(MAX_BACKOFF), now + wait));
                         let message = crate::error::describe(&e);
                         warn!(pod = %format!("{}/{}", patch.namespace, patch.pod), error = %message, retry_in = ?wait, "patching the deletion cost failed");
                         report.failed.push((patch.clone(), message));
@@ -401,10 +406,14 @@ fn snapshot_of(
         snapshot.set_service(ns, s.metadata.name.as_deref().unwrap_or(""), sel);
     }
     for rs in sets {
-        let ns = snapshot
-            .symbols_mut()
-            .intern(rs.metadata.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE));
-        let sel = Selector::from_label_selector(Some(&rs.spec.selector), snapshot.symbols_mut()).ok();
+        let ns = snapshot.symbols_mut().intern(
+            rs.metadata
+                .namespace
+                .as_deref()
+                .unwrap_or(DEFAULT_NAMESPACE),
+        );
+        let sel =
+            Selector::from_label_selector(Some(&rs.spec.selector), snapshot.symbols_mut()).ok();
         snapshot.set_replica_set(ns, rs.metadata.name.as_deref().unwrap_or(""), sel);
     }
     for p in pods {

@@ -37,6 +37,7 @@ pub use cache::{Kind, LiveCache, Update};
 pub use client::{ClientOptions, client, client_from_config, clients, user_agent};
 pub use clock::TokioClock;
 pub use error::{Error, Result, describe, describe_watch, status_line};
+pub use guard::{Guard, GuardOptions, GuardRunning, start_guard};
 pub use http::router;
 pub use leader::{
     Blocked, DEFAULT_LEASE_NAME, Elector, KUBE_SCHEDULER_LEASE, LeaderState, Leadership,
@@ -44,7 +45,6 @@ pub use leader::{
     running_namespace,
 };
 pub use limit::{ClientLimits, client_over};
-pub use guard::{Guard, GuardOptions, GuardRunning, start_guard};
 pub use metrics::{GuardSkewLabels, Metrics};
 pub use release::{ReleaseChoice, ReleaseSource, ServerRelease, choose_release, server_release};
 pub use scheduling::{CacheView, DEFAULT_SKEW_TOP};

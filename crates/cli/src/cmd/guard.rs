@@ -20,13 +20,7 @@ pub(crate) fn run(ctx: &Context, args: &GuardArgs) -> Result<ExitCode> {
     if args.live {
         return live(ctx, args);
     }
-    let input = input::load_admitted(
-        ctx,
-        &args.files,
-        None,
-        0,
-        input::PodForm::Whole,
-    )?;
+    let input = input::load_admitted(ctx, &args.files, None, 0, input::PodForm::Whole)?;
     let setup = config::load(ctx, args.config.as_deref(), &input)?;
     let world = input::build(ctx, &input, 0, &[])?;
     // Only pods that exist are guarded: pods workload expansion would create are not.
@@ -110,9 +104,25 @@ fn table(plan: &GuardPlan) -> String {
             rs.patches.len()
         );
         if !rs.patches.is_empty() {
-            let wp = rs.patches.iter().map(|p| p.pod.len()).max().unwrap_or(0).max(3);
-            let wn = rs.patches.iter().map(|p| p.node.len()).max().unwrap_or(0).max(4);
-            let _ = writeln!(out, "  {:<wp$}  {:<wn$}  {:>6}  {:>6}", "POD", "NODE", "COST", "NEW");
+            let wp = rs
+                .patches
+                .iter()
+                .map(|p| p.pod.len())
+                .max()
+                .unwrap_or(0)
+                .max(3);
+            let wn = rs
+                .patches
+                .iter()
+                .map(|p| p.node.len())
+                .max()
+                .unwrap_or(0)
+                .max(4);
+            let _ = writeln!(
+                out,
+                "  {:<wp$}  {:<wn$}  {:>6}  {:>6}",
+                "POD", "NODE", "COST", "NEW"
+            );
             for p in &rs.patches {
                 let _ = writeln!(
                     out,
@@ -137,7 +147,10 @@ fn table(plan: &GuardPlan) -> String {
         let _ = writeln!(out);
     }
     if plan.replica_sets.is_empty() {
-        let _ = writeln!(out, "No ReplicaSet's pods carry topology spread constraints.");
+        let _ = writeln!(
+            out,
+            "No ReplicaSet's pods carry topology spread constraints."
+        );
     }
     for n in &plan.notes {
         let _ = writeln!(out, "note: {n}");

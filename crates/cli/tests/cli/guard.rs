@@ -37,11 +37,21 @@ fn guard_json_costs_remove_the_crowded_zone_first_once() {
     let patches = rs["patches"].as_array().expect("patches");
     assert_eq!(patches.len(), 6);
     // In removal order, lowest cost first: the first three come from three zones.
-    let costs: Vec<i64> = patches.iter().map(|p| p["to"].as_i64().expect("to")).collect();
+    let costs: Vec<i64> = patches
+        .iter()
+        .map(|p| p["to"].as_i64().expect("to"))
+        .collect();
     assert_eq!(costs, [-6, -5, -4, -3, -2, -1]);
     let zones: Vec<char> = patches[..3]
         .iter()
-        .map(|p| p["node"].as_str().expect("node").chars().next().expect("zone letter"))
+        .map(|p| {
+            p["node"]
+                .as_str()
+                .expect("node")
+                .chars()
+                .next()
+                .expect("zone letter")
+        })
         .collect();
     let mut sorted = zones.clone();
     sorted.sort_unstable();
@@ -83,7 +93,11 @@ fn guard_yaml_patches_applied_leave_nothing_to_patch() {
     let again = run(&["guard", "-f", &patched, "-o", "json"]);
     assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
     let v: serde_json::Value = serde_json::from_str(&stdout(&again)).expect("json");
-    assert_eq!(v["replica_sets"][0]["patches"].as_array().map(Vec::len), Some(0), "{v}");
+    assert_eq!(
+        v["replica_sets"][0]["patches"].as_array().map(Vec::len),
+        Some(0),
+        "{v}"
+    );
     assert_eq!(v["replica_sets"][0]["constraints"][0]["after_half"], 0);
 }
 
@@ -94,7 +108,10 @@ fn guard_notes_bad_pods_and_never_patches_them() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
     let notes = v["notes"].to_string();
     assert!(notes.contains("pod default/web-a: controller.kubernetes.io/pod-deletion-cost \\\"cheap\\\" is not an integer"), "{notes}");
-    assert!(notes.contains("pod default/web-b: being deleted; skipped"), "{notes}");
+    assert!(
+        notes.contains("pod default/web-b: being deleted; skipped"),
+        "{notes}"
+    );
     assert!(notes.contains("pod default/bare: no owner"), "{notes}");
     let rs = &v["replica_sets"][0];
     assert_eq!(rs["user_costs"], serde_json::json!(["web-g"]));
@@ -115,5 +132,9 @@ fn guard_without_input_is_refused() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let o = run(&["guard", "-f", "/nonexistent/dump.yaml"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("/nonexistent/dump.yaml"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("/nonexistent/dump.yaml"),
+        "{}",
+        stderr(&o)
+    );
 }

@@ -320,9 +320,8 @@ pub fn plan(
         for p in members {
             let name = &p.candidate.name;
             if p.deleting {
-                out.notes.push(format!(
-                    "pod {namespace}/{name}: being deleted; skipped"
-                ));
+                out.notes
+                    .push(format!("pod {namespace}/{name}: being deleted; skipped"));
                 continue;
             }
             let cost = Cost::read(p);
@@ -529,7 +528,7 @@ fn greedy_walk(
             }
         }
         let mut tried: HashMap<NodeId, ()> = HashMap::new();
-        let mut best: Option<((Violation, i64, std::cmp::Reverse<usize>), usize)> = None;
+        let mut best: Option<(RemovalRank, usize)> = None;
         // The latest name first, so that of equal pods the latest goes.
         for &k in left.iter().rev().filter(|&&k| state(k) == first) {
             let Some(id) = members[k].id else { continue };
@@ -561,6 +560,10 @@ fn greedy_walk(
     restore(snapshot, members, removed)?;
     Ok(order)
 }
+
+/// How good removing a pod is, lower first: the excess left, the evenness left, and
+/// (reversed) how many of the ReplicaSet's pods share its node.
+type RemovalRank = (Violation, i64, std::cmp::Reverse<usize>);
 
 /// Each group's skew and the groups' excess, hard and soft.
 fn measure(snapshot: &Snapshot, groups: &[&CountingGroup]) -> Measure {

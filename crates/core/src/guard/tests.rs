@@ -63,7 +63,14 @@ fn fact(name: &str, node: &str, created: i64) -> GuardPod {
 }
 
 fn run(s: &Snapshot, facts: &[GuardPod], options: GuardOptions) -> GuardPlan {
-    plan(s, &SchedulerConfig::default(), Features::default(), facts, options).expect("plan")
+    plan(
+        s,
+        &SchedulerConfig::default(),
+        Features::default(),
+        facts,
+        options,
+    )
+    .expect("plan")
 }
 
 /// Writes the plan's patches into the facts, as the API server would.
@@ -84,11 +91,7 @@ fn zone_counts_after(facts: &[GuardPod], zones: usize, k: usize) -> Vec<i64> {
     let candidates: Vec<DeletionCandidate> = facts
         .iter()
         .map(|f| DeletionCandidate {
-            deletion_cost: f
-                .cost
-                .as_deref()
-                .and_then(|c| c.parse().ok())
-                .unwrap_or(0),
+            deletion_cost: f.cost.as_deref().and_then(|c| c.parse().ok()).unwrap_or(0),
             ..f.candidate.clone()
         })
         .collect();
@@ -150,7 +153,10 @@ fn costs_turn_a_2_1_0_scale_in_into_an_even_one() {
     let plan = run(&s, &facts, GuardOptions::default());
     assert!(plan.notes.is_empty(), "{:?}", plan.notes);
     let rs = &plan.replica_sets[0];
-    assert_eq!((rs.namespace.as_str(), rs.name.as_str()), ("default", "web"));
+    assert_eq!(
+        (rs.namespace.as_str(), rs.name.as_str()),
+        ("default", "web")
+    );
     assert_eq!((rs.pods, rs.half), (6, 3));
     let c = &rs.constraints[0];
     assert_eq!(c.skew_now, 0);
@@ -217,7 +223,11 @@ fn a_users_cost_is_kept_unless_overridden() {
     );
     let rs = &plan.replica_sets[0];
     assert!(rs.user_costs.is_empty());
-    let web_c = rs.patches.iter().find(|p| p.pod == "web-c").expect("patched");
+    let web_c = rs
+        .patches
+        .iter()
+        .find(|p| p.pod == "web-c")
+        .expect("patched");
     assert_eq!(web_c.from.as_deref(), Some("5"));
 }
 
@@ -242,7 +252,10 @@ fn bad_pods_are_noted_and_never_patched() {
         notes.contains("pod default/web-a: controller.kubernetes.io/pod-deletion-cost \"cheap\" is not an integer"),
         "{notes}"
     );
-    assert!(notes.contains("pod default/web-b: being deleted"), "{notes}");
+    assert!(
+        notes.contains("pod default/web-b: being deleted"),
+        "{notes}"
+    );
     assert!(notes.contains("pod default/bare: no owner"), "{notes}");
     let patched: Vec<&str> = plan.patches().map(|p| p.pod.as_str()).collect();
     for skipped in ["web-a", "web-b", "bare"] {

@@ -100,14 +100,20 @@ async fn the_guard_patches_once_and_then_leaves_the_costs_alone() {
     let second = g.pass().await.unwrap();
     assert!(second.written.is_empty(), "{:?}", second.written);
     // The event on the ReplicaSet.
-    eventually(Duration::from_secs(10), "the DeletionCostUpdated event", || async {
-        let events = fake.list("events.events.k8s.io", Some("default")).unwrap_or_default();
-        events.iter().any(|e| {
-            e["reason"] == DELETION_COST_UPDATED
-                && e["regarding"]["kind"] == "ReplicaSet"
-                && e["regarding"]["name"] == "web"
-        })
-    })
+    eventually(
+        Duration::from_secs(10),
+        "the DeletionCostUpdated event",
+        || async {
+            let events = fake
+                .list("events.events.k8s.io", Some("default"))
+                .unwrap_or_default();
+            events.iter().any(|e| {
+                e["reason"] == DELETION_COST_UPDATED
+                    && e["regarding"]["kind"] == "ReplicaSet"
+                    && e["regarding"]["name"] == "web"
+            })
+        },
+    )
     .await;
 }
 
@@ -132,8 +138,16 @@ async fn a_dry_run_writes_nothing() {
     for pod in ["web-a", "web-f"] {
         assert!(annotations(&fake, pod).get(COST).is_none(), "{pod}");
     }
-    assert!(metrics.encode().contains("topospread_guard_patches_total 0"));
-    assert!(fake.list("events.events.k8s.io", Some("default")).unwrap().is_empty());
+    assert!(
+        metrics
+            .encode()
+            .contains("topospread_guard_patches_total 0")
+    );
+    assert!(
+        fake.list("events.events.k8s.io", Some("default"))
+            .unwrap()
+            .is_empty()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
