@@ -52,6 +52,54 @@ pub(crate) enum Command {
     /// Run as a secondary scheduler in a cluster: schedule the pods whose
     /// spec.schedulerName is one of the configuration's profiles.
     Serve(ServeArgs),
+    /// The pod-deletion-cost annotations that make ReplicaSet scale-ins keep topology
+    /// spread, and the skew predicted after scale-ins; prints, never patches.
+    Guard(GuardArgs),
+}
+
+/// `topospread guard`.
+#[derive(Debug, Args)]
+pub(crate) struct GuardArgs {
+    /// Manifest files (a cluster dump) to plan on; prints the patches.
+    #[arg(
+        short = 'f',
+        long = "file",
+        required_unless_present = "live",
+        conflicts_with = "live"
+    )]
+    pub(crate) files: Vec<PathBuf>,
+    /// Run the guard against the cluster (see `--kubeconfig`): keep the costs up to
+    /// date, leader-elected on the Lease `topospread-guard`, until SIGTERM/SIGINT.
+    #[arg(long)]
+    pub(crate) live: bool,
+    /// Live: print the patches instead of writing them.
+    #[arg(long, requires = "live")]
+    pub(crate) dry_run: bool,
+    /// Live: the kubeconfig file (default: KUBECONFIG, ~/.kube/config, then in-cluster).
+    #[arg(long, requires = "live")]
+    pub(crate) kubeconfig: Option<PathBuf>,
+    /// Live: the kubeconfig context (default: the current context).
+    #[arg(long, requires = "live")]
+    pub(crate) context: Option<String>,
+    /// Live: address for /metrics, /healthz and /readyz (plain http).
+    #[arg(long, requires = "live", default_value = "0.0.0.0:10260")]
+    pub(crate) listen: std::net::SocketAddr,
+    /// Live: run without leader election (only one replica may then run).
+    #[arg(long, requires = "live")]
+    pub(crate) no_leader_elect: bool,
+    /// Live: patches a second at most.
+    #[arg(long, requires = "live", default_value_t = 5.0)]
+    pub(crate) qps: f32,
+    /// A KubeSchedulerConfiguration file (its PodTopologySpread default constraints).
+    #[arg(long)]
+    pub(crate) config: Option<PathBuf>,
+    /// Replace deletion costs a user set by hand too (left alone by default).
+    #[arg(long)]
+    pub(crate) override_user_costs: bool,
+    /// Output: patches and predicted skew for people, JSON, or the patches as YAML
+    /// merge-patch documents for `kubectl patch --type merge`.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Table)]
+    pub(crate) output: OutputFormat,
 }
 
 /// How `rebalance` plans.
@@ -168,6 +216,11 @@ pub(crate) struct ServeArgs {
     /// How many workloads `topospread_domain_skew` reports (the most skewed); 0: none.
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub(crate) skew_metrics_top: usize,
+    /// Run the guard beside the scheduler (see `topospread guard --live`): keep
+    /// ReplicaSets' pod-deletion-costs spread-preserving, on its own Lease when the
+    /// configuration elects a leader.
+    #[arg(long)]
+    pub(crate) guard: bool,
     /// Client queries per second (overrides clientConnection.qps; default 50; negative:
     /// no limit), as kube-scheduler's flag.
     #[arg(long, value_name = "QPS", allow_negative_numbers = true)]

@@ -33,6 +33,7 @@ fn main() -> ExitCode {
         cli::Command::Bench(_) => "bench",
         cli::Command::Rebalance(_) => "rebalance",
         cli::Command::Serve(_) => "serve",
+        cli::Command::Guard(_) => "guard",
     });
     // A live command behaves as the cluster's release unless --kubernetes-version is given.
     let ctx = match live_args(&cli.command).filter(|l| l.wanted()) {
@@ -54,6 +55,7 @@ fn main() -> ExitCode {
         cli::Command::Bench(args) => cmd::bench::run(&ctx, &args),
         cli::Command::Rebalance(args) => cmd::rebalance::run(&ctx, &args),
         cli::Command::Serve(args) => cmd::serve::run(&ctx, &args),
+        cli::Command::Guard(args) => cmd::guard::run(&ctx, &args),
     };
     match result {
         Ok(code) => code,
@@ -75,7 +77,10 @@ fn live_args(command: &cli::Command) -> Option<&cli::LiveArgs> {
         cli::Command::Explain(a) => Some(&a.live),
         cli::Command::Validate(a) => Some(&a.live),
         cli::Command::Rebalance(a) => Some(&a.live),
-        cli::Command::Test(_) | cli::Command::Bench(_) | cli::Command::Serve(_) => None,
+        cli::Command::Test(_)
+        | cli::Command::Bench(_)
+        | cli::Command::Serve(_)
+        | cli::Command::Guard(_) => None,
     }
 }
 

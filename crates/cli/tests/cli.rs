@@ -9,6 +9,8 @@ mod admission;
 mod config;
 #[path = "cli/explain.rs"]
 mod explain;
+#[path = "cli/guard.rs"]
+mod guard;
 #[path = "cli/input.rs"]
 mod input;
 #[cfg(feature = "live")]

@@ -8,6 +8,18 @@ use std::cmp::Ordering;
 /// The annotation the ReplicaSet controller ranks pods by when it scales down.
 pub const DELETION_COST_ANNOTATION: &str = "controller.kubernetes.io/pod-deletion-cost";
 
+/// A `controller.kubernetes.io/pod-deletion-cost` value as the ReplicaSet controller
+/// reads it (`GetDeletionCostFromPodAnnotations`): a base-10 int32 without a plus sign,
+/// leading zeros or spaces; `None` for anything else (which the controller ranks as 0).
+pub fn parse_deletion_cost(value: &str) -> Option<i32> {
+    let first = value.bytes().next()?;
+    if first == b'-' || value == "0" || (first.is_ascii_digit() && first != b'0') {
+        value.parse().ok()
+    } else {
+        None
+    }
+}
+
 /// A pod's phase as the deletion order ranks it: Pending before Unknown before Running.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum PhaseRank {
@@ -53,6 +65,46 @@ pub struct DeletionCandidate {
 }
 
 impl DeletionCandidate {
+    /// What the deletion order reads of an existing pod (a cost that is not an
+    /// integer reads as 0, as `GetDeletionCostFromPodAnnotations` fails and the
+    /// controller ignores the error).
+    pub fn of_pod(p: &k8s_openapi::api::core::v1::Pod) -> Self {
+        let status = p.status.as_ref();
+        let ready = status
+            .and_then(|s| s.conditions.as_ref())
+            .and_then(|c| c.iter().find(|c| c.type_ == "Ready"));
+        Self {
+            name: p.metadata.name.clone().unwrap_or_default(),
+            node: p
+                .spec
+                .as_ref()
+                .and_then(|s| s.node_name.clone())
+                .filter(|n| !n.is_empty()),
+            phase: PhaseRank::from_phase(status.and_then(|s| s.phase.as_deref())),
+            ready: ready.is_some_and(|c| c.status == "True"),
+            deletion_cost: p
+                .metadata
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(DELETION_COST_ANNOTATION))
+                .and_then(|v| parse_deletion_cost(v))
+                .unwrap_or(0),
+            ready_since: ready
+                .filter(|c| c.status == "True")
+                .and_then(|c| c.last_transition_time.as_ref())
+                .map(|t| t.0.as_second()),
+            restarts: status
+                .and_then(|s| s.container_statuses.as_ref())
+                .and_then(|c| c.iter().map(|c| c.restart_count).max())
+                .unwrap_or(0),
+            created: p
+                .metadata
+                .creation_timestamp
+                .as_ref()
+                .map(|t| t.0.as_second()),
+        }
+    }
+
     /// A pod the simulation is creating: Pending, unbound, newer than every input pod.
     pub fn created_pending(name: &str) -> Self {
         Self {
@@ -340,6 +392,16 @@ mod tests {
             .map(|i| pods[i].name.as_str())
             .collect();
         assert_eq!(order, ["cheap", "crowded", "old"]);
+    }
+
+    #[test]
+    fn deletion_costs_parse_as_the_controller_reads_them() {
+        assert_eq!(parse_deletion_cost("-12"), Some(-12));
+        assert_eq!(parse_deletion_cost("0"), Some(0));
+        assert_eq!(parse_deletion_cost("2147483647"), Some(i32::MAX));
+        for bad in ["+10", "008", " 5", "", "-", "1.5", "cheap", "2147483648"] {
+            assert_eq!(parse_deletion_cost(bad), None, "{bad:?}");
+        }
     }
 
     #[test]

@@ -50,6 +50,7 @@ pub mod controller;
 pub mod convert;
 pub mod features;
 pub mod framework;
+pub mod guard;
 pub mod plugins;
 pub mod queue;
 pub mod rebalance;

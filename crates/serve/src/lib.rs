@@ -23,6 +23,7 @@ mod cache;
 mod client;
 mod clock;
 mod error;
+pub mod guard;
 mod http;
 mod leader;
 pub mod limit;
@@ -42,6 +43,7 @@ pub use cache::{Kind, LiveCache, Update};
 pub use client::{ClientOptions, client, client_from_config, clients, user_agent};
 pub use clock::TokioClock;
 pub use error::{Error, Result, describe, describe_watch, status_line};
+pub use guard::{Guard, GuardOptions, GuardRunning, start_guard};
 pub use http::{Serving, guarded, router};
 pub use leader::{
     Blocked, DEFAULT_LEASE_NAME, Elector, KUBE_SCHEDULER_LEASE, LeaderState, Leadership,
@@ -49,7 +51,7 @@ pub use leader::{
     running_namespace,
 };
 pub use limit::{ClientLimits, client_over};
-pub use metrics::Metrics;
+pub use metrics::{GuardSkewLabels, Metrics};
 pub use release::{ReleaseChoice, ReleaseSource, ServerRelease, choose_release, server_release};
 pub use scheduling::{CacheView, DEFAULT_SKEW_TOP};
 pub use tls::{TlsConfig, host_name};
@@ -188,6 +190,11 @@ impl Handle {
     /// The metrics.
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
+    }
+
+    /// The metrics, shared (the guard run beside the scheduler counts into them).
+    pub fn shared_metrics(&self) -> Arc<Metrics> {
+        self.metrics.clone()
     }
 
     /// This replica's leadership.

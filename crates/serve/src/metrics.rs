@@ -45,6 +45,19 @@ pub struct SkewLabels {
     pub topology_key: String,
 }
 
+/// `{namespace, replicaset, topology_key, scale_in}`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct GuardSkewLabels {
+    /// The ReplicaSet's namespace.
+    pub namespace: String,
+    /// The ReplicaSet.
+    pub replicaset: String,
+    /// The constraint's topologyKey.
+    pub topology_key: String,
+    /// `1` or `half`: how many pods the predicted scale-in removes.
+    pub scale_in: String,
+}
+
 fn attempt_buckets() -> Histogram {
     // kube-scheduler: ExponentialBuckets(0.001, 2, 15).
     Histogram::new(exponential_buckets(0.001, 2.0, 15))
@@ -69,6 +82,11 @@ pub struct Metrics {
     /// `topospread_domain_skew{namespace,workload,topology_key}`: per controller and
     /// constraint key, matching pods in the fullest domain minus the emptiest.
     pub domain_skew: Family<SkewLabels, Gauge>,
+    /// `topospread_guard_patches_total`: pod-deletion-cost patches the guard wrote.
+    pub guard_patches: Counter,
+    /// `topospread_guard_predicted_skew{namespace,replicaset,topology_key,scale_in}`:
+    /// the skew a scale-in by one or by half would leave, with the guard's costs.
+    pub guard_predicted_skew: Family<GuardSkewLabels, Gauge>,
 }
 
 impl Default for Metrics {
@@ -126,6 +144,18 @@ impl Metrics {
             "Per workload and topology key: matching pods in the fullest domain minus the emptiest",
             domain_skew.clone(),
         );
+        let guard_patches = Counter::default();
+        registry.register(
+            "topospread_guard_patches",
+            "Pod-deletion-cost patches the guard wrote",
+            guard_patches.clone(),
+        );
+        let guard_predicted_skew = Family::<GuardSkewLabels, Gauge>::default();
+        registry.register(
+            "topospread_guard_predicted_skew",
+            "Per ReplicaSet and topology key: the skew a scale-in by one or by half would leave, with the guard's costs",
+            guard_predicted_skew.clone(),
+        );
         Self {
             registry,
             attempts,
@@ -135,6 +165,30 @@ impl Metrics {
             preemption_victims,
             incoming,
             domain_skew,
+            guard_patches,
+            guard_predicted_skew,
+        }
+    }
+
+    /// Sets the guard's predicted skews from a plan, dropping ReplicaSets it no longer
+    /// reports.
+    pub fn set_guard_skew(&self, plan: &topospread::guard::GuardPlan) {
+        self.guard_predicted_skew.clear();
+        for rs in &plan.replica_sets {
+            for c in &rs.constraints {
+                for (scale_in, skew) in [("1", c.after_one), ("half", c.after_half)] {
+                    if let Some(skew) = skew {
+                        self.guard_predicted_skew
+                            .get_or_create(&GuardSkewLabels {
+                                namespace: rs.namespace.clone(),
+                                replicaset: rs.name.clone(),
+                                topology_key: c.topology_key.clone(),
+                                scale_in: scale_in.into(),
+                            })
+                            .set(skew);
+                    }
+                }
+            }
         }
     }
 

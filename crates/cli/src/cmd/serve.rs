@@ -28,7 +28,7 @@ pub(crate) fn run(ctx: &Context, args: &ServeArgs) -> Result<ExitCode> {
     runtime.block_on(serve(ctx, args, setup))
 }
 
-fn init_logs(format: LogFormat) {
+pub(crate) fn init_logs(format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
@@ -117,14 +117,38 @@ async fn serve(ctx: &Context, args: &ServeArgs, setup: SchedulerSetup) -> Result
     };
     let listen = listen.map_or_else(|| "nowhere".to_string(), |a| format!("{scheme}://{a}"));
     info!(config = %setup.origin, ?profiles, %listen, identity = %options.identity, "starting");
-    let running = topospread_serve::start(clients, options)?;
+    let guard = if args.guard {
+        let mut guard_options = topospread_serve::GuardOptions::new(options.config.clone());
+        guard_options.features = options.features;
+        guard_options.identity = options.identity.clone();
+        let lease = le.leader_elect().then(|| {
+            crate::cmd::guard::guard_lease(options.identity.clone(), &options.lease_namespace)
+        });
+        Some((guard_options, lease))
+    } else {
+        None
+    };
+    let running = topospread_serve::start(clients.clone(), options)?;
+    let guard = guard.map(|(guard_options, lease)| {
+        info!("starting the guard");
+        topospread_serve::start_guard(
+            clients.scheduler.clone(),
+            guard_options,
+            lease,
+            running.handle().shared_metrics(),
+        )
+    });
     let handle = running.handle().clone();
     tokio::spawn(async move {
         wait_for_signal().await;
         info!("signal received: stopping");
         handle.shutdown();
     });
-    match running.wait().await {
+    let stopped = running.wait().await;
+    if let Some(g) = guard {
+        g.shutdown().await;
+    }
+    match stopped {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(e) => {
             error!(error = %e, "stopped");
@@ -220,7 +244,7 @@ async fn cluster_release(
     Ok((ctx, setup))
 }
 
-async fn wait_for_signal() {
+pub(crate) async fn wait_for_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

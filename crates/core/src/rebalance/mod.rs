@@ -14,7 +14,7 @@
 mod descheduler;
 mod evictable;
 mod greedy;
-mod measure;
+pub(crate) mod measure;
 mod scale;
 mod trial;
 

@@ -9,7 +9,7 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use topospread::controller::{DELETION_COST_ANNOTATION, DeletionCandidate, PhaseRank};
+use topospread::controller::DeletionCandidate;
 use topospread::convert::DEFAULT_NAMESPACE;
 
 /// An existing pod its controller removes.
@@ -95,40 +95,7 @@ impl std::str::FromStr for Scale {
 
 /// What the deletion order reads of an existing pod.
 pub(crate) fn candidate(p: &Pod) -> DeletionCandidate {
-    let status = p.status.as_ref();
-    let ready = status
-        .and_then(|s| s.conditions.as_ref())
-        .and_then(|c| c.iter().find(|c| c.type_ == "Ready"));
-    DeletionCandidate {
-        name: p.metadata.name.clone().unwrap_or_default(),
-        node: p
-            .spec
-            .as_ref()
-            .and_then(|s| s.node_name.clone())
-            .filter(|n| !n.is_empty()),
-        phase: PhaseRank::from_phase(status.and_then(|s| s.phase.as_deref())),
-        ready: ready.is_some_and(|c| c.status == "True"),
-        deletion_cost: p
-            .metadata
-            .annotations
-            .as_ref()
-            .and_then(|a| a.get(DELETION_COST_ANNOTATION))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(0),
-        ready_since: ready
-            .filter(|c| c.status == "True")
-            .and_then(|c| c.last_transition_time.as_ref())
-            .map(|t| t.0.as_second()),
-        restarts: status
-            .and_then(|s| s.container_statuses.as_ref())
-            .and_then(|c| c.iter().map(|c| c.restart_count).max())
-            .unwrap_or(0),
-        created: p
-            .metadata
-            .creation_timestamp
-            .as_ref()
-            .map(|t| t.0.as_second()),
-    }
+    DeletionCandidate::of_pod(p)
 }
 
 /// Whether `labels` match `selector` (matchLabels and matchExpressions); an empty

@@ -6,6 +6,7 @@ mod support;
 mod agent;
 mod cycle;
 mod e2e;
+mod guard;
 mod leader;
 mod limits;
 mod namespaces;

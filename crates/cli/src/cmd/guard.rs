@@ -1,0 +1,249 @@
+//! `topospread guard`: the pod-deletion-cost annotations that make every ReplicaSet
+//! scale-in remove pods from the most crowded domains first, and the skew predicted
+//! after a scale-in by one and by half, from a dump; with `--live`, the guard itself,
+//! keeping a cluster's costs up to date.
+
+use crate::cli::{GuardArgs, OutputFormat};
+use anyhow::Result;
+use std::fmt::Write as _;
+use std::io::Write;
+use std::process::ExitCode;
+use topospread::controller::DELETION_COST_ANNOTATION;
+use topospread::guard::{self, GuardOptions, GuardPlan, GuardPod, MANAGED_ANNOTATION, ScaleInSkew};
+use topospread_jobs::{Context, config, input};
+use topospread_k8s::load::Object;
+
+/// Exit 0 when every predicted scale-in keeps the DoNotSchedule constraints within
+/// maxSkew, 1 when one does not (as `rebalance` exits 1 on what it cannot repair),
+/// 2 on bad input.
+pub(crate) fn run(ctx: &Context, args: &GuardArgs) -> Result<ExitCode> {
+    if args.live {
+        return live(ctx, args);
+    }
+    let input = input::load_admitted(ctx, &args.files, None, 0, input::PodForm::Whole)?;
+    let setup = config::load(ctx, args.config.as_deref(), &input)?;
+    let world = input::build(ctx, &input, 0, &[])?;
+    // Only pods that exist are guarded: pods workload expansion would create are not.
+    let pods: Vec<GuardPod> = input
+        .objects
+        .iter()
+        .filter_map(|l| match &l.object {
+            Object::Pod(p) => Some(GuardPod::of_pod(p)),
+            _ => None,
+        })
+        .collect();
+    let plan = guard::plan(
+        &world.snapshot,
+        &setup.config,
+        setup.features,
+        &pods,
+        GuardOptions {
+            override_user_costs: args.override_user_costs,
+        },
+    )?;
+    let text = match args.output {
+        OutputFormat::Json => serde_json::to_string_pretty(&plan)? + "\n",
+        OutputFormat::Yaml => patch_documents(&plan)?,
+        OutputFormat::Table => table(&plan),
+    };
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    if args.output == OutputFormat::Yaml {
+        for n in &plan.notes {
+            eprintln!("note: {n}");
+        }
+    }
+    Ok(
+        if plan
+            .replica_sets
+            .iter()
+            .any(guard::ReplicaSetGuard::violated_after_scale_in)
+        {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        },
+    )
+}
+
+/// One merge-patch document per pod, each applicable with
+/// `kubectl patch pod NAME -n NAMESPACE --type merge --patch-file FILE` (strings
+/// written as JSON strings, which YAML reads as the same strings).
+fn patch_documents(plan: &GuardPlan) -> Result<String> {
+    let q = |s: &str| serde_json::to_string(s);
+    let mut out = String::new();
+    for p in plan.patches() {
+        let cost = q(&p.to.to_string())?;
+        let _ = write!(
+            out,
+            "---\n# kubectl patch pod {pod} -n {ns} --type merge --patch-file FILE\n\
+             apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: {namespace}\n  \
+             annotations:\n    {DELETION_COST_ANNOTATION}: {cost}\n    {MANAGED_ANNOTATION}: {cost}\n",
+            pod = p.pod,
+            ns = p.namespace,
+            name = q(&p.pod)?,
+            namespace = q(&p.namespace)?,
+        );
+    }
+    Ok(out)
+}
+
+fn skew_text(s: Option<i64>) -> String {
+    s.map_or_else(|| "-".to_string(), |s| s.to_string())
+}
+
+/// Per ReplicaSet: the patches, then each constraint's skew now and after scale-ins.
+fn table(plan: &GuardPlan) -> String {
+    let mut out = String::new();
+    for rs in &plan.replica_sets {
+        let _ = writeln!(
+            out,
+            "ReplicaSet {}/{}: {} pods, {} patches",
+            rs.namespace,
+            rs.name,
+            rs.pods,
+            rs.patches.len()
+        );
+        if !rs.patches.is_empty() {
+            let wp = rs
+                .patches
+                .iter()
+                .map(|p| p.pod.len())
+                .max()
+                .unwrap_or(0)
+                .max(3);
+            let wn = rs
+                .patches
+                .iter()
+                .map(|p| p.node.len())
+                .max()
+                .unwrap_or(0)
+                .max(4);
+            let _ = writeln!(
+                out,
+                "  {:<wp$}  {:<wn$}  {:>6}  {:>6}",
+                "POD", "NODE", "COST", "NEW"
+            );
+            for p in &rs.patches {
+                let _ = writeln!(
+                    out,
+                    "  {:<wp$}  {:<wn$}  {:>6}  {:>6}",
+                    p.pod,
+                    p.node,
+                    p.from.as_deref().unwrap_or("-"),
+                    p.to
+                );
+            }
+        }
+        if !rs.user_costs.is_empty() {
+            let _ = writeln!(
+                out,
+                "  left alone (costs set by hand): {}",
+                rs.user_costs.join(", ")
+            );
+        }
+        for c in &rs.constraints {
+            constraint_lines(&mut out, c, rs.half);
+        }
+        let _ = writeln!(out);
+    }
+    if plan.replica_sets.is_empty() {
+        let _ = writeln!(
+            out,
+            "No ReplicaSet's pods carry topology spread constraints."
+        );
+    }
+    for n in &plan.notes {
+        let _ = writeln!(out, "note: {n}");
+    }
+    out
+}
+
+fn constraint_lines(out: &mut String, c: &ScaleInSkew, half: usize) {
+    let _ = writeln!(
+        out,
+        "  {}\n    skew now {}; after scale-in by 1: {} (without the costs {}); by {half}: {} (without the costs {})",
+        c.constraint,
+        c.skew_now,
+        skew_text(c.after_one),
+        skew_text(c.unguarded_after_one),
+        skew_text(c.after_half),
+        skew_text(c.unguarded_after_half),
+    );
+}
+
+/// The guard's Lease: `topospread-guard` in `namespace`, with kube-scheduler's default
+/// timings (15 s, 10 s, 2 s).
+#[cfg(feature = "live")]
+pub(crate) fn guard_lease(identity: String, namespace: &str) -> topospread_serve::LeaseConfig {
+    topospread_serve::LeaseConfig {
+        namespace: namespace.to_string(),
+        name: topospread_serve::guard::GUARD_LEASE_NAME.to_string(),
+        identity,
+        lease_duration: std::time::Duration::from_secs(15),
+        renew_deadline: std::time::Duration::from_secs(10),
+        retry_period: std::time::Duration::from_secs(2),
+    }
+}
+
+/// `--live`: runs the guard until SIGTERM/SIGINT (exit 0) or until its Lease is lost
+/// (exit 1, so the pod restarts).
+#[cfg(feature = "live")]
+fn live(ctx: &Context, args: &GuardArgs) -> Result<ExitCode> {
+    use anyhow::Context as _;
+    use std::sync::Arc;
+    crate::cmd::serve::init_logs(crate::cli::LogFormat::Text);
+    let setup = config::load(ctx, args.config.as_deref(), &input::Input::default())?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async {
+        let (client, _server) = topospread_serve::client(&topospread_serve::ClientOptions {
+            kubeconfig: args.kubeconfig.clone(),
+            context: args.context.clone(),
+            command: "guard",
+            ..Default::default()
+        })
+        .await?;
+        let mut options = topospread_serve::GuardOptions::new(setup.config);
+        options.features = setup.features;
+        options.dry_run = args.dry_run;
+        options.override_user_costs = args.override_user_costs;
+        options.limits = topospread_serve::ClientLimits {
+            qps: args.qps,
+            burst: 10,
+        };
+        let lease = (!args.no_leader_elect).then(|| {
+            guard_lease(
+                options.identity.clone(),
+                &topospread_serve::running_namespace(),
+            )
+        });
+        let metrics = Arc::new(topospread_serve::Metrics::new());
+        let mut running = topospread_serve::start_guard(client, options, lease, metrics.clone());
+        let server = topospread_serve::guard::serve_endpoints(
+            args.listen,
+            metrics,
+            running.leadership().clone(),
+        )
+        .await?;
+        let signalled = tokio::select! {
+            () = crate::cmd::serve::wait_for_signal() => true,
+            () = running.wait() => false,
+        };
+        server.abort();
+        if signalled {
+            tracing::info!("signal received: stopping");
+            running.shutdown().await;
+            Ok(ExitCode::SUCCESS)
+        } else {
+            eprintln!("error: the guard stopped: its Lease was lost");
+            Ok(ExitCode::from(1))
+        }
+    })
+}
+
+#[cfg(not(feature = "live"))]
+fn live(_: &Context, _: &GuardArgs) -> Result<ExitCode> {
+    anyhow::bail!("guard --live: this build has no live cluster support (feature `live`)")
+}

@@ -1,0 +1,140 @@
+//! `topospread guard -f` end to end on `tests/guard/*.yaml`: the patches as a table,
+//! JSON and merge-patch YAML, the skew predicted after scale-ins, pods skipped with a
+//! note, and exit codes.
+
+use super::{run, stderr, stdout, temp};
+use std::path::PathBuf;
+
+fn shape(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/guard")
+        .join(format!("{name}.yaml"))
+        .display()
+        .to_string()
+}
+
+#[test]
+fn guard_table_lists_patches_and_predicted_skew() {
+    let o = run(&["guard", "-f", &shape("crowded-node")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("ReplicaSet default/web: 6 pods, 6 patches"),
+        "{out}"
+    );
+    assert!(
+        out.contains("skew now 0; after scale-in by 1: 1 (without the costs 1); by 3: 0 (without the costs 2)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn guard_json_costs_remove_the_crowded_zone_first_once() {
+    let o = run(&["guard", "-f", &shape("crowded-node"), "-o", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    let rs = &v["replica_sets"][0];
+    let patches = rs["patches"].as_array().expect("patches");
+    assert_eq!(patches.len(), 6);
+    // In removal order, lowest cost first: the first three come from three zones.
+    let costs: Vec<i64> = patches
+        .iter()
+        .map(|p| p["to"].as_i64().expect("to"))
+        .collect();
+    assert_eq!(costs, [-6, -5, -4, -3, -2, -1]);
+    let zones: Vec<char> = patches[..3]
+        .iter()
+        .map(|p| {
+            p["node"]
+                .as_str()
+                .expect("node")
+                .chars()
+                .next()
+                .expect("zone letter")
+        })
+        .collect();
+    let mut sorted = zones.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, ['a', 'b', 'c'], "{zones:?}");
+    assert_eq!(rs["constraints"][0]["after_half"], 0);
+    assert_eq!(rs["constraints"][0]["unguarded_after_half"], 2);
+}
+
+#[test]
+fn guard_yaml_patches_applied_leave_nothing_to_patch() {
+    let o = run(&["guard", "-f", &shape("crowded-node"), "-o", "yaml"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let docs = stdout(&o);
+    assert_eq!(docs.matches("kind: Pod").count(), 6, "{docs}");
+    assert!(
+        docs.contains("controller.kubernetes.io/pod-deletion-cost: \"-6\"\n    topospread.io/deletion-cost-managed: \"-6\""),
+        "{docs}"
+    );
+    // Apply the patches to the dump, as `kubectl patch --type merge` would.
+    let mut dump = std::fs::read_to_string(shape("crowded-node")).expect("fixture");
+    for doc in docs.split("---\n").filter(|d| d.contains("kind: Pod")) {
+        let name = doc
+            .lines()
+            .find_map(|l| l.strip_prefix("  name: "))
+            .expect("name")
+            .trim_matches('"');
+        let cost = doc
+            .lines()
+            .find_map(|l| l.strip_prefix("    controller.kubernetes.io/pod-deletion-cost: "))
+            .expect("cost");
+        dump = dump.replace(
+            &format!("  name: {name}\n"),
+            &format!(
+                "  name: {name}\n  annotations:\n    controller.kubernetes.io/pod-deletion-cost: {cost}\n    topospread.io/deletion-cost-managed: {cost}\n"
+            ),
+        );
+    }
+    let patched = temp("guarded.yaml", &dump);
+    let again = run(&["guard", "-f", &patched, "-o", "json"]);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&again)).expect("json");
+    assert_eq!(
+        v["replica_sets"][0]["patches"].as_array().map(Vec::len),
+        Some(0),
+        "{v}"
+    );
+    assert_eq!(v["replica_sets"][0]["constraints"][0]["after_half"], 0);
+}
+
+#[test]
+fn guard_notes_bad_pods_and_never_patches_them() {
+    let o = run(&["guard", "-f", &shape("bad-pods"), "-o", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("pod default/web-a: controller.kubernetes.io/pod-deletion-cost \\\"cheap\\\" is not an integer"), "{notes}");
+    assert!(
+        notes.contains("pod default/web-b: being deleted; skipped"),
+        "{notes}"
+    );
+    assert!(notes.contains("pod default/bare: no owner"), "{notes}");
+    let rs = &v["replica_sets"][0];
+    assert_eq!(rs["user_costs"], serde_json::json!(["web-g"]));
+    let patched: Vec<&str> = rs["patches"]
+        .as_array()
+        .expect("patches")
+        .iter()
+        .map(|p| p["pod"].as_str().expect("pod"))
+        .collect();
+    for skipped in ["web-a", "web-b", "bare", "web-g"] {
+        assert!(!patched.contains(&skipped), "{skipped} in {patched:?}");
+    }
+}
+
+#[test]
+fn guard_without_input_is_refused() {
+    let o = run(&["guard"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let o = run(&["guard", "-f", "/nonexistent/dump.yaml"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("/nonexistent/dump.yaml"),
+        "{}",
+        stderr(&o)
+    );
+}

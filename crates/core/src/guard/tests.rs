@@ -1,0 +1,326 @@
+//! The guard on small clusters, with the ReplicaSet controller's model
+//! ([`deletion_order`]) as the judge of what a scale-in removes.
+
+use super::*;
+use crate::builders::{NodeBuilder, PodBuilder};
+use crate::convert;
+use proptest::prelude::*;
+
+const ZONE: &str = "topology.kubernetes.io/zone";
+const HOST: &str = "kubernetes.io/hostname";
+
+/// A cluster of `zones` zones with `nodes` nodes each (`z{i}-n{j}`) and web pods,
+/// `(name, node)`, of ReplicaSet `web` spread over zones (maxSkew 1, DoNotSchedule).
+fn cluster(zones: usize, nodes: usize, pods: &[(String, String)]) -> Snapshot {
+    let mut s = Snapshot::new();
+    for z in 0..zones {
+        for n in 0..nodes {
+            let name = format!("z{z}-n{n}");
+            let node = NodeBuilder::new(&name)
+                .label(ZONE, &format!("z{z}"))
+                .label(HOST, &name)
+                .allocatable("cpu", "64")
+                .allocatable("memory", "64Gi")
+                .allocatable("pods", "110")
+                .build();
+            let node = convert::node(&node, s.symbols_mut()).expect("node converts");
+            s.add_node(node).expect("node is new");
+        }
+    }
+    for (name, node) in pods {
+        let pod = PodBuilder::new(name)
+            .label("app", "web")
+            .owner("apps/v1", "ReplicaSet", "web")
+            .request("cpu", "100m")
+            .node(node)
+            .spread(1, ZONE, "DoNotSchedule", &[("app", "web")])
+            .build();
+        let pod = convert::pod(&pod, s.symbols_mut()).expect("pod converts");
+        s.add_pod(pod).expect("pod is new");
+    }
+    s
+}
+
+/// What the guard reads of a running, ready web pod created at `created`.
+fn fact(name: &str, node: &str, created: i64) -> GuardPod {
+    GuardPod {
+        namespace: "default".into(),
+        controller: Some(("ReplicaSet".into(), "web".into())),
+        deleting: false,
+        candidate: DeletionCandidate {
+            name: name.into(),
+            node: Some(node.into()),
+            phase: PhaseRank::Running,
+            ready: true,
+            deletion_cost: 0,
+            ready_since: Some(created),
+            restarts: 0,
+            created: Some(created),
+        },
+        cost: None,
+        managed: None,
+    }
+}
+
+fn run(s: &Snapshot, facts: &[GuardPod], options: GuardOptions) -> GuardPlan {
+    plan(
+        s,
+        &SchedulerConfig::default(),
+        Features::default(),
+        facts,
+        options,
+    )
+    .expect("plan")
+}
+
+/// Writes the plan's patches into the facts, as the API server would.
+fn apply(facts: &mut [GuardPod], plan: &GuardPlan) {
+    for p in plan.patches() {
+        let f = facts
+            .iter_mut()
+            .find(|f| f.candidate.name == p.pod)
+            .expect("a patched pod exists");
+        f.cost = Some(p.to.to_string());
+        f.managed = Some(p.to.to_string());
+    }
+}
+
+/// Zone counts after the controller removes `k` pods, reading the costs as the
+/// controller does (0 for absent or non-integer).
+fn zone_counts_after(facts: &[GuardPod], zones: usize, k: usize) -> Vec<i64> {
+    let candidates: Vec<DeletionCandidate> = facts
+        .iter()
+        .map(|f| DeletionCandidate {
+            deletion_cost: f.cost.as_deref().and_then(|c| c.parse().ok()).unwrap_or(0),
+            ..f.candidate.clone()
+        })
+        .collect();
+    let related: Vec<Option<String>> = candidates.iter().map(|c| c.node.clone()).collect();
+    let gone: Vec<usize> = deletion_order(&candidates, &related)
+        .into_iter()
+        .take(k)
+        .collect();
+    let mut counts = vec![0i64; zones];
+    for (i, c) in candidates.iter().enumerate() {
+        if gone.contains(&i) {
+            continue;
+        }
+        let node = c.node.as_deref().expect("bound");
+        let zone: usize = node[1..node.find('-').expect("z{i}-n{j}")]
+            .parse()
+            .expect("zone index");
+        counts[zone] += 1;
+    }
+    counts
+}
+
+fn skew(counts: &[i64]) -> i64 {
+    counts.iter().max().unwrap_or(&0) - counts.iter().min().unwrap_or(&0)
+}
+
+/// Whether some choice of `remaining` of the pods counted in `counts` keeps every
+/// zone within `max_skew` of the smallest: a floor `l` (at most the smallest count,
+/// as pods are only removed) with `zones * l <= remaining <= sum(min(c, l + max_skew))`.
+fn placement_allows(counts: &[i64], remaining: i64, max_skew: i64) -> bool {
+    let floor = counts.iter().copied().min().unwrap_or(0);
+    (0..=floor).any(|l| {
+        let high: i64 = counts.iter().map(|&c| c.min(l + max_skew)).sum();
+        l * counts.len() as i64 <= remaining && remaining <= high
+    })
+}
+
+/// Zone z0 holds its two pods on one node, the others spread over two: the
+/// controller's co-location rank removes both z0 pods first and leaves 0-2-2.
+fn crowded_node() -> (Snapshot, Vec<GuardPod>) {
+    let pods: Vec<(String, String)> = [
+        ("web-a", "z0-n0"),
+        ("web-b", "z0-n0"),
+        ("web-c", "z1-n0"),
+        ("web-d", "z1-n1"),
+        ("web-e", "z2-n0"),
+        ("web-f", "z2-n1"),
+    ]
+    .iter()
+    .map(|(p, n)| (p.to_string(), n.to_string()))
+    .collect();
+    let facts = pods.iter().map(|(p, n)| fact(p, n, 100)).collect();
+    (cluster(3, 2, &pods), facts)
+}
+
+#[test]
+fn costs_turn_a_2_1_0_scale_in_into_an_even_one() {
+    let (s, facts) = crowded_node();
+    let plan = run(&s, &facts, GuardOptions::default());
+    assert!(plan.notes.is_empty(), "{:?}", plan.notes);
+    let rs = &plan.replica_sets[0];
+    assert_eq!(
+        (rs.namespace.as_str(), rs.name.as_str()),
+        ("default", "web")
+    );
+    assert_eq!((rs.pods, rs.half), (6, 3));
+    let c = &rs.constraints[0];
+    assert_eq!(c.skew_now, 0);
+    assert_eq!(c.unguarded_after_half, Some(2));
+    assert_eq!(c.after_one, Some(1));
+    assert_eq!(c.after_half, Some(0));
+    assert!(!rs.violated_after_scale_in());
+    assert_eq!(rs.patches.len(), 6, "every pod needs a cost");
+    let mut patched = facts.clone();
+    apply(&mut patched, &plan);
+    assert_eq!(zone_counts_after(&patched, 3, 3), [1, 1, 1]);
+    assert_eq!(zone_counts_after(&facts, 3, 3), [0, 2, 1]);
+}
+
+#[test]
+fn a_second_pass_patches_nothing() {
+    let (s, mut facts) = crowded_node();
+    let first = run(&s, &facts, GuardOptions::default());
+    apply(&mut facts, &first);
+    let second = run(&s, &facts, GuardOptions::default());
+    assert_eq!(second.patches().count(), 0);
+    assert_eq!(second.replica_sets[0].constraints[0].after_half, Some(0));
+}
+
+#[test]
+fn costs_that_already_keep_the_spread_are_left_alone() {
+    // Evenly placed pods, one per node: the controller's own order already removes
+    // them without breaking maxSkew, so nothing is written.
+    let pods: Vec<(String, String)> = (0..6)
+        .map(|i| (format!("web-{i}"), format!("z{}-n{}", i % 3, i / 3)))
+        .collect();
+    let facts: Vec<GuardPod> = pods
+        .iter()
+        .enumerate()
+        .map(|(i, (p, n))| fact(p, n, 100 + i as i64))
+        .collect();
+    let s = cluster(3, 2, &pods);
+    let plan = run(&s, &facts, GuardOptions::default());
+    assert_eq!(plan.patches().count(), 0);
+    for k in 1..6 {
+        assert!(skew(&zone_counts_after(&facts, 3, k)) <= 1, "k={k}");
+    }
+}
+
+#[test]
+fn a_users_cost_is_kept_unless_overridden() {
+    let (s, mut facts) = crowded_node();
+    facts[2].cost = Some("5".into());
+    let plan = run(&s, &facts, GuardOptions::default());
+    let rs = &plan.replica_sets[0];
+    assert_eq!(rs.user_costs, ["web-c"]);
+    assert!(rs.patches.iter().all(|p| p.pod != "web-c"));
+    assert_eq!(rs.patches.len(), 5);
+    // A cost the guard wrote and a user changed since is the user's too.
+    facts[2].managed = Some("-3".into());
+    let plan = run(&s, &facts, GuardOptions::default());
+    assert_eq!(plan.replica_sets[0].user_costs, ["web-c"]);
+    let plan = run(
+        &s,
+        &facts,
+        GuardOptions {
+            override_user_costs: true,
+        },
+    );
+    let rs = &plan.replica_sets[0];
+    assert!(rs.user_costs.is_empty());
+    let web_c = rs
+        .patches
+        .iter()
+        .find(|p| p.pod == "web-c")
+        .expect("patched");
+    assert_eq!(web_c.from.as_deref(), Some("5"));
+}
+
+#[test]
+fn bad_pods_are_noted_and_never_patched() {
+    let (mut s, mut facts) = crowded_node();
+    facts[0].cost = Some("cheap".into());
+    facts[1].deleting = true;
+    let bare = PodBuilder::new("bare")
+        .label("app", "web")
+        .node("z1-n0")
+        .spread(1, ZONE, "DoNotSchedule", &[("app", "web")])
+        .build();
+    let bare = convert::pod(&bare, s.symbols_mut()).expect("pod converts");
+    s.add_pod(bare).expect("pod is new");
+    let mut bare_fact = fact("bare", "z1-n0", 100);
+    bare_fact.controller = None;
+    facts.push(bare_fact);
+    let plan = run(&s, &facts, GuardOptions::default());
+    let notes = plan.notes.join("\n");
+    assert!(
+        notes.contains("pod default/web-a: controller.kubernetes.io/pod-deletion-cost \"cheap\" is not an integer"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("pod default/web-b: being deleted"),
+        "{notes}"
+    );
+    assert!(notes.contains("pod default/bare: no owner"), "{notes}");
+    let patched: Vec<&str> = plan.patches().map(|p| p.pod.as_str()).collect();
+    for skipped in ["web-a", "web-b", "bare"] {
+        assert!(!patched.contains(&skipped), "{skipped} in {patched:?}");
+    }
+    assert_eq!(plan.replica_sets[0].pods, 5);
+}
+
+#[test]
+fn merge_patch_marks_the_cost_as_the_guards() {
+    let patch = CostPatch {
+        namespace: "default".into(),
+        pod: "web-a".into(),
+        node: "n".into(),
+        from: None,
+        to: -3,
+    };
+    assert_eq!(
+        patch.merge_patch(),
+        serde_json::json!({"metadata": {"annotations": {
+            DELETION_COST_ANNOTATION: "-3",
+            MANAGED_ANNOTATION: "-3",
+        }}})
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// After the guard's costs, every scale-in by k in 1..n-1, as the ReplicaSet
+    /// controller's model orders it, keeps the zone skew within maxSkew whenever some
+    /// choice of the remaining pods allows it.
+    #[test]
+    fn every_scale_in_keeps_spread_where_placement_allows(
+        zones in 2usize..5,
+        placement in proptest::collection::vec((0usize..4, 0usize..2, 0i64..50, proptest::option::of(-20i32..20)), 2..16),
+    ) {
+        let pods: Vec<(String, String)> = placement
+            .iter()
+            .enumerate()
+            .map(|(i, (z, n, _, _))| (format!("web-{i:02}"), format!("z{}-n{n}", z % zones)))
+            .collect();
+        let s = cluster(zones, 2, &pods);
+        let mut facts: Vec<GuardPod> = pods
+            .iter()
+            .zip(&placement)
+            .map(|((p, n), (_, _, created, cost))| {
+                let mut f = fact(p, n, *created);
+                // Costs the guard wrote earlier, for another placement.
+                f.cost = cost.map(|c| c.to_string());
+                f.managed = f.cost.clone();
+                f
+            })
+            .collect();
+        let plan = run(&s, &facts, GuardOptions::default());
+        apply(&mut facts, &plan);
+        let n = facts.len();
+        let now = zone_counts_after(&facts, zones, 0);
+        for k in 1..n {
+            let after = zone_counts_after(&facts, zones, k);
+            if placement_allows(&now, (n - k) as i64, 1) {
+                prop_assert!(skew(&after) <= 1, "k={k}: {now:?} -> {after:?}");
+            }
+        }
+        let again = run(&s, &facts, GuardOptions::default());
+        prop_assert_eq!(again.patches().count(), 0);
+    }
+}
