@@ -199,6 +199,26 @@ fn show_draws_domains_over_nodes_over_pods() {
 }
 
 #[test]
+fn show_json_is_the_versioned_counts() {
+    let o = run(&["show", "-f", &fixture("docs-conflict.yaml"), "-o", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    assert_eq!(v["kind"], "ShowReport");
+    assert_eq!(
+        v["domains"][0]["counts"],
+        serde_json::json!({"zoneA": 3, "zoneB": 2})
+    );
+    assert_eq!(v["spread"]["pod"], "default/mypod");
+    let bad = run(&["show", "-l", "app in (", "-o", "json"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(
+        stdout(&bad).is_empty(),
+        "nothing on stdout: {}",
+        stdout(&bad)
+    );
+}
+
+#[test]
 fn show_adds_what_the_plugin_counts_where_it_differs_from_the_drawing() {
     // b1 is tainted and the constraint honours taints: the drawing shows zone-b, the
     // plugin does not count it (nor x1, which has no zone).

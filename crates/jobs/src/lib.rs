@@ -24,6 +24,7 @@ pub mod explain;
 pub mod input;
 pub mod rebalance;
 pub mod runtime;
+pub mod show;
 pub mod simulate;
 pub mod test;
 pub mod validate;

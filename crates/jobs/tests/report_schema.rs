@@ -44,6 +44,7 @@ fn the_checked_in_schemas_are_the_generated_ones() {
     let (rebalance, scale_down) = topospread_jobs::rebalance::schemas();
     assert_checked_in("rebalance-report.json", &rebalance);
     assert_checked_in("scale-down-report.json", &scale_down);
+    assert_checked_in("show-report.json", &topospread_jobs::show::schema());
 }
 
 #[test]
@@ -489,4 +490,44 @@ fn rebalance_and_scale_down_reports_validate() {
     )
     .expect_err("no replica count");
     assert!(bad.to_string().contains("expected KIND/NAME=N"), "{bad}");
+}
+
+/// The `app: web` pods `wide.yaml` binds.
+const WIDE_WEB_PODS: u32 = 9;
+
+#[test]
+fn show_reports_validate_with_and_without_a_selector() {
+    use topospread_jobs::show::{ShowRequest, show};
+    // The docs' conflict: mypod pending beside five foo=bar pods, 3 in zoneA, 2 in zoneB.
+    let docs = show(
+        &Context::new(),
+        ShowRequest::new(vec![fixture("docs-conflict.yaml")]),
+    )
+    .expect("shows");
+    let spread = docs.report.spread.as_ref().expect("the engine's counts");
+    assert_eq!(spread.pod, "default/mypod");
+    let zone = &spread.constraints[0];
+    assert_eq!((zone.topology_key.as_str(), zone.skew), ("zone", 1));
+    assert_eq!(docs.report.domains.len(), docs.topology_keys.len());
+    let zones = &docs.report.domains[0];
+    let counts: Vec<(&str, u32)> = zones.counts.iter().map(|(d, n)| (d.as_str(), *n)).collect();
+    assert_eq!(counts, [("zoneA", 3), ("zoneB", 2)]);
+    let mut request = ShowRequest::new(vec![fixture("wide.yaml")]);
+    request.selector = Some("app=web".into());
+    let marked = show(&Context::new(), request).expect("shows");
+    assert!(marked.report.spread.is_none());
+    let outermost = &marked.report.domains[0];
+    assert_eq!(
+        outermost.counts.values().sum::<u32>(),
+        WIDE_WEB_PODS,
+        "{outermost:?}"
+    );
+    for report in [docs.report, marked.report] {
+        let value = serde_json::to_value(&report).expect("serializes");
+        assert_eq!(value["kind"], "ShowReport");
+        assert_valid_against(&value, &schema_path("show-report.json"));
+    }
+    let mut bad = ShowRequest::new(vec![]);
+    bad.selector = Some("app in (".into());
+    assert!(show(&Context::new(), bad).is_err());
 }

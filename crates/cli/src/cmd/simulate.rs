@@ -86,7 +86,7 @@ fn render(sim: &Simulation, args: &SimulateArgs, width: usize) -> Result<String>
             let mut t = table(&sim.report, width, args.wide);
             if args.show {
                 let mut snap = sim.snapshot().clone();
-                let h = show::highlight(&mut snap, None)?;
+                let h = topospread_jobs::show::highlight(&mut snap, None)?;
                 let opts = show::options(&snap, &[], h, width, args.wide);
                 t.push('\n');
                 t.push_str(&render_cluster(&snap, &opts));
