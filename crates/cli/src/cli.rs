@@ -81,9 +81,10 @@ pub(crate) struct GuardArgs {
     /// Live: the kubeconfig context (default: the current context).
     #[arg(long, requires = "live")]
     pub(crate) context: Option<String>,
-    /// Live: address for /metrics, /healthz and /readyz (plain http).
-    #[arg(long, requires = "live", default_value = "0.0.0.0:10260")]
-    pub(crate) listen: std::net::SocketAddr,
+    /// Live: how /metrics and the health endpoints are served (HTTPS on 10260 by
+    /// default, delegated authentication and authorization as `serve`).
+    #[command(flatten)]
+    pub(crate) serving: SecureServingArgs,
     /// Live: run without leader election (only one replica may then run).
     #[arg(long, requires = "live")]
     pub(crate) no_leader_elect: bool,
@@ -161,26 +162,18 @@ pub(crate) struct RebalanceArgs {
     pub(crate) output: OutputFormat,
 }
 
-/// `topospread serve`.
+/// Secure serving of /metrics and the health endpoints, as kube-scheduler's flags:
+/// shared by `serve` and `guard --live`.
 #[derive(Debug, Args)]
-pub(crate) struct ServeArgs {
-    /// The KubeSchedulerConfiguration (its profiles' schedulerNames are what is scheduled;
-    /// its leaderElection block configures the Lease).
-    #[arg(long)]
-    pub(crate) config: PathBuf,
-    /// Kubeconfig file (default: KUBECONFIG, ~/.kube/config, then in-cluster).
-    #[arg(long)]
-    pub(crate) kubeconfig: Option<PathBuf>,
-    /// Kubeconfig context (default: the current context).
-    #[arg(long)]
-    pub(crate) context: Option<String>,
+pub(crate) struct SecureServingArgs {
     /// The address /metrics, /healthz, /livez and /readyz listen on, as kube-scheduler's
     /// flag.
     #[arg(long, value_name = "IP", default_value = "0.0.0.0")]
     pub(crate) bind_address: std::net::IpAddr,
-    /// Their port, HTTPS, as kube-scheduler's flag; 0: serve nothing.
-    #[arg(long, value_name = "PORT", default_value_t = 10259)]
-    pub(crate) secure_port: u16,
+    /// Their port, HTTPS, as kube-scheduler's flag (default 10259 for `serve`, 10260 for
+    /// `guard --live`); 0: serve nothing.
+    #[arg(long, value_name = "PORT")]
+    pub(crate) secure_port: Option<u16>,
     /// The serving certificate (PEM, the chain after it). Without it and
     /// --tls-private-key-file, a self-signed one is made at start-up for localhost,
     /// 127.0.0.1 and the host name, as kube-scheduler does.
@@ -206,6 +199,24 @@ pub(crate) struct ServeArgs {
         default_value = "/healthz,/readyz,/livez"
     )]
     pub(crate) authorization_always_allow_paths: Vec<String>,
+}
+
+/// `topospread serve`.
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// The KubeSchedulerConfiguration (its profiles' schedulerNames are what is scheduled;
+    /// its leaderElection block configures the Lease).
+    #[arg(long)]
+    pub(crate) config: PathBuf,
+    /// Kubeconfig file (default: KUBECONFIG, ~/.kube/config, then in-cluster).
+    #[arg(long)]
+    pub(crate) kubeconfig: Option<PathBuf>,
+    /// Kubeconfig context (default: the current context).
+    #[arg(long)]
+    pub(crate) context: Option<String>,
+    /// How /metrics and the health endpoints are served (HTTPS on 10259 by default).
+    #[command(flatten)]
+    pub(crate) serving: SecureServingArgs,
     /// Log format on stderr.
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     pub(crate) log_format: LogFormat,
@@ -362,6 +373,18 @@ pub(crate) struct ShowArgs {
     /// Draw every node and list every domain's count, however wide.
     #[arg(long)]
     pub(crate) wide: bool,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = ShowFormat::Text)]
+    pub(crate) output: ShowFormat,
+}
+
+/// Output formats of `show`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ShowFormat {
+    /// The drawing, for people.
+    Text,
+    /// The counts per domain, machine-readable (`kind: ShowReport`).
+    Json,
 }
 
 /// Output formats of `simulate`.

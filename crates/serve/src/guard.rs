@@ -456,25 +456,27 @@ impl GuardRunning {
     }
 }
 
-/// Serves `/metrics`, `/healthz` and `/readyz` for a guard run on its own.
+/// Serves the guard's /metrics and health endpoints on `addr` as `serving` says (HTTPS
+/// with delegated authentication and authorization, as `serve` does, or plain HTTP for
+/// local use). The task ends only when the server dies, with why: the caller stops.
 pub async fn serve_endpoints(
     addr: std::net::SocketAddr,
     metrics: Arc<Metrics>,
     leadership: Leadership,
-) -> crate::Result<tokio::task::JoinHandle<()>> {
+    serving: crate::http::Serving,
+) -> crate::Result<tokio::task::JoinHandle<String>> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|source| crate::Error::Listen { addr, source })?;
-    let app = crate::http::router(
-        metrics,
-        Arc::new(std::sync::atomic::AtomicBool::new(true)),
-        leadership,
+    let app = crate::http::guarded(
+        crate::http::router(
+            metrics,
+            Arc::new(std::sync::atomic::AtomicBool::new(true)),
+            leadership,
+        ),
+        serving.delegation,
     );
-    Ok(tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener, app).await {
-            warn!(error = %e, "the metrics and health server stopped");
-        }
-    }))
+    Ok(tokio::spawn(crate::http::serve(listener, app, serving.tls)))
 }
 
 /// Starts the guard on a tokio runtime, elected on `lease` when given (its own Lease,

@@ -185,6 +185,30 @@ pub(crate) fn guard_lease(identity: String, namespace: &str) -> topospread_serve
     }
 }
 
+/// Why a live guard ended.
+#[cfg(feature = "live")]
+enum Ended {
+    /// SIGTERM or SIGINT: exit 0.
+    Signal,
+    /// Another replica holds the Lease now.
+    LeaseLost,
+    /// The metrics and health server died, with why.
+    ServerDied(String),
+}
+
+/// Waits until the server task ends (never, when nothing is served).
+#[cfg(feature = "live")]
+async fn died(server: Option<&mut tokio::task::JoinHandle<String>>) -> String {
+    match server {
+        Some(task) => task.await.unwrap_or_else(|e| e.to_string()),
+        None => std::future::pending().await,
+    }
+}
+
+/// The guard's default secure port (kube-scheduler's 10259 is `serve`'s).
+#[cfg(feature = "live")]
+const GUARD_PORT: u16 = 10260;
+
 /// `--live`: runs the guard until SIGTERM/SIGINT (exit 0) or until its Lease is lost
 /// (exit 1, so the pod restarts).
 #[cfg(feature = "live")]
@@ -193,6 +217,8 @@ fn live(ctx: &Context, args: &GuardArgs) -> Result<ExitCode> {
     use std::sync::Arc;
     crate::cmd::serve::init_logs(crate::cli::LogFormat::Text);
     let setup = config::load(ctx, args.config.as_deref(), &input::Input::default())?;
+    // A certificate that does not parse ends it here, before any request.
+    let tls = crate::cmd::serve::serving_tls(&args.serving, GUARD_PORT)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -221,24 +247,52 @@ fn live(ctx: &Context, args: &GuardArgs) -> Result<ExitCode> {
         });
         let metrics = Arc::new(topospread_serve::Metrics::new());
         let mut running = topospread_serve::start_guard(client, options, lease, metrics.clone());
-        let server = topospread_serve::guard::serve_endpoints(
-            args.listen,
-            metrics,
-            running.leadership().clone(),
-        )
-        .await?;
-        let signalled = tokio::select! {
-            () = crate::cmd::serve::wait_for_signal() => true,
-            () = running.wait() => false,
+        let mut server = match crate::cmd::serve::listen_address(&args.serving, GUARD_PORT) {
+            Some(addr) => {
+                let serving = crate::cmd::serve::serving(
+                    &args.serving,
+                    tls,
+                    args.kubeconfig.clone(),
+                    args.context.clone(),
+                    "guard",
+                )
+                .await?;
+                Some(
+                    topospread_serve::guard::serve_endpoints(
+                        addr,
+                        metrics,
+                        running.leadership().clone(),
+                        serving,
+                    )
+                    .await?,
+                )
+            }
+            None => None,
         };
-        server.abort();
-        if signalled {
-            tracing::info!("signal received: stopping");
-            running.shutdown().await;
-            Ok(ExitCode::SUCCESS)
-        } else {
-            eprintln!("error: the guard stopped: its Lease was lost");
-            Ok(ExitCode::from(1))
+        let ended = tokio::select! {
+            () = crate::cmd::serve::wait_for_signal() => Ended::Signal,
+            () = running.wait() => Ended::LeaseLost,
+            why = died(server.as_mut()) => Ended::ServerDied(why),
+        };
+        if let Some(task) = &server {
+            task.abort();
+        }
+        match ended {
+            Ended::Signal => {
+                tracing::info!("signal received: stopping");
+                running.shutdown().await;
+                Ok(ExitCode::SUCCESS)
+            }
+            Ended::LeaseLost => {
+                eprintln!("error: the guard stopped: its Lease was lost");
+                Ok(ExitCode::from(1))
+            }
+            Ended::ServerDied(why) => {
+                // The Lease is released before the process ends (the kubelet restarts it).
+                running.shutdown().await;
+                eprintln!("error: the metrics and health server stopped: {why}");
+                Ok(ExitCode::from(1))
+            }
         }
     })
 }

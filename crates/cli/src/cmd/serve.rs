@@ -9,7 +9,7 @@
 //! behind a TokenReview and a SubjectAccessReview; `--insecure-serving` and
 //! `--skip-delegated-auth` are for local use.
 
-use crate::cli::{LogFormat, ServeArgs};
+use crate::cli::{LogFormat, SecureServingArgs, ServeArgs};
 use anyhow::{Context as _, Result};
 use std::process::ExitCode;
 use topospread_jobs::Context;
@@ -53,7 +53,7 @@ async fn serve(ctx: &Context, args: &ServeArgs, setup: SchedulerSetup) -> Result
         )?;
     }
     // The serving certificate is read before any request too: a bad file is exit 2.
-    let tls = serving_tls(args)?;
+    let tls = serving_tls(&args.serving, SERVE_PORT)?;
     let connection = setup.config.client_connection();
     let limits = topospread_serve::ClientLimits::from_config(
         &connection,
@@ -98,10 +98,16 @@ async fn serve(ctx: &Context, args: &ServeArgs, setup: SchedulerSetup) -> Result
     let mut options = topospread_serve::Options::new(setup.config);
     options.features = setup.features;
     options.request_options = ctx.gates().request_options();
-    let listen = (args.secure_port != 0)
-        .then(|| std::net::SocketAddr::new(args.bind_address, args.secure_port));
+    let listen = listen_address(&args.serving, SERVE_PORT);
     options.listen = listen;
-    options.serving = serving(args, tls, kubeconfig).await?;
+    options.serving = serving(
+        &args.serving,
+        tls,
+        kubeconfig,
+        args.context.clone(),
+        "serve",
+    )
+    .await?;
     options.allow_kube_scheduler_lease = args.allow_kube_scheduler_lease;
     options.skew_metrics_top = args.skew_metrics_top;
     let profiles: Vec<String> = options
@@ -158,10 +164,25 @@ async fn serve(ctx: &Context, args: &ServeArgs, setup: SchedulerSetup) -> Result
     }
 }
 
+/// kube-scheduler's secure port, `serve`'s default.
+const SERVE_PORT: u16 = 10259;
+
+/// Where /metrics and the health endpoints listen; `None` for `--secure-port 0`.
+pub(crate) fn listen_address(
+    args: &SecureServingArgs,
+    default_port: u16,
+) -> Option<std::net::SocketAddr> {
+    let port = args.secure_port.unwrap_or(default_port);
+    (port != 0).then(|| std::net::SocketAddr::new(args.bind_address, port))
+}
+
 /// The serving certificate: the files given, or a fresh self-signed one; none for plain
 /// HTTP or when nothing is served.
-fn serving_tls(args: &ServeArgs) -> Result<Option<topospread_serve::TlsConfig>> {
-    if args.insecure_serving || args.secure_port == 0 {
+pub(crate) fn serving_tls(
+    args: &SecureServingArgs,
+    default_port: u16,
+) -> Result<Option<topospread_serve::TlsConfig>> {
+    if args.insecure_serving || listen_address(args, default_port).is_none() {
         return Ok(None);
     }
     let tls = match (&args.tls_cert_file, &args.tls_private_key_file) {
@@ -175,10 +196,12 @@ fn serving_tls(args: &ServeArgs) -> Result<Option<topospread_serve::TlsConfig>> 
 /// How `/metrics` and the health endpoints serve. The reviews go through a client of
 /// their own with kube-scheduler's delegation limits (qps 200, burst 400, set in
 /// `DelegatingAuthenticationOptions.getClient`), so scraping never waits on binds.
-async fn serving(
-    args: &ServeArgs,
+pub(crate) async fn serving(
+    args: &SecureServingArgs,
     tls: Option<topospread_serve::TlsConfig>,
     kubeconfig: Option<std::path::PathBuf>,
+    context: Option<String>,
+    command: &'static str,
 ) -> Result<topospread_serve::Serving> {
     if args.insecure_serving {
         warn!(
@@ -192,8 +215,8 @@ async fn serving(
     } else {
         let (client, _) = topospread_serve::client(&topospread_serve::ClientOptions {
             kubeconfig,
-            context: args.context.clone(),
-            command: "serve",
+            context,
+            command,
             limits: topospread_serve::ClientLimits {
                 qps: 200.0,
                 burst: 400,

@@ -292,20 +292,31 @@ fn bad_certificate_files_are_one_line_and_exit_2_before_any_request() {
             "secure-good.crt",
         ),
     ] {
-        fake.clear_requests();
-        let o = Command::new(env!("CARGO_BIN_EXE_topospread"))
-            .args(["serve", "--config", &config, "--kubeconfig", &kubeconfig])
-            .args(["--tls-cert-file", c, "--tls-private-key-file", k])
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{err}");
-        let line = err.lines().find(|l| l.starts_with("error:")).unwrap_or("");
-        assert!(
-            line.starts_with(&format!("error: {flag} ")) && line.contains(file),
-            "{err}"
-        );
-        assert!(fake.requests().is_empty(), "{:?}", fake.requests());
+        // `guard --live` serves with the same flags and refuses the same files.
+        let serve = ["serve", "--config", &config, "--kubeconfig", &kubeconfig];
+        let guard = [
+            "guard",
+            "--live",
+            "--kubeconfig",
+            &kubeconfig,
+            "--no-leader-elect",
+        ];
+        for command in [&serve[..], &guard[..]] {
+            fake.clear_requests();
+            let o = Command::new(env!("CARGO_BIN_EXE_topospread"))
+                .args(command)
+                .args(["--tls-cert-file", c, "--tls-private-key-file", k])
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{command:?}: {err}");
+            let line = err.lines().find(|l| l.starts_with("error:")).unwrap_or("");
+            assert!(
+                line.starts_with(&format!("error: {flag} ")) && line.contains(file),
+                "{command:?}: {err}"
+            );
+            assert!(fake.requests().is_empty(), "{:?}", fake.requests());
+        }
     }
     // One file without the other is a usage error.
     let o = Command::new(env!("CARGO_BIN_EXE_topospread"))
