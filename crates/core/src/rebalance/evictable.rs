@@ -76,15 +76,8 @@ pub fn eviction_blocker(pod: &core::Pod) -> Option<NotEvictable> {
         Some(_) => {}
     }
     let spec = pod.spec.as_ref();
-    if let Some(v) = spec
-        .and_then(|s| s.volumes.as_ref())
-        .into_iter()
-        .flatten()
-        .find(|v| v.empty_dir.is_some() || v.host_path.is_some())
-    {
-        return Some(NotEvictable::LocalStorage {
-            volume: v.name.clone(),
-        });
+    if let Some(blocker) = local_storage(spec) {
+        return Some(blocker);
     }
     if spec.and_then(|s| s.priority).unwrap_or(0) >= SYSTEM_CRITICAL_PRIORITY
         || spec
@@ -129,15 +122,8 @@ pub fn descheduler_eviction_blocker(pod: &core::Pod) -> Option<NotEvictable> {
         return Some(NotEvictable::DaemonSet);
     }
     let spec = pod.spec.as_ref();
-    if let Some(v) = spec
-        .and_then(|s| s.volumes.as_ref())
-        .into_iter()
-        .flatten()
-        .find(|v| v.empty_dir.is_some() || v.host_path.is_some())
-    {
-        return Some(NotEvictable::LocalStorage {
-            volume: v.name.clone(),
-        });
+    if let Some(blocker) = local_storage(spec) {
+        return Some(blocker);
     }
     if spec
         .and_then(|s| s.priority)
@@ -247,4 +233,17 @@ impl Evictability {
         }
         self.blocker(pod, snapshot)
     }
+}
+
+/// The first emptyDir or hostPath volume, which both evictors protect (its data is lost
+/// with the pod).
+fn local_storage(spec: Option<&core::PodSpec>) -> Option<NotEvictable> {
+    let v = spec
+        .and_then(|s| s.volumes.as_ref())
+        .into_iter()
+        .flatten()
+        .find(|v| v.empty_dir.is_some() || v.host_path.is_some())?;
+    Some(NotEvictable::LocalStorage {
+        volume: v.name.clone(),
+    })
 }

@@ -367,6 +367,25 @@ fn is_standard_quota_resource(name: &str) -> bool {
     STANDARD_QUOTA_RESOURCES.contains(&name) || is_quota_hugepages(name)
 }
 
+/// One error per standard resource of `hard` that `scope` may not limit (the loop over
+/// `spec.hard` in `ValidateResourceQuotaSpec`, for scopes and scope selectors alike).
+fn scope_misapplied<'a>(
+    scope: &'a str,
+    hard: impl Iterator<Item = &'a String> + 'a,
+    path: &'a FieldPath,
+    shown: &'a str,
+) -> impl Iterator<Item = FieldError> + 'a {
+    hard.filter(move |k| is_standard_quota_resource(k) && !scope_valid_for(scope, k))
+        .map(move |_| {
+            raw(
+                ErrorType::Invalid,
+                path,
+                shown.to_string(),
+                "unsupported scope applied to resource",
+            )
+        })
+}
+
 /// `IsResourceQuotaScopeValidForResource`: which resources a scope may limit.
 fn scope_valid_for(scope: &str, resource: &str) -> bool {
     const COMPUTE: &[&str] = &[
@@ -510,16 +529,7 @@ fn validate_resource_quota(rq: &ResourceQuota) -> Vec<FieldError> {
                     "unsupported scope",
                 ));
             }
-            for k in hard.keys() {
-                if is_standard_quota_resource(k) && !scope_valid_for(scope, k) {
-                    errs.push(raw(
-                        ErrorType::Invalid,
-                        &path,
-                        shown.clone(),
-                        "unsupported scope applied to resource",
-                    ));
-                }
-            }
+            errs.extend(scope_misapplied(scope, hard.keys(), &path, shown.as_str()));
             set.insert(scope.as_str());
         }
         for _ in 0..conflicting(&set) {
@@ -544,16 +554,7 @@ fn validate_resource_quota(rq: &ResourceQuota) -> Vec<FieldError> {
                     "unsupported scope",
                 ));
             }
-            for k in hard.keys() {
-                if is_standard_quota_resource(k) && !scope_valid_for(scope, k) {
-                    errs.push(raw(
-                        ErrorType::Invalid,
-                        &path,
-                        shown.clone(),
-                        "unsupported scope applied to resource",
-                    ));
-                }
-            }
+            errs.extend(scope_misapplied(scope, hard.keys(), &path, shown.as_str()));
             let exists_only = matches!(
                 scope,
                 "BestEffort"
