@@ -47,11 +47,18 @@ impl ListState {
         Ok(())
     }
 
-    /// Reads the batch: typed in parallel, then taken in file order (so the first error
-    /// in the file is the one reported).
+    /// Reads the batch: typed in parallel while the objects of the batch before are
+    /// compacted, then taken in file order (so the first error in the file is the one
+    /// reported).
     fn flush(&mut self, out: &mut Manifests) -> Result<(), LoadError> {
         let batch = std::mem::take(&mut self.batch);
-        let prepared = prepare_all(&batch);
+        let prepared = std::thread::scope(|scope| {
+            let typing = scope.spawn(|| prepare_all(&batch));
+            out.compact_new();
+            typing
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e))
+        });
         for ((piece, source), (head, object)) in batch.into_iter().zip(prepared) {
             match (head, object) {
                 (_, Some(object)) => out.objects.push(Loaded { source, object }),
@@ -59,7 +66,6 @@ impl ListState {
                 _ => self.waiting.push((piece, source)),
             }
         }
-        out.compact_new();
         Ok(())
     }
 

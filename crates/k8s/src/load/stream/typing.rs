@@ -65,11 +65,46 @@ fn yaml_head(text: &str) -> Head {
     h
 }
 
-/// An item's head, and the object typed straight from it when that works.
+/// An item's head, and the object typed straight from it when that works. A JSON
+/// item's head is first read off its leading keys (kubectl writes `apiVersion` and
+/// `kind` first); when the object then does not type, the head is read again by
+/// serde_json, which decides how the item is read thoroughly.
 pub(super) fn prepare(piece: &Piece) -> (Option<Head>, Option<Object>) {
+    if let Some(quick) = (!piece.yaml).then(|| leading_head(&piece.text)).flatten()
+        && let Some(object) = typed_object(piece, &quick)
+    {
+        return (Some(quick), Some(object));
+    }
     let h = head(piece);
     let object = h.as_ref().and_then(|h| typed_object(piece, h));
     (h, object)
+}
+
+/// `kind` and `apiVersion` when they are the first two keys of a JSON object (either
+/// order) with plain string values; `None` otherwise, for serde_json to read.
+fn leading_head(text: &[u8]) -> Option<Head> {
+    let mut rest = text.trim_ascii_start().strip_prefix(b"{")?;
+    let mut h = Head::default();
+    for _ in 0..2 {
+        let (key, after) = plain_string(rest.trim_ascii_start())?;
+        let after = after.trim_ascii_start().strip_prefix(b":")?;
+        let (value, after) = plain_string(after.trim_ascii_start())?;
+        let value = std::str::from_utf8(value).ok()?.to_string();
+        match key {
+            b"kind" if h.kind.is_none() => h.kind = Some(value),
+            b"apiVersion" if h.api_version.is_none() => h.api_version = Some(value),
+            _ => return None,
+        }
+        rest = after.trim_ascii_start().strip_prefix(b",")?;
+    }
+    Some(h)
+}
+
+/// A JSON string without escapes at the start of `text`: its content and what follows.
+fn plain_string(text: &[u8]) -> Option<(&[u8], &[u8])> {
+    let body = text.strip_prefix(b"\"")?;
+    let end = memchr::memchr2(b'"', b'\\', body)?;
+    (body[end] == b'"').then(|| (&body[..end], &body[end + 1..]))
 }
 
 /// The built-in object `head` names, typed straight from the piece, without what
@@ -174,4 +209,43 @@ pub(in crate::load) fn typed_both(
     }
     let json = yaml_json::to_json(text).map(|j| fast(&Json(j), kind));
     (fast(&Yaml(text), kind), json)
+}
+
+#[cfg(test)]
+mod leading_head_tests {
+    use super::leading_head;
+
+    #[test]
+    fn reads_the_two_leading_keys_in_either_order() {
+        let h = leading_head(br#" {"apiVersion": "v1", "kind":"Pod", "metadata": {}}"#)
+            .expect("a head");
+        assert_eq!(
+            (h.kind.as_deref(), h.api_version.as_deref()),
+            (Some("Pod"), Some("v1"))
+        );
+        let h = leading_head(b"{\n  \"kind\" : \"Node\",\n  \"apiVersion\": \"v1\",\n  \"x\": 1}")
+            .expect("a head");
+        assert_eq!(
+            (h.kind.as_deref(), h.api_version.as_deref()),
+            (Some("Node"), Some("v1"))
+        );
+    }
+
+    #[test]
+    fn leaves_anything_else_to_serde_json() {
+        for text in [
+            br#"{"metadata": {}, "kind": "Pod", "apiVersion": "v1"}"#.as_slice(),
+            br#"{"kind": "Pod", "kind": "Pod", "apiVersion": "v1"}"#,
+            br#"{"kind": "P\u006fd", "apiVersion": "v1"}"#,
+            br#"{"kind": "Pod", "apiVersion": 1}"#,
+            br#"{"kind": "Pod"}"#,
+            b"[]",
+        ] {
+            assert!(
+                leading_head(text).is_none(),
+                "{}",
+                String::from_utf8_lossy(text)
+            );
+        }
+    }
 }
