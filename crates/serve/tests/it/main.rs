@@ -4,6 +4,7 @@
 mod support;
 
 mod agent;
+mod any_certificate;
 mod cycle;
 mod e2e;
 mod guard;
