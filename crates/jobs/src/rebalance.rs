@@ -23,10 +23,10 @@ pub const KIND: &str = "RebalanceReport";
 /// The `kind` of a [`ScaleDownReport`].
 pub const SCALE_DOWN_KIND: &str = "ScaleDownReport";
 
-/// What to plan, and in what cluster.
-#[derive(Clone, Debug)]
+/// The cluster a plan starts from, as `simulate` reads it.
+#[derive(Clone, Debug, Default)]
 #[non_exhaustive]
-pub struct RebalanceRequest {
+pub struct Cluster {
     /// `-f`: files, folders, `-` for stdin (the docs' example when empty and no live
     /// cluster is given).
     pub files: Vec<PathBuf>,
@@ -36,8 +36,26 @@ pub struct RebalanceRequest {
     pub seed: u64,
     /// `--config`: a KubeSchedulerConfiguration file.
     pub config: Option<PathBuf>,
-    /// Only move pods of this namespace.
+    /// The namespace: of the pods to move, or of the workload to scale (`default`).
     pub namespace: Option<String>,
+}
+
+impl Cluster {
+    /// The cluster in `files`, seed 0, the default configuration, every namespace.
+    pub fn new(files: Vec<PathBuf>) -> Self {
+        Self {
+            files,
+            ..Self::default()
+        }
+    }
+}
+
+/// What to plan, and in what cluster.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct RebalanceRequest {
+    /// The cluster, and the namespace whose pods may move.
+    pub cluster: Cluster,
     /// Only move pods this label selector (`app=web,tier!=db`) matches.
     pub selector: Option<String>,
     /// At most this many moves (evictions for the descheduler strategy).
@@ -58,11 +76,7 @@ impl RebalanceRequest {
     /// A request for `files` with the CLI's defaults (greedy strategy, 1000 moves).
     pub fn new(files: Vec<PathBuf>) -> Self {
         Self {
-            files,
-            live: None,
-            seed: 0,
-            config: None,
-            namespace: None,
+            cluster: Cluster::new(files),
             selector: None,
             max_moves: 1000,
             strategy: Strategy::Topospread,
@@ -128,16 +142,16 @@ struct Prepared {
     blockers: BTreeMap<(String, String), NotEvictable>,
 }
 
-fn prepare(
-    ctx: &Context,
-    files: &[PathBuf],
-    live: Option<Vec<Loaded>>,
-    config_file: Option<&std::path::Path>,
-    seed: u64,
-    strategy: Strategy,
-) -> Result<Prepared> {
-    let input = input::load_admitted(ctx, files, live, seed, input::PodForm::Whole)?;
-    let setup = config::load(ctx, config_file, &input)?;
+fn prepare(ctx: &Context, cluster: Cluster, strategy: Strategy) -> Result<Prepared> {
+    let Cluster {
+        files,
+        live,
+        seed,
+        config: config_file,
+        ..
+    } = cluster;
+    let input = input::load_admitted(ctx, &files, live, seed, input::PodForm::Whole)?;
+    let setup = config::load(ctx, config_file.as_deref(), &input)?;
     let mut world = input::build(ctx, &input, seed, &[])?;
     let mut notes = world.notes.clone();
     if !world.queue.is_empty() {
@@ -181,20 +195,15 @@ fn prepare(
 
 /// Plans the moves that restore spread, each checked with the scheduler.
 pub fn rebalance(ctx: &Context, request: RebalanceRequest) -> Result<Rebalance> {
-    let p = prepare(
-        ctx,
-        &request.files,
-        request.live,
-        request.config.as_deref(),
-        request.seed,
-        request.strategy,
-    )?;
+    let namespace = request.cluster.namespace.clone();
+    let seed = request.cluster.seed;
+    let p = prepare(ctx, request.cluster, request.strategy)?;
     let selector = match &request.selector {
         None => None,
         Some(s) => Some(parse_selector(s).map_err(|e| Error::Refused(format!("-l {s:?}: {e}")))?),
     };
     let mut options = RebalanceOptions::default();
-    options.namespace = request.namespace;
+    options.namespace = namespace;
     options.selector = selector;
     options.max_moves = request.max_moves;
     options.strategy = request.strategy;
@@ -203,7 +212,7 @@ pub fn rebalance(ctx: &Context, request: RebalanceRequest) -> Result<Rebalance> 
     options.topology_balance_node_fit = request.topology_balance_node_fit;
     options.descheduler_node_fit = request.node_fit;
     options.exclude_namespaces = request.exclude_namespaces;
-    options.seed = request.seed;
+    options.seed = seed;
     let started = Instant::now();
     let plan = rebalance::plan(
         &p.world.snapshot,
@@ -225,20 +234,12 @@ pub fn rebalance(ctx: &Context, request: RebalanceRequest) -> Result<Rebalance> 
     })
 }
 
-/// Which scale-down to plan: `--scale KIND/NAME=N` in `namespace`.
+/// Which scale-down to plan: `--scale KIND/NAME=N` in the cluster's namespace.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct ScaleDownRequest {
-    /// `-f`: files, folders, `-` for stdin.
-    pub files: Vec<PathBuf>,
-    /// A live cluster's objects, listed by the caller, under the files.
-    pub live: Option<Vec<Loaded>>,
-    /// Fixes generated names and tie-breaking.
-    pub seed: u64,
-    /// `--config`: a KubeSchedulerConfiguration file.
-    pub config: Option<PathBuf>,
-    /// The workload's namespace (`default` when `None`).
-    pub namespace: Option<String>,
+    /// The cluster, and the workload's namespace (`default` when `None`).
+    pub cluster: Cluster,
     /// `deployment/web=3`, `replicaset/NAME=N`, `replicationcontroller/NAME=N`.
     pub scale: String,
 }
@@ -247,11 +248,7 @@ impl ScaleDownRequest {
     /// A request to scale `scale` (`deployment/web=3`) in `files`.
     pub fn new(files: Vec<PathBuf>, scale: impl Into<String>) -> Self {
         Self {
-            files,
-            live: None,
-            seed: 0,
-            config: None,
-            namespace: None,
+            cluster: Cluster::new(files),
             scale: scale.into(),
         }
     }
@@ -287,15 +284,9 @@ pub fn scale_down(ctx: &Context, request: ScaleDownRequest) -> Result<ScaleDownR
     let (kind, name) = target
         .split_once('/')
         .ok_or_else(|| Error::Refused(format!("--scale {scale:?}: expected KIND/NAME=N")))?;
-    let p = prepare(
-        ctx,
-        &request.files,
-        request.live,
-        request.config.as_deref(),
-        request.seed,
-        Strategy::Topospread,
-    )?;
-    let namespace = request.namespace.as_deref().unwrap_or("default");
+    let namespace = request.cluster.namespace.clone();
+    let namespace = namespace.as_deref().unwrap_or("default");
+    let p = prepare(ctx, request.cluster, Strategy::Topospread)?;
     let controller = match kind.to_ascii_lowercase().as_str() {
         "deployment" | "deployments" | "deploy" => {
             match deployment_replica_set(&p.input, &p.world, namespace, name) {
