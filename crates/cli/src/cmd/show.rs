@@ -39,17 +39,14 @@ pub(crate) fn run(ctx: &Context, args: &ShowArgs) -> Result<ExitCode> {
     request.selector = args.selector.clone();
     request.topology_keys = args.topology_keys.clone();
     let shown = super::term::with_spinner("loading", || show(ctx, request))?;
+    // Notes go to stderr: stdout is the drawing or the report.
+    for note in &shown.report.notes {
+        eprintln!("note: {note}");
+    }
     if args.output == ShowFormat::Json {
         let text = serde_json::to_string_pretty(&shown.report)? + "\n";
         std::io::stdout().lock().write_all(text.as_bytes())?;
-        for note in &shown.report.notes {
-            eprintln!("note: {note}");
-        }
         return Ok(ExitCode::SUCCESS);
-    }
-    // Notes go to stderr: stdout is the drawing.
-    for note in &shown.report.notes {
-        eprintln!("note: {note}");
     }
     let width = args.width.unwrap_or_else(super::term::width);
     let opts = options(
