@@ -11,6 +11,7 @@ mod guard;
 mod leader;
 mod limits;
 mod namespaces;
+mod outage;
 mod preemption;
 mod queue;
 mod rbac;
