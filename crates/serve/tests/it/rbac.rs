@@ -151,3 +151,92 @@ async fn every_request_is_allowed_by_the_cluster_role() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_request_of_the_guard_is_allowed_by_the_roles() {
+    let fake = cluster(6);
+    fake.insert(json!({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+        "metadata": {"name": "web", "namespace": "default", "uid": "uid-web"},
+        "spec": {"replicas": 6, "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}))
+        .unwrap();
+    // Zone a's two pods share n00, so the controller's own order would empty zone a
+    // first: the guard has costs to write.
+    let placed = [
+        ("web-a", "n00"),
+        ("web-b", "n00"),
+        ("web-c", "n01"),
+        ("web-d", "n04"),
+        ("web-e", "n02"),
+        ("web-f", "n05"),
+    ];
+    for (name, node) in placed {
+        fake.insert(json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default", "labels": {"app": "web"},
+                "creationTimestamp": "2026-01-01T00:00:00Z",
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web",
+                    "uid": "uid-web", "controller": true}]},
+            "spec": {"nodeName": node, "containers": [{"name": "c", "image": "nginx"}],
+                "topologySpreadConstraints": [{"maxSkew": 1,
+                    "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
+                    "labelSelector": {"matchLabels": {"app": "web"}}}]},
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True",
+                "lastTransitionTime": "2026-01-01T00:01:00Z"}]}}))
+        .unwrap();
+    }
+    fake.clear_requests();
+
+    let client = kube::Client::new(fake.router(), "default");
+    let mut options = topospread_serve::guard::GuardOptions::new(config(false));
+    options.identity = "rbac".into();
+    let lease = topospread_serve::LeaseConfig {
+        namespace: "topospread-system".into(),
+        name: topospread_serve::guard::GUARD_LEASE_NAME.into(),
+        identity: "rbac".into(),
+        lease_duration: Duration::from_secs(15),
+        renew_deadline: Duration::from_secs(10),
+        retry_period: Duration::from_secs(2),
+    };
+    let metrics = std::sync::Arc::new(topospread_serve::Metrics::new());
+    let guard = topospread_serve::guard::start_guard(client, options, Some(lease), metrics);
+    eventually(
+        Duration::from_secs(20),
+        "deletion costs written",
+        || async {
+            placed.iter().any(|(p, _)| {
+                fake.get("pods", "default", p).unwrap().unwrap()["metadata"]["annotations"]
+                ["controller.kubernetes.io/pod-deletion-cost"]
+                .is_string()
+            })
+        },
+    )
+    .await;
+    guard.shutdown().await;
+
+    let rules = rules();
+    let requests = fake.requests();
+    let mut seen = std::collections::BTreeSet::new();
+    for r in &requests {
+        seen.insert((r.verb.clone(), r.rbac_resource().unwrap_or_default()));
+        assert!(
+            allowed(&rules, r),
+            "deploy/rbac.yaml does not allow the guard's {} {} ({} {}?{})",
+            r.verb,
+            r.rbac_resource().unwrap_or_default(),
+            r.method,
+            r.path,
+            r.query
+        );
+    }
+    for needed in [
+        ("patch", "pods"),
+        ("create", "leases"),
+        ("watch", "replicasets"),
+    ] {
+        assert!(
+            seen.contains(&(needed.0.to_string(), needed.1.to_string())),
+            "the guard made no {needed:?} request: {seen:?}"
+        );
+    }
+}
