@@ -108,15 +108,14 @@ async fn config(options: &ClientOptions) -> Result<kube::Config> {
     };
     let mut config = match &options.kubeconfig {
         Some(path) => {
-            let origin = || format!("kubeconfig {}", path.display());
             let kubeconfig = Kubeconfig::read_from(path).map_err(|e| Error::Kubeconfig {
-                origin: origin(),
+                origin: origin(options),
                 message: one_line(&e.to_string()),
             })?;
             kube::Config::from_custom_kubeconfig(kubeconfig, &kube_options)
                 .await
                 .map_err(|e| Error::Kubeconfig {
-                    origin: origin(),
+                    origin: origin(options),
                     message: one_line(&e.to_string()),
                 })?
         }
@@ -131,6 +130,17 @@ async fn config(options: &ClientOptions) -> Result<kube::Config> {
             message: one_line(&e.to_string()),
         })?,
     };
+    if config.cluster_url.scheme_str() == Some("https") && !has_credentials(&config.auth_info) {
+        return Err(Error::Kubeconfig {
+            origin: origin(options),
+            message: format!(
+                "its user has no credentials (token, tokenFile, client certificate and key, \
+                 exec, auth-provider, or username and password) for {}: every request would \
+                 be anonymous",
+                config.cluster_url
+            ),
+        });
+    }
     if options.connect_timeout.is_some() {
         config.connect_timeout = options.connect_timeout;
     }
@@ -138,4 +148,98 @@ async fn config(options: &ClientOptions) -> Result<kube::Config> {
         config.read_timeout = options.read_timeout;
     }
     Ok(config)
+}
+
+/// Which configuration `options` name, for errors: `kubeconfig PATH`, or where it was
+/// looked for.
+fn origin(options: &ClientOptions) -> String {
+    match &options.kubeconfig {
+        Some(path) => format!("kubeconfig {}", path.display()),
+        None if options.context.is_some() => "kubeconfig (KUBECONFIG or ~/.kube/config)".into(),
+        None => "kubeconfig (KUBECONFIG, ~/.kube/config) or in-cluster service account".into(),
+    }
+}
+
+/// Whether `user` carries any way to authenticate. A secure server answers a request
+/// without credentials as `system:anonymous` (403 on everything the scheduler needs), so a
+/// kubeconfig without them is refused before any watch starts; a plain-HTTP server
+/// (`kubectl proxy`, a local test server) authenticates nothing and needs none.
+fn has_credentials(user: &kube::config::AuthInfo) -> bool {
+    user.token.is_some()
+        || user.token_file.is_some()
+        || user.client_certificate.is_some()
+        || user.client_certificate_data.is_some()
+        || user.exec.is_some()
+        || user.auth_provider.is_some()
+        || (user.username.is_some() && user.password.is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    use super::*;
+
+    /// A kubeconfig file for `server` and `user` (a YAML mapping), removed when dropped.
+    struct Kubeconfig(PathBuf);
+
+    impl Kubeconfig {
+        fn new(server: &str, user: &str) -> Self {
+            static N: AtomicU32 = AtomicU32::new(0);
+            let path = std::env::temp_dir().join(format!(
+                "topospread-kubeconfig-{}-{}.yaml",
+                std::process::id(),
+                N.fetch_add(1, Ordering::Relaxed)
+            ));
+            let text = format!(
+                "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: {server}\n\
+                 users:\n- name: u\n  user: {user}\ncontexts:\n- name: c\n  context:\n    \
+                 cluster: c\n    user: u\ncurrent-context: c\n"
+            );
+            std::fs::write(&path, text).unwrap();
+            Self(path)
+        }
+    }
+
+    impl Drop for Kubeconfig {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+
+    fn options(path: &Path) -> ClientOptions {
+        ClientOptions {
+            kubeconfig: Some(path.to_path_buf()),
+            command: "serve",
+            ..ClientOptions::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_secure_server_without_credentials_is_refused_naming_the_kubeconfig() {
+        let file = Kubeconfig::new("https://10.0.0.1:6443", "{}");
+        let e = config(&options(&file.0)).await.unwrap_err().to_string();
+        let expected = format!(
+            "kubeconfig {}: its user has no credentials",
+            file.0.display()
+        );
+        assert!(e.starts_with(&expected), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+    }
+
+    #[tokio::test]
+    async fn a_token_an_exec_plugin_or_a_plain_http_server_is_accepted() {
+        for (server, user) in [
+            ("https://10.0.0.1:6443", "{token: abc}"),
+            (
+                "https://10.0.0.1:6443",
+                "{exec: {apiVersion: client.authentication.k8s.io/v1, command: get-token}}",
+            ),
+            ("http://127.0.0.1:8001", "{}"),
+        ] {
+            let file = Kubeconfig::new(server, user);
+            assert!(config(&options(&file.0)).await.is_ok(), "{server} {user}");
+        }
+    }
 }
