@@ -11,6 +11,8 @@ mod config;
 mod explain;
 #[path = "cli/guard.rs"]
 mod guard;
+#[path = "cli/image.rs"]
+mod image;
 #[path = "cli/input.rs"]
 mod input;
 #[cfg(feature = "live")]
@@ -27,6 +29,8 @@ mod scale;
 mod secure;
 #[path = "cli/test_command.rs"]
 mod test_command;
+#[path = "cli/validate.rs"]
+mod validate;
 #[path = "cli/versions.rs"]
 mod versions;
 #[path = "cli/whatif.rs"]
