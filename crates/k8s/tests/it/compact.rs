@@ -2,7 +2,6 @@
 //! pods on the same nodes with the same priorities, requests and labels, the same
 //! refusals (API-server validation, Priority admission), the same finished pods and the
 //! same workload expansion, over every CLI fixture and a dump-shaped cluster.
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a failure is a failing test
 
 use std::path::{Path, PathBuf};
 use topospread::api::resources::RequestOptions;

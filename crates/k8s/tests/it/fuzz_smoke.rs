@@ -4,7 +4,7 @@
 //! tokens). A few hundred inputs run with `cargo test`; for a long run:
 //!
 //! ```sh
-//! FUZZ_SMOKE_SECONDS=600 cargo test --release -p topospread --test fuzz_smoke -- --nocapture
+//! FUZZ_SMOKE_SECONDS=600 cargo test --release -p topospread-k8s --test it -- fuzz_smoke --nocapture
 //! ```
 
 use std::path::PathBuf;

@@ -1,11 +1,10 @@
 //! Workload expansion over a fixture holding one of each kind.
-#![allow(clippy::unwrap_used)] // tests: a missing field is a failing test
 
 use topospread_k8s::load::parse_manifests;
 use topospread_k8s::workloads::{POD_TEMPLATE_HASH_LABEL, STATEFULSET_POD_NAME_LABEL, expand};
 
 fn fixture() -> Vec<topospread_k8s::load::Loaded> {
-    let text = include_str!("fixtures/workloads.yaml");
+    let text = include_str!("../fixtures/workloads.yaml");
     parse_manifests(text, "workloads.yaml")
         .expect("fixture")
         .objects
