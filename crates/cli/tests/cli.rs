@@ -18,6 +18,8 @@ mod input;
 #[cfg(feature = "live")]
 #[path = "cli/live.rs"]
 mod live;
+#[path = "cli/readme.rs"]
+mod readme;
 #[path = "cli/real.rs"]
 mod real;
 #[path = "cli/rebalance.rs"]
