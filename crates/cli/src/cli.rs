@@ -464,6 +464,14 @@ pub(crate) struct ExplainArgs {
     /// `explain deployment/web` shows where the next replica would go.
     #[arg(long = "scale", value_name = "KIND/NAME=N")]
     pub(crate) scale: Vec<topospread_k8s::workloads::Scale>,
+    /// Text output: how many of the highest-scoring nodes to list with their per-plugin
+    /// scores.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub(crate) top: usize,
+    /// Text output: every node with its verdict per Filter plugin and score per Score
+    /// plugin, instead of the nodes grouped by verdict and the top-scoring ones.
+    #[arg(long)]
+    pub(crate) wide: bool,
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = ExplainFormat::Text)]
     pub(crate) output: ExplainFormat,
@@ -472,7 +480,8 @@ pub(crate) struct ExplainArgs {
 /// Output formats of `explain`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum ExplainFormat {
-    /// The cycle node by node, for people.
+    /// The nodes grouped by verdict and the top-scoring ones (`--wide`: node by node),
+    /// for people.
     Text,
     /// The same data, machine-readable.
     Json,
