@@ -11,6 +11,8 @@ mod config;
 mod explain;
 #[path = "cli/guard.rs"]
 mod guard;
+#[path = "cli/html.rs"]
+mod html;
 #[path = "cli/input.rs"]
 mod input;
 #[cfg(feature = "live")]

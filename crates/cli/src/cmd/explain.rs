@@ -24,6 +24,7 @@ pub(crate) fn run(ctx: &Context, args: &ExplainArgs) -> Result<ExitCode> {
             },
         ),
         ExplainFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
+        ExplainFormat::Html => topospread_html::explain(&report),
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(if report.scheduled() {
