@@ -258,13 +258,15 @@ pub(crate) fn moves_chart(out: &mut String, id: usize, key: &str, moves: &[(Stri
     let name_of = |names: &[String], i: usize| -> String {
         names.get(i).cloned().unwrap_or_else(|| other.clone())
     };
+    let others = rows_l > lefts.len() || rows_r > rights.len();
     let box_w = label_width(
         lefts
             .iter()
             .chain(&rights)
             .map(|d| d.chars().count())
-            .chain([other.chars().count()]),
-    );
+            .chain(others.then(|| other.chars().count())),
+    )
+    .max(70);
     let gap = 260;
     let width = box_w * 2 + gap;
     let row = 26;
@@ -272,10 +274,10 @@ pub(crate) fn moves_chart(out: &mut String, id: usize, key: &str, moves: &[(Stri
     let heaviest = arrows.values().copied().max().unwrap_or(1).max(1);
     let _ = write!(
         out,
-        "<svg class=\"chart moves\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" role=\"img\">\
+        "<figure><svg class=\"chart moves\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" role=\"img\">\
          <title>moves between {k} domains</title>\
-         <defs><marker id=\"arrowhead-{id}\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"6\" markerHeight=\"6\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#6b4fb3\"/></marker></defs>\
-         <text x=\"0\" y=\"14\">evicted from ({k})</text><text x=\"{rx}\" y=\"14\">replacement lands in</text>",
+         <defs><marker id=\"arrowhead-{id}\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerUnits=\"userSpaceOnUse\" markerWidth=\"12\" markerHeight=\"12\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#6b4fb3\"/></marker></defs>\
+         <text x=\"0\" y=\"14\">evicted from</text><text x=\"{rx}\" y=\"14\">lands in</text>",
         k = Esc(key),
         rx = box_w + gap,
     );
@@ -306,11 +308,18 @@ pub(crate) fn moves_chart(out: &mut String, id: usize, key: &str, moves: &[(Stri
             x2 = box_w + gap - 4,
             from = Esc(&name_of(&lefts, *l)),
             to = Esc(&name_of(&rights, *r)),
-            mx = box_w + gap / 2,
-            my = (y1 + y2) / 2 - 4,
+            // A third of the way along: arrows from different domains that cross
+            // mid-way keep their numbers apart.
+            mx = box_w + gap / 3,
+            my = (2 * y1 + y2) / 3 - 4,
         );
     }
-    out.push_str("</svg>\n");
+    let _ = writeln!(
+        out,
+        "</svg><figcaption>{} move(s) by {}: from the domain a pod is evicted from to the one its replacement lands in</figcaption></figure>",
+        moves.len(),
+        Esc(key)
+    );
 }
 
 #[cfg(test)]

@@ -239,6 +239,7 @@ fn rebalance_html_draws_moves_as_arrows_between_domains() {
     assert_eq!(count(&html, "<svg class=\"chart counts\""), 2);
     assert!(html.contains("before: skew 4"), "{html}");
     assert!(html.contains("after: skew 1"), "{html}");
+    insta::assert_snapshot!("rebalance_full_zone_html", html);
 }
 
 #[test]
