@@ -156,7 +156,12 @@ fn counts_text(c: &ConstraintCounts) -> String {
     if c.counts.is_empty() {
         return format!("  {}: no eligible domain", c.constraint);
     }
-    let min = c.counts.iter().map(|x| x.1).min().unwrap_or(0);
+    // With a skew, the global minimum it was measured from (minDomains applied: 0 when
+    // fewer domains than minDomains), as PodTopologySpread's Filter uses it.
+    let min = match (c.skew, c.counts.iter().map(|x| x.1).max()) {
+        (Some(skew), Some(max)) => max - skew,
+        _ => c.counts.iter().map(|x| x.1).min().unwrap_or(0),
+    };
     let tail = match c.skew {
         Some(skew) => format!("(min {min}, skew {skew})"),
         None => format!("(min {min})"),
@@ -717,6 +722,25 @@ mod tests {
         assert_eq!(
             score_plugins(&v),
             vec!["NodeResourcesFit", "PodTopologySpread"]
+        );
+    }
+
+    #[test]
+    fn the_minimum_shown_is_the_global_minimum_the_skew_was_measured_from() {
+        // minDomains 3 over two domains: the global minimum is 0, the skew 2.
+        let c = ConstraintCounts {
+            constraint: "zone maxSkew=1 DoNotSchedule app=web".into(),
+            counts: vec![("a".into(), 2), ("b".into(), 1)],
+            skew: Some(2),
+        };
+        assert_eq!(
+            counts_text(&c),
+            "  zone maxSkew=1 DoNotSchedule app=web: a=2 b=1 (min 0, skew 2)"
+        );
+        let score = ConstraintCounts { skew: None, ..c };
+        assert_eq!(
+            counts_text(&score),
+            "  zone maxSkew=1 DoNotSchedule app=web: a=2 b=1 (min 1)"
         );
     }
 
