@@ -66,15 +66,16 @@ ul.reasons{margin:4px 0;padding-left:20px}
 ";
 
 /// Sorts a `table.sortable` by the clicked column: numerically by each cell's
-/// `data-v` when it has one, else by its text; a second click reverses.
+/// `data-v` when it has one, else by its text (each key read once, so 5,000 rows sort
+/// at once); a second click reverses.
 const SCRIPT: &str = "\
 document.querySelectorAll('table.sortable').forEach(function(t){
 t.tHead.addEventListener('click',function(e){var th=e.target.closest('th');if(!th)return;
 var i=th.cellIndex,d=th.dataset.dir==='asc'?-1:1;th.dataset.dir=d>0?'asc':'desc';
-var b=t.tBodies[0],rows=Array.prototype.slice.call(b.rows);
-function k(r){var c=r.cells[i];if(!c)return '';var v=c.getAttribute('data-v');return v===null?c.textContent:parseFloat(v);}
-rows.sort(function(x,y){var a=k(x),c=k(y);return (typeof a==='number'&&typeof c==='number'?a-c:String(a).localeCompare(String(c)))*d;});
-var f=document.createDocumentFragment();rows.forEach(function(r){f.appendChild(r);});b.appendChild(f);});});
+var b=t.tBodies[0],rows=Array.prototype.map.call(b.rows,function(r){var c=r.cells[i],v=c&&c.getAttribute('data-v');
+return [v===null||v===undefined?(c?c.textContent:''):parseFloat(v),r];});
+rows.sort(function(x,y){var a=x[0],c=y[0];return (typeof a==='number'&&typeof c==='number'?a-c:String(a).localeCompare(String(c)))*d;});
+var f=document.createDocumentFragment();rows.forEach(function(p){f.appendChild(p[1]);});b.appendChild(f);});});
 ";
 
 /// One HTML document being written.

@@ -184,6 +184,27 @@ fn explain_html_has_every_node_in_a_sortable_table() {
 }
 
 #[test]
+fn explain_html_of_the_docs_conflict() {
+    let o = run(&[
+        "explain",
+        "-f",
+        &fixture("docs-conflict.yaml"),
+        "mypod",
+        "-o",
+        "html",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let html = stdout(&o);
+    assert_well_formed(&html);
+    assert_self_contained(&html);
+    // Two constraints (zone, node): a bar per domain, both lines each.
+    assert_eq!(count(&html, "<svg class=\"chart counts\""), 2);
+    assert_eq!(count(&html, "<rect class=\"bar"), 5);
+    assert_eq!(count(&html, "<line class=\"limit\""), 2);
+    insta::assert_snapshot!("explain_conflict_html", html);
+}
+
+#[test]
 fn explain_html_shows_a_preempting_pods_two_cycles() {
     let o = run(&[
         "explain",
