@@ -284,10 +284,13 @@ pub fn verdict_groups(v: &ExplainView) -> Vec<VerdictGroup<'_>> {
     groups
 }
 
-/// The scored nodes, highest total first (ties in the report's order).
+/// The scored nodes, highest total first; among equal totals the chosen node first,
+/// then the report's order (kube-scheduler's `selectHost` picks among the highest at
+/// random, so the chosen node need not be the first listed otherwise).
 pub fn ranked_nodes(v: &ExplainView) -> Vec<&NodeExplanation> {
+    let chosen = v.outcome.as_deref().ok();
     let mut scored: Vec<&NodeExplanation> = v.nodes.iter().filter(|n| n.total.is_some()).collect();
-    scored.sort_by_key(|n| std::cmp::Reverse(n.total));
+    scored.sort_by_key(|n| (std::cmp::Reverse(n.total), Some(n.node.as_str()) != chosen));
     scored
 }
 
@@ -474,12 +477,26 @@ fn render_grouped(out: &mut String, v: &ExplainView, top: usize) {
             let _ = write!(header, "  {p:<w$}");
         }
         let _ = writeln!(out, "{}", header.trim_end());
+        let chosen = v.outcome.as_deref().ok();
         for n in shown {
             let mut row = format!("  {:<name_w$}  {:>total_w$}", n.node, n.total.unwrap_or(0));
             for (p, w) in plugins.iter().zip(&widths) {
                 let _ = write!(row, "  {:<w$}", cell(n, p));
             }
+            if Some(n.node.as_str()) == chosen {
+                row.push_str("  <- chosen");
+            }
             let _ = writeln!(out, "{}", row.trim_end());
+        }
+        let best = ranked[0].total;
+        let tied = ranked.iter().take_while(|n| n.total == best).count();
+        if tied > 1 {
+            let _ = writeln!(
+                out,
+                "  {} node(s) share the highest total, {}: kube-scheduler picks one of them at random (selectHost)",
+                thousands(tied),
+                best.unwrap_or(0)
+            );
         }
     }
     render_counts(out, v);
@@ -719,6 +736,19 @@ mod tests {
         v.nodes.push(feasible("n8", 30));
         let ranked: Vec<&str> = ranked_nodes(&v).iter().map(|n| n.node.as_str()).collect();
         assert_eq!(ranked, vec!["n3", "n8", "n6", "n1"]);
+        // The chosen node leads its tie.
+        v.outcome = Ok("n8".into());
+        let ranked: Vec<&str> = ranked_nodes(&v).iter().map(|n| n.node.as_str()).collect();
+        assert_eq!(ranked, vec!["n8", "n3", "n6", "n1"]);
+        let text = render_explanation(&v, ExplainLayout::default());
+        assert!(
+            text.contains("  2 node(s) share the highest total, 130: kube-scheduler picks one of them at random (selectHost)\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  n8      130  30/30/30          1/50/100           <- chosen\n"),
+            "{text}"
+        );
         assert_eq!(
             score_plugins(&v),
             vec!["NodeResourcesFit", "PodTopologySpread"]
@@ -772,7 +802,7 @@ Filter: 7 node(s), 3 feasible (--wide: every node's verdict per plugin)
 
 Score: the 2 highest of 3 scored node(s); per plugin raw/normalized/weighted (--top N for more)
   NODE  TOTAL  NodeResourcesFit  PodTopologySpread
-  n3      130  30/30/30          1/50/100
+  n3      130  30/30/30          1/50/100           <- chosen
   n6      120  20/20/20          1/50/100
 
 Spread: matching pods per eligible domain, as PodTopologySpread counts

@@ -323,6 +323,20 @@ fn explain_at_five_thousand_nodes_is_a_screenful_and_wide_lists_every_node() {
         "{text}"
     );
     assert!(text.contains("Score: the 10 highest of "), "{text}");
+    // The chosen node heads the highest-scoring nodes, marked.
+    let chosen = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Result: scheduled to "))
+        .expect("scheduled");
+    let first = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Score: the 10 highest"))
+        .nth(2)
+        .expect("a first row");
+    assert!(
+        first.starts_with(&format!("  {chosen} ")) && first.ends_with("<- chosen"),
+        "{text}"
+    );
     assert!(
         text.contains("topology.kubernetes.io/zone maxSkew=1 DoNotSchedule app=web: zone-0=2 zone-1=0 zone-2=0 zone-3=0 zone-4=0 (min 0, skew 2)"),
         "{text}"
@@ -348,7 +362,7 @@ fn explain_at_five_thousand_nodes_is_a_screenful_and_wide_lists_every_node() {
         .lines()
         .skip_while(|l| !l.starts_with("Score: the 3 highest"))
         .skip(2)
-        .take_while(|l| !l.is_empty())
+        .take_while(|l| l.starts_with("  node-"))
         .count();
     assert_eq!(rows, 3, "{}", stdout(&top));
 
