@@ -157,9 +157,9 @@ pub(crate) struct RebalanceArgs {
     /// Seed for generated pod names and for breaking ties between equally scored nodes.
     #[arg(long, default_value_t = 0)]
     pub(crate) seed: u64,
-    /// Output: the plan for people, JSON, or the resulting snapshot as YAML.
-    #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Table)]
-    pub(crate) output: OutputFormat,
+    /// Output: the plan for people, JSON, the resulting snapshot as YAML, or an HTML page.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = ReportFormat::Table)]
+    pub(crate) output: ReportFormat,
 }
 
 /// Secure serving of /metrics and the health endpoints, as kube-scheduler's flags:
@@ -387,7 +387,21 @@ pub(crate) enum ShowFormat {
     Json,
 }
 
-/// Output formats of `simulate`.
+/// Output formats of `simulate` and `rebalance`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ReportFormat {
+    /// A table and per-workload spread, for people.
+    Table,
+    /// The resulting snapshot (nodes, workloads, pods with spec.nodeName), usable as input.
+    Yaml,
+    /// A machine-readable report.
+    Json,
+    /// One self-contained HTML page (inline CSS and SVG charts, a little script to sort
+    /// tables; nothing fetched), to attach to a pull request or an incident.
+    Html,
+}
+
+/// Output formats of `guard`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum OutputFormat {
     /// A placement table and per-workload spread, for people.
@@ -416,8 +430,8 @@ pub(crate) struct SimulateArgs {
     #[arg(long)]
     pub(crate) config: Option<PathBuf>,
     /// Output format.
-    #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Table)]
-    pub(crate) output: OutputFormat,
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = ReportFormat::Table)]
+    pub(crate) output: ReportFormat,
     /// Also draw the cluster after scheduling (table output).
     #[arg(long)]
     pub(crate) show: bool,
@@ -464,6 +478,14 @@ pub(crate) struct ExplainArgs {
     /// `explain deployment/web` shows where the next replica would go.
     #[arg(long = "scale", value_name = "KIND/NAME=N")]
     pub(crate) scale: Vec<topospread_k8s::workloads::Scale>,
+    /// Text output: how many of the highest-scoring nodes to list with their per-plugin
+    /// scores.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub(crate) top: usize,
+    /// Text output: every node with its verdict per Filter plugin and score per Score
+    /// plugin, instead of the nodes grouped by verdict and the top-scoring ones.
+    #[arg(long)]
+    pub(crate) wide: bool,
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = ExplainFormat::Text)]
     pub(crate) output: ExplainFormat,
@@ -472,10 +494,14 @@ pub(crate) struct ExplainArgs {
 /// Output formats of `explain`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum ExplainFormat {
-    /// The cycle node by node, for people.
+    /// The nodes grouped by verdict and the top-scoring ones (`--wide`: node by node),
+    /// for people.
     Text,
     /// The same data, machine-readable.
     Json,
+    /// One self-contained HTML page (inline CSS and SVG, a little script to sort the
+    /// node table; nothing fetched), to attach to a pull request or an incident.
+    Html,
 }
 
 /// `topospread test`.

@@ -11,6 +11,8 @@ mod config;
 mod explain;
 #[path = "cli/guard.rs"]
 mod guard;
+#[path = "cli/html.rs"]
+mod html;
 #[path = "cli/image.rs"]
 mod image;
 #[path = "cli/input.rs"]
@@ -290,14 +292,36 @@ fn show_with_explicit_keys() {
 
 #[test]
 fn explain_a_pending_pod() {
-    let o = run(&["explain", "-f", &fixture("docs-conflict.yaml"), "mypod"]);
+    let o = run(&[
+        "explain",
+        "-f",
+        &fixture("docs-conflict.yaml"),
+        "mypod",
+        "--wide",
+    ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     insta::assert_snapshot!("explain_conflict", stdout(&o));
 }
 
 #[test]
-fn explain_shows_what_score_counted() {
+fn explain_groups_nodes_by_verdict_by_default() {
+    let o = run(&["explain", "-f", &fixture("docs-conflict.yaml"), "mypod"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    insta::assert_snapshot!("explain_conflict_grouped", stdout(&o));
     let o = run(&["explain", "-f", &fixture("soft-spread.yaml"), "dflt"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    insta::assert_snapshot!("explain_soft_spread_grouped", stdout(&o));
+}
+
+#[test]
+fn explain_shows_what_score_counted() {
+    let o = run(&[
+        "explain",
+        "-f",
+        &fixture("soft-spread.yaml"),
+        "dflt",
+        "--wide",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
     // The system defaults, with the Service's selector, as Score counted them after
@@ -311,7 +335,13 @@ fn explain_shows_what_score_counted() {
 
 #[test]
 fn explain_a_pod_made_from_a_workload() {
-    let o = run(&["explain", "-f", &fixture("workloads.yaml"), "data/db-1"]);
+    let o = run(&[
+        "explain",
+        "-f",
+        &fixture("workloads.yaml"),
+        "data/db-1",
+        "--wide",
+    ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     insta::assert_snapshot!("explain_statefulset", stdout(&o));
 }

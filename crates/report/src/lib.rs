@@ -10,8 +10,9 @@ pub use cluster::{
     Highlight, ShowOptions, counts_line, default_topology_keys, domain_counts, render_cluster, skew,
 };
 pub use explain::{
-    ConstraintCounts, ExplainView, FilterVerdict, NodeExplanation, PreemptionView, ScoreView,
-    VictimView, render_explanation,
+    ConstraintCounts, ExplainLayout, ExplainView, FilterVerdict, NodeExplanation, PreemptionView,
+    ScoreView, VerdictGroup, VictimView, ranked_nodes, render_explanation, score_plugins,
+    thousands, verdict_groups,
 };
 pub use selector::{SelectorParseError, parse_selector};
 pub use summary::{Bucket, CountSummary, EXTREMES, HISTOGRAM_BUCKETS, every_domain, summarize};

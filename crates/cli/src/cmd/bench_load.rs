@@ -5,7 +5,7 @@
 //! memory never counts and every run starts cold.
 
 use super::simulate;
-use crate::cli::{BenchFormat, BenchLoadArgs, DumpFormatArg, OutputFormat, SimulateArgs};
+use crate::cli::{BenchFormat, BenchLoadArgs, DumpFormatArg, ReportFormat, SimulateArgs};
 use anyhow::{Context as _, Result, bail};
 use serde::{Deserialize, Serialize};
 use std::io::{BufWriter, Write};
@@ -147,7 +147,7 @@ fn measure_here(ctx: &Context, files: &[PathBuf]) -> Result<ExitCode> {
         files: files.to_vec(),
         seed: 0,
         config: None,
-        output: OutputFormat::Json,
+        output: ReportFormat::Json,
         show: false,
         wide: false,
         drain: Vec::new(),

@@ -2,7 +2,7 @@
 //! the scheduler (or the descheduler's strategy replayed for comparison), and with
 //! `--scale` the pod-deletion-cost annotations that keep a scale-down spread.
 
-use crate::cli::{OutputFormat, RebalanceArgs, StrategyArg};
+use crate::cli::{RebalanceArgs, ReportFormat, StrategyArg};
 use anyhow::Result;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -23,8 +23,9 @@ pub(crate) fn run(ctx: &Context, args: &RebalanceArgs) -> Result<ExitCode> {
         request.cluster = cluster(args)?;
         let report = rebalance::scale_down(ctx, request)?;
         let text = match args.output {
-            OutputFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
-            OutputFormat::Table | OutputFormat::Yaml => scale_table(&report.plan),
+            ReportFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
+            ReportFormat::Html => topospread_html::scale_down(&report),
+            ReportFormat::Table | ReportFormat::Yaml => scale_table(&report.plan),
         };
         std::io::stdout().lock().write_all(text.as_bytes())?;
         return Ok(ExitCode::SUCCESS);
@@ -49,12 +50,13 @@ pub(crate) fn run(ctx: &Context, args: &RebalanceArgs) -> Result<ExitCode> {
         result.planning.as_millis()
     );
     let text = match args.output {
-        OutputFormat::Json => serde_json::to_string_pretty(&result.report)? + "\n",
-        OutputFormat::Yaml => result.cluster_yaml()?,
-        OutputFormat::Table => table(&result.report.plan, &result.notes),
+        ReportFormat::Json => serde_json::to_string_pretty(&result.report)? + "\n",
+        ReportFormat::Yaml => result.cluster_yaml()?,
+        ReportFormat::Html => topospread_html::rebalance(&result.report),
+        ReportFormat::Table => table(&result.report.plan, &result.notes),
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
-    if args.output != OutputFormat::Table {
+    if args.output != ReportFormat::Table {
         for n in &result.notes {
             eprintln!("note: {n}");
         }

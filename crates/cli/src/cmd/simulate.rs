@@ -1,9 +1,9 @@
 //! `topospread simulate`: the `simulate` job's report rendered as a table, JSON (the
-//! versioned document) or the resulting cluster as YAML.
+//! versioned document), an HTML page, or the resulting cluster as YAML.
 
 use super::show;
 use super::term::JobProgress;
-use crate::cli::{OutputFormat, SimulateArgs};
+use crate::cli::{ReportFormat, SimulateArgs};
 use anyhow::Result;
 use std::fmt::Write as _;
 use std::io::Write;
@@ -34,7 +34,7 @@ pub(crate) struct Simulated {
 pub(crate) fn run(ctx: &Context, args: &SimulateArgs) -> Result<ExitCode> {
     let out = execute(ctx, args)?;
     std::io::stdout().lock().write_all(out.text.as_bytes())?;
-    if args.output != OutputFormat::Table {
+    if args.output != ReportFormat::Table {
         for n in &out.notes {
             eprintln!("note: {n}");
         }
@@ -51,7 +51,7 @@ fn request(args: &SimulateArgs) -> Result<SimulateRequest> {
     request.drain = args.drain.clone();
     request.lose = args.lose.clone();
     // `-o yaml` writes every pod back whole; the rest needs only the compact form.
-    request.whole_pods = args.output == OutputFormat::Yaml;
+    request.whole_pods = args.output == ReportFormat::Yaml;
     Ok(request)
 }
 
@@ -80,9 +80,10 @@ pub(crate) fn execute(ctx: &Context, args: &SimulateArgs) -> Result<Simulated> {
 /// The report in the format asked for.
 fn render(sim: &Simulation, args: &SimulateArgs, width: usize) -> Result<String> {
     Ok(match args.output {
-        OutputFormat::Json => serde_json::to_string_pretty(&sim.report)? + "\n",
-        OutputFormat::Yaml => sim.cluster_yaml()?,
-        OutputFormat::Table => {
+        ReportFormat::Json => serde_json::to_string_pretty(&sim.report)? + "\n",
+        ReportFormat::Yaml => sim.cluster_yaml()?,
+        ReportFormat::Html => topospread_html::simulate(&sim.report),
+        ReportFormat::Table => {
             let mut t = table(&sim.report, width, args.wide);
             if args.show {
                 let mut snap = sim.snapshot().clone();

@@ -78,7 +78,7 @@ fn explain_summarises_a_constraint_with_many_domains() {
 #[test]
 fn a_preempting_pod_shows_its_failed_cycle_the_victims_and_the_cycle_after() {
     let f = fixture("preemption.yaml");
-    let o = run(&["explain", "-f", &f, "checkout"]);
+    let o = run(&["explain", "-f", &f, "checkout", "--wide"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let text = stdout(&o);
     // The failed cycle and its preemption come before the cycle that binds.
@@ -154,7 +154,7 @@ status: {nominatedNodeName: NOMINATED}
 #[test]
 fn a_nominated_pod_is_tried_on_its_nominated_node_first() {
     let f = super::temp("nominated.yaml", &NOMINATED.replace("NOMINATED", "n2"));
-    let o = run(&["explain", "-f", &f, "web"]);
+    let o = run(&["explain", "-f", &f, "web", "--wide"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let text = stdout(&o);
     assert!(text.contains("  nominated to n2 (status.nominatedNodeName): Filter ran there first and it passed, so no other node was evaluated\n"), "{text}");
@@ -229,7 +229,13 @@ metadata: {name: web}
 spec: {priority: 10, containers: [{name: c, image: nginx, resources: {requests: {cpu: '1'}}}]}
 ";
     let f = super::temp("reserved.yaml", yaml);
-    let o = run(&["explain", "-f", &f, "web"]);
+    let grouped = run(&["explain", "-f", &f, "web"]);
+    assert!(
+        stdout(&grouped).contains("  pods nominated to 1 node(s) were counted there: n1\n"),
+        "{}",
+        stdout(&grouped)
+    );
+    let o = run(&["explain", "-f", &f, "web", "--wide"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let text = stdout(&o);
     assert!(
@@ -239,4 +245,137 @@ spec: {priority: 10, containers: [{name: c, image: nginx, resources: {requests: 
         "{text}"
     );
     assert!(text.ends_with("Result: scheduled to n2\n"), "{text}");
+}
+
+/// A kubectl-style dump of `nodes` nodes in five zones (every tenth node tainted
+/// `dedicated=gpu:NoSchedule`), two `app=web` pods bound in zone-0, and a 3-replica
+/// Deployment spreading over zones (DoNotSchedule) and hostnames (ScheduleAnyway).
+pub(super) fn big_cluster(nodes: usize) -> String {
+    let mut items: Vec<serde_json::Value> = (0..nodes)
+        .map(|i| {
+            let name = format!("node-{i:04}");
+            let taints = if i % 10 == 9 {
+                serde_json::json!([{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}])
+            } else {
+                serde_json::json!([])
+            };
+            serde_json::json!({
+                "apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": name, "labels": {
+                    "kubernetes.io/hostname": name,
+                    "topology.kubernetes.io/zone": format!("zone-{}", i % 5)}},
+                "spec": {"taints": taints},
+                "status": {"allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"}}
+            })
+        })
+        .collect();
+    for (i, node) in ["node-0000", "node-0005"].iter().enumerate() {
+        items.push(serde_json::json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": format!("old-{i}"), "namespace": "default", "labels": {"app": "web"}},
+            "spec": {"nodeName": node, "containers": [{"name": "web", "image": "web"}]}
+        }));
+    }
+    let selector = serde_json::json!({"matchLabels": {"app": "web"}});
+    items.push(serde_json::json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {
+            "replicas": 3,
+            "selector": selector,
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {
+                    "containers": [{"name": "web", "image": "web",
+                        "resources": {"requests": {"cpu": "500m"}}}],
+                    "topologySpreadConstraints": [
+                        {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+                         "whenUnsatisfiable": "DoNotSchedule", "labelSelector": selector},
+                        {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname",
+                         "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": selector}
+                    ]
+                }
+            }
+        }
+    }));
+    serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string()
+}
+
+#[test]
+fn explain_at_five_thousand_nodes_is_a_screenful_and_wide_lists_every_node() {
+    let f = super::temp("explain-5000.json", &big_cluster(5000));
+    let o = run(&["explain", "-f", &f, "deployment/web"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.lines().count() < 60,
+        "{} lines:\n{text}",
+        text.lines().count()
+    );
+    assert!(text.contains("Filter: 5,000 node(s), "), "{text}");
+    // zone-0 already has two app=web pods: its untainted nodes fail the zone constraint.
+    assert!(
+        text.contains(" node(s) didn't match pod topology spread constraints [PodTopologySpread]: node-0000, node-0005,"),
+        "{text}"
+    );
+    assert!(
+        text.contains(" node(s) had untolerated taint {dedicated: gpu} [TaintToleration]: node-0009, node-0019,"),
+        "{text}"
+    );
+    assert!(text.contains("Score: the 10 highest of "), "{text}");
+    // The chosen node heads the highest-scoring nodes, marked.
+    let chosen = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Result: scheduled to "))
+        .expect("scheduled");
+    let first = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Score: the 10 highest"))
+        .nth(2)
+        .expect("a first row");
+    assert!(
+        first.starts_with(&format!("  {chosen} ")) && first.ends_with("<- chosen"),
+        "{text}"
+    );
+    assert!(
+        text.contains("topology.kubernetes.io/zone maxSkew=1 DoNotSchedule app=web: zone-0=2 zone-1=0 zone-2=0 zone-3=0 zone-4=0 (min 0, skew 2)"),
+        "{text}"
+    );
+    // The group counts add up to every node.
+    let counted: usize = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Filter: "))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .filter_map(|l| {
+            l.split_whitespace()
+                .next()?
+                .replace(',', "")
+                .parse::<usize>()
+                .ok()
+        })
+        .sum();
+    assert_eq!(counted, 5000, "{text}");
+
+    let top = run(&["explain", "-f", &f, "deployment/web", "--top", "3"]);
+    let rows = stdout(&top)
+        .lines()
+        .skip_while(|l| !l.starts_with("Score: the 3 highest"))
+        .skip(2)
+        .take_while(|l| l.starts_with("  node-"))
+        .count();
+    assert_eq!(rows, 3, "{}", stdout(&top));
+
+    let wide = run(&["explain", "-f", &f, "deployment/web", "--wide"]);
+    assert_eq!(wide.status.code(), Some(0), "{}", stderr(&wide));
+    let wide = stdout(&wide);
+    let verdict_lines = wide
+        .lines()
+        .filter(|l| {
+            let mut words = l.split_whitespace();
+            words.next().is_some_and(|n| n.starts_with("node-"))
+                && matches!(words.next(), Some("feasible" | "rejected"))
+        })
+        .count();
+    assert_eq!(verdict_lines, 5000);
 }
