@@ -155,22 +155,25 @@ trait Typer {
 
 impl Typer for Piece {
     /// JSON through serde_json. YAML through serde_json too when [`yaml_json`] converts
-    /// it (several times faster, and the same object), else through serde-saphyr.
+    /// it (several times faster, and the same object); YAML outside its subset is `None`
+    /// here, and the caller reads it as a tree, as every piece that does not type.
+    ///
+    /// One reader type (bytes, through serde_json) means one instantiation of every
+    /// kind's deserializer: typing straight from serde-saphyr as well (or from `&str`)
+    /// instantiated each kind's again, which was most of this crate's compile time, for
+    /// pieces the tree reads the same.
     fn typed<T: DeserializeOwned>(&self) -> Option<T> {
         if !self.yaml {
-            return typed_json(serde_json::Deserializer::from_slice(&self.text));
+            return typed_json(&self.text);
         }
         let text = std::str::from_utf8(&self.text).ok()?;
-        yaml_json::to_json(text)
-            .and_then(|json| typed_json(serde_json::Deserializer::from_str(&json)))
-            .or_else(|| typed_yaml(text))
+        yaml_json::to_json(text).and_then(|json| typed_json(json.as_bytes()))
     }
 }
 
 /// Types `T` from JSON text; `None` on any error or unknown field.
-fn typed_json<'de, T: DeserializeOwned, R: serde_json::de::Read<'de>>(
-    mut de: serde_json::Deserializer<R>,
-) -> Option<T> {
+fn typed_json<T: DeserializeOwned>(json: &[u8]) -> Option<T> {
+    let mut de = serde_json::Deserializer::from_slice(json);
     let mut unknown = false;
     let value = serde_ignored::deserialize(&mut de, |_| unknown = true).ok()?;
     de.end().ok()?;
@@ -178,6 +181,7 @@ fn typed_json<'de, T: DeserializeOwned, R: serde_json::de::Read<'de>>(
 }
 
 /// Types `T` from YAML text with serde-saphyr; `None` on any error or unknown field.
+#[cfg(test)]
 fn typed_yaml<T: DeserializeOwned>(text: &str) -> Option<T> {
     let mut unknown = false;
     let note = |_: serde_ignored::Path<'_>| unknown = true;
@@ -204,7 +208,7 @@ pub(in crate::load) fn typed_both(
     struct Json(String);
     impl Typer for Json {
         fn typed<T: DeserializeOwned>(&self) -> Option<T> {
-            typed_json(serde_json::Deserializer::from_str(&self.0))
+            typed_json(self.0.as_bytes())
         }
     }
     let json = yaml_json::to_json(text).map(|j| fast(&Json(j), kind));
