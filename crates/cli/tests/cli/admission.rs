@@ -293,7 +293,7 @@ fn pods_claiming_devices_are_noted_by_name_not_silently_placed() {
     assert!(!dra[0].contains("pod/plain"), "{}", dra[0]);
     assert!(
         notes.iter().any(|n| n.contains(
-            "resourceclaimtemplate/one-gpu: skipped: kind ResourceClaimTemplate (resource.k8s.io/v1) is not read by the scheduler"
+            "resourceclaimtemplate/one-gpu: skipped: kind ResourceClaimTemplate (resource.k8s.io/v1) read by the scheduler (DynamicResources) but not modelled: no device is allocated"
         )),
         "{notes:?}"
     );

@@ -153,7 +153,7 @@ fn a_kind_cluster_keeps_its_control_plane_for_what_tolerates_the_taint() {
     );
     // Notes name the file as it was given: a path ending in the fixture's.
     assert!(
-        notes.iter().any(|n| n.ends_with("real/aws-ebs-csi-driver.yaml: csidriver/ebs.csi.aws.com: skipped: kind CSIDriver (storage.k8s.io/v1) does not affect scheduling")),
+        notes.iter().any(|n| n.ends_with("real/aws-ebs-csi-driver.yaml: csidriver/ebs.csi.aws.com: skipped: kind CSIDriver (storage.k8s.io/v1) read by the scheduler's volume plugins (VolumeBinding reads spec.storageCapacity) but not modelled")),
         "{notes:?}"
     );
 }
