@@ -7,6 +7,7 @@ mod read;
 
 use crate::context::Context;
 use crate::error::{Error, Result, refuse};
+use std::collections::HashSet;
 use std::path::PathBuf;
 use topospread::api::Symbols;
 use topospread::convert;
@@ -18,7 +19,9 @@ use topospread_k8s::load::{
     parse_manifests_reader_compact,
 };
 use topospread_k8s::notes::{Note, summarize};
-use topospread_k8s::workloads::{self, ExpandOptions, Expansion, Scale, expand_with};
+use topospread_k8s::workloads::{
+    self, ExpandOptions, Expansion, Ordinal, Scale, Synced, expand_with,
+};
 
 pub use read::{InputPath, open_path, read_path, resolve};
 
@@ -270,11 +273,37 @@ pub fn build(ctx: &Context, input: &Input, seed: u64, scale: &[Scale]) -> Result
     for r in &mut expansion.rollouts {
         r.admission = std::sync::Arc::new(built.admission.clone());
     }
+    for set in &mut expansion.ordered {
+        set.admission = std::sync::Arc::new(built.admission.clone());
+    }
+    // An OrderedReady StatefulSet's new pods are created one ordinal at a time, the
+    // first of them now if every ordinal below it is Running and Ready.
+    let held: HashSet<(&str, &str)> = expansion
+        .ordered
+        .iter()
+        .flat_map(|o| {
+            o.ordinals.iter().filter_map(|p| match p {
+                Ordinal::Missing(p) => Some((o.namespace.as_str(), p.metadata.name.as_deref()?)),
+                _ => None,
+            })
+        })
+        .collect();
     for p in &expansion.pods {
+        let ns = p.pod.metadata.namespace.as_deref().unwrap_or_default();
+        let name = p.pod.metadata.name.as_deref().unwrap_or_default();
+        if held.contains(&(ns, name)) {
+            continue;
+        }
         if let Some(r) =
             build::admit_and_add_with(&mut snapshot, &p.pod, &p.source.file, &built.admission)?
         {
             refused.push(r);
+        }
+    }
+    drop(held);
+    for set in &mut expansion.ordered {
+        if let Synced::Refused(r) = set.sync(&mut snapshot)? {
+            refused.push(*r);
         }
     }
     // The cluster as it is, for reports' "before", when controllers remove pods from it.

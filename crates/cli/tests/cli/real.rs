@@ -271,9 +271,9 @@ fn a_statefulsets_pods_follow_their_zonal_volumes() {
 
 /// The docs' `web` StatefulSet (claims from `volumeClaimTemplates`, no
 /// storageClassName) in a cluster whose only StorageClass, local-path, is not the
-/// default: the claims get no class, nothing provisions them, and web-0 waits. (Its
-/// StatefulSet is OrderedReady, so the cluster never creates web-1 while web-0 is not
-/// Ready; the simulation creates every replica, so only web-0 is checked here.)
+/// default: the claims get no class, nothing provisions them, and web-0 waits. Its
+/// StatefulSet is OrderedReady, so web-1 is never created while web-0 is not Running
+/// and Ready: the report says so, and counts it neither as a pod nor as pending.
 #[test]
 fn a_statefulset_without_a_default_storage_class_waits_for_its_claims() {
     let (v, code) = simulate(
@@ -290,6 +290,23 @@ fn a_statefulset_without_a_default_storage_class_waits_for_its_claims() {
     assert_eq!(
         web[0]["message"],
         "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+    );
+    assert!(pods(&v, "web-1").is_empty(), "{v}");
+    assert_eq!(v["pending"], 1, "{v}");
+    let set = v["workloads"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|w| w["kind"] == "StatefulSet" && w["name"] == "web")
+        .unwrap_or_else(|| panic!("no StatefulSet web: {v}"));
+    assert_eq!(
+        (set["pods"].as_u64(), set["pending"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert_eq!(set["not_created"], serde_json::json!(["web-1"]), "{set}");
+    assert_eq!(
+        set["not_created_reason"],
+        "web-1 not created: StatefulSet web (OrderedReady) waits for web-0 to be Running and Ready"
     );
 }
 

@@ -98,6 +98,14 @@ pub struct WorkloadReport {
     /// ResourceQuota exceeded, ...), in the controller's words.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub failed_create: Vec<String>,
+    /// Pods its controller has not created: an OrderedReady StatefulSet's ordinals above
+    /// one that is not Running and Ready. They are not in the cluster (nor pending).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_created: Vec<String>,
+    /// Why they were not created (`web-2..web-4 not created: StatefulSet web
+    /// (OrderedReady) waits for web-1 to be Running and Ready`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_created_reason: Option<String>,
 }
 
 /// A pod the API server's admission would refuse: never created.

@@ -39,6 +39,7 @@ mod claims;
 mod daemonset;
 mod deployment;
 mod naming;
+mod ordered;
 mod rollout;
 mod scale;
 pub(crate) use scale::requirements_match;
@@ -53,6 +54,7 @@ use topospread::convert::DEFAULT_NAMESPACE;
 
 pub(crate) use daemonset::pod_node;
 pub use naming::pod_template_hash;
+pub use ordered::{OrderedSet, Ordinal, Synced};
 pub use rollout::{Revision, RevisionState, Rollout, RolloutReport, StepReport};
 pub(crate) use scale::candidate as deletion_candidate;
 use scale::selector_matches;
@@ -123,6 +125,10 @@ pub struct Expansion {
     /// PersistentVolumeClaims a StatefulSet's `volumeClaimTemplates` make for its new
     /// pods (`<template>-<set>-<ordinal>`), those not already in the input.
     pub claims: Vec<Loaded>,
+    /// StatefulSets under `podManagementPolicy: OrderedReady` (the default): their new
+    /// pods, still in [`Expansion::pods`], are created one ordinal at a time
+    /// ([`OrderedSet::sync`]), not all at once.
+    pub ordered: Vec<OrderedSet>,
 }
 
 /// What [`Existing`] reads of one pod, whole or compact.
@@ -581,6 +587,9 @@ impl<'a> Expander<'a> {
                 let new_pods = &mut self.out.pods[first_new..];
                 let claims = claims::apply(ss, new_pods, &mut existing);
                 self.out.claims.extend(claims);
+                if spec.pod_management_policy.as_deref() != Some("Parallel") {
+                    self.ordered_set(s, &owner, replicas, first_new);
+                }
             }
             Object::Job(job) => self.job(s, job),
             Object::CronJob(cj) => self.out.notes.push(Note::new(
@@ -597,6 +606,45 @@ impl<'a> Expander<'a> {
             }
             _ => {}
         }
+    }
+
+    /// Records an OrderedReady StatefulSet just expanded (its summary last, its new pods
+    /// from `first_new`): its ordinals in `[0, replicas)`, lowest first.
+    fn ordered_set(&mut self, s: &Source, owner: &Owner<'_>, replicas: i32, first_new: usize) {
+        let Some(summary) = self.out.workloads.last() else {
+            return;
+        };
+        let new = &self.out.pods[first_new..];
+        let replicas = u64::try_from(replicas).unwrap_or(0);
+        let mut ordinals: Vec<(u64, Ordinal)> = summary
+            .pods
+            .iter()
+            .filter_map(|name| {
+                let n = scale::ordinal(name).filter(|n| *n < replicas)?;
+                let slot = match new
+                    .iter()
+                    .find(|p| p.pod.metadata.name.as_deref() == Some(name))
+                {
+                    Some(p) => Ordinal::Missing(Box::new(p.pod.clone())),
+                    None => Ordinal::Created(name.clone()),
+                };
+                Some((n, slot))
+            })
+            .collect();
+        if !ordinals
+            .iter()
+            .any(|(_, o)| matches!(o, Ordinal::Missing(_)))
+        {
+            return;
+        }
+        ordinals.sort_by_key(|(n, _)| *n);
+        self.out.ordered.push(OrderedSet {
+            source: s.clone(),
+            namespace: summary.namespace.clone(),
+            name: owner.name(),
+            ordinals: ordinals.into_iter().map(|(_, o)| o).collect(),
+            admission: self.admission.clone(),
+        });
     }
 
     fn job(&mut self, s: &Source, job: &k8s_openapi::api::batch::v1::Job) {

@@ -138,7 +138,7 @@ pub(crate) fn requirements_match(
 }
 
 /// The ordinal of a StatefulSet pod `<set>-<n>`.
-fn ordinal(name: &str) -> Option<u64> {
+pub(super) fn ordinal(name: &str) -> Option<u64> {
     name.rsplit_once('-')?.1.parse().ok()
 }
 

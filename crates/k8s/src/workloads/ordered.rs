@@ -1,0 +1,235 @@
+//! A StatefulSet under `podManagementPolicy: OrderedReady` (the default), as the
+//! StatefulSet controller runs it (`updateStatefulSet` and `processReplica` in
+//! kubernetes `pkg/controller/statefulset/stateful_set_control.go`): it walks its
+//! ordinals from the lowest and creates the first missing one only when every ordinal
+//! below it is Running and Ready, one pod per sync. A pod that is not yet Running and
+//! Ready, or terminating, or that the API server refused, holds back every ordinal
+//! above it. `Parallel` sets create every ordinal at once and are not held here.
+//!
+//! The simulation has no kubelet: a pod counts as Running and Ready once it is bound
+//! (and not terminating). The controller syncs again only after the scheduler has
+//! settled, as readiness takes seconds where a scheduling cycle takes milliseconds.
+
+use crate::admission::Admission;
+use crate::build::{self, BuildError, Refused};
+use crate::load::Source;
+use k8s_openapi::api::core::v1::Pod;
+use std::sync::Arc;
+use topospread::snapshot::{PodId, Snapshot};
+
+/// One ordinal of an [`OrderedSet`], lowest first.
+#[derive(Clone, Debug)]
+pub enum Ordinal {
+    /// The pod exists (in the input, or created during the simulation).
+    Created(String),
+    /// The controller has not created it yet: the pod it will create.
+    Missing(Box<Pod>),
+    /// The API server refused it when the controller created it: the controller
+    /// retries the same pod and goes no further.
+    Refused(String),
+}
+
+impl Ordinal {
+    /// The pod's name.
+    pub fn name(&self) -> &str {
+        match self {
+            Self::Created(n) | Self::Refused(n) => n,
+            Self::Missing(p) => p.metadata.name.as_deref().unwrap_or_default(),
+        }
+    }
+}
+
+/// An OrderedReady StatefulSet whose missing ordinals are created one at a time.
+#[derive(Clone, Debug)]
+pub struct OrderedSet {
+    /// Where the StatefulSet came from.
+    pub source: Source,
+    /// Its namespace.
+    pub namespace: String,
+    /// Its name.
+    pub name: String,
+    /// Its ordinals in `[0, replicas)` that exist or are to be made, lowest first.
+    pub ordinals: Vec<Ordinal>,
+    /// The admission plugins the new pods go through (shared with every other pod
+    /// created, for quotas).
+    pub admission: Arc<Admission>,
+}
+
+/// What one sync of an [`OrderedSet`] did.
+#[derive(Debug)]
+pub enum Synced {
+    /// Nothing: every ordinal exists, or one of them holds the rest back.
+    Nothing,
+    /// It created this pod, now pending in the snapshot.
+    Created(PodId),
+    /// The API server refused the pod it created.
+    Refused(Box<Refused>),
+}
+
+impl OrderedSet {
+    /// Whether the pod `name` is one of the ordinals still to be created.
+    pub fn holds(&self, name: &str) -> bool {
+        self.ordinals
+            .iter()
+            .any(|o| matches!(o, Ordinal::Missing(_)) && o.name() == name)
+    }
+
+    /// The ordinals the controller has not created (those the API server refused
+    /// aside, which are reported as refused), lowest first.
+    pub fn not_created(&self) -> Vec<String> {
+        self.ordinals
+            .iter()
+            .filter(|o| matches!(o, Ordinal::Missing(_)))
+            .map(|o| o.name().to_string())
+            .collect()
+    }
+
+    /// The first ordinal that is not Running and Ready (a pod not bound, terminating,
+    /// gone, or refused), which holds back the ordinals above it.
+    fn first_unready(&self, snapshot: &Snapshot) -> Option<&Ordinal> {
+        self.ordinals.iter().find(|o| match o {
+            Ordinal::Created(name) => !snapshot.pod_id(&self.namespace, name).is_some_and(|id| {
+                snapshot.pod_node(id).is_some() && snapshot.pod(id).is_some_and(|p| !p.terminating)
+            }),
+            Ordinal::Missing(_) | Ordinal::Refused(_) => true,
+        })
+    }
+
+    /// Why the ordinals still missing were not created, as `kubectl describe` lets a
+    /// user conclude: `web-2..web-4 not created: StatefulSet web (OrderedReady) waits
+    /// for web-1 to be Running and Ready`; `None` when every ordinal exists.
+    pub fn why_not_created(&self, snapshot: &Snapshot) -> Option<String> {
+        let missing = self.not_created();
+        let (first, last) = (missing.first()?, missing.last()?);
+        let range = if first == last {
+            first.clone()
+        } else {
+            format!("{first}..{last}")
+        };
+        let set = format!("StatefulSet {} (OrderedReady)", self.name);
+        Some(match self.first_unready(snapshot) {
+            Some(Ordinal::Refused(p)) => {
+                format!("{range} not created: {set} retries {p}, which the API server refused")
+            }
+            Some(Ordinal::Created(p)) => {
+                format!("{range} not created: {set} waits for {p} to be Running and Ready")
+            }
+            Some(Ordinal::Missing(_)) | None => format!("{range} not created: {set}"),
+        })
+    }
+
+    /// One sync of the controller: the first missing ordinal is created when every
+    /// ordinal below it is bound (Running and Ready); nothing otherwise. The pod goes
+    /// through admission into `snapshot`, pending; the caller queues it.
+    pub fn sync(&mut self, snapshot: &mut Snapshot) -> Result<Synced, BuildError> {
+        let Some(index) = self
+            .ordinals
+            .iter()
+            .position(|o| matches!(o, Ordinal::Missing(_)))
+        else {
+            return Ok(Synced::Nothing);
+        };
+        let blocked = self
+            .first_unready(snapshot)
+            .is_some_and(|o| !std::ptr::eq(o, &self.ordinals[index]));
+        if blocked {
+            return Ok(Synced::Nothing);
+        }
+        let Ordinal::Missing(pod) = &self.ordinals[index] else {
+            return Ok(Synced::Nothing);
+        };
+        let name = pod.metadata.name.clone().unwrap_or_default();
+        match build::admit_and_add_with(snapshot, pod, &self.source.file, &self.admission)? {
+            Some(refused) => {
+                self.ordinals[index] = Ordinal::Refused(name);
+                Ok(Synced::Refused(Box::new(refused)))
+            }
+            None => {
+                let id = snapshot.pod_id(&self.namespace, &name);
+                self.ordinals[index] = Ordinal::Created(name);
+                Ok(id.map_or(Synced::Nothing, Synced::Created))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::parse_manifests;
+    use crate::workloads::expand;
+    use topospread::config::SchedulerConfig;
+    use topospread::features::Features;
+    use topospread::scheduler::Scheduler;
+    use topospread::simulation::Simulation;
+
+    fn manifests(policy: &str) -> String {
+        format!(
+            "apiVersion: v1\nkind: Node\nmetadata: {{name: n1, labels: {{kubernetes.io/hostname: n1}}}}\nstatus: {{allocatable: {{cpu: '1', memory: 8Gi, pods: '110'}}}}\n---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata: {{name: web}}\nspec:\n  replicas: 3\n{policy}  serviceName: web\n  selector: {{matchLabels: {{app: web}}}}\n  template:\n    metadata: {{labels: {{app: web}}}}\n    spec: {{containers: [{{name: c, image: i, resources: {{requests: {{cpu: 600m}}}}}}]}}\n"
+        )
+    }
+
+    #[test]
+    fn only_ordered_ready_sets_hold_their_ordinals() {
+        let m = parse_manifests(&manifests(""), "web.yaml").expect("parses");
+        let e = expand(&m.objects, 0);
+        assert_eq!(e.ordered.len(), 1);
+        let names: Vec<&str> = e.ordered[0].ordinals.iter().map(Ordinal::name).collect();
+        assert_eq!(names, ["web-0", "web-1", "web-2"]);
+        assert!(e.ordered[0].holds("web-2"));
+        // The pods stay in the expansion (claims, notes, -o yaml read them there).
+        assert_eq!(e.pods.len(), 3);
+
+        let parallel = manifests("  podManagementPolicy: Parallel\n");
+        let m = parse_manifests(&parallel, "web.yaml").expect("parses");
+        let e = expand(&m.objects, 0);
+        assert!(e.ordered.is_empty());
+        assert_eq!(e.pods.len(), 3);
+    }
+
+    #[test]
+    fn each_ordinal_waits_for_the_one_below_to_be_bound() {
+        let m = parse_manifests(&manifests(""), "web.yaml").expect("parses");
+        let mut e = expand(&m.objects, 0);
+        let mut snapshot = build::build(m.objects.iter()).expect("builds").snapshot;
+        let set = &mut e.ordered[0];
+        let Ok(Synced::Created(first)) = set.sync(&mut snapshot) else {
+            panic!("web-0 not created");
+        };
+        // web-0 is not bound yet: nothing more.
+        assert!(matches!(set.sync(&mut snapshot), Ok(Synced::Nothing)));
+        assert_eq!(set.not_created(), ["web-1", "web-2"]);
+        assert_eq!(
+            set.why_not_created(&snapshot).as_deref(),
+            Some(
+                "web-1..web-2 not created: StatefulSet web (OrderedReady) waits for web-0 to be Running and Ready"
+            )
+        );
+        let scheduler = Scheduler::new(
+            &SchedulerConfig::default(),
+            Features::default(),
+            &mut snapshot,
+        )
+        .expect("scheduler");
+        let mut sim = Simulation::new(scheduler);
+        sim.enqueue(&snapshot, first).expect("queued");
+        sim.run(&mut snapshot, |_, _| {}).expect("runs");
+        assert!(snapshot.pod_node(first).is_some());
+        // Bound, so Running and Ready: web-1 comes, and does not fit.
+        let Ok(Synced::Created(second)) = set.sync(&mut snapshot) else {
+            panic!("web-1 not created");
+        };
+        sim.enqueue(&snapshot, second).expect("queued");
+        sim.run(&mut snapshot, |_, _| {}).expect("runs");
+        assert!(snapshot.pod_node(second).is_none());
+        assert!(matches!(set.sync(&mut snapshot), Ok(Synced::Nothing)));
+        assert_eq!(set.not_created(), ["web-2"]);
+        assert!(!set.holds("web-1"));
+        assert_eq!(
+            set.why_not_created(&snapshot).as_deref(),
+            Some(
+                "web-2 not created: StatefulSet web (OrderedReady) waits for web-1 to be Running and Ready"
+            )
+        );
+    }
+}
