@@ -32,22 +32,33 @@ impl fmt::Display for Note {
 /// What the scheduler reads of a pod that topospread does not model, each a note on
 /// `subject` (`file: pod/name`), never a silent wrong answer: `spec.resourceClaims`, which
 /// only the DynamicResources plugin (Dynamic Resource Allocation: ResourceClaims,
-/// DeviceClasses, ResourceSlices) filters and allocates for.
+/// DeviceClasses, ResourceSlices) filters and allocates for; `spec.schedulingGroup`, the
+/// PodGroup whose pods gang scheduling (KEP-4671) places together or not at all.
 pub fn unmodelled(subject: &str, pod: &k8s_openapi::api::core::v1::Pod) -> Vec<Note> {
-    let claims = pod
-        .spec
-        .as_ref()
-        .and_then(|s| s.resource_claims.as_ref())
-        .is_some_and(|c| !c.is_empty());
-    if !claims {
+    let Some(spec) = pod.spec.as_ref() else {
         return Vec::new();
+    };
+    let mut notes = Vec::new();
+    if spec.resource_claims.as_ref().is_some_and(|c| !c.is_empty()) {
+        notes.push(Note::new(
+            subject,
+            "spec.resourceClaims: not modelled: the DynamicResources plugin (devices from \
+             ResourceClaims, DeviceClasses and ResourceSlices) is not simulated, so the pod is \
+             placed as if it claimed no device",
+        ));
     }
-    vec![Note::new(
-        subject,
-        "spec.resourceClaims: not modelled: the DynamicResources plugin (devices from \
-         ResourceClaims, DeviceClasses and ResourceSlices) is not simulated, so the pod is \
-         placed as if it claimed no device",
-    )]
+    if spec
+        .scheduling_group
+        .as_ref()
+        .is_some_and(|g| g.pod_group_name.as_deref().is_some_and(|n| !n.is_empty()))
+    {
+        notes.push(Note::new(
+            subject,
+            "spec.schedulingGroup: not modelled: gang scheduling (a PodGroup's pods placed \
+             together or not at all) is not simulated, so the pod is placed on its own",
+        ));
+    }
+    notes
 }
 
 /// How many subjects a summary line names before "and N more".
@@ -115,7 +126,7 @@ mod tests {
             ..Default::default()
         });
         let notes = unmodelled("a.yaml: pod/p", &pod);
-        assert_eq!(notes.len(), 1);
+        assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(
             notes[0].to_string().starts_with(
                 "a.yaml: pod/p: spec.resourceClaims: not modelled: the DynamicResources plugin"
@@ -123,5 +134,29 @@ mod tests {
             "{}",
             notes[0]
         );
+    }
+
+    #[test]
+    fn a_pod_in_a_scheduling_group_gets_a_note() {
+        let mut pod = k8s_openapi::api::core::v1::Pod {
+            spec: Some(k8s_openapi::api::core::v1::PodSpec {
+                scheduling_group: Some(k8s_openapi::api::core::v1::PodSchedulingGroup {
+                    pod_group_name: Some("trainers".into()),
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let notes = unmodelled("a.yaml: pod/p", &pod);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert_eq!(
+            notes[0].to_string(),
+            "a.yaml: pod/p: spec.schedulingGroup: not modelled: gang scheduling (a PodGroup's \
+             pods placed together or not at all) is not simulated, so the pod is placed on its own"
+        );
+        if let Some(s) = pod.spec.as_mut() {
+            s.scheduling_group = Some(Default::default());
+        }
+        assert!(unmodelled("a.yaml: pod/p", &pod).is_empty());
     }
 }

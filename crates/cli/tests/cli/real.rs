@@ -66,8 +66,9 @@ fn nodes_in(name: &str, zones: &[&str]) -> String {
 /// Argo CD's HA install on two nodes: redis-ha's StatefulSet and its HAProxy Deployment
 /// want three nodes (required pod anti-affinity on `kubernetes.io/hostname`), so the
 /// third of each stays Pending, as Argo CD's docs warn. redis-ha-server-2 exists: its
-/// StatefulSet (OrderedReady) creates it once servers 0 and 1 are Ready, which they
-/// are. argocd-server and the repo server (two replicas, required anti-affinity per
+/// StatefulSet (OrderedReady) creates one ordinal at a time, server-2 once servers 0
+/// and 1 are bound (Running and Ready), which they are; it is the last, so nothing is
+/// held back behind it. argocd-server and the repo server (two replicas, required anti-affinity per
 /// host, preferred per zone) take one node, so one zone, each.
 #[test]
 fn argo_cd_ha_on_two_nodes_leaves_the_third_replicas_pending() {
@@ -86,6 +87,17 @@ fn argo_cd_ha_on_two_nodes_leaves_the_third_replicas_pending() {
         "{redis:?}"
     );
     assert_eq!(redis[2].1, "", "the last ordinal waits: {redis:?}");
+    // Created one at a time, each once the one below was bound: none held back.
+    let sets: Vec<&Value> = v["workloads"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|w| w["kind"] == "StatefulSet")
+        .collect();
+    assert!(!sets.is_empty(), "{v}");
+    for w in sets {
+        assert!(w["not_created"].is_null(), "{w}");
+    }
     let pending: Vec<&Value> = v["pods"]
         .as_array()
         .into_iter()
@@ -308,6 +320,21 @@ fn a_statefulset_without_a_default_storage_class_waits_for_its_claims() {
         set["not_created_reason"],
         "web-1 not created: StatefulSet web (OrderedReady) waits for web-0 to be Running and Ready"
     );
+    // The cluster it leaves has no web-1 either.
+    let o = run(&[
+        "simulate",
+        "-f",
+        &fixture("real-nodes.yaml"),
+        "-f",
+        &fixture("real/local-path-provisioner.yaml"),
+        "-f",
+        &fixture("real-cases/web-statefulset.yaml"),
+        "-o",
+        "yaml",
+    ]);
+    let yaml = stdout(&o);
+    assert!(yaml.contains("name: web-0\n"), "{yaml}");
+    assert!(!yaml.contains("name: web-1\n"), "{yaml}");
 }
 
 /// Operators whose workloads are custom resources: the operator's Deployment is

@@ -590,6 +590,9 @@ impl<'a> Expander<'a> {
                 if spec.pod_management_policy.as_deref() != Some("Parallel") {
                     self.ordered_set(s, &owner, replicas, first_new);
                 }
+                if let Some(note) = ordered::rolling_update_note(s, ss) {
+                    self.out.notes.push(note);
+                }
             }
             Object::Job(job) => self.job(s, job),
             Object::CronJob(cj) => self.out.notes.push(Note::new(

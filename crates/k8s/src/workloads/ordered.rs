@@ -153,6 +153,42 @@ impl OrderedSet {
     }
 }
 
+/// A note for a StatefulSet caught mid rolling update (`status.currentRevision` is not
+/// `status.updateRevision`, strategy not `OnDelete`): the controller would go on
+/// replacing its pods from the highest ordinal down (`updateStatefulSet`), which is
+/// not simulated.
+pub(super) fn rolling_update_note(
+    source: &Source,
+    set: &k8s_openapi::api::apps::v1::StatefulSet,
+) -> Option<crate::notes::Note> {
+    let status = set.status.as_ref()?;
+    let (current, update) = (
+        status.current_revision.as_deref()?,
+        status.update_revision.as_deref()?,
+    );
+    let on_delete = set
+        .spec
+        .update_strategy
+        .as_ref()
+        .and_then(|u| u.type_.as_deref())
+        == Some("OnDelete");
+    if current == update || on_delete {
+        return None;
+    }
+    Some(crate::notes::Note::new(
+        format!(
+            "{}: statefulset/{}",
+            source.file,
+            set.metadata.name.as_deref().unwrap_or_default()
+        ),
+        format!(
+            "rolling update in progress (status.currentRevision {current}, updateRevision \
+             {update}): not simulated: existing pods keep their revision and no pod is \
+             replaced"
+        ),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -231,5 +267,30 @@ mod tests {
                 "web-2 not created: StatefulSet web (OrderedReady) waits for web-1 to be Running and Ready"
             )
         );
+    }
+
+    #[test]
+    fn a_set_caught_mid_rolling_update_is_noted() {
+        let text = |strategy: &str, update: &str| {
+            format!(
+                "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {{name: web}}\nspec:\n  replicas: 1\n  updateStrategy: {{type: {strategy}}}\n  serviceName: web\n  selector: {{matchLabels: {{app: web}}}}\n  template:\n    metadata: {{labels: {{app: web}}}}\n    spec: {{containers: [{{name: c, image: i}}]}}\nstatus: {{replicas: 1, currentRevision: web-1a, updateRevision: {update}}}\n"
+            )
+        };
+        let notes = |t: String| {
+            let m = parse_manifests(&t, "web.yaml").expect("parses");
+            expand(&m.objects, 0)
+                .notes
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            notes(text("RollingUpdate", "web-2b")),
+            [
+                "web.yaml: statefulset/web: rolling update in progress (status.currentRevision web-1a, updateRevision web-2b): not simulated: existing pods keep their revision and no pod is replaced"
+            ]
+        );
+        assert!(notes(text("RollingUpdate", "web-1a")).is_empty());
+        assert!(notes(text("OnDelete", "web-2b")).is_empty());
     }
 }
