@@ -301,13 +301,32 @@ pub fn build(ctx: &Context, input: &Input, seed: u64, scale: &[Scale]) -> Result
         }
     }
     drop(held);
-    for set in &mut expansion.ordered {
-        if let Synced::Refused(r) = set.sync(&mut snapshot)? {
-            refused.push(*r);
+    // The cluster as it is, for reports' "before", when controllers remove pods from it.
+    let condemned = expansion.ordered.iter().any(|o| !o.condemned.is_empty());
+    let before_removal = (!expansion.removed.is_empty() || condemned).then(|| snapshot.clone());
+    // The OrderedReady sets' first sync: each creates its first missing ordinal, or
+    // deletes condemned pods (bound ones go at once, one per sync) when every ordinal
+    // is Running and Ready.
+    let mut removed = Vec::new();
+    loop {
+        let mut deleted = false;
+        for set in &mut expansion.ordered {
+            match set.sync(&mut snapshot, &mut |s, id| {
+                s.remove_pod(id);
+            })? {
+                Synced::Refused(r) => refused.push(*r),
+                Synced::Deleted(r) => {
+                    removed.push(r);
+                    deleted = true;
+                }
+                Synced::Created(_) | Synced::Nothing => {}
+            }
+        }
+        if !deleted {
+            break;
         }
     }
-    // The cluster as it is, for reports' "before", when controllers remove pods from it.
-    let before_removal = (!expansion.removed.is_empty()).then(|| snapshot.clone());
+    expansion.removed.extend(removed);
     for r in &expansion.removed {
         if let Some(id) = snapshot.pod_id(&r.namespace, &r.pod) {
             snapshot.remove_pod(id);

@@ -115,6 +115,12 @@ impl Runtime {
         self.sim.events()
     }
 
+    /// A controller deletes pod `id` (a scale-down): it leaves the snapshot and the
+    /// queue, and pods waiting for room are retried.
+    pub fn delete_pod(&mut self, snapshot: &mut Snapshot, id: PodId) {
+        self.sim.delete_pod(snapshot, id);
+    }
+
     /// Records the cycles of pod `namespace/name`, which a controller creates later in
     /// the run (an OrderedReady StatefulSet's ordinal), once it is created.
     pub fn explain_on_creation(&mut self, namespace: &str, name: &str) {

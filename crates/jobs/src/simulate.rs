@@ -155,6 +155,11 @@ pub fn simulate(
         None if !drain.is_empty()
             || !lose.is_empty()
             || !world.expansion.rollouts.is_empty()
+            || world
+                .expansion
+                .ordered
+                .iter()
+                .any(|o| !o.condemned.is_empty())
             || preemption_possible(&world) =>
         {
             Before::Snapshot(Box::new(world.snapshot.clone()))
@@ -282,6 +287,7 @@ pub fn simulate(
         workloads.push(WorkloadReport {
             not_created: ordered.map(|o| o.not_created()).unwrap_or_default(),
             not_created_reason: ordered.and_then(|o| o.why_not_created(snapshot)),
+            not_removed_reason: ordered.and_then(|o| o.why_not_removed(snapshot)),
             failed_create,
             kind: w.kind.to_string(),
             namespace: w.namespace.clone(),
@@ -417,7 +423,8 @@ pub fn schedule_all(
 
 /// The OrderedReady StatefulSets' controller, syncing each time the scheduler has
 /// settled: each set creates its next ordinal once those below it are bound (Running and
-/// Ready), and the new pods are scheduled, until no set creates one. Returns the pods
+/// Ready), or deletes its highest condemned pod once all are, and the scheduler runs
+/// again, until no set does anything. Returns the pods
 /// created; those no profile serves join `refused`, those admission refuses
 /// [`World::refused`].
 fn create_ordinals(
@@ -428,17 +435,25 @@ fn create_ordinals(
     let mut created = Vec::new();
     loop {
         let mut made = Vec::new();
+        let mut deleted = false;
         for set in &mut world.expansion.ordered {
-            match set.sync(&mut world.snapshot)? {
+            let synced = set.sync(&mut world.snapshot, &mut |s, id| {
+                runtime.delete_pod(s, id);
+            })?;
+            match synced {
                 Synced::Created(id) => {
                     runtime.created(&world.snapshot, id);
                     made.push(id);
                 }
                 Synced::Refused(r) => world.refused.push(*r),
+                Synced::Deleted(r) => {
+                    world.expansion.removed.push(r);
+                    deleted = true;
+                }
                 Synced::Nothing => {}
             }
         }
-        if made.is_empty() {
+        if made.is_empty() && !deleted {
             return Ok(created);
         }
         refused.extend(runtime.enqueue(&world.snapshot, &made));

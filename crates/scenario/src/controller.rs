@@ -173,13 +173,24 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
     )
     .map_err(|e| bad("config", &e))?;
     let mut sim = Simulation::new(scheduler);
-    // OrderedReady StatefulSets: one ordinal per sync of their controller, each sync
-    // once the scheduler has settled, as `simulate` runs them.
+    // OrderedReady StatefulSets: one ordinal created (or condemned pod deleted) per sync
+    // of their controller, each sync once the scheduler has settled, as `simulate` runs
+    // them.
+    let mut condemned_removed = Vec::new();
     loop {
         let mut made = false;
         for set in &mut expansion.ordered {
-            match set.sync(&mut snapshot).map_err(|e| bad("cluster", &e))? {
+            let synced = set
+                .sync(&mut snapshot, &mut |s, id| {
+                    sim.delete_pod(s, id);
+                })
+                .map_err(|e| bad("cluster", &e))?;
+            match synced {
                 workloads::Synced::Created(_) => made = true,
+                workloads::Synced::Deleted(r) => {
+                    condemned_removed.push(r.pod);
+                    made = true;
+                }
                 workloads::Synced::Refused(r) => {
                     refused.insert(r.name, r.error.to_string());
                 }
@@ -285,6 +296,7 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
         }
     }
     let mut removed: Vec<String> = expansion.removed.iter().map(|r| r.pod.clone()).collect();
+    removed.extend(condemned_removed);
     for r in &rollouts {
         removed.extend(r.deleted.iter().cloned());
     }

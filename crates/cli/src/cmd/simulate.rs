@@ -252,6 +252,20 @@ fn table(r: &SimulationReport, width: usize, wide: bool) -> String {
             let _ = writeln!(out, "  {}/{}: {why}", w.namespace, w.name);
         }
     }
+    let kept: Vec<_> = r
+        .workloads
+        .iter()
+        .filter_map(|w| Some((w, w.not_removed_reason.as_deref()?)))
+        .collect();
+    if !kept.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nNot removed by their controller (scale-down held back)"
+        );
+        for (w, why) in kept {
+            let _ = writeln!(out, "  {}/{}: {why}", w.namespace, w.name);
+        }
+    }
     if !r.removed.is_empty() {
         let _ = writeln!(
             out,

@@ -617,6 +617,17 @@ impl<'a> Expander<'a> {
         let Some(summary) = self.out.workloads.last() else {
             return;
         };
+        // Its condemned ordinals go one at a time, once the others are Running and
+        // Ready ([`OrderedSet::sync`]), not all before scheduling.
+        let controller = owner.object();
+        let mut condemned = Vec::new();
+        self.out.removed.retain(|r| {
+            let mine = r.namespace == summary.namespace && r.controller == controller;
+            if mine {
+                condemned.push(r.pod.clone());
+            }
+            !mine
+        });
         let new = &self.out.pods[first_new..];
         let replicas = u64::try_from(replicas).unwrap_or(0);
         let mut ordinals: Vec<(u64, Ordinal)> = summary
@@ -634,18 +645,25 @@ impl<'a> Expander<'a> {
                 Some((n, slot))
             })
             .collect();
-        if !ordinals
-            .iter()
-            .any(|(_, o)| matches!(o, Ordinal::Missing(_)))
+        if condemned.is_empty()
+            && !ordinals
+                .iter()
+                .any(|(_, o)| matches!(o, Ordinal::Missing(_)))
         {
             return;
         }
         ordinals.sort_by_key(|(n, _)| *n);
+        // Until they go, the condemned pods are still the set's.
+        if let Some(summary) = self.out.workloads.last_mut() {
+            summary.pods.extend(condemned.iter().cloned());
+        }
+        let namespace = ns_of(owner.meta);
         self.out.ordered.push(OrderedSet {
             source: s.clone(),
-            namespace: summary.namespace.clone(),
             name: owner.name(),
             ordinals: ordinals.into_iter().map(|(_, o)| o).collect(),
+            condemned,
+            namespace,
             admission: self.admission.clone(),
         });
     }
@@ -710,8 +728,8 @@ impl<'a> Expander<'a> {
         let owner_name = owner.name();
         let mut existing: Vec<String> = self.existing.owned(&ns, owner.kind, &owner_name).to_vec();
         let want = usize::try_from(replicas).unwrap_or(0);
-        if existing.len() > want && workload_kind != "Job" {
-            let ordinal = matches!(naming, Naming::Ordinal);
+        let ordinal = matches!(naming, Naming::Ordinal);
+        if (existing.len() > want || ordinal) && workload_kind != "Job" {
             let gone = self.scale_down(&ns, &owner.object(), &existing, want, ordinal);
             existing.retain(|p| !gone.contains(p));
         }

@@ -10,6 +10,7 @@
 //! (and not terminating). The controller syncs again only after the scheduler has
 //! settled, as readiness takes seconds where a scheduling cycle takes milliseconds.
 
+use super::RemovedPod;
 use crate::admission::Admission;
 use crate::build::{self, BuildError, Refused};
 use crate::load::Source;
@@ -50,6 +51,10 @@ pub struct OrderedSet {
     pub name: String,
     /// Its ordinals in `[0, replicas)` that exist or are to be made, lowest first.
     pub ordinals: Vec<Ordinal>,
+    /// Its existing pods at or above `replicas`, highest first, still to be deleted
+    /// (`processCondemned`): one per sync, once every ordinal below is Running and
+    /// Ready.
+    pub condemned: Vec<String>,
     /// The admission plugins the new pods go through (shared with every other pod
     /// created, for quotas).
     pub admission: Arc<Admission>,
@@ -64,6 +69,8 @@ pub enum Synced {
     Created(PodId),
     /// The API server refused the pod it created.
     Refused(Box<Refused>),
+    /// It deleted this condemned pod (a scale-down).
+    Deleted(RemovedPod),
 }
 
 impl OrderedSet {
@@ -88,9 +95,9 @@ impl OrderedSet {
     /// gone, or refused), which holds back the ordinals above it.
     fn first_unready(&self, snapshot: &Snapshot) -> Option<&Ordinal> {
         self.ordinals.iter().find(|o| match o {
-            Ordinal::Created(name) => !snapshot.pod_id(&self.namespace, name).is_some_and(|id| {
-                snapshot.pod_node(id).is_some() && snapshot.pod(id).is_some_and(|p| !p.terminating)
-            }),
+            Ordinal::Created(name) => !snapshot
+                .pod_id(&self.namespace, name)
+                .is_some_and(|id| Self::ready(snapshot, id)),
             Ordinal::Missing(_) | Ordinal::Refused(_) => true,
         })
     }
@@ -118,16 +125,68 @@ impl OrderedSet {
         })
     }
 
+    /// Why the condemned pods still there were not deleted: `web-3..web-4 not removed:
+    /// StatefulSet web (OrderedReady) scales down once web-1 is Running and Ready`.
+    pub fn why_not_removed(&self, snapshot: &Snapshot) -> Option<String> {
+        let left: Vec<&String> = self
+            .condemned
+            .iter()
+            .filter(|p| snapshot.pod_id(&self.namespace, p).is_some())
+            .collect();
+        let (first, last) = (left.last()?, left.first()?);
+        let range = if first == last {
+            (*first).clone()
+        } else {
+            format!("{first}..{last}")
+        };
+        let set = format!("StatefulSet {} (OrderedReady)", self.name);
+        Some(match self.first_unready(snapshot) {
+            Some(o) => format!(
+                "{range} not removed: {set} scales down once {} is Running and Ready",
+                o.name()
+            ),
+            None => {
+                let waits = left
+                    .iter()
+                    .rev()
+                    .find(|p| {
+                        snapshot
+                            .pod_id(&self.namespace, p)
+                            .is_some_and(|id| !Self::ready(snapshot, id))
+                    })
+                    .map_or(first.as_str(), |p| p.as_str());
+                format!(
+                    "{range} not removed: {set} deletes its condemned pods from the highest, each once the ones below are Running and Ready, and waits for {waits}"
+                )
+            }
+        })
+    }
+
+    /// Whether pod `id` is Running and Ready: bound and not terminating.
+    fn ready(snapshot: &Snapshot, id: PodId) -> bool {
+        snapshot.pod_node(id).is_some() && snapshot.pod(id).is_some_and(|p| !p.terminating)
+    }
+
     /// One sync of the controller: the first missing ordinal is created when every
-    /// ordinal below it is bound (Running and Ready); nothing otherwise. The pod goes
-    /// through admission into `snapshot`, pending; the caller queues it.
-    pub fn sync(&mut self, snapshot: &mut Snapshot) -> Result<Synced, BuildError> {
+    /// ordinal below it is bound (Running and Ready); once all are, the highest
+    /// condemned pod is deleted through `delete` (`processCondemned`: a pod that is not
+    /// Running and Ready goes only if it is the lowest such condemned pod); nothing
+    /// otherwise. A created pod goes through admission into `snapshot`, pending; the
+    /// caller queues it.
+    pub fn sync(
+        &mut self,
+        snapshot: &mut Snapshot,
+        delete: &mut dyn FnMut(&mut Snapshot, PodId),
+    ) -> Result<Synced, BuildError> {
         let Some(index) = self
             .ordinals
             .iter()
             .position(|o| matches!(o, Ordinal::Missing(_)))
         else {
-            return Ok(Synced::Nothing);
+            if self.first_unready(snapshot).is_some() {
+                return Ok(Synced::Nothing);
+            }
+            return Ok(self.condemn(snapshot, delete));
         };
         let blocked = self
             .first_unready(snapshot)
@@ -189,6 +248,50 @@ pub(super) fn rolling_update_note(
     ))
 }
 
+impl OrderedSet {
+    /// `processCondemned` in monotonic mode, once every replica is Running and Ready.
+    fn condemn(
+        &mut self,
+        snapshot: &mut Snapshot,
+        delete: &mut dyn FnMut(&mut Snapshot, PodId),
+    ) -> Synced {
+        let ns = self.namespace.clone();
+        // Gone already (or terminating, which the simulation does not wait out).
+        self.condemned.retain(|p| {
+            snapshot
+                .pod_id(&ns, p)
+                .is_some_and(|id| snapshot.pod(id).is_some_and(|pod| !pod.terminating))
+        });
+        let Some(target) = self.condemned.first().cloned() else {
+            return Synced::Nothing;
+        };
+        let Some(id) = snapshot.pod_id(&ns, &target) else {
+            return Synced::Nothing;
+        };
+        // The first unhealthy condemned pod is the lowest one not Running and Ready.
+        let first_unhealthy = self
+            .condemned
+            .iter()
+            .rev()
+            .find(|p| {
+                snapshot
+                    .pod_id(&ns, p)
+                    .is_some_and(|id| !Self::ready(snapshot, id))
+            })
+            .cloned();
+        if !Self::ready(snapshot, id) && first_unhealthy.as_ref() != Some(&target) {
+            return Synced::Nothing;
+        }
+        delete(snapshot, id);
+        self.condemned.remove(0);
+        Synced::Deleted(RemovedPod {
+            namespace: ns,
+            pod: target,
+            controller: format!("statefulset/{}", self.name),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,11 +332,18 @@ mod tests {
         let mut e = expand(&m.objects, 0);
         let mut snapshot = build::build(m.objects.iter()).expect("builds").snapshot;
         let set = &mut e.ordered[0];
-        let Ok(Synced::Created(first)) = set.sync(&mut snapshot) else {
+        let Ok(Synced::Created(first)) = set.sync(&mut snapshot, &mut |s, id| {
+            s.remove_pod(id);
+        }) else {
             panic!("web-0 not created");
         };
         // web-0 is not bound yet: nothing more.
-        assert!(matches!(set.sync(&mut snapshot), Ok(Synced::Nothing)));
+        assert!(matches!(
+            set.sync(&mut snapshot, &mut |s, id| {
+                s.remove_pod(id);
+            }),
+            Ok(Synced::Nothing)
+        ));
         assert_eq!(set.not_created(), ["web-1", "web-2"]);
         assert_eq!(
             set.why_not_created(&snapshot).as_deref(),
@@ -252,13 +362,20 @@ mod tests {
         sim.run(&mut snapshot, |_, _| {}).expect("runs");
         assert!(snapshot.pod_node(first).is_some());
         // Bound, so Running and Ready: web-1 comes, and does not fit.
-        let Ok(Synced::Created(second)) = set.sync(&mut snapshot) else {
+        let Ok(Synced::Created(second)) = set.sync(&mut snapshot, &mut |s, id| {
+            s.remove_pod(id);
+        }) else {
             panic!("web-1 not created");
         };
         sim.enqueue(&snapshot, second).expect("queued");
         sim.run(&mut snapshot, |_, _| {}).expect("runs");
         assert!(snapshot.pod_node(second).is_none());
-        assert!(matches!(set.sync(&mut snapshot), Ok(Synced::Nothing)));
+        assert!(matches!(
+            set.sync(&mut snapshot, &mut |s, id| {
+                s.remove_pod(id);
+            }),
+            Ok(Synced::Nothing)
+        ));
         assert_eq!(set.not_created(), ["web-2"]);
         assert!(!set.holds("web-1"));
         assert_eq!(
@@ -292,5 +409,58 @@ mod tests {
         );
         assert!(notes(text("RollingUpdate", "web-1a")).is_empty());
         assert!(notes(text("OnDelete", "web-2b")).is_empty());
+    }
+
+    #[test]
+    fn a_scale_down_waits_for_the_ordinals_it_keeps() {
+        let pod = |i: u32, node: &str| {
+            format!(
+                "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: web-{i}\n  labels: {{app: web}}\n  ownerReferences: [{{apiVersion: apps/v1, kind: StatefulSet, name: web, uid: u1, controller: true}}]\nspec:\n  containers: [{{name: c, image: i, resources: {{requests: {{cpu: 600m}}}}}}]\n{node}"
+            )
+        };
+        let mut text = manifests("").replace("replicas: 3", "replicas: 2");
+        text = text.replace("metadata: {name: web}", "metadata: {name: web, uid: u1}");
+        text.push_str(&pod(0, "  nodeName: n1\n"));
+        text.push_str(&pod(1, ""));
+        text.push_str(&pod(2, "  nodeName: n1\n"));
+        text.push_str(&pod(3, "  nodeName: n1\n"));
+        let m = parse_manifests(&text, "web.yaml").expect("parses");
+        let mut e = expand(&m.objects, 0);
+        // Not removed before scheduling: the set's controller removes them.
+        assert!(e.removed.is_empty(), "{:?}", e.removed);
+        let set = &mut e.ordered[0];
+        assert_eq!(set.condemned, ["web-3", "web-2"]);
+        let mut snapshot = build::build(m.objects.iter()).expect("builds").snapshot;
+        let mut deleted = Vec::new();
+        let synced = set.sync(&mut snapshot, &mut |_, id| deleted.push(id));
+        assert!(matches!(synced, Ok(Synced::Nothing)), "{synced:?}");
+        assert!(deleted.is_empty());
+        assert_eq!(
+            set.why_not_removed(&snapshot).as_deref(),
+            Some(
+                "web-2..web-3 not removed: StatefulSet web (OrderedReady) scales down once web-1 is Running and Ready"
+            )
+        );
+        // Once web-1 is gone from the picture (bound), web-3 goes first, then web-2.
+        let one = snapshot.pod_id("default", "web-1").expect("web-1");
+        snapshot.remove_pod(one);
+        let mut bound = set.clone();
+        bound.ordinals.truncate(1);
+        let Ok(Synced::Deleted(r)) = bound.sync(&mut snapshot, &mut |s, id| {
+            s.remove_pod(id);
+        }) else {
+            panic!("web-3 not deleted");
+        };
+        assert_eq!(
+            (r.pod.as_str(), r.controller.as_str()),
+            ("web-3", "statefulset/web")
+        );
+        let Ok(Synced::Deleted(r)) = bound.sync(&mut snapshot, &mut |s, id| {
+            s.remove_pod(id);
+        }) else {
+            panic!("web-2 not deleted");
+        };
+        assert_eq!(r.pod, "web-2");
+        assert!(bound.why_not_removed(&snapshot).is_none());
     }
 }

@@ -187,9 +187,15 @@ impl Expander<'_> {
     ) -> Vec<String> {
         let remove = existing.len().saturating_sub(want);
         let gone: Vec<String> = if ordinals {
-            let mut v: Vec<&String> = existing.iter().collect();
+            // `updateStatefulSet`: the ordinals at or above `replicas` are condemned,
+            // highest first (the missing ones below are created).
+            let want = u64::try_from(want).unwrap_or(u64::MAX);
+            let mut v: Vec<&String> = existing
+                .iter()
+                .filter(|n| ordinal(n).is_some_and(|o| o >= want))
+                .collect();
             v.sort_by_key(|n| std::cmp::Reverse(ordinal(n)));
-            v.into_iter().take(remove).cloned().collect()
+            v.into_iter().cloned().collect()
         } else {
             let candidates: Vec<DeletionCandidate> = existing
                 .iter()
