@@ -463,4 +463,20 @@ mod tests {
         assert_eq!(r.pod, "web-2");
         assert!(bound.why_not_removed(&snapshot).is_none());
     }
+
+    #[test]
+    fn ordinals_start_at_spec_ordinals_start() {
+        let text = manifests("  ordinals: {start: 3}\n");
+        let m = parse_manifests(&text, "web.yaml").expect("parses");
+        let e = expand(&m.objects, 0);
+        let names: Vec<&str> = e.ordered[0].ordinals.iter().map(Ordinal::name).collect();
+        assert_eq!(names, ["web-3", "web-4", "web-5"]);
+        let labels = e.pods[0].pod.metadata.labels.clone().unwrap_or_default();
+        assert_eq!(
+            labels
+                .get("apps.kubernetes.io/pod-index")
+                .map(String::as_str),
+            Some("3")
+        );
+    }
 }
