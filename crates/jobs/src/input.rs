@@ -425,10 +425,25 @@ fn unmodelled_notes(objects: &[Loaded], expansion: &Expansion) -> Vec<Note> {
         );
         (who, &r.template)
     });
+    // Extended resources some node lists in its allocatable.
+    let advertised: std::collections::BTreeSet<String> = objects
+        .iter()
+        .filter_map(|l| match &l.object {
+            Object::Node(n) => n.status.as_ref()?.allocatable.as_ref(),
+            _ => None,
+        })
+        .flat_map(|a| a.keys().cloned())
+        .collect();
     pending
         .chain(made)
         .chain(rollouts)
-        .flat_map(|(who, pod)| topospread_k8s::notes::unmodelled(&who, pod))
+        .flat_map(|(who, pod)| {
+            let extended =
+                topospread_k8s::notes::unadvertised_extended_resources(&who, pod, &advertised);
+            topospread_k8s::notes::unmodelled(&who, pod)
+                .into_iter()
+                .chain(extended)
+        })
         .collect()
 }
 

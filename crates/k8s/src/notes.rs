@@ -61,6 +61,46 @@ pub fn unmodelled(subject: &str, pod: &k8s_openapi::api::core::v1::Pod) -> Vec<N
     notes
 }
 
+/// A note when `pod` (named by `subject`) asks for an extended resource that no node
+/// lists in `status.allocatable` (`advertised` holds those that some node lists): in a
+/// cluster with DRAExtendedResource, a DeviceClass naming it in
+/// `spec.extendedResourceName` has the DynamicResources plugin allocate it from devices
+/// (NodeResourcesFit then leaves it alone), which is not simulated, so the pod is
+/// reported as not fitting.
+pub fn unadvertised_extended_resources(
+    subject: &str,
+    pod: &k8s_openapi::api::core::v1::Pod,
+    advertised: &std::collections::BTreeSet<String>,
+) -> Option<Note> {
+    let spec = pod.spec.as_ref()?;
+    let mut missing: Vec<&str> = spec
+        .containers
+        .iter()
+        .chain(spec.init_containers.iter().flatten())
+        .filter_map(|c| c.resources.as_ref())
+        .flat_map(|r| r.requests.iter().flatten().chain(r.limits.iter().flatten()))
+        .map(|(name, _)| name.as_str())
+        .filter(|name| {
+            topospread::api::resources::is_extended_resource_name(name)
+                && !advertised.contains(*name)
+        })
+        .collect();
+    missing.sort_unstable();
+    missing.dedup();
+    if missing.is_empty() {
+        return None;
+    }
+    Some(Note::new(
+        subject,
+        format!(
+            "asks for {}, which no node lists in status.allocatable: if a DeviceClass \
+             provides it (spec.extendedResourceName, DRAExtendedResource), the \
+             DynamicResources plugin would allocate it from devices, which is not simulated",
+            missing.join(", ")
+        ),
+    ))
+}
+
 /// How many subjects a summary line names before "and N more".
 const NAMED: usize = 2;
 
@@ -158,5 +198,27 @@ mod tests {
             s.scheduling_group = Some(Default::default());
         }
         assert!(unmodelled("a.yaml: pod/p", &pod).is_empty());
+    }
+
+    #[test]
+    fn an_extended_resource_no_node_lists_gets_a_note() {
+        let pod: k8s_openapi::api::core::v1::Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "c", "image": "i", "resources": {
+                "requests": {"cpu": "1", "example.com/gpu": "1"},
+                "limits": {"example.com/gpu": "1", "nvidia.com/gpu": "1"}}}]}
+        }))
+        .expect("pod");
+        let advertised: std::collections::BTreeSet<String> = ["nvidia.com/gpu".to_string()].into();
+        let note =
+            unadvertised_extended_resources("a.yaml: pod/p", &pod, &advertised).expect("a note");
+        assert!(
+            note.to_string()
+                .starts_with("a.yaml: pod/p: asks for example.com/gpu, which no node lists"),
+            "{note}"
+        );
+        let all: std::collections::BTreeSet<String> =
+            ["nvidia.com/gpu".to_string(), "example.com/gpu".to_string()].into();
+        assert!(unadvertised_extended_resources("a.yaml: pod/p", &pod, &all).is_none());
     }
 }

@@ -305,3 +305,32 @@ fn pods_claiming_devices_are_noted_by_name_not_silently_placed() {
     );
     assert_eq!(placements(&v).len(), 5);
 }
+
+/// A pod asking for an extended resource no node lists (a device a DRA DeviceClass may
+/// provide through `extendedResourceName`) is named in a note, not only left Pending.
+#[test]
+fn an_extended_resource_no_node_lists_is_noted_by_pod() {
+    let f = super::temp(
+        "dra-extended.yaml",
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '4', memory: 8Gi, pods: '110', nvidia.com/gpu: '1'}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: trainer}\nspec:\n  containers: [{name: c, image: i, resources: {limits: {example.com/gpu: '1'}}}]\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: cuda}\nspec:\n  containers: [{name: c, image: i, resources: {limits: {nvidia.com/gpu: '1'}}}]\n",
+    );
+    let (v, code) = simulate(&[], &["-f", &f]);
+    assert_eq!(code, 1, "{v}");
+    let notes: Vec<&str> = v["notes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let noted: Vec<&&str> = notes
+        .iter()
+        .filter(|n| n.contains("which no node lists in status.allocatable"))
+        .collect();
+    assert_eq!(noted.len(), 1, "{notes:?}");
+    assert!(
+        noted[0].contains("pod/trainer: asks for example.com/gpu,"),
+        "{}",
+        noted[0]
+    );
+    assert!(!noted[0].contains("pod/cuda"), "{}", noted[0]);
+}
