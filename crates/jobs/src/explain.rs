@@ -113,21 +113,50 @@ pub fn explain(ctx: &Context, request: ExplainRequest) -> Result<ExplainReport> 
             r.error
         );
     }
-    let Some(id) = world.snapshot.pod_id(ns, name) else {
-        refuse!(
-            "pod {ns}/{name}: not found in the files or among the pods their workloads make; pending pods: {}",
-            pending_names(&world)
-        );
-    };
-    if let Some(node) = world.snapshot.pod_node(id) {
-        refuse!(
-            "pod {ns}/{name}: already bound to node {} (spec.nodeName); explain takes a pending pod",
-            world.snapshot.node(node).node.name
-        );
-    }
+    let held = world
+        .expansion
+        .ordered
+        .iter()
+        .any(|o| o.namespace == ns && o.holds(name));
     let mut runtime = Runtime::new(&setup, &mut world.snapshot, request.seed)?;
-    runtime.explain_pod(id);
-    let (results, _) = schedule_all(&mut runtime, &mut world, &mut ())?;
+    let id = if held {
+        // An OrderedReady StatefulSet's ordinal: explained if its controller creates it.
+        runtime.explain_on_creation(ns, name);
+        schedule_all(&mut runtime, &mut world, &mut ())?;
+        match world.snapshot.pod_id(ns, name) {
+            Some(id) => id,
+            None => {
+                let why = world
+                    .expansion
+                    .ordered
+                    .iter()
+                    .find(|o| o.namespace == ns && o.holds(name))
+                    .and_then(|o| o.why_not_created(&world.snapshot))
+                    .unwrap_or_else(|| "not created".into());
+                refuse!("pod {ns}/{name}: never created, so never scheduled: {why}");
+            }
+        }
+    } else {
+        let Some(id) = world.snapshot.pod_id(ns, name) else {
+            refuse!(
+                "pod {ns}/{name}: not found in the files or among the pods their workloads make; pending pods: {}",
+                pending_names(&world)
+            );
+        };
+        if let Some(node) = world.snapshot.pod_node(id) {
+            refuse!(
+                "pod {ns}/{name}: already bound to node {} (spec.nodeName); explain takes a pending pod",
+                world.snapshot.node(node).node.name
+            );
+        }
+        runtime.explain_pod(id);
+        id
+    };
+    let results = if held {
+        vec![(id, runtime.placement(&world.snapshot, id))]
+    } else {
+        schedule_all(&mut runtime, &mut world, &mut ())?.0
+    };
     let Some(pod) = world.snapshot.pod(id).cloned() else {
         refuse!("pod {ns}/{name}: preempted by a higher-priority pod before it was bound");
     };

@@ -7,6 +7,7 @@ mod read;
 
 use crate::context::Context;
 use crate::error::{Error, Result, refuse};
+use std::collections::HashSet;
 use std::path::PathBuf;
 use topospread::api::Symbols;
 use topospread::convert;
@@ -18,7 +19,9 @@ use topospread_k8s::load::{
     parse_manifests_reader_compact,
 };
 use topospread_k8s::notes::{Note, summarize};
-use topospread_k8s::workloads::{self, ExpandOptions, Expansion, Scale, expand_with};
+use topospread_k8s::workloads::{
+    self, ExpandOptions, Expansion, Ordinal, Scale, Synced, expand_with,
+};
 
 pub use read::{InputPath, open_path, read_path, resolve};
 
@@ -270,15 +273,60 @@ pub fn build(ctx: &Context, input: &Input, seed: u64, scale: &[Scale]) -> Result
     for r in &mut expansion.rollouts {
         r.admission = std::sync::Arc::new(built.admission.clone());
     }
+    for set in &mut expansion.ordered {
+        set.admission = std::sync::Arc::new(built.admission.clone());
+    }
+    // An OrderedReady StatefulSet's new pods are created one ordinal at a time, the
+    // first of them now if every ordinal below it is Running and Ready.
+    let held: HashSet<(&str, &str)> = expansion
+        .ordered
+        .iter()
+        .flat_map(|o| {
+            o.ordinals.iter().filter_map(|p| match p {
+                Ordinal::Missing(p) => Some((o.namespace.as_str(), p.metadata.name.as_deref()?)),
+                _ => None,
+            })
+        })
+        .collect();
     for p in &expansion.pods {
+        let ns = p.pod.metadata.namespace.as_deref().unwrap_or_default();
+        let name = p.pod.metadata.name.as_deref().unwrap_or_default();
+        if held.contains(&(ns, name)) {
+            continue;
+        }
         if let Some(r) =
             build::admit_and_add_with(&mut snapshot, &p.pod, &p.source.file, &built.admission)?
         {
             refused.push(r);
         }
     }
+    drop(held);
     // The cluster as it is, for reports' "before", when controllers remove pods from it.
-    let before_removal = (!expansion.removed.is_empty()).then(|| snapshot.clone());
+    let condemned = expansion.ordered.iter().any(|o| !o.condemned.is_empty());
+    let before_removal = (!expansion.removed.is_empty() || condemned).then(|| snapshot.clone());
+    // The OrderedReady sets' first sync: each creates its first missing ordinal, or
+    // deletes condemned pods (bound ones go at once, one per sync) when every ordinal
+    // is Running and Ready.
+    let mut removed = Vec::new();
+    loop {
+        let mut deleted = false;
+        for set in &mut expansion.ordered {
+            match set.sync(&mut snapshot, &mut |s, id| {
+                s.remove_pod(id);
+            })? {
+                Synced::Refused(r) => refused.push(*r),
+                Synced::Deleted(r) => {
+                    removed.push(r);
+                    deleted = true;
+                }
+                Synced::Created(_) | Synced::Nothing => {}
+            }
+        }
+        if !deleted {
+            break;
+        }
+    }
+    expansion.removed.extend(removed);
     for r in &expansion.removed {
         if let Some(id) = snapshot.pod_id(&r.namespace, &r.pod) {
             snapshot.remove_pod(id);
@@ -377,10 +425,25 @@ fn unmodelled_notes(objects: &[Loaded], expansion: &Expansion) -> Vec<Note> {
         );
         (who, &r.template)
     });
+    // Extended resources some node lists in its allocatable.
+    let advertised: std::collections::BTreeSet<String> = objects
+        .iter()
+        .filter_map(|l| match &l.object {
+            Object::Node(n) => n.status.as_ref()?.allocatable.as_ref(),
+            _ => None,
+        })
+        .flat_map(|a| a.keys().cloned())
+        .collect();
     pending
         .chain(made)
         .chain(rollouts)
-        .flat_map(|(who, pod)| topospread_k8s::notes::unmodelled(&who, pod))
+        .flat_map(|(who, pod)| {
+            let extended =
+                topospread_k8s::notes::unadvertised_extended_resources(&who, pod, &advertised);
+            topospread_k8s::notes::unmodelled(&who, pod)
+                .into_iter()
+                .chain(extended)
+        })
         .collect()
 }
 

@@ -154,12 +154,13 @@ fn prepare(ctx: &Context, cluster: Cluster, strategy: Strategy) -> Result<Prepar
     let setup = config::load(ctx, config_file.as_deref(), &input)?;
     let mut world = input::build(ctx, &input, seed, &[])?;
     let mut notes = world.notes.clone();
-    if !world.queue.is_empty() {
+    if !world.queue.is_empty() || !world.expansion.ordered.is_empty() {
         // Workloads in the files that have no pods yet are scheduled first, as
         // `simulate` would: the plan starts from where they land.
         let mut runtime = Runtime::new(&setup, &mut world.snapshot, seed)?;
-        let n = world.queue.len();
-        simulate::schedule_all(&mut runtime, &mut world, &mut ())?;
+        let n = simulate::schedule_all(&mut runtime, &mut world, &mut ())?
+            .0
+            .len();
         notes.push(format!(
             "{n} pending pods were scheduled first (as simulate does)"
         ));

@@ -39,6 +39,8 @@ pub enum Placement {
 /// The engine's simulation: the scheduling queue on a virtual clock.
 pub struct Runtime {
     sim: Simulation,
+    /// `namespace/name` of a pod not created yet whose cycles to record once it is.
+    explain_later: Option<(String, String)>,
 }
 
 impl Runtime {
@@ -49,6 +51,7 @@ impl Runtime {
         scheduler.set_seed(seed);
         Ok(Self {
             sim: Simulation::new(scheduler),
+            explain_later: None,
         })
     }
 
@@ -110,6 +113,30 @@ impl Runtime {
     /// What happened, in order.
     pub fn events(&self) -> &[SimEvent] {
         self.sim.events()
+    }
+
+    /// A controller deletes pod `id` (a scale-down): it leaves the snapshot and the
+    /// queue, and pods waiting for room are retried.
+    pub fn delete_pod(&mut self, snapshot: &mut Snapshot, id: PodId) {
+        self.sim.delete_pod(snapshot, id);
+    }
+
+    /// Records the cycles of pod `namespace/name`, which a controller creates later in
+    /// the run (an OrderedReady StatefulSet's ordinal), once it is created.
+    pub fn explain_on_creation(&mut self, namespace: &str, name: &str) {
+        self.explain_later = Some((namespace.to_string(), name.to_string()));
+    }
+
+    /// A controller created pod `id`: recorded if it is the one to explain.
+    pub fn created(&mut self, snapshot: &Snapshot, id: PodId) {
+        let Some(pod) = snapshot.pod(id) else {
+            return;
+        };
+        if self.explain_later.as_ref().is_some_and(|(ns, name)| {
+            *name == *pod.name && snapshot.symbols().resolve(pod.namespace) == ns
+        }) {
+            self.explain_pod(id);
+        }
     }
 
     /// Records `id`'s cycles, so [`Self::explanation`] can show its last one.

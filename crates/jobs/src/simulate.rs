@@ -22,7 +22,7 @@ use topospread::simulation::{Drained, SimEvent};
 use topospread::snapshot::{NodeId, PodId, Snapshot};
 use topospread::spread::{PodSpread, SpreadCounter};
 use topospread_k8s::load::{Loaded, Object};
-use topospread_k8s::workloads::{RolloutReport, Scale};
+use topospread_k8s::workloads::{RolloutReport, Scale, Synced};
 use topospread_report::summarize;
 
 /// What to simulate.
@@ -91,10 +91,15 @@ impl Simulation {
         &self.world.snapshot
     }
 
-    /// Whether a user would call the run a failure: pods left Pending, pods refused,
-    /// workloads not expanded.
+    /// Whether a user would call the run a failure: pods left Pending, pods refused or
+    /// not created (an OrderedReady StatefulSet held back), workloads not expanded.
     pub fn failed(&self) -> bool {
         self.report.pending > 0
+            || self
+                .report
+                .workloads
+                .iter()
+                .any(|w| !w.not_created.is_empty())
             || !self.world.refused.is_empty()
             || !self.world.refused_objects.is_empty()
             || !self.world.expansion.errors.is_empty()
@@ -150,6 +155,11 @@ pub fn simulate(
         None if !drain.is_empty()
             || !lose.is_empty()
             || !world.expansion.rollouts.is_empty()
+            || world
+                .expansion
+                .ordered
+                .iter()
+                .any(|o| !o.condemned.is_empty())
             || preemption_possible(&world) =>
         {
             Before::Snapshot(Box::new(world.snapshot.clone()))
@@ -270,7 +280,14 @@ pub fn simulate(
             .filter(|r| r.namespace == w.namespace && w.pods.contains(&r.name))
             .map(|r| failed_create_event(w.kind, &w.name, &r.name, &r.error.to_string()))
             .collect();
+        let ordered =
+            world.expansion.ordered.iter().find(|o| {
+                w.kind == "StatefulSet" && o.namespace == w.namespace && o.name == w.name
+            });
         workloads.push(WorkloadReport {
+            not_created: ordered.map(|o| o.not_created()).unwrap_or_default(),
+            not_created_reason: ordered.and_then(|o| o.why_not_created(snapshot)),
+            not_removed_reason: ordered.and_then(|o| o.why_not_removed(snapshot)),
             failed_create,
             kind: w.kind.to_string(),
             namespace: w.namespace.clone(),
@@ -368,11 +385,13 @@ pub fn schedule_all(
     world: &mut input::World,
     progress: &mut dyn Progress,
 ) -> Result<Scheduled> {
-    let refused = runtime.enqueue(&world.snapshot, &world.queue);
+    let mut refused = runtime.enqueue(&world.snapshot, &world.queue);
     runtime.run(&mut world.snapshot, world.queue.len(), progress)?;
+    let created = create_ordinals(runtime, world, &mut refused)?;
     let snapshot = &world.snapshot;
     let symbols = snapshot.symbols();
     let mut order = world.queue.clone();
+    order.extend(created);
     let mut preempted = Vec::new();
     for e in runtime.events() {
         match e {
@@ -400,6 +419,47 @@ pub fn schedule_all(
         })
         .collect();
     Ok((results, preempted))
+}
+
+/// The OrderedReady StatefulSets' controller, syncing each time the scheduler has
+/// settled: each set creates its next ordinal once those below it are bound (Running and
+/// Ready), or deletes its highest condemned pod once all are, and the scheduler runs
+/// again, until no set does anything. Returns the pods
+/// created; those no profile serves join `refused`, those admission refuses
+/// [`World::refused`].
+fn create_ordinals(
+    runtime: &mut Runtime,
+    world: &mut World,
+    refused: &mut Vec<(PodId, String)>,
+) -> Result<Vec<PodId>> {
+    let mut created = Vec::new();
+    loop {
+        let mut made = Vec::new();
+        let mut deleted = false;
+        for set in &mut world.expansion.ordered {
+            let synced = set.sync(&mut world.snapshot, &mut |s, id| {
+                runtime.delete_pod(s, id);
+            })?;
+            match synced {
+                Synced::Created(id) => {
+                    runtime.created(&world.snapshot, id);
+                    made.push(id);
+                }
+                Synced::Refused(r) => world.refused.push(*r),
+                Synced::Deleted(r) => {
+                    world.expansion.removed.push(r);
+                    deleted = true;
+                }
+                Synced::Nothing => {}
+            }
+        }
+        if made.is_empty() && !deleted {
+            return Ok(created);
+        }
+        refused.extend(runtime.enqueue(&world.snapshot, &made));
+        runtime.run(&mut world.snapshot, made.len(), &mut ())?;
+        created.extend(made);
+    }
 }
 
 /// Carries out every pending rollout after the first scheduling run, in input order:
@@ -621,7 +681,17 @@ pub fn cluster_yaml(
         }
     }
     let created = world.rollouts.iter().flat_map(|r| &r.created_pods);
-    for p in world.expansion.pods.iter().map(|p| &p.pod).chain(created) {
+    // An OrderedReady StatefulSet's ordinals it never created are not in the cluster.
+    let made = world.expansion.pods.iter().map(|p| &p.pod).filter(|p| {
+        let name = p.metadata.name.as_deref().unwrap_or_default();
+        let ns = p.metadata.namespace.as_deref().unwrap_or("default");
+        !world
+            .expansion
+            .ordered
+            .iter()
+            .any(|o| o.namespace == ns && o.holds(name))
+    });
+    for p in made.chain(created) {
         let mut p = p.clone();
         place(&mut p);
         pods.push(p);

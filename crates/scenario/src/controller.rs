@@ -56,6 +56,10 @@ struct Expect {
     /// message, exactly.
     #[serde(default)]
     refused: Option<BTreeMap<String, String>>,
+    /// Pods an OrderedReady StatefulSet never created, by set, lowest ordinal first
+    /// (exact; a set not listed has none).
+    #[serde(default)]
+    not_created: Option<BTreeMap<String, Vec<String>>>,
 }
 
 #[derive(Deserialize)]
@@ -137,13 +141,25 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
     )
     .map_err(|e| bad("cluster", &e))?;
     let mut snapshot = built.snapshot;
+    let mut expansion = expansion;
     let mut refused: BTreeMap<String, String> = BTreeMap::new();
+    let held = |ns: &str, name: &str, sets: &[workloads::OrderedSet]| {
+        sets.iter().any(|o| o.namespace == ns && o.holds(name))
+    };
     for p in &expansion.pods {
+        let ns = p.pod.metadata.namespace.as_deref().unwrap_or("default");
+        let name = p.pod.metadata.name.as_deref().unwrap_or_default();
+        if held(ns, name, &expansion.ordered) {
+            continue;
+        }
         let r = build::admit_and_add_with(&mut snapshot, &p.pod, file, &built.admission)
             .map_err(|e| bad("cluster", &e))?;
         if let Some(r) = r {
             refused.insert(r.name, r.error.to_string());
         }
+    }
+    for set in &mut expansion.ordered {
+        set.admission = std::sync::Arc::new(built.admission.clone());
     }
     for r in &expansion.removed {
         if let Some(id) = snapshot.pod_id(&r.namespace, &r.pod) {
@@ -157,9 +173,37 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
     )
     .map_err(|e| bad("config", &e))?;
     let mut sim = Simulation::new(scheduler);
-    sim.enqueue_pending(&snapshot);
-    sim.run(&mut snapshot, |_, _| {})
-        .map_err(|e| bad("cluster", &e))?;
+    // OrderedReady StatefulSets: one ordinal created (or condemned pod deleted) per sync
+    // of their controller, each sync once the scheduler has settled, as `simulate` runs
+    // them.
+    let mut condemned_removed = Vec::new();
+    loop {
+        let mut made = false;
+        for set in &mut expansion.ordered {
+            let synced = set
+                .sync(&mut snapshot, &mut |s, id| {
+                    sim.delete_pod(s, id);
+                })
+                .map_err(|e| bad("cluster", &e))?;
+            match synced {
+                workloads::Synced::Created(_) => made = true,
+                workloads::Synced::Deleted(r) => {
+                    condemned_removed.push(r.pod);
+                    made = true;
+                }
+                workloads::Synced::Refused(r) => {
+                    refused.insert(r.name, r.error.to_string());
+                }
+                workloads::Synced::Nothing => {}
+            }
+        }
+        sim.enqueue_pending(&snapshot);
+        sim.run(&mut snapshot, |_, _| {})
+            .map_err(|e| bad("cluster", &e))?;
+        if !made {
+            break;
+        }
+    }
     let mut rollouts: Vec<RolloutReport> = Vec::new();
     for r in &expansion.rollouts {
         rollouts.push(
@@ -193,12 +237,9 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
     // Owner of every pod created, by the controller reference the pod carries.
     let mut created: BTreeMap<String, usize> = BTreeMap::new();
     for p in &expansion.pods {
-        if p.pod
-            .metadata
-            .name
-            .as_ref()
-            .is_some_and(|n| refused.contains_key(n))
-        {
+        let ns = p.pod.metadata.namespace.as_deref().unwrap_or("default");
+        let name = p.pod.metadata.name.as_deref().unwrap_or_default();
+        if refused.contains_key(name) || held(ns, name, &expansion.ordered) {
             continue;
         }
         let owner = p
@@ -239,7 +280,23 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
             format!("{refused:?}"),
         ));
     }
+    if let Some(want) = &case.expect.not_created {
+        let got: BTreeMap<String, Vec<String>> = expansion
+            .ordered
+            .iter()
+            .map(|o| (o.name.clone(), o.not_created()))
+            .filter(|(_, n)| !n.is_empty())
+            .collect();
+        if *want != got {
+            mismatches.push(Mismatch::new(
+                "notCreated",
+                format!("{want:?}"),
+                format!("{got:?}"),
+            ));
+        }
+    }
     let mut removed: Vec<String> = expansion.removed.iter().map(|r| r.pod.clone()).collect();
+    removed.extend(condemned_removed);
     for r in &rollouts {
         removed.extend(r.deleted.iter().cloned());
     }

@@ -238,6 +238,35 @@ fn table(r: &SimulationReport, width: usize, wide: bool) -> String {
             );
         }
     }
+    let held: Vec<_> = r
+        .workloads
+        .iter()
+        .filter(|w| !w.not_created.is_empty())
+        .collect();
+    if !held.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nNot created by their controller (not in the cluster)"
+        );
+        for w in &held {
+            let why = w.not_created_reason.as_deref().unwrap_or_default();
+            let _ = writeln!(out, "  {}/{}: {why}", w.namespace, w.name);
+        }
+    }
+    let kept: Vec<_> = r
+        .workloads
+        .iter()
+        .filter_map(|w| Some((w, w.not_removed_reason.as_deref()?)))
+        .collect();
+    if !kept.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nNot removed by their controller (scale-down held back)"
+        );
+        for (w, why) in kept {
+            let _ = writeln!(out, "  {}/{}: {why}", w.namespace, w.name);
+        }
+    }
     if !r.removed.is_empty() {
         let _ = writeln!(
             out,
@@ -274,6 +303,10 @@ fn table(r: &SimulationReport, width: usize, wide: bool) -> String {
     let _ = write!(out, "\n{} scheduled, {} pending", r.scheduled, r.pending);
     if !r.refused.is_empty() {
         let _ = write!(out, ", {} refused", r.refused.len());
+    }
+    let not_created: usize = held.iter().map(|w| w.not_created.len()).sum();
+    if not_created > 0 {
+        let _ = write!(out, ", {not_created} not created");
     }
     out.push('\n');
     out

@@ -273,7 +273,7 @@ fn an_api_version_the_chosen_release_does_not_serve_yet_or_any_more_is_refused()
 fn pods_claiming_devices_are_noted_by_name_not_silently_placed() {
     let f = super::temp(
         "dra.yaml",
-        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: one-gpu}\nspec: {spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com}}]}}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: trainer}\nspec:\n  resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]\n  containers: [{name: c, image: i}]\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: infer}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: infer}}\n  template:\n    metadata: {labels: {app: infer}}\n    spec:\n      resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]\n      containers: [{name: c, image: i}]\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: plain}\nspec: {containers: [{name: c, image: i}]}\n",
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: one-gpu}\nspec: {spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com}}]}}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: trainer}\nspec:\n  resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]\n  containers: [{name: c, image: i}]\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: infer}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: infer}}\n  template:\n    metadata: {labels: {app: infer}}\n    spec:\n      resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]\n      containers: [{name: c, image: i}]\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: plain}\nspec: {containers: [{name: c, image: i}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: gang}\nspec:\n  schedulingGroup: {podGroupName: trainers}\n  containers: [{name: c, image: i}]\n",
     );
     let (v, code) = simulate(&[], &["-f", &f]);
     assert_eq!(code, 0, "{v}");
@@ -293,9 +293,44 @@ fn pods_claiming_devices_are_noted_by_name_not_silently_placed() {
     assert!(!dra[0].contains("pod/plain"), "{}", dra[0]);
     assert!(
         notes.iter().any(|n| n.contains(
-            "resourceclaimtemplate/one-gpu: skipped: kind ResourceClaimTemplate (resource.k8s.io/v1) is not read by the scheduler"
+            "resourceclaimtemplate/one-gpu: skipped: kind ResourceClaimTemplate (resource.k8s.io/v1) read by the scheduler (DynamicResources) but not modelled: no device is allocated"
         )),
         "{notes:?}"
     );
-    assert_eq!(placements(&v).len(), 4);
+    assert!(
+        notes.iter().any(|n| n.ends_with(
+            "pod/gang: spec.schedulingGroup: not modelled: gang scheduling (a PodGroup's pods placed together or not at all) is not simulated, so the pod is placed on its own"
+        )),
+        "{notes:?}"
+    );
+    assert_eq!(placements(&v).len(), 5);
+}
+
+/// A pod asking for an extended resource no node lists (a device a DRA DeviceClass may
+/// provide through `extendedResourceName`) is named in a note, not only left Pending.
+#[test]
+fn an_extended_resource_no_node_lists_is_noted_by_pod() {
+    let f = super::temp(
+        "dra-extended.yaml",
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '4', memory: 8Gi, pods: '110', nvidia.com/gpu: '1'}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: trainer}\nspec:\n  containers: [{name: c, image: i, resources: {limits: {example.com/gpu: '1'}}}]\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: cuda}\nspec:\n  containers: [{name: c, image: i, resources: {limits: {nvidia.com/gpu: '1'}}}]\n",
+    );
+    let (v, code) = simulate(&[], &["-f", &f]);
+    assert_eq!(code, 1, "{v}");
+    let notes: Vec<&str> = v["notes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let noted: Vec<&&str> = notes
+        .iter()
+        .filter(|n| n.contains("which no node lists in status.allocatable"))
+        .collect();
+    assert_eq!(noted.len(), 1, "{notes:?}");
+    assert!(
+        noted[0].contains("pod/trainer: asks for example.com/gpu,"),
+        "{}",
+        noted[0]
+    );
+    assert!(!noted[0].contains("pod/cuda"), "{}", noted[0]);
 }

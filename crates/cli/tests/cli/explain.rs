@@ -378,4 +378,30 @@ fn explain_at_five_thousand_nodes_is_a_screenful_and_wide_lists_every_node() {
         })
         .count();
     assert_eq!(verdict_lines, 5000);
+
+/// The fixture's StatefulSet is OrderedReady: db-1 is created once db-0 is bound, and
+/// is explained from that cycle on; db-2 waits for db-1, which stays Pending, so it is
+/// never created and there is no cycle to show.
+#[test]
+fn an_ordered_ready_ordinal_is_explained_once_created_and_never_created_says_why() {
+    let f = fixture("workloads.yaml");
+    let later = run(&["explain", "-f", &f, "data/db-1"]);
+    // Exit 1: it stays Pending.
+    assert_eq!(later.status.code(), Some(1), "{}", stderr(&later));
+    let text = stdout(&later);
+    assert!(text.starts_with("pod data/db-1\n"), "{text}");
+    assert!(
+        text.contains("didn't match pod topology spread constraints"),
+        "{text}"
+    );
+    let never = run(&["explain", "-f", &f, "data/db-2"]);
+    assert_eq!(never.status.code(), Some(2), "{}", stdout(&never));
+    assert!(never.stdout.is_empty());
+    let err = stderr(&never);
+    assert!(
+        err.contains(
+            "pod data/db-2: never created, so never scheduled: db-2 not created: StatefulSet db (OrderedReady) waits for db-1 to be Running and Ready"
+        ),
+        "{err}"
+    );
 }

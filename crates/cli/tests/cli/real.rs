@@ -66,8 +66,9 @@ fn nodes_in(name: &str, zones: &[&str]) -> String {
 /// Argo CD's HA install on two nodes: redis-ha's StatefulSet and its HAProxy Deployment
 /// want three nodes (required pod anti-affinity on `kubernetes.io/hostname`), so the
 /// third of each stays Pending, as Argo CD's docs warn. redis-ha-server-2 exists: its
-/// StatefulSet (OrderedReady) creates it once servers 0 and 1 are Ready, which they
-/// are. argocd-server and the repo server (two replicas, required anti-affinity per
+/// StatefulSet (OrderedReady) creates one ordinal at a time, server-2 once servers 0
+/// and 1 are bound (Running and Ready), which they are; it is the last, so nothing is
+/// held back behind it. argocd-server and the repo server (two replicas, required anti-affinity per
 /// host, preferred per zone) take one node, so one zone, each.
 #[test]
 fn argo_cd_ha_on_two_nodes_leaves_the_third_replicas_pending() {
@@ -86,6 +87,17 @@ fn argo_cd_ha_on_two_nodes_leaves_the_third_replicas_pending() {
         "{redis:?}"
     );
     assert_eq!(redis[2].1, "", "the last ordinal waits: {redis:?}");
+    // Created one at a time, each once the one below was bound: none held back.
+    let sets: Vec<&Value> = v["workloads"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|w| w["kind"] == "StatefulSet")
+        .collect();
+    assert!(!sets.is_empty(), "{v}");
+    for w in sets {
+        assert!(w["not_created"].is_null(), "{w}");
+    }
     let pending: Vec<&Value> = v["pods"]
         .as_array()
         .into_iter()
@@ -153,7 +165,7 @@ fn a_kind_cluster_keeps_its_control_plane_for_what_tolerates_the_taint() {
     );
     // Notes name the file as it was given: a path ending in the fixture's.
     assert!(
-        notes.iter().any(|n| n.ends_with("real/aws-ebs-csi-driver.yaml: csidriver/ebs.csi.aws.com: skipped: kind CSIDriver (storage.k8s.io/v1) does not affect scheduling")),
+        notes.iter().any(|n| n.ends_with("real/aws-ebs-csi-driver.yaml: csidriver/ebs.csi.aws.com: skipped: kind CSIDriver (storage.k8s.io/v1) read by the scheduler's volume plugins (VolumeBinding reads spec.storageCapacity) but not modelled")),
         "{notes:?}"
     );
 }
@@ -271,9 +283,9 @@ fn a_statefulsets_pods_follow_their_zonal_volumes() {
 
 /// The docs' `web` StatefulSet (claims from `volumeClaimTemplates`, no
 /// storageClassName) in a cluster whose only StorageClass, local-path, is not the
-/// default: the claims get no class, nothing provisions them, and web-0 waits. (Its
-/// StatefulSet is OrderedReady, so the cluster never creates web-1 while web-0 is not
-/// Ready; the simulation creates every replica, so only web-0 is checked here.)
+/// default: the claims get no class, nothing provisions them, and web-0 waits. Its
+/// StatefulSet is OrderedReady, so web-1 is never created while web-0 is not Running
+/// and Ready: the report says so, and counts it neither as a pod nor as pending.
 #[test]
 fn a_statefulset_without_a_default_storage_class_waits_for_its_claims() {
     let (v, code) = simulate(
@@ -291,6 +303,38 @@ fn a_statefulset_without_a_default_storage_class_waits_for_its_claims() {
         web[0]["message"],
         "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
     );
+    assert!(pods(&v, "web-1").is_empty(), "{v}");
+    assert_eq!(v["pending"], 1, "{v}");
+    let set = v["workloads"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|w| w["kind"] == "StatefulSet" && w["name"] == "web")
+        .unwrap_or_else(|| panic!("no StatefulSet web: {v}"));
+    assert_eq!(
+        (set["pods"].as_u64(), set["pending"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert_eq!(set["not_created"], serde_json::json!(["web-1"]), "{set}");
+    assert_eq!(
+        set["not_created_reason"],
+        "web-1 not created: StatefulSet web (OrderedReady) waits for web-0 to be Running and Ready"
+    );
+    // The cluster it leaves has no web-1 either.
+    let o = run(&[
+        "simulate",
+        "-f",
+        &fixture("real-nodes.yaml"),
+        "-f",
+        &fixture("real/local-path-provisioner.yaml"),
+        "-f",
+        &fixture("real-cases/web-statefulset.yaml"),
+        "-o",
+        "yaml",
+    ]);
+    let yaml = stdout(&o);
+    assert!(yaml.contains("name: web-0\n"), "{yaml}");
+    assert!(!yaml.contains("name: web-1\n"), "{yaml}");
 }
 
 /// Operators whose workloads are custom resources: the operator's Deployment is

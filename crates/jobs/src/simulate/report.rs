@@ -98,6 +98,20 @@ pub struct WorkloadReport {
     /// ResourceQuota exceeded, ...), in the controller's words.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub failed_create: Vec<String>,
+    /// Pods its controller has not created: an OrderedReady StatefulSet's ordinals above
+    /// one that is not Running and Ready. They are not in the cluster (nor pending).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_created: Vec<String>,
+    /// Why they were not created (`web-2..web-4 not created: StatefulSet web
+    /// (OrderedReady) waits for web-1 to be Running and Ready`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_created_reason: Option<String>,
+    /// Why pods beyond its replicas were not removed: an OrderedReady StatefulSet
+    /// scales down only while every ordinal below is Running and Ready (`web-3..web-4
+    /// not removed: StatefulSet web (OrderedReady) scales down once web-1 is Running
+    /// and Ready`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_removed_reason: Option<String>,
 }
 
 /// A pod the API server's admission would refuse: never created.
@@ -145,7 +159,8 @@ pub struct SimulationReport {
     /// the API server's words): not simulated, the rest is.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub refused_objects: Vec<String>,
-    /// Existing pods their controller removed before scheduling (scale-downs).
+    /// Existing pods their controller removed (scale-downs): before scheduling, or for
+    /// an OrderedReady StatefulSet one at a time as its other pods become Ready.
     pub removed: Vec<RemovedPod>,
     /// Deployments rolled out to a new template, step by step.
     pub rollouts: Vec<RolloutReport>,

@@ -690,9 +690,72 @@ const SKIPPED_KINDS: &[&str] = &[
     "MutatingWebhookConfiguration",
     "ValidatingWebhookConfiguration",
     "APIService",
-    "CSIDriver",
-    "VolumeAttachment",
 ];
+
+/// Kinds the default profile's plugins read that topospread does not model: each is
+/// skipped with a note saying so (never "does not affect scheduling"), by API group.
+const UNMODELLED_KINDS: &[(&str, &str, &str)] = &[
+    (
+        "CSIDriver",
+        "storage.k8s.io",
+        "read by the scheduler's volume plugins (VolumeBinding reads spec.storageCapacity) but not modelled",
+    ),
+    (
+        "CSIStorageCapacity",
+        "storage.k8s.io",
+        "read by the scheduler (VolumeBinding's storage capacity check for WaitForFirstConsumer claims) but not modelled: claims are provisioned as if every node had room, so \"node(s) did not have enough free storage\" never appears",
+    ),
+    (
+        "VolumeAttachment",
+        "storage.k8s.io",
+        "not modelled: a node's attached CSI volumes are counted from the pods bound to it",
+    ),
+    (
+        "ResourceClaim",
+        "resource.k8s.io",
+        "read by the scheduler (DynamicResources) but not modelled: no device is allocated",
+    ),
+    (
+        "ResourceClaimTemplate",
+        "resource.k8s.io",
+        "read by the scheduler (DynamicResources) but not modelled: no device is allocated",
+    ),
+    (
+        "ResourceSlice",
+        "resource.k8s.io",
+        "read by the scheduler (DynamicResources) but not modelled: no device is allocated",
+    ),
+    (
+        "DeviceClass",
+        "resource.k8s.io",
+        "read by the scheduler (DynamicResources, and NodeResourcesFit for the extended resource a class names in spec.extendedResourceName) but not modelled: no device is allocated",
+    ),
+    (
+        "DeviceTaintRule",
+        "resource.k8s.io",
+        "read by the scheduler (DynamicResources) but not modelled: no device is allocated",
+    ),
+    (
+        "Workload",
+        "scheduling.k8s.io",
+        "read by the scheduler (gang scheduling of the pods that name it) but not modelled: each pod is scheduled on its own",
+    ),
+    (
+        "PodGroup",
+        "scheduling.k8s.io",
+        "read by the scheduler (gang scheduling of the pods that name it) but not modelled: each pod is scheduled on its own",
+    ),
+];
+
+/// The note for a kind the scheduler reads and topospread does not model, if `kind`
+/// (of `api_version`'s group) is one.
+fn unmodelled_kind(kind: &str, api_version: &str) -> Option<&'static str> {
+    let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+    UNMODELLED_KINDS
+        .iter()
+        .find(|(k, g, _)| *k == kind && *g == group)
+        .map(|(_, _, message)| *message)
+}
 
 /// Parses YAML text into its non-empty documents, under generous but finite limits
 /// (so a hostile file fails with a message, not an exhausted machine).
@@ -911,8 +974,12 @@ pub fn parse_object(value: &Value, source: Source, out: &mut Manifests) -> Resul
             .unwrap_or_default();
         if served.ever_served() {
             // Where it is served, it is a kind like any other the scheduler does not read.
-            let message =
-                format!("skipped: kind {kind} ({api_version}) is not read by the scheduler");
+            let message = match unmodelled_kind(kind, &api_version) {
+                Some(why) => format!("skipped: kind {kind} ({api_version}) {why}"),
+                None => {
+                    format!("skipped: kind {kind} ({api_version}) is not read by the scheduler")
+                }
+            };
             out.skipped
                 .push(Note::new(format!("{}: {what}", source.file), message));
         }
@@ -994,7 +1061,9 @@ pub fn parse_object(value: &Value, source: Source, out: &mut Manifests) -> Resul
         "CSINode" => Object::CsiNode(Box::new(typed_read(value, &file, &what, &mut out.skipped)?)),
         "KubeSchedulerConfiguration" => Object::SchedulerConfiguration(value.clone()),
         _ => {
-            let message = if SKIPPED_KINDS.contains(&kind) {
+            let message = if let Some(why) = unmodelled_kind(kind, &api_version) {
+                format!("skipped: kind {kind} ({api_version}) {why}")
+            } else if SKIPPED_KINDS.contains(&kind) {
                 format!("skipped: kind {kind} ({api_version}) does not affect scheduling")
             } else {
                 format!("skipped: kind {kind} ({api_version}) is not read by the scheduler")
@@ -1227,6 +1296,51 @@ mod tests {
         assert_eq!(m.objects[2].source.item, Some(1));
         assert_eq!(m.skipped.len(), 1);
         assert_eq!(m.skipped[0].subject, "dump.json: event/e");
+    }
+
+    #[test]
+    fn kinds_the_scheduler_reads_but_topospread_does_not_model_say_so() {
+        let text = "apiVersion: storage.k8s.io/v1\nkind: CSIStorageCapacity\nmetadata: {name: cap, namespace: kube-system}\nstorageClassName: zonal\n---\napiVersion: storage.k8s.io/v1\nkind: CSIDriver\nmetadata: {name: ebs.csi.aws.com}\nspec: {storageCapacity: true}\n---\napiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu}\n---\napiVersion: scheduling.k8s.io/v1alpha3\nkind: Workload\nmetadata: {name: w}\n---\napiVersion: example.com/v1\nkind: DeviceClass\nmetadata: {name: other}\n";
+        let m = parse_manifests(text, "s.yaml").expect("parses");
+        let notes: Vec<String> = m.skipped.iter().map(ToString::to_string).collect();
+        assert_eq!(notes.len(), 5, "{notes:?}");
+        assert!(
+            notes[0].starts_with("s.yaml: csistoragecapacity/cap (namespace kube-system): skipped: kind CSIStorageCapacity (storage.k8s.io/v1) read by the scheduler (VolumeBinding's storage capacity check"),
+            "{}",
+            notes[0]
+        );
+        assert!(
+            notes[1].contains(
+                "kind CSIDriver (storage.k8s.io/v1) read by the scheduler's volume plugins"
+            ),
+            "{}",
+            notes[1]
+        );
+        assert!(
+            notes[2].contains(
+                "kind DeviceClass (resource.k8s.io/v1) read by the scheduler (DynamicResources"
+            ),
+            "{}",
+            notes[2]
+        );
+        assert!(
+            notes[3].contains(
+                "kind Workload (scheduling.k8s.io/v1alpha3) read by the scheduler (gang scheduling"
+            ),
+            "{}",
+            notes[3]
+        );
+        // A custom resource of the same name is another kind.
+        assert!(
+            notes[4].ends_with("kind DeviceClass (example.com/v1) is not read by the scheduler"),
+            "{}",
+            notes[4]
+        );
+        assert!(
+            notes
+                .iter()
+                .all(|n| !n.contains("does not affect scheduling"))
+        );
     }
 
     #[test]

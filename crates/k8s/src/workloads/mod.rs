@@ -3,7 +3,8 @@
 //! - Deployment: a ReplicaSet `<deployment>-<pod-template-hash>` (see
 //!   [`pod_template_hash`] for how the hash is computed), then its pods.
 //! - ReplicaSet, ReplicationController: pods `<owner>-<5 chars>`.
-//! - StatefulSet: pods `<name>-0 .. <name>-(n-1)`, in order, labelled
+//! - StatefulSet: pods `<name>-0 .. <name>-(n-1)` (from `spec.ordinals.start` when
+//!   set), in order, labelled
 //!   `statefulset.kubernetes.io/pod-name` and `apps.kubernetes.io/pod-index`.
 //! - Job: `parallelism` pods (default 1), capped by the `completions` its Succeeded pods
 //!   have not yet made; none when suspended.
@@ -39,6 +40,7 @@ mod claims;
 mod daemonset;
 mod deployment;
 mod naming;
+mod ordered;
 mod rollout;
 mod scale;
 pub(crate) use scale::requirements_match;
@@ -53,6 +55,7 @@ use topospread::convert::DEFAULT_NAMESPACE;
 
 pub(crate) use daemonset::pod_node;
 pub use naming::pod_template_hash;
+pub use ordered::{OrderedSet, Ordinal, Synced};
 pub use rollout::{Revision, RevisionState, Rollout, RolloutReport, StepReport};
 pub(crate) use scale::candidate as deletion_candidate;
 use scale::selector_matches;
@@ -123,6 +126,10 @@ pub struct Expansion {
     /// PersistentVolumeClaims a StatefulSet's `volumeClaimTemplates` make for its new
     /// pods (`<template>-<set>-<ordinal>`), those not already in the input.
     pub claims: Vec<Loaded>,
+    /// StatefulSets under `podManagementPolicy: OrderedReady` (the default): their new
+    /// pods, still in [`Expansion::pods`], are created one ordinal at a time
+    /// ([`OrderedSet::sync`]), not all at once.
+    pub ordered: Vec<OrderedSet>,
 }
 
 /// What [`Existing`] reads of one pod, whole or compact.
@@ -461,8 +468,11 @@ struct Expander<'a> {
 enum Naming {
     /// `<owner>-<5 chars>`.
     Random,
-    /// `<owner>-<ordinal>`, with the StatefulSet labels.
-    Ordinal,
+    /// `<owner>-<ordinal>` from `spec.ordinals.start`, with the StatefulSet labels.
+    Ordinal {
+        /// The first ordinal (`spec.ordinals.start`, StatefulSetStartOrdinal).
+        start: usize,
+    },
     /// `<owner>-<index>-<5 chars>`, an Indexed Job.
     Indexed,
 }
@@ -557,13 +567,19 @@ impl<'a> Expander<'a> {
                 );
                 let template = Some(&spec.template);
                 let first_new = self.out.pods.len();
+                let start = spec
+                    .ordinals
+                    .as_ref()
+                    .and_then(|o| o.start)
+                    .and_then(|n| usize::try_from(n).ok())
+                    .unwrap_or(0);
                 self.pods(
                     s,
                     &owner,
                     "StatefulSet",
                     template,
                     replicas,
-                    Naming::Ordinal,
+                    Naming::Ordinal { start },
                     &[],
                 );
                 let mut existing: BTreeSet<(String, String)> = self
@@ -581,6 +597,12 @@ impl<'a> Expander<'a> {
                 let new_pods = &mut self.out.pods[first_new..];
                 let claims = claims::apply(ss, new_pods, &mut existing);
                 self.out.claims.extend(claims);
+                if spec.pod_management_policy.as_deref() != Some("Parallel") {
+                    self.ordered_set(s, &owner, replicas, start, first_new);
+                }
+                if let Some(note) = ordered::rolling_update_note(s, ss) {
+                    self.out.notes.push(note);
+                }
             }
             Object::Job(job) => self.job(s, job),
             Object::CronJob(cj) => self.out.notes.push(Note::new(
@@ -597,6 +619,71 @@ impl<'a> Expander<'a> {
             }
             _ => {}
         }
+    }
+
+    /// Records an OrderedReady StatefulSet just expanded (its summary last, its new pods
+    /// from `first_new`): its ordinals in `[0, replicas)`, lowest first.
+    fn ordered_set(
+        &mut self,
+        s: &Source,
+        owner: &Owner<'_>,
+        replicas: i32,
+        start: usize,
+        first_new: usize,
+    ) {
+        let Some(summary) = self.out.workloads.last() else {
+            return;
+        };
+        // Its condemned ordinals go one at a time, once the others are Running and
+        // Ready ([`OrderedSet::sync`]), not all before scheduling.
+        let controller = owner.object();
+        let mut condemned = Vec::new();
+        self.out.removed.retain(|r| {
+            let mine = r.namespace == summary.namespace && r.controller == controller;
+            if mine {
+                condemned.push(r.pod.clone());
+            }
+            !mine
+        });
+        let new = &self.out.pods[first_new..];
+        let start = u64::try_from(start).unwrap_or(0);
+        let end = start.saturating_add(u64::try_from(replicas).unwrap_or(0));
+        let mut ordinals: Vec<(u64, Ordinal)> = summary
+            .pods
+            .iter()
+            .filter_map(|name| {
+                let n = scale::ordinal(name).filter(|n| (start..end).contains(n))?;
+                let slot = match new
+                    .iter()
+                    .find(|p| p.pod.metadata.name.as_deref() == Some(name))
+                {
+                    Some(p) => Ordinal::Missing(Box::new(p.pod.clone())),
+                    None => Ordinal::Created(name.clone()),
+                };
+                Some((n, slot))
+            })
+            .collect();
+        if condemned.is_empty()
+            && !ordinals
+                .iter()
+                .any(|(_, o)| matches!(o, Ordinal::Missing(_)))
+        {
+            return;
+        }
+        ordinals.sort_by_key(|(n, _)| *n);
+        // Until they go, the condemned pods are still the set's.
+        if let Some(summary) = self.out.workloads.last_mut() {
+            summary.pods.extend(condemned.iter().cloned());
+        }
+        let namespace = ns_of(owner.meta);
+        self.out.ordered.push(OrderedSet {
+            source: s.clone(),
+            name: owner.name(),
+            ordinals: ordinals.into_iter().map(|(_, o)| o).collect(),
+            condemned,
+            namespace,
+            admission: self.admission.clone(),
+        });
     }
 
     fn job(&mut self, s: &Source, job: &k8s_openapi::api::batch::v1::Job) {
@@ -659,9 +746,12 @@ impl<'a> Expander<'a> {
         let owner_name = owner.name();
         let mut existing: Vec<String> = self.existing.owned(&ns, owner.kind, &owner_name).to_vec();
         let want = usize::try_from(replicas).unwrap_or(0);
-        if existing.len() > want && workload_kind != "Job" {
-            let ordinal = matches!(naming, Naming::Ordinal);
-            let gone = self.scale_down(&ns, &owner.object(), &existing, want, ordinal);
+        let start = match naming {
+            Naming::Ordinal { start } => Some(start),
+            _ => None,
+        };
+        if (existing.len() > want || start.is_some()) && workload_kind != "Job" {
+            let gone = self.scale_down(&ns, &owner.object(), &existing, want, start);
             existing.retain(|p| !gone.contains(p));
         }
         let mut summary = WorkloadSummary {
@@ -702,10 +792,10 @@ impl<'a> Expander<'a> {
             return;
         }
         let mut made = existing.len();
-        let mut index = 0usize;
+        let mut index = start.unwrap_or(0);
         while made < want {
             let name = match naming {
-                Naming::Ordinal => format!("{owner_name}-{index}"),
+                Naming::Ordinal { .. } => format!("{owner_name}-{index}"),
                 Naming::Random | Naming::Indexed => {
                     let prefix = match naming {
                         Naming::Indexed => format!("{owner_name}-{index}"),
@@ -717,7 +807,7 @@ impl<'a> Expander<'a> {
             let ordinal = index;
             index += 1;
             if self.existing.names.contains(&(ns.clone(), name.clone())) {
-                if matches!(naming, Naming::Ordinal) {
+                if matches!(naming, Naming::Ordinal { .. }) {
                     continue; // that ordinal exists (perhaps under another owner)
                 }
                 continue;
@@ -728,7 +818,7 @@ impl<'a> Expander<'a> {
                 labels.insert((*k).into(), (*v).into());
             }
             match naming {
-                Naming::Ordinal => {
+                Naming::Ordinal { .. } => {
                     labels.insert(STATEFULSET_POD_NAME_LABEL.into(), name.clone());
                     labels.insert("apps.kubernetes.io/pod-index".into(), ordinal.to_string());
                     let spec = pod.spec.get_or_insert_with(Default::default);

@@ -138,7 +138,7 @@ pub(crate) fn requirements_match(
 }
 
 /// The ordinal of a StatefulSet pod `<set>-<n>`.
-fn ordinal(name: &str) -> Option<u64> {
+pub(super) fn ordinal(name: &str) -> Option<u64> {
     name.rsplit_once('-')?.1.parse().ok()
 }
 
@@ -175,7 +175,8 @@ impl Expander<'_> {
     }
 
     /// Removes pods of `existing` (active pods of `controller`) down to `want`: a
-    /// StatefulSet's highest ordinals, else in the ReplicaSet controller's order.
+    /// StatefulSet's (`ordinals_from` its first ordinal) outside its ordinal range,
+    /// highest first, else in the ReplicaSet controller's order.
     /// Records them in [`super::Expansion::removed`] and returns their names.
     pub(super) fn scale_down(
         &mut self,
@@ -183,13 +184,20 @@ impl Expander<'_> {
         controller: &str,
         existing: &[String],
         want: usize,
-        ordinals: bool,
+        ordinals_from: Option<usize>,
     ) -> Vec<String> {
         let remove = existing.len().saturating_sub(want);
-        let gone: Vec<String> = if ordinals {
-            let mut v: Vec<&String> = existing.iter().collect();
+        let gone: Vec<String> = if let Some(start) = ordinals_from {
+            // `updateStatefulSet`: the ordinals outside `[start, start + replicas)` are
+            // condemned, highest first (the missing ones inside are created).
+            let start = u64::try_from(start).unwrap_or(0);
+            let end = start.saturating_add(u64::try_from(want).unwrap_or(u64::MAX));
+            let mut v: Vec<&String> = existing
+                .iter()
+                .filter(|n| ordinal(n).is_some_and(|o| !(start..end).contains(&o)))
+                .collect();
             v.sort_by_key(|n| std::cmp::Reverse(ordinal(n)));
-            v.into_iter().take(remove).cloned().collect()
+            v.into_iter().cloned().collect()
         } else {
             let candidates: Vec<DeletionCandidate> = existing
                 .iter()
