@@ -37,7 +37,7 @@
 
 mod claims;
 mod daemonset;
-mod deployment;
+pub(crate) mod deployment;
 mod naming;
 mod rollout;
 mod scale;
@@ -53,7 +53,9 @@ use topospread::convert::DEFAULT_NAMESPACE;
 
 pub(crate) use daemonset::pod_node;
 pub use naming::pod_template_hash;
-pub use rollout::{Revision, RevisionState, Rollout, RolloutReport, StepReport};
+pub use rollout::{
+    Revision, RevisionState, Rollout, RolloutReport, RolloutStall, StalledPod, StepReport,
+};
 pub(crate) use scale::candidate as deletion_candidate;
 use scale::selector_matches;
 pub use scale::{RemovedPod, Scale, ScaleError};
