@@ -232,7 +232,7 @@ fn check(
         }
     } else {
         notes.push(
-            "cluster lints skipped: the files include no Nodes (add them to run TS002, TS003, TS005)"
+            "cluster lints skipped: the files include no Nodes (add them to run TS002, TS003, TS005, TS009)"
                 .to_string(),
         );
     }

@@ -80,6 +80,29 @@ struct RolloutExpect {
     /// Per step (1-based) and ReplicaSet: bound pods per domain of each topology key.
     #[serde(default)]
     spread: Vec<StepSpread>,
+    /// Where it stalled; each field left out is not checked.
+    #[serde(default)]
+    stalled: Option<StallExpect>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct StallExpect {
+    /// The step it stalled after (1-based; 0 = before the first).
+    #[serde(default)]
+    step: Option<usize>,
+    /// The old ReplicaSets' pods at the stall.
+    #[serde(default)]
+    old_replicas: Option<usize>,
+    /// The new ReplicaSet's pods at the stall.
+    #[serde(default)]
+    new_replicas: Option<usize>,
+    /// Of those, bound.
+    #[serde(default)]
+    new_available: Option<usize>,
+    /// Whether a DoNotSchedule spread constraint keeps a new pod Pending.
+    #[serde(default)]
+    topology_spread: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -360,6 +383,44 @@ fn expect_error(
     }
 }
 
+/// `rollout.stalled`: the stall's step, counts and cause, each as far as given.
+fn check_stall(w: &StallExpect, r: &RolloutReport, mismatches: &mut Vec<Mismatch>) {
+    let Some(got) = &r.stalled else {
+        mismatches.push(Mismatch::new(
+            "rollout.stalled",
+            "a stall",
+            if r.complete { "complete" } else { "no stall" },
+        ));
+        return;
+    };
+    let fields = [
+        ("step", w.step, got.step),
+        ("oldReplicas", w.old_replicas, got.old_replicas),
+        ("newReplicas", w.new_replicas, got.new_replicas),
+        ("newAvailable", w.new_available, got.new_available),
+    ];
+    for (field, want, got) in fields {
+        if let Some(n) = want
+            && n != got
+        {
+            mismatches.push(Mismatch::new(
+                format!("rollout.stalled.{field}"),
+                n.to_string(),
+                got.to_string(),
+            ));
+        }
+    }
+    if let Some(t) = w.topology_spread
+        && t != got.topology_spread
+    {
+        mismatches.push(Mismatch::new(
+            "rollout.stalled.topologySpread",
+            t.to_string(),
+            got.topology_spread.to_string(),
+        ));
+    }
+}
+
 fn check_rollout(
     want: &RolloutExpect,
     r: &RolloutReport,
@@ -404,6 +465,9 @@ fn check_rollout(
                 got.to_string(),
             ));
         }
+    }
+    if let Some(w) = &want.stalled {
+        check_stall(w, r, mismatches);
     }
     for (i, s) in want.spread.iter().enumerate() {
         let step = match s.step {

@@ -4,8 +4,10 @@
 //!
 //! Each pass lists nodes, pods, ReplicaSets and Services (the default constraints'
 //! selectors), plans, and patches only the pods whose cost must change, each patch
-//! waiting on a token bucket; a failed patch backs that pod off (1 s doubling to
-//! 5 min). A pass runs after a pod or ReplicaSet change (debounced) or every resync
+//! waiting on a token bucket. Each patch carries the resourceVersion the plan read, so
+//! a pod changed meanwhile gets 409 Conflict: that is no failure, the change's own
+//! watch event brings the next pass, which plans from the pod as it is. Any other
+//! failed patch backs that pod off (1 s doubling to 5 min). A pass runs after a pod or ReplicaSet change (debounced) or every resync
 //! period, and only while this replica holds the guard's own Lease when elected.
 
 use std::collections::HashMap;
@@ -99,6 +101,12 @@ pub enum GuardRunError {
     Plan(#[from] GuardError),
 }
 
+/// Whether the API server refused a write because the object changed since it was
+/// read (`apierrors.IsConflict`: reason Conflict, code 409).
+fn is_conflict(status: &kube::core::Status) -> bool {
+    status.code == 409 && (status.reason.is_empty() || status.reason == "Conflict")
+}
+
 /// What one pass did.
 #[derive(Clone, Debug, Default)]
 pub struct PassReport {
@@ -110,6 +118,10 @@ pub struct PassReport {
     pub failed: Vec<(CostPatch, String)>,
     /// Patches not tried because their pod is backing off after a failure.
     pub deferred: Vec<CostPatch>,
+    /// Patches the API server refused with 409 Conflict: the pod changed since the
+    /// plan read it. No back-off and no blind retry: the next pass plans again from
+    /// the pod as it is then.
+    pub conflicts: Vec<CostPatch>,
 }
 
 /// The guard: its client, rate limit, backoffs and metrics.
@@ -240,6 +252,10 @@ impl Guard {
                         report.written.push(patch.clone());
                         written += 1;
                     }
+                    Err(kube::Error::Api(status)) if is_conflict(&status) => {
+                        debug!(pod = %format!("{}/{}", patch.namespace, patch.pod), message = %status.message, "the pod changed since the plan; the next pass plans again");
+                        report.conflicts.push(patch.clone());
+                    }
                     Err(e) => {
                         let wait = self.backoff.get(&key).map_or(FIRST_BACKOFF, |(w, _)| *w);
                         self.backoff
@@ -324,10 +340,12 @@ impl Guard {
             if leadership.is_valid() {
                 match self.pass().await {
                     Ok(r) => {
-                        if !r.written.is_empty() || !r.failed.is_empty() {
+                        if !r.written.is_empty() || !r.failed.is_empty() || !r.conflicts.is_empty()
+                        {
                             info!(
                                 written = r.written.len(),
                                 failed = r.failed.len(),
+                                conflicts = r.conflicts.len(),
                                 deferred = r.deferred.len(),
                                 dry_run = self.options.dry_run,
                                 "guard pass"

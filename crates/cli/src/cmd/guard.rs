@@ -32,6 +32,7 @@ pub(crate) fn run(ctx: &Context, args: &GuardArgs) -> Result<ExitCode> {
             _ => None,
         })
         .collect();
+    let start = std::time::Instant::now();
     let plan = guard::plan(
         &world.snapshot,
         &setup.config,
@@ -41,6 +42,13 @@ pub(crate) fn run(ctx: &Context, args: &GuardArgs) -> Result<ExitCode> {
             override_user_costs: args.override_user_costs,
         },
     )?;
+    // Timing goes to stderr so stdout stays reproducible (as `rebalance` does).
+    eprintln!(
+        "planned {} patches over {} replicasets in {} ms",
+        plan.patches().count(),
+        plan.replica_sets.len(),
+        start.elapsed().as_millis()
+    );
     let text = match args.output {
         OutputFormat::Json => serde_json::to_string_pretty(&plan)? + "\n",
         OutputFormat::Yaml => patch_documents(&plan)?,
@@ -73,10 +81,17 @@ fn patch_documents(plan: &GuardPlan) -> Result<String> {
     let mut out = String::new();
     for p in plan.patches() {
         let cost = q(&p.to.to_string())?;
+        // The planned-from version as the patch's precondition: a pod changed since
+        // the dump makes the API server refuse the patch (409 Conflict).
+        let precondition = match &p.resource_version {
+            Some(rv) => format!("  resourceVersion: {}\n", q(rv)?),
+            None => String::new(),
+        };
         let _ = write!(
             out,
             "---\n# kubectl patch pod {pod} -n {ns} --type merge --patch-file FILE\n\
-             apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: {namespace}\n  \
+             apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: {namespace}\n\
+             {precondition}  \
              annotations:\n    {DELETION_COST_ANNOTATION}: {cost}\n    {MANAGED_ANNOTATION}: {cost}\n",
             pod = p.pod,
             ns = p.namespace,

@@ -12,7 +12,7 @@ use topospread_jobs::Context;
 use topospread_jobs::simulate::{
     ConstraintReport, SimulateRequest, Simulation, SimulationReport, Timings, simulate,
 };
-use topospread_k8s::workloads::RolloutReport;
+use topospread_k8s::workloads::{RolloutReport, RolloutStall};
 use topospread_report::{every_domain, render_cluster};
 
 /// What a simulation produced, rendered.
@@ -312,6 +312,31 @@ fn table(r: &SimulationReport, width: usize, wide: bool) -> String {
     out
 }
 
+/// Where a rollout stalled: the step, the revisions' counts, the strategy, why, and
+/// each new pod it waits for with the scheduler's message.
+fn stall_lines(out: &mut String, s: &RolloutStall) {
+    let at = if s.step == 0 {
+        "before its first step".to_string()
+    } else {
+        format!("after step {} ({})", s.step, s.action)
+    };
+    let strategy = match (s.max_surge, s.max_unavailable) {
+        (Some(surge), Some(unavailable)) => {
+            format!(", maxSurge {surge}, maxUnavailable {unavailable}")
+        }
+        _ => String::new(),
+    };
+    let _ = writeln!(
+        out,
+        "  stalled {at}: old replicasets {} pods ({} available), new replicaset {} pods ({} available){strategy}",
+        s.old_replicas, s.old_available, s.new_replicas, s.new_available
+    );
+    let _ = writeln!(out, "  why: {}", s.reason);
+    for p in &s.pending {
+        let _ = writeln!(out, "  pending {}: {}", p.pod, p.message);
+    }
+}
+
 /// A rollout's steps, each revision's pods and spread after each step.
 fn rollout_table(out: &mut String, r: &RolloutReport) {
     let _ = writeln!(
@@ -322,10 +347,10 @@ fn rollout_table(out: &mut String, r: &RolloutReport) {
         r.steps.len(),
         r.created.len(),
         r.deleted.len(),
-        if r.complete {
-            ""
-        } else {
-            " (not complete: new pods not available)"
+        match (&r.stalled, r.complete) {
+            (_, true) => "",
+            (Some(_), false) => " (stalled)",
+            (None, false) => " (not complete: new pods not available)",
         }
     );
     // The first steps and the last; -o json lists every one.
@@ -360,5 +385,8 @@ fn rollout_table(out: &mut String, r: &RolloutReport) {
                 spread.join("; ")
             );
         }
+    }
+    if let Some(s) = &r.stalled {
+        stall_lines(out, s);
     }
 }

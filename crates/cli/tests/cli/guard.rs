@@ -138,3 +138,47 @@ fn guard_without_input_is_refused() {
         stderr(&o)
     );
 }
+
+#[test]
+fn guard_yaml_patches_carry_the_dumps_resource_version() {
+    let dump = std::fs::read_to_string(shape("crowded-node")).expect("fixture");
+    let dump = dump.replacen(
+        "  name: web-a\n",
+        "  name: web-a\n  resourceVersion: \"4711\"\n",
+        1,
+    );
+    let o = run(&["guard", "-f", &temp("versioned.yaml", &dump), "-o", "yaml"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let docs = stdout(&o);
+    let web_a = docs
+        .split("---\n")
+        .find(|d| d.contains("name: \"web-a\""))
+        .expect("a patch of web-a");
+    assert!(
+        web_a.contains("  namespace: \"default\"\n  resourceVersion: \"4711\"\n  annotations:\n"),
+        "{web_a}"
+    );
+    let others = docs.split("---\n").filter(|d| d.contains("kind: Pod"));
+    assert_eq!(
+        others.filter(|d| d.contains("resourceVersion")).count(),
+        1,
+        "only web-a had a version in the dump: {docs}"
+    );
+}
+
+#[test]
+fn guard_prints_its_planning_time_on_stderr() {
+    let o = run(&["guard", "-f", &shape("crowded-node"), "-o", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("planned 6 patches over 1 replicasets in "))
+        .unwrap_or_else(|| panic!("no timing line: {err}"));
+    let ms = line
+        .trim_start_matches("planned 6 patches over 1 replicasets in ")
+        .trim_end_matches(" ms");
+    assert!(ms.parse::<u64>().is_ok(), "{line}");
+    // stdout stays the plan alone.
+    assert!(serde_json::from_str::<serde_json::Value>(&stdout(&o)).is_ok());
+}

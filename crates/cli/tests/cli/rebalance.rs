@@ -211,3 +211,37 @@ fn rebalance_yaml_writes_a_pending_replacement_as_pending() {
     let name = pending[0]["metadata"]["name"].as_str().unwrap_or_default();
     assert!(!evicted.contains(&name), "{v}");
 }
+
+#[test]
+fn rebalance_yaml_writes_a_pending_pod_as_pending_with_the_default_strategy_too() {
+    // web-2 asks for more cpu than any node has: it stays Pending through the plan.
+    let big = web_pod("web-2")
+        .replace("  nodeName: a1\n", "")
+        .replace("cpu: \"1\"", "cpu: \"64\"")
+        .replace("status: {phase: Running}", "status: {phase: Pending}");
+    let text = format!(
+        "{NO_ROOM_IN_ZB}{}{}{big}",
+        web_pod("web-0"),
+        web_pod("web-1")
+    );
+    let file = temp("pending-default.yaml", &text);
+    let o = run(&["rebalance", "-f", &file, "-o", "yaml"]);
+    let out = stdout(&o);
+    let pods: Vec<serde_json::Value> = out
+        .split("---\n")
+        .filter_map(|d| serde_saphyr::from_str::<serde_json::Value>(d).ok())
+        .filter(|v| v["kind"] == "Pod")
+        .collect();
+    assert_eq!(pods.len(), 3, "{out}{}", stderr(&o));
+    let web2 = pods
+        .iter()
+        .find(|p| p["metadata"]["name"] == "web-2")
+        .expect("web-2 is written");
+    assert!(web2["spec"]["nodeName"].is_null(), "{web2}");
+    assert_eq!(web2["status"]["phase"], "Pending", "{web2}");
+    // The bound pods keep their node and phase.
+    for p in pods.iter().filter(|p| p["metadata"]["name"] != "web-2") {
+        assert!(p["spec"]["nodeName"].is_string(), "{p}");
+        assert_eq!(p["status"]["phase"], "Running", "{p}");
+    }
+}

@@ -125,3 +125,56 @@ fn bad_scale_values_are_refused() {
         assert!(stderr(&o).contains(says), "{value}: {}", stderr(&o));
     }
 }
+
+#[test]
+fn a_rollout_whose_surge_pod_never_schedules_reports_the_stall() {
+    const STALL: &str = "controllers/rollout-stall.yaml";
+    let (v, code) = json(&["simulate", "-f", &fixture(STALL), "-o", "json"]);
+    assert_eq!(code, 1, "the surge pod stays Pending: {v}");
+    let r = &v["rollouts"][0];
+    assert_eq!(r["complete"], false, "{r}");
+    let s = &r["stalled"];
+    assert_eq!(s["step"], 1, "{s}");
+    assert_eq!(
+        (
+            &s["old_replicas"],
+            &s["old_available"],
+            &s["new_replicas"],
+            &s["new_available"]
+        ),
+        (&3.into(), &3.into(), &1.into(), &0.into()),
+        "{s}"
+    );
+    assert_eq!(
+        (&s["max_surge"], &s["max_unavailable"]),
+        (&1.into(), &0.into())
+    );
+    assert_eq!(s["topology_spread"], true, "{s}");
+    let pending = s["pending"].as_array().unwrap();
+    assert_eq!(pending.len(), 1, "{s}");
+    assert!(
+        pending[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("didn't match pod topology spread constraints"),
+        "{s}"
+    );
+    assert!(s["reason"].as_str().unwrap().contains("116629"), "{s}");
+
+    let o = run(&["simulate", "-f", &fixture(STALL)]);
+    let text = stdout(&o);
+    let new = r["new_replica_set"].as_str().unwrap();
+    assert!(
+        text.contains(&format!(
+            "Rollout of deployment default/web to replicaset {new}: 1 steps, 1 pods created, 0 deleted (stalled)"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "  stalled after step 1 (scale replicaset/{new} to 1): old replicasets 3 pods (3 available), new replicaset 1 pods (0 available), maxSurge 1, maxUnavailable 0\n  why: maxUnavailable 0 keeps every old pod until a new one is available, maxSurge 1 allows no further new pod, and new pod {} stays Pending: a DoNotSchedule topology spread constraint",
+            pending[0]["pod"].as_str().unwrap()
+        )),
+        "{text}"
+    );
+}

@@ -133,7 +133,7 @@ fn json_schema() {
     assert_eq!(v["summary"]["warnings"], 3);
     assert_eq!(
         v["skipped_lints"],
-        serde_json::json!(["TS002", "TS003", "TS005"])
+        serde_json::json!(["TS002", "TS003", "TS005", "TS009"])
     );
     let first = &v["diagnostics"][0];
     assert_eq!(
@@ -163,4 +163,30 @@ fn json_schema() {
     assert_eq!(lint["document"], 2);
     assert_eq!(lint["object"]["namespace"], "data");
     assert!(lint["why"].as_str().is_some_and(|w| w.contains("https://")));
+}
+
+#[test]
+fn a_rollout_that_cannot_finish_is_linted() {
+    let r = validate(&["-f", "rollout-stall.yaml"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let line = r
+        .stdout
+        .lines()
+        .find(|l| l.contains("[TS009]"))
+        .unwrap_or_else(|| panic!("no TS009: {}", r.stdout));
+    assert!(
+        line.starts_with(
+            "deployment/web (namespace default): spec.template.spec.topologySpreadConstraints[0]: warning[TS009]: a rollout can never finish: the strategy resolves to maxUnavailable 0 (maxSurge 1) for 3 replicas"
+        ),
+        "{line}"
+    );
+    assert!(
+        line.contains(
+            "minDomains 4 exceeds the 3 eligible domain(s) of \"topology.kubernetes.io/zone\""
+        ),
+        "{line}"
+    );
+    let r = validate(&["-f", "rollout-stall.yaml", "--strict"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.contains("error[TS009]"), "{}", r.stdout);
 }

@@ -51,6 +51,8 @@ pub struct GuardPod {
     pub cost: Option<String>,
     /// The [`MANAGED_ANNOTATION`], as written.
     pub managed: Option<String>,
+    /// `metadata.resourceVersion` as the plan read it: the patch's precondition.
+    pub resource_version: Option<String>,
 }
 
 impl GuardPod {
@@ -81,6 +83,11 @@ impl GuardPod {
             candidate: DeletionCandidate::of_pod(p),
             cost: annotation(DELETION_COST_ANNOTATION),
             managed: annotation(MANAGED_ANNOTATION),
+            resource_version: p
+                .metadata
+                .resource_version
+                .clone()
+                .filter(|v| !v.is_empty()),
         }
     }
 }
@@ -105,20 +112,32 @@ pub struct CostPatch {
     pub from: Option<String>,
     /// The cost to write (lower is removed first).
     pub to: i32,
+    /// The pod's `metadata.resourceVersion` the plan was made from, if known: the
+    /// patch carries it, so the API server refuses it (409 Conflict) when the pod
+    /// changed since, and the next pass plans again from the pod as it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource_version: Option<String>,
 }
 
 impl CostPatch {
-    /// The JSON merge patch that writes the cost and marks it as the guard's.
+    /// The JSON merge patch that writes the cost and marks it as the guard's, with the
+    /// planned-from `resourceVersion` as its precondition when known (a merge patch
+    /// carrying `metadata.resourceVersion` is refused with 409 Conflict unless it is
+    /// the object's current one, as the API server's optimistic concurrency does).
     pub fn merge_patch(&self) -> serde_json::Value {
         let value = self.to.to_string();
-        serde_json::json!({
+        let mut patch = serde_json::json!({
             "metadata": {
                 "annotations": {
                     DELETION_COST_ANNOTATION: value,
                     MANAGED_ANNOTATION: value,
                 }
             }
-        })
+        });
+        if let Some(rv) = &self.resource_version {
+            patch["metadata"]["resourceVersion"] = serde_json::Value::String(rv.clone());
+        }
+        patch
     }
 }
 
@@ -415,6 +434,7 @@ fn plan_replica_set(
                 node,
                 from: member.pod.cost.clone(),
                 to,
+                resource_version: member.pod.resource_version.clone(),
             });
         }
     }

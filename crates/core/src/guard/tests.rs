@@ -59,6 +59,7 @@ fn fact(name: &str, node: &str, created: i64) -> GuardPod {
         },
         cost: None,
         managed: None,
+        resource_version: Some(format!("{created}")),
     }
 }
 
@@ -272,6 +273,7 @@ fn merge_patch_marks_the_cost_as_the_guards() {
         node: "n".into(),
         from: None,
         to: -3,
+        resource_version: None,
     };
     assert_eq!(
         patch.merge_patch(),
@@ -280,6 +282,25 @@ fn merge_patch_marks_the_cost_as_the_guards() {
             MANAGED_ANNOTATION: "-3",
         }}})
     );
+}
+
+#[test]
+fn patches_carry_the_planned_from_resource_version() {
+    let (s, facts) = crowded_node();
+    let plan = run(&s, &facts, GuardOptions::default());
+    let patches: Vec<&CostPatch> = plan.patches().collect();
+    assert!(!patches.is_empty());
+    for p in patches {
+        let fact = facts
+            .iter()
+            .find(|f| f.candidate.name == p.pod)
+            .expect("a patch is for a planned pod");
+        assert_eq!(p.resource_version, fact.resource_version);
+        assert_eq!(
+            p.merge_patch()["metadata"]["resourceVersion"],
+            serde_json::json!(fact.resource_version.as_deref().unwrap_or_default())
+        );
+    }
 }
 
 proptest! {

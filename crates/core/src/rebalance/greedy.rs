@@ -3,7 +3,8 @@
 //! not it carries the constraint; one per workload, node and pod shape, since pods that
 //! differ only in name get the same answer from the scheduler) and let the scheduler
 //! place its replacement; keep the move that
-//! lowers the global measure most (ties: namespace and pod name). When no direct move
+//! lowers the global measure most (ties: the more crowded source domain, then namespace
+//! and pod name). When no direct move
 //! helps, try a two-move "make room" step: move a pod off a node of an under-full
 //! domain first. Every step strictly lowers the measure, so the plan ends.
 
@@ -35,6 +36,10 @@ struct Candidates {
     blocked: BTreeMap<usize, BTreeMap<String, usize>>,
     /// A second pod of a candidate's workload on its node, for evictions in pairs.
     second: HashMap<PodId, PodId>,
+    /// Per candidate: the most pods its domain holds in a group that lists it. Moves
+    /// that lower the measure alike prefer the more crowded source: from [4, 1, 6],
+    /// taking from the 6 first repairs in two moves, taking from the 4 needs three.
+    crowd: HashMap<PodId, i64>,
 }
 
 /// The evictable pods in over-full domains of each violated group.
@@ -55,6 +60,7 @@ fn candidates(ctx: &mut Context) -> Candidates {
     let mut found: BTreeMap<usize, Vec<(String, String, PodId)>> = BTreeMap::new();
     let mut second: HashMap<PodId, PodId> = HashMap::new();
     let mut blocked: BTreeMap<usize, BTreeMap<String, usize>> = BTreeMap::new();
+    let mut crowd: HashMap<PodId, i64> = HashMap::new();
     let symbols = snapshot.symbols();
     for &g in &violated {
         let group = &groups.list[g].group;
@@ -97,6 +103,11 @@ fn candidates(ctx: &mut Context) -> Candidates {
                         .or_default() += 1;
                     continue;
                 }
+                let here = counts.count(dom as usize);
+                crowd
+                    .entry(id)
+                    .and_modify(|c| *c = (*c).max(here))
+                    .or_insert(here);
                 list.push((
                     symbols.resolve(pod.namespace).to_string(),
                     pod.name.to_string(),
@@ -140,6 +151,7 @@ fn candidates(ctx: &mut Context) -> Candidates {
             .collect(),
         blocked,
         second,
+        crowd,
     }
 }
 
@@ -197,15 +209,18 @@ fn pick(ctx: &Context, c: &Candidates, limit: usize) -> (Vec<PodId>, bool) {
     (out, exhaustive)
 }
 
-/// The best direct move among the candidates, if any lowers the measure. With
-/// `exhaustive` false (more candidates than a step tries), the search stops at the
-/// first improving move once [`MIN_TRIALS`] candidates were tried.
+/// The best direct move among the candidates, if any lowers the measure (ties: the
+/// more crowded source domain, then the order of `ids`). With `exhaustive` false (more
+/// candidates than a step tries), the search stops at the first improving move once
+/// [`MIN_TRIALS`] candidates were tried.
 fn best_direct(
     ctx: &mut Context,
     ids: &[PodId],
+    crowd: &HashMap<PodId, i64>,
     exhaustive: bool,
 ) -> Result<Option<Best>, RebalanceError> {
-    let mut best: Option<Best> = None;
+    let crowd_of = |id: PodId| crowd.get(&id).copied().unwrap_or(0);
+    let mut best: Option<(Best, i64)> = None;
     for (tried, &id) in ids.iter().enumerate() {
         if !exhaustive && best.is_some() && tried >= MIN_TRIALS {
             break;
@@ -218,15 +233,21 @@ fn best_direct(
         let (v, reason) = ctx.groups.measure_with(&changed, &ctx.snapshot);
         let to = a.to;
         ctx.undo(a)?;
-        if v < ctx.groups.total && best.as_ref().is_none_or(|b| v < b.violation) {
-            best = Some(Best {
-                violation: v,
-                steps: vec![(id, to, reason)],
-                together: false,
-            });
+        let better = best
+            .as_ref()
+            .is_none_or(|(b, c)| v < b.violation || (v == b.violation && crowd_of(id) > *c));
+        if v < ctx.groups.total && better {
+            best = Some((
+                Best {
+                    violation: v,
+                    steps: vec![(id, to, reason)],
+                    together: false,
+                },
+                crowd_of(id),
+            ));
         }
     }
-    Ok(best)
+    Ok(best.map(|(b, _)| b))
 }
 
 /// Two pods evicted together, then their replacements placed one after the other: what
@@ -420,7 +441,7 @@ pub(super) fn run(ctx: &mut Context, options: &RebalanceOptions) -> Result<Plan,
         }
         let c = candidates(ctx);
         let (ids, exhaustive) = pick(ctx, &c, MAX_CANDIDATES_PER_STEP);
-        let best = match best_direct(ctx, &ids, exhaustive)? {
+        let best = match best_direct(ctx, &ids, &c.crowd, exhaustive)? {
             Some(b) => Some(b),
             None => match best_pair(ctx, &c, &ids)? {
                 Some(b) => Some(b),

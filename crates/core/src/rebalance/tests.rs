@@ -446,3 +446,172 @@ fn the_default_strategy_moves_crowding_pods_without_the_constraint() {
     assert!(p.moves.iter().all(|m| m.from != m.to), "{:#?}", p.moves);
     assert!(p.moves.iter().all(|m| m.pod.starts_with("crowd-")));
 }
+
+/// Nodes `(name, zone, pool)` with 16 cpu each.
+fn pooled(nodes: &[(&str, &str, &str)]) -> Snapshot {
+    let mut s = Snapshot::new();
+    for (name, zone, pool) in nodes {
+        let n = NodeBuilder::new(name)
+            .label(ZONE, zone)
+            .label(HOST, name)
+            .label("pool", pool)
+            .allocatable("cpu", "16")
+            .allocatable("memory", "64Gi")
+            .allocatable("pods", "110")
+            .build();
+        let n = convert::node(&n, s.symbols_mut()).expect("node converts");
+        s.add_node(n).expect("node is new");
+    }
+    s
+}
+
+#[test]
+fn the_descheduler_counts_only_the_pods_its_evictor_and_selector_list() {
+    // z0 has 3 web pods; z1 has 2 pods with the same labels that the evictor refuses
+    // (no owner reference). Upstream lists only evictable pods, so it sees [3, 0] and
+    // evicts; counting the strays would see [3, 2] and do nothing.
+    let mut s = cluster(&[("n0", "z0"), ("n1", "z1")], "16");
+    for i in 0..3 {
+        add(&mut s, web(&format!("web-{i}"), "n0").build());
+    }
+    let mut options = descheduler_once();
+    for i in 0..2 {
+        let name = format!("stray-{i}");
+        add(&mut s, web(&name, "n1").build());
+        options
+            .blockers
+            .insert(("default".into(), name), NotEvictable::NoOwner);
+    }
+    let p = run(&s, &options);
+    assert!(!p.moves.is_empty(), "{:#?}", p.moves);
+    assert!(p.moves.iter().all(|m| m.pod.starts_with("web-")));
+    // The same with the strays outside the label selector instead (`-l tier=front`).
+    let mut s = cluster(&[("n0", "z0"), ("n1", "z1")], "16");
+    for i in 0..3 {
+        add(
+            &mut s,
+            web(&format!("web-{i}"), "n0")
+                .label("tier", "front")
+                .build(),
+        );
+    }
+    for i in 0..2 {
+        add(&mut s, web(&format!("stray-{i}"), "n1").build());
+    }
+    let mut options = descheduler_once();
+    options.selector = Some(LabelSelector {
+        match_labels: Some([("tier".to_string(), "front".to_string())].into()),
+        ..LabelSelector::default()
+    });
+    let p = run(&s, &options);
+    assert!(!p.moves.is_empty(), "{:#?}", p.moves);
+    assert!(p.moves.iter().all(|m| m.pod.starts_with("web-")));
+}
+
+#[test]
+fn the_descheduler_counts_pods_on_nodes_the_constraint_excludes() {
+    // The pods require pool=a (nodeAffinityPolicy Honor excludes n2 from the
+    // domains' nodes), but three of them run on n2 in z1: upstream counts a pod on any
+    // node carrying the key, so z0 and z1 hold 3 each and nothing is evicted.
+    let mut s = pooled(&[("n0", "z0", "a"), ("n1", "z1", "a"), ("n2", "z1", "b")]);
+    let in_pool_a = |spec: &mut k8s_openapi::api::core::v1::PodSpec| {
+        spec.node_selector = Some([("pool".to_string(), "a".to_string())].into());
+    };
+    for i in 0..3 {
+        add(&mut s, web_with(&format!("web-{i}"), "n0", in_pool_a));
+    }
+    for i in 3..6 {
+        add(&mut s, web_with(&format!("web-{i}"), "n2", in_pool_a));
+    }
+    let p = run(&s, &descheduler_once());
+    assert!(p.moves.is_empty(), "{:#?}", p.moves);
+}
+
+#[test]
+fn the_descheduler_node_fit_looks_only_below_the_average() {
+    // [4, 0, 2], average 2: only z1 is below it, and its node has no room. z2 has room
+    // but is not below the average, so with topologyBalanceNodeFit the taken pods fit
+    // nowhere, are counted as moved, and none is evicted.
+    let mut s = Snapshot::new();
+    for (name, zone, cpu) in [("n0", "z0", "16"), ("n1", "z1", "50m"), ("n2", "z2", "16")] {
+        let n = NodeBuilder::new(name)
+            .label(ZONE, zone)
+            .label(HOST, name)
+            .allocatable("cpu", cpu)
+            .allocatable("memory", "64Gi")
+            .allocatable("pods", "110")
+            .build();
+        let n = convert::node(&n, s.symbols_mut()).expect("node converts");
+        s.add_node(n).expect("node is new");
+    }
+    for (i, node) in ["n0", "n0", "n0", "n0", "n2", "n2"].into_iter().enumerate() {
+        add(&mut s, web(&format!("web-{i}"), node).build());
+    }
+    let p = run(&s, &descheduler_once());
+    assert!(p.moves.is_empty(), "{:#?}", p.moves);
+    // Without topologyBalanceNodeFit it evicts pods that then fit no node (z1 is full).
+    let options = RebalanceOptions {
+        topology_balance_node_fit: false,
+        ..descheduler_once()
+    };
+    assert!(!run(&s, &options).moves.is_empty());
+}
+
+#[test]
+fn the_descheduler_evictor_takes_any_owner_reference() {
+    let mut pod = web("web-0", "n0").build();
+    assert_eq!(descheduler_eviction_blocker(&pod), None);
+    // Not a controller reference: upstream's evictor accepts it, the default rules do not.
+    for o in pod.metadata.owner_references.iter_mut().flatten() {
+        o.controller = Some(false);
+    }
+    assert_eq!(descheduler_eviction_blocker(&pod), None);
+    assert_eq!(eviction_blocker(&pod), Some(NotEvictable::NoController));
+    // A DaemonSet owner blocks whether or not it is the controller.
+    for o in pod.metadata.owner_references.iter_mut().flatten() {
+        o.kind = "DaemonSet".into();
+    }
+    assert_eq!(
+        descheduler_eviction_blocker(&pod),
+        Some(NotEvictable::DaemonSet)
+    );
+    pod.metadata.owner_references = None;
+    assert_eq!(
+        descheduler_eviction_blocker(&pod),
+        Some(NotEvictable::NoOwner)
+    );
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
+
+    /// The default strategy on random zone counts (two nodes a zone): it returns, every
+    /// move changes the pod's node (no eviction that lands back where it was), no pod
+    /// moves twice, it takes the known minimum of moves, and the spread ends within maxSkew.
+    #[test]
+    fn the_default_strategy_ends_with_real_moves_only(
+        counts in proptest::collection::vec(0usize..7, 2..5)
+    ) {
+        let total: usize = counts.iter().sum();
+        proptest::prop_assume!(total > 0);
+        let nodes: Vec<(String, String)> = (0..counts.len())
+            .flat_map(|z| (0..2).map(move |k| (format!("n{z}-{k}"), format!("z{z}"))))
+            .collect();
+        let refs: Vec<(&str, &str)> =
+            nodes.iter().map(|(n, z)| (n.as_str(), z.as_str())).collect();
+        let mut s = cluster(&refs, "16");
+        let mut k = 0;
+        for (z, c) in counts.iter().enumerate() {
+            for i in 0..*c {
+                add(&mut s, web(&format!("web-{k:02}"), &format!("n{z}-{}", i % 2)).build());
+                k += 1;
+            }
+        }
+        let p = run(&s, &RebalanceOptions::default());
+        proptest::prop_assert!(p.moves.iter().all(|m| m.from != m.to), "{:#?}", p.moves);
+        let moved: BTreeSet<&str> = p.moves.iter().map(|m| m.pod.as_str()).collect();
+        proptest::prop_assert_eq!(moved.len(), p.moves.len());
+        proptest::prop_assert_eq!(p.moves.len(), known_minimum(&counts));
+        proptest::prop_assert_eq!(p.final_violations, 0);
+    }
+}

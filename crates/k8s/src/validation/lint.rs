@@ -16,6 +16,7 @@
 //! | TS006 | `rollout-skews-spread` | no |
 //! | TS007 | `template-pods-rejected` | no |
 //! | TS008 | `empty-selector-differs-by-version` | no |
+//! | TS009 | `rollout-cannot-finish` | yes |
 //!
 //! [`lint_workload`] runs the lints that read only the object; [`ClusterLinter`] runs
 //! the ones that need the cluster's nodes, on a [`Snapshot`](topospread::snapshot::Snapshot),
@@ -73,11 +74,14 @@ pub enum LintCode {
     TemplatePodsRejected,
     /// TS008: `labelSelector: {}`, which counts every pod or none depending on the release.
     EmptySelectorDiffersByVersion,
+    /// TS009: a Deployment's rollout whose surge pod no domain can take while
+    /// `maxUnavailable` 0 keeps every old pod.
+    RolloutCannotFinish,
 }
 
 impl LintCode {
     /// Every lint, in code order.
-    pub const ALL: [LintCode; 8] = [
+    pub const ALL: [LintCode; 9] = [
         Self::SelectorMissesOwnPod,
         Self::TopologyKeyMissingOnNodes,
         Self::MinDomainsExceedsDomains,
@@ -86,6 +90,7 @@ impl LintCode {
         Self::RolloutSkewsSpread,
         Self::TemplatePodsRejected,
         Self::EmptySelectorDiffersByVersion,
+        Self::RolloutCannotFinish,
     ];
 
     /// The stable short code (`TS001`).
@@ -99,6 +104,7 @@ impl LintCode {
             Self::RolloutSkewsSpread => "TS006",
             Self::TemplatePodsRejected => "TS007",
             Self::EmptySelectorDiffersByVersion => "TS008",
+            Self::RolloutCannotFinish => "TS009",
         }
     }
 
@@ -113,6 +119,7 @@ impl LintCode {
             Self::RolloutSkewsSpread => "rollout-skews-spread",
             Self::TemplatePodsRejected => "template-pods-rejected",
             Self::EmptySelectorDiffersByVersion => "empty-selector-differs-by-version",
+            Self::RolloutCannotFinish => "rollout-cannot-finish",
         }
     }
 
@@ -143,6 +150,9 @@ impl LintCode {
             Self::EmptySelectorDiffersByVersion => {
                 "an empty labelSelector counted no pod from Kubernetes 1.27 (kubernetes PR 116607) until 1.38 (PR 141340), so the constraint never limited placement there, and counts every pod of the namespace from 1.38; the same spec spreads differently across upgrades (https://github.com/kubernetes/kubernetes/issues/141339)"
             }
+            Self::RolloutCannotFinish => {
+                "with maxUnavailable 0 the deployment controller deletes no old pod until a surge pod is available, and a DoNotSchedule constraint whose domains the old pods fill leaves that pod no node: the rollout hangs with the surge pod Pending (https://github.com/kubernetes/kubernetes/issues/116629)"
+            }
         }
     }
 
@@ -153,6 +163,7 @@ impl LintCode {
             Self::TopologyKeyMissingOnNodes
                 | Self::MinDomainsExceedsDomains
                 | Self::HardConstraintsConflict
+                | Self::RolloutCannotFinish
         )
     }
 

@@ -49,7 +49,7 @@ fn int_or_percent(v: Option<&IntOrString>) -> IntOrPercent {
 }
 
 /// The Deployment's strategy, resolved for `replicas`.
-fn strategy(d: &Deployment, replicas: i32) -> Strategy {
+pub(crate) fn strategy(d: &Deployment, replicas: i32) -> Strategy {
     let s = d.spec.strategy.as_ref();
     if s.and_then(|s| s.type_.as_deref()) == Some("Recreate") {
         return Strategy::Recreate;

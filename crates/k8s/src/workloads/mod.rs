@@ -38,7 +38,7 @@
 
 mod claims;
 mod daemonset;
-mod deployment;
+pub(crate) mod deployment;
 mod naming;
 mod ordered;
 mod rollout;
@@ -56,7 +56,9 @@ use topospread::convert::DEFAULT_NAMESPACE;
 pub(crate) use daemonset::pod_node;
 pub use naming::pod_template_hash;
 pub use ordered::{OrderedSet, Ordinal, Synced};
-pub use rollout::{Revision, RevisionState, Rollout, RolloutReport, StepReport};
+pub use rollout::{
+    Revision, RevisionState, Rollout, RolloutReport, RolloutStall, StalledPod, StepReport,
+};
 pub(crate) use scale::candidate as deletion_candidate;
 use scale::selector_matches;
 pub use scale::{RemovedPod, Scale, ScaleError};

@@ -12,6 +12,10 @@ use topospread::controller::{
     DeletionCandidate, PhaseRank, RolloutState, RolloutStep, Strategy, deletion_order,
     rollout_steps,
 };
+use topospread::plugins::podtopologyspread::{
+    ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH,
+};
+use topospread::scheduler::PodOutcome;
 use topospread::simulation::{Simulation, SimulationError};
 use topospread::snapshot::Snapshot;
 
@@ -96,9 +100,54 @@ pub struct RolloutReport {
     pub created: Vec<String>,
     /// Every pod deleted, in order.
     pub deleted: Vec<String>,
+    /// Where and why the rollout stopped short of complete; absent when it completed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stalled: Option<RolloutStall>,
     /// The pods created, as the controller made them (for `-o yaml`).
     #[serde(skip)]
     pub created_pods: Vec<Pod>,
+}
+
+/// A rollout the deployment controller can carry no further: it made no move after the
+/// scheduler settled, and the new pods it waits for stay Pending (kubernetes issue
+/// 116629: with `maxUnavailable: 0` no old pod goes until a surge pod is available, and
+/// a DoNotSchedule spread constraint may leave that pod no domain).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct RolloutStall {
+    /// The step it stalled after (1-based; 0 when not even the first could be made).
+    pub step: usize,
+    /// That step's action (`scale replicaset/web-abc to 1`); empty when step is 0.
+    pub action: String,
+    /// The old ReplicaSets' pods at the stall, summed.
+    pub old_replicas: usize,
+    /// Of which available (bound).
+    pub old_available: usize,
+    /// The new ReplicaSet's pods at the stall.
+    pub new_replicas: usize,
+    /// Of which available (bound).
+    pub new_available: usize,
+    /// `maxSurge` resolved for `spec.replicas` (absent for Recreate).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_surge: Option<i32>,
+    /// `maxUnavailable` resolved for `spec.replicas` (absent for Recreate).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_unavailable: Option<i32>,
+    /// The new pods that stay Pending, each with the scheduler's message.
+    pub pending: Vec<StalledPod>,
+    /// Whether a DoNotSchedule topology spread constraint rejects nodes for a pending
+    /// new pod (`node(s) didn't match pod topology spread constraints`).
+    pub topology_spread: bool,
+    /// Why the controller cannot move, in one line.
+    pub reason: String,
+}
+
+/// A new pod a stalled rollout waits for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct StalledPod {
+    /// Its name.
+    pub pod: String,
+    /// Why it stays Pending, as kube-scheduler's condition message says it.
+    pub message: String,
 }
 
 /// The most syncs one rollout may take (each one moves at least one pod).
@@ -122,6 +171,7 @@ impl Rollout {
             complete: false,
             created: Vec::new(),
             deleted: Vec::new(),
+            stalled: None,
             created_pods: Vec::new(),
         };
         let keys: Vec<String> = self
@@ -158,6 +208,9 @@ impl Rollout {
                 report.complete = state.old.iter().all(|o| o.0 == 0)
                     && state.new.0 == self.replicas
                     && state.new.1 == self.replicas;
+                if !report.complete {
+                    report.stalled = Some(self.stall(sim, snapshot, &state, &new, &report));
+                }
                 break;
             }
             for step in steps {
@@ -205,6 +258,11 @@ impl Rollout {
                 };
                 if created.is_empty() && deleted.is_empty() {
                     // Admission refused the new pods: the controller cannot move.
+                    let mut stall = self.stall(sim, snapshot, &state, &new, &report);
+                    stall.reason = format!(
+                        "the API server refused the new ReplicaSet's pods, so the controller cannot {action}"
+                    );
+                    report.stalled = Some(stall);
                     break 'syncs;
                 }
                 sim.run(snapshot, |_, _| {})?;
@@ -223,6 +281,79 @@ impl Rollout {
             }
         }
         Ok(report)
+    }
+
+    /// Where the rollout stands now that the controller cannot move: the counts of
+    /// `state`, the new pods still Pending and the scheduler's reason for each.
+    fn stall(
+        &self,
+        sim: &Simulation,
+        snapshot: &Snapshot,
+        state: &RolloutState,
+        new: &Revision,
+        report: &RolloutReport,
+    ) -> RolloutStall {
+        let ns = self.namespace.as_str();
+        let count = |n: i32| usize::try_from(n).unwrap_or(0);
+        let pending: Vec<StalledPod> = new
+            .pods
+            .iter()
+            .filter_map(|name| {
+                let id = snapshot.pod_id(ns, name)?;
+                match sim.scheduler().outcome(snapshot, id) {
+                    PodOutcome::Bound(_) => None,
+                    PodOutcome::Pending(message) => Some(StalledPod {
+                        pod: name.clone(),
+                        message,
+                    }),
+                }
+            })
+            .collect();
+        let topology_spread = pending.iter().any(|p| {
+            p.message
+                .replace(ERR_REASON_NODE_LABEL_NOT_MATCH, "")
+                .contains(ERR_REASON_CONSTRAINTS_NOT_MATCH)
+        });
+        let (max_surge, max_unavailable) = match self.strategy {
+            Strategy::RollingUpdate {
+                max_surge,
+                max_unavailable,
+            } => (Some(max_surge), Some(max_unavailable)),
+            Strategy::Recreate => (None, None),
+        };
+        let waits = match pending.len() {
+            0 => "the new pods it needs".to_string(),
+            1 => format!("new pod {} stays Pending", pending[0].pod),
+            n => format!("{n} new pods stay Pending"),
+        };
+        let mut reason = match (max_surge, max_unavailable) {
+            (Some(surge), Some(0)) => format!(
+                "maxUnavailable 0 keeps every old pod until a new one is available, maxSurge {surge} allows no further new pod, and {waits}"
+            ),
+            (Some(_), Some(unavailable)) => format!(
+                "maxUnavailable {unavailable} is used up by pods not available, and {waits}"
+            ),
+            _ => format!("the controller waits for the new pods, and {waits}"),
+        };
+        if topology_spread {
+            reason.push_str(
+                ": a DoNotSchedule topology spread constraint rejects every node where room remains while the old pods hold their domains (kubernetes issue 116629)",
+            );
+        }
+        let last = report.steps.last();
+        RolloutStall {
+            step: report.steps.len(),
+            action: last.map(|s| s.action.clone()).unwrap_or_default(),
+            old_replicas: state.old.iter().map(|o| count(o.0)).sum(),
+            old_available: state.old.iter().map(|o| count(o.1)).sum(),
+            new_replicas: count(state.new.0),
+            new_available: count(state.new.1),
+            max_surge,
+            max_unavailable,
+            pending,
+            topology_spread,
+            reason,
+        }
     }
 
     /// Deletes pods of `r` down to `to`, in the ReplicaSet controller's order, ranked by

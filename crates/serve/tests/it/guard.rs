@@ -166,3 +166,106 @@ async fn a_failed_patch_backs_off() {
     let third = g.pass().await.unwrap();
     assert_eq!(third.written.len(), 6, "{:?}", third.failed);
 }
+
+/// A client on `fake` that, on the first PATCH of pod `web-a`, changes that pod in the
+/// store first: the pod changed between the guard's list and its patch.
+fn racing_client(fake: &FakeApi) -> kube::Client {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use tower::ServiceExt as _;
+    let router = fake.router();
+    let store = fake.clone();
+    let raced = Arc::new(AtomicBool::new(false));
+    let service = tower::service_fn(move |req: axum::http::Request<kube::client::Body>| {
+        let router = router.clone();
+        if req.method() == axum::http::Method::PATCH
+            && req.uri().path() == "/api/v1/namespaces/default/pods/web-a"
+            && !raced.swap(true, Ordering::SeqCst)
+        {
+            store
+                .modify("pods", "default", "web-a", |p| {
+                    p["metadata"]["labels"]["touched"] = json!("yes");
+                })
+                .unwrap();
+        }
+        router.oneshot(req)
+    });
+    kube::Client::new(service, "default")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pod_changed_since_the_plan_conflicts_and_is_planned_again() {
+    let fake = crowded(false);
+    let mut options = GuardOptions::new(config(false));
+    options.identity = "guard-test".into();
+    options.limits = ClientLimits::UNLIMITED;
+    let mut g = Guard::new(racing_client(&fake), options, Arc::new(Metrics::new()));
+    let first = g.pass().await.unwrap();
+    // web-a's patch carried the resourceVersion the plan read; the pod changed since.
+    let conflicted: Vec<&str> = first.conflicts.iter().map(|p| p.pod.as_str()).collect();
+    assert_eq!(conflicted, ["web-a"], "{first:?}");
+    assert!(first.conflicts[0].resource_version.is_some());
+    assert!(
+        first.failed.is_empty(),
+        "a conflict is no failure: {first:?}"
+    );
+    assert_eq!(first.written.len(), 5);
+    assert!(annotations(&fake, "web-a").get(COST).is_none());
+    let log = fake.requests();
+    let patches = log
+        .iter()
+        .filter(|r| r.verb == "patch" && r.path.ends_with("/pods/web-a"))
+        .count();
+    assert_eq!(patches, 1, "no blind retry with a fresh version");
+    // No back-off: the next pass plans from the pods as they are. The five costs
+    // written already keep every scale-in within maxSkew, so web-a needs none now.
+    let second = g.pass().await.unwrap();
+    assert!(
+        second.deferred.is_empty() && second.failed.is_empty() && second.conflicts.is_empty(),
+        "{second:?}"
+    );
+    let rs = &second.plan.replica_sets[0];
+    assert_eq!(rs.pods, 6);
+    assert_eq!(rs.constraints[0].after_one, Some(1), "{rs:?}");
+    assert_eq!(rs.constraints[0].after_half, Some(0), "{rs:?}");
+    // Whatever it writes carries the versions it read: nothing conflicts.
+    let now = fake.get("pods", "default", "web-a").unwrap().unwrap();
+    for p in second.written.iter().filter(|p| p.pod == "web-a") {
+        assert_eq!(
+            p.resource_version.as_deref(),
+            now["metadata"]["resourceVersion"].as_str()
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fake_refuses_a_merge_patch_with_a_stale_resource_version() {
+    let fake = crowded(false);
+    let client = kube::Client::new(fake.router(), "default");
+    let pods: kube::Api<k8s_openapi::api::core::v1::Pod> = kube::Api::default_namespaced(client);
+    let rv = fake.get("pods", "default", "web-b").unwrap().unwrap()["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    fake.modify("pods", "default", "web-b", |p| {
+        p["metadata"]["labels"]["touched"] = json!("yes");
+    })
+    .unwrap();
+    let patch = json!({"metadata": {"resourceVersion": rv, "annotations": {COST: "1"}}});
+    let err = pods
+        .patch(
+            "web-b",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(patch),
+        )
+        .await
+        .unwrap_err();
+    let kube::Error::Api(status) = err else {
+        panic!("not an API error: {err}");
+    };
+    assert_eq!((status.code, status.reason.as_str()), (409, "Conflict"));
+    assert_eq!(
+        status.message,
+        "Operation cannot be fulfilled on pods \"web-b\": the object has been modified; please apply your changes to the latest version and try again"
+    );
+    assert!(annotations(&fake, "web-b").get(COST).is_none());
+}

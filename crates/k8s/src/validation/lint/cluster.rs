@@ -1,15 +1,19 @@
-//! The lints that need the cluster's nodes (TS002, TS003, TS005), run on a snapshot with
+//! The lints that need the cluster's nodes (TS002, TS003, TS005, TS009), run on a snapshot with
 //! the engine's own PodTopologySpread plugin, for the first pod a workload would create.
 
 use std::collections::BTreeMap;
 
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::{Lint, LintCode};
 use crate::validation::Workload;
+use crate::workloads::deployment;
+use topospread::api::Labels;
 use topospread::api::{Pod, WhenUnsatisfiable};
 use topospread::config::PodTopologySpreadArgs;
+use topospread::controller::Strategy;
 use topospread::convert;
 use topospread::features::Features;
 use topospread::framework::{CycleState, FilterPlugin, PreFilterPlugin};
@@ -23,11 +27,16 @@ use topospread::validation::FieldPath;
 /// carries, as for a new revision.
 pub const FIRST_POD_TEMPLATE_HASH: &str = "topospread-first-pod";
 
+/// The `pod-template-hash` TS009 gives a pod of the revision a rollout replaces.
+const OLD_POD_TEMPLATE_HASH: &str = "topospread-old-revision";
+
 /// Runs the lints that need nodes against one cluster snapshot.
 #[derive(Debug)]
 pub struct ClusterLinter {
     snapshot: Snapshot,
     plugin: PodTopologySpread,
+    /// The scheduler's gates the plugin runs with (matchLabelKeys, empty selectors).
+    features: Features,
     /// Lints already found, by what they read (see [`ClusterLinter::lint`]): a dump's
     /// pods are mostly replicas of a few templates, and each lint walks every node.
     seen: std::collections::HashMap<String, Vec<Lint>>,
@@ -50,6 +59,7 @@ impl ClusterLinter {
         Ok(Self {
             snapshot,
             plugin,
+            features,
             seen: std::collections::HashMap::new(),
         })
     }
@@ -64,7 +74,8 @@ impl ClusterLinter {
         self.seen.len()
     }
 
-    /// TS002, TS003 and TS005 for the workload's first pod (the Pod itself, for a Pod).
+    /// TS002, TS003 and TS005 for the workload's first pod (the Pod itself, for a Pod),
+    /// and TS009 for a Deployment.
     /// Nothing when the snapshot has no nodes or the pod cannot be converted (validation
     /// reports why); TS005 is skipped for a Pod already bound to a node.
     pub fn lint(&mut self, workload: &Workload) -> Vec<Lint> {
@@ -116,12 +127,89 @@ impl ClusterLinter {
             bound,
         ))
         .ok();
-        if let Some(found) = key.as_ref().and_then(|k| self.seen.get(k)) {
-            return found.clone();
+        let mut lints = match key.as_ref().and_then(|k| self.seen.get(k)) {
+            Some(found) => found.clone(),
+            None => {
+                let lints = self.lint_pod(&first, &list, bound);
+                if let Some(key) = key {
+                    self.seen.insert(key, lints.clone());
+                }
+                lints
+            }
+        };
+        if let Workload::Deployment(d) = workload {
+            lints.extend(self.rollout_stall(d, &first, &list));
         }
-        let lints = self.lint_pod(&first, &list, bound);
-        if let Some(key) = key {
-            self.seen.insert(key, lints.clone());
+        lints
+    }
+
+    /// TS009: a RollingUpdate that can never finish. With `maxUnavailable` 0 no old pod
+    /// goes before a surge pod is available; a DoNotSchedule constraint with fewer
+    /// eligible domains than `minDomains` counts the global minimum as 0, so each domain
+    /// takes at most `maxSkew` matching pods; when the selector counts the old
+    /// revision's pods too and `replicas` of them fill every domain, the surge pod
+    /// never schedules (kubernetes issue 116629). Other pods matching the selector only
+    /// fill domains further, so the verdict holds whatever else runs.
+    fn rollout_stall(&mut self, d: &Deployment, first: &core::Pod, list: &FieldPath) -> Vec<Lint> {
+        let replicas = d.spec.replicas.unwrap_or(1);
+        let Strategy::RollingUpdate {
+            max_surge,
+            max_unavailable: 0,
+        } = deployment::strategy(d, replicas)
+        else {
+            return Vec::new();
+        };
+        if replicas <= 0 {
+            return Vec::new();
+        }
+        let Ok(pod) = convert::pod(first, self.snapshot.symbols_mut()) else {
+            return Vec::new();
+        };
+        // A pod of the revision being replaced: the same labels, another hash.
+        let mut old_labels = first.metadata.labels.clone().unwrap_or_default();
+        old_labels.insert(
+            "pod-template-hash".to_string(),
+            OLD_POD_TEMPLATE_HASH.to_string(),
+        );
+        let old = Labels::from_map(Some(&old_labels), self.snapshot.symbols_mut());
+        let spread = topospread::spread::count(&self.plugin, &pod, &self.snapshot);
+        let hard = pod
+            .spread_constraints
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.when_unsatisfiable == WhenUnsatisfiable::DoNotSchedule);
+        let symbols = self.snapshot.symbols();
+        let mut lints = Vec::new();
+        // Hard constraints come first in the count, in the pod's order.
+        for ((i, c), counted) in hard.zip(&spread.constraints) {
+            let selector = if self.features.match_label_keys {
+                c.selector_for(&pod.labels)
+            } else {
+                c.selector.clone()
+            };
+            let counts_nothing = selector.is_empty() && !self.features.empty_selector_matches_all;
+            if counts_nothing
+                || !selector.matches(&pod.labels, symbols)
+                || !selector.matches(&old, symbols)
+            {
+                continue;
+            }
+            let domains = counted.spread.counts.len();
+            let eligible = i64::try_from(domains).unwrap_or(i64::MAX);
+            let min = i64::from(counted.min_domains);
+            let ceiling = eligible.saturating_mul(i64::from(c.max_skew));
+            if domains == 0 || eligible >= min || i64::from(replicas) < ceiling {
+                continue;
+            }
+            let key = symbols.resolve(c.topology_key);
+            lints.push(Lint::new(
+                LintCode::RolloutCannotFinish,
+                &list.index(i),
+                format!(
+                    "a rollout can never finish: the strategy resolves to maxUnavailable 0 (maxSurge {max_surge}) for {replicas} replicas, so no old pod goes before a new one is available, but minDomains {min} exceeds the {domains} eligible domain(s) of {key:?}, each domain takes at most maxSkew ({}) matching pods, {ceiling} in all, and the old revision's {replicas} pods, which this selector counts, fill them: the surge pod stays Pending; allow spec.strategy.rollingUpdate.maxUnavailable of 1 or more, or add matchLabelKeys: [pod-template-hash]",
+                    c.max_skew
+                ),
+            ));
         }
         lints
     }

@@ -58,7 +58,7 @@ fn codes_are_stable_and_documented() {
     assert_eq!(
         codes,
         [
-            "TS001", "TS002", "TS003", "TS004", "TS005", "TS006", "TS007", "TS008"
+            "TS001", "TS002", "TS003", "TS004", "TS005", "TS006", "TS007", "TS008", "TS009"
         ]
     );
     for c in LintCode::ALL {
@@ -322,4 +322,51 @@ fn statefulset_pods_share_one_lint_answer() {
     assert_eq!(found[0].len(), 1, "{found:?}");
     assert_eq!(found[0][0].code.code(), "TS002");
     assert_eq!(cluster.distinct_pods_linted(), 1);
+}
+
+#[test]
+fn ts009_rollout_cannot_finish() {
+    let constraint = "        - {maxSkew: 1, minDomains: 3, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}}\n";
+    // Two zones, each taking at most maxSkew 1 pod: 2 replicas fill them, and 25% of 2
+    // resolves to maxSurge 1, maxUnavailable 0.
+    let yaml = format!(
+        "{NODES}---\n{}",
+        deployment(constraint).replace("spec:\n  selector", "spec:\n  replicas: 2\n  selector")
+    );
+    let ts009 = |yaml: &str| -> Vec<String> {
+        messages(yaml)
+            .into_iter()
+            .filter(|m| m.starts_with("TS009"))
+            .collect()
+    };
+    assert_eq!(
+        ts009(&yaml),
+        [
+            "TS009 spec.template.spec.topologySpreadConstraints[0]: a rollout can never finish: the strategy resolves to maxUnavailable 0 (maxSurge 1) for 2 replicas, so no old pod goes before a new one is available, but minDomains 3 exceeds the 2 eligible domain(s) of \"zone\", each domain takes at most maxSkew (1) matching pods, 2 in all, and the old revision's 2 pods, which this selector counts, fill them: the surge pod stays Pending; allow spec.strategy.rollingUpdate.maxUnavailable of 1 or more, or add matchLabelKeys: [pod-template-hash]"
+        ]
+    );
+    // Room left for the surge pod: one replica in two zones.
+    assert!(ts009(&yaml.replace("replicas: 2", "replicas: 1")).is_empty());
+    // An old pod may go first.
+    let unavailable = yaml.replace(
+        "  replicas: 2\n",
+        "  replicas: 2\n  strategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 0, maxUnavailable: 1}}\n",
+    );
+    assert!(ts009(&unavailable).is_empty());
+    // Recreate deletes the old pods first.
+    let recreate = yaml.replace(
+        "  replicas: 2\n",
+        "  replicas: 2\n  strategy: {type: Recreate}\n",
+    );
+    assert!(ts009(&recreate).is_empty());
+    // Each revision spread on its own: the new pods do not count the old ones.
+    let per_revision = yaml.replace(
+        "labelSelector: {matchLabels: {app: web}}}",
+        "labelSelector: {matchLabels: {app: web}}, matchLabelKeys: [pod-template-hash]}",
+    );
+    assert!(ts009(&per_revision).is_empty());
+    // As many domains as minDomains: the global minimum is a real count again.
+    assert!(ts009(&yaml.replace("minDomains: 3", "minDomains: 2")).is_empty());
+    // ScheduleAnyway never keeps a pod Pending.
+    assert!(ts009(&yaml.replace("DoNotSchedule", "ScheduleAnyway")).is_empty());
 }
