@@ -47,19 +47,16 @@ fn template_spec<'a>(
         Object::ReplicaSet(r) if kind == "ReplicaSet" => {
             (&r.metadata, &mut r.spec.template.as_mut()?.spec)
         }
-        Object::StatefulSet(s) if kind == "StatefulSet" => {
-            (&s.metadata, &mut s.spec.template.spec)
-        }
+        Object::StatefulSet(s) if kind == "StatefulSet" => (&s.metadata, &mut s.spec.template.spec),
         Object::DaemonSet(d) if kind == "DaemonSet" => (&d.metadata, &mut d.spec.template.spec),
         Object::Job(j) if kind == "Job" => (&j.metadata, &mut j.spec.as_mut()?.template.spec),
-        Object::ReplicationController(r) if kind == "ReplicationController" => (
-            &r.metadata,
-            &mut r.spec.as_mut()?.template.as_mut()?.spec,
-        ),
+        Object::ReplicationController(r) if kind == "ReplicationController" => {
+            (&r.metadata, &mut r.spec.as_mut()?.template.as_mut()?.spec)
+        }
         _ => return None,
     };
-    let same = meta.name.as_deref() == Some(name)
-        && meta.namespace.as_deref().unwrap_or("default") == ns;
+    let same =
+        meta.name.as_deref() == Some(name) && meta.namespace.as_deref().unwrap_or("default") == ns;
     same.then_some(spec)
 }
 

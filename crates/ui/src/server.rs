@@ -32,10 +32,12 @@ pub struct Bound {
 /// Binds `address:port` (port 0: any free port).
 pub async fn bind(address: IpAddr, port: u16) -> Result<Bound, Error> {
     let asked = SocketAddr::new(address, port);
-    let listener = TcpListener::bind(asked).await.map_err(|source| Error::Bind {
-        address: asked.to_string(),
-        source,
-    })?;
+    let listener = TcpListener::bind(asked)
+        .await
+        .map_err(|source| Error::Bind {
+            address: asked.to_string(),
+            source,
+        })?;
     let address = listener.local_addr().map_err(|source| Error::Bind {
         address: asked.to_string(),
         source,
@@ -146,7 +148,11 @@ async fn index() -> Response {
 }
 
 async fn script() -> Response {
-    ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], SCRIPT).into_response()
+    (
+        [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+        SCRIPT,
+    )
+        .into_response()
 }
 
 async fn style() -> Response {
@@ -227,10 +233,7 @@ async fn same_origin(State(loopback): State<bool>, request: Request, next: Next)
     let host = get(header::HOST).unwrap_or("");
     if loopback {
         let name = host_name(host);
-        let local = name == "localhost"
-            || name
-                .parse::<IpAddr>()
-                .is_ok_and(|ip| ip.is_loopback());
+        let local = name == "localhost" || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback());
         if !local {
             return error(
                 StatusCode::FORBIDDEN,

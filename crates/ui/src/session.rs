@@ -234,9 +234,10 @@ impl Session {
         request.config.clone_from(&self.config);
         request.scale.clone_from(&self.scale);
         let report = explain(&self.ctx, request)?;
-        let json = Arc::new(serde_json::to_string(&report).map_err(|e| {
-            Error::Job(topospread_jobs::Error::Render(e.to_string()))
-        })?);
+        let json = Arc::new(
+            serde_json::to_string(&report)
+                .map_err(|e| Error::Job(topospread_jobs::Error::Render(e.to_string())))?,
+        );
         let mut kept = self.kept();
         if kept.len() >= EXPLAINED_KEPT {
             kept.clear();
@@ -268,18 +269,24 @@ impl Session {
         let scale = request
             .scale
             .iter()
-            .map(|s| s.parse::<Scale>().map_err(|e| Error::Request(e.to_string())))
+            .map(|s| {
+                s.parse::<Scale>()
+                    .map_err(|e| Error::Request(e.to_string()))
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let mut objects = self.objects.clone();
         for change in &request.constraints {
             edit::apply(&mut objects, change)?;
         }
-        let report = self.jobs().simulate(
-            objects,
-            scale,
-            request.drain.clone(),
-            request.lose.clone(),
-        )?;
+        let report = self
+            .jobs()
+            .simulate(objects, scale, request.drain.clone(), request.lose.clone())
+            .map_err(|e| match e {
+                Error::Job(topospread_jobs::Error::Refused(m)) => Error::Job(
+                    topospread_jobs::Error::Refused(format!("what-if refused: {m}")),
+                ),
+                other => other,
+            })?;
         if let Some(line) = report
             .refused_objects
             .iter()

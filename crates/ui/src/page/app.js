@@ -101,7 +101,7 @@ $("selector-form").addEventListener("submit", async (e) => {
 function drawSimulation(s) {
   state.simulation = s;
   $("summary").textContent = `${s.scheduled} scheduled, ${s.pending} pending` +
-    (s.refused.length ? `, ${s.refused.length} refused` : "");
+    ((s.refused || []).length ? `, ${s.refused.length} refused` : "");
   fillPods();
   const pending = s.pods.filter((p) => !p.node);
   $("pending").replaceChildren(el("h3", {}, `Pending (${pending.length})`),
@@ -146,7 +146,7 @@ async function pick(ref) {
       text: (n.node + " " + v).toLowerCase() };
   });
   $("outcome").replaceChildren(el("h3", {}, x.pod), outcomeText(x.outcome),
-    ...x.context.map((c) => el("div", {}, c)));
+    ...(x.context || []).map((c) => el("div", {}, c)));
   drawSpread(x);
   drawHead();
   state.sort = null;
@@ -312,6 +312,7 @@ async function start() {
   if (wl) document.querySelector("#whatif-form [name=workload]").placeholder = `${wl.kind.toLowerCase()}/${wl.namespace}/${wl.name}`;
   const params = new URLSearchParams(location.search);
   if (params.get("view")) show(params.get("view"));
+  if (params.get("drill")) drill(c.groups.find((g) => g.domain === params.get("drill")) || c.groups[0]);
   if (params.get("pod")) await pick(params.get("pod"));
   if (params.get("selftest")) await selftest();
 }
@@ -339,12 +340,7 @@ async function selftest() {
     out.steps.firstRowTotal = document.querySelector("#node-rows .row-node span:last-child").textContent;
     const w = s.workloads.find((x) => ["deployment", "replicaset", "statefulset"].includes(x.kind.toLowerCase())) || fail("no workload to scale");
     show("whatif");
-    const r = await runWhatIf({ scale: [`${w.kind.toLowerCase()}/${w.namespace}/${w.name}=${w.pods * 2}`] });
     const key = `${w.kind.toLowerCase()}/${w.namespace}/${w.name}`;
-    const sum = (v) => { const x = v.workloads.find((y) => y.workload === key); return x ? x.pods : -1; };
-    out.steps.whatIfPods = [sum(r.before), sum(r.after)];
-    if (sum(r.before) === sum(r.after)) fail("what-if changed nothing");
-    out.steps.whatIfCells = document.querySelectorAll("#whatif-result td.count").length;
     try {
       await runWhatIf({ constraints: [{ workload: key, index: 0, maxSkew: 0 }] });
       out.steps.refusal = "not refused";
@@ -352,12 +348,16 @@ async function selftest() {
       out.steps.refusal = err.message;
     }
     if (!/maxSkew/.test(out.steps.refusal)) fail("maxSkew 0 not refused: " + out.steps.refusal);
+    const r = await runWhatIf({ scale: [`${key}=${w.pods * 2}`] });
+    const pods = (v) => { const x = v.workloads.find((y) => y.workload === key); return x ? x.pods : -1; };
+    out.steps.whatIfPods = [pods(r.before), pods(r.after)];
+    if (pods(r.before) === pods(r.after)) fail("what-if changed nothing");
+    out.steps.whatIfCells = document.querySelectorAll("#whatif-result td.count").length;
     out.ok = errors.length === 0;
   } catch (err) {
     out.failure = err.message;
   }
   $("selftest").textContent = JSON.stringify(out);
-  $("selftest").hidden = false;
 }
 
 start().catch((err) => {
