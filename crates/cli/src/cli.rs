@@ -204,8 +204,10 @@ pub(crate) struct SecureServingArgs {
     pub(crate) authorization_always_allow_paths: Vec<String>,
 }
 
-/// `topospread ui`.
+/// `topospread ui`. Without the `live` feature the flags parse and the command is
+/// refused, so nothing reads them there.
 #[derive(Debug, Args)]
+#[cfg_attr(not(feature = "live"), allow(dead_code))]
 pub(crate) struct UiArgs {
     /// Manifest files, folders (-R to recurse) or `-` for stdin, as `simulate` reads
     /// them; none: the Kubernetes docs' example.
