@@ -52,6 +52,9 @@ pub(crate) enum Command {
     /// Run as a secondary scheduler in a cluster: schedule the pods whose
     /// spec.schedulerName is one of the configuration's profiles.
     Serve(ServeArgs),
+    /// A local web app over the cluster, loaded once: the domains, the pending pods,
+    /// each node's verdicts and scores for a pod, what-ifs (http://127.0.0.1:10270/).
+    Ui(UiArgs),
     /// The pod-deletion-cost annotations that make ReplicaSet scale-ins keep topology
     /// spread, and the skew predicted after scale-ins; prints, never patches.
     Guard(GuardArgs),
@@ -199,6 +202,36 @@ pub(crate) struct SecureServingArgs {
         default_value = "/healthz,/readyz,/livez"
     )]
     pub(crate) authorization_always_allow_paths: Vec<String>,
+}
+
+/// `topospread ui`. Without the `live` feature the flags parse and the command is
+/// refused, so nothing reads them there.
+#[derive(Debug, Args)]
+#[cfg_attr(not(feature = "live"), allow(dead_code))]
+pub(crate) struct UiArgs {
+    /// Manifest files, folders (-R to recurse) or `-` for stdin, as `simulate` reads
+    /// them; none: the Kubernetes docs' example.
+    #[arg(short = 'f', long = "file")]
+    pub(crate) files: Vec<PathBuf>,
+    /// Read the live cluster too (see `--kubeconfig`).
+    #[command(flatten)]
+    pub(crate) live: LiveArgs,
+    /// Seed for generated pod names and tie-breaking (as in `simulate`).
+    #[arg(long, default_value_t = 0)]
+    pub(crate) seed: u64,
+    /// A KubeSchedulerConfiguration file.
+    #[arg(long)]
+    pub(crate) config: Option<PathBuf>,
+    /// Set a workload's replicas first, as `simulate --scale` (`deployment/web=5`).
+    #[arg(long = "scale", value_name = "KIND/NAME=N")]
+    pub(crate) scale: Vec<topospread_k8s::workloads::Scale>,
+    /// The address to listen on (loopback by default: anything else exposes the
+    /// cluster's contents to the network).
+    #[arg(long, default_value = "127.0.0.1")]
+    pub(crate) address: std::net::IpAddr,
+    /// The port (0: any free port; the URL is printed on stderr).
+    #[arg(long, default_value_t = 10270)]
+    pub(crate) port: u16,
 }
 
 /// `topospread serve`.

@@ -33,6 +33,7 @@ fn main() -> ExitCode {
         cli::Command::Bench(_) => "bench",
         cli::Command::Rebalance(_) => "rebalance",
         cli::Command::Serve(_) => "serve",
+        cli::Command::Ui(_) => "ui",
         cli::Command::Guard(_) => "guard",
     });
     // A live command behaves as the cluster's release unless --kubernetes-version is given.
@@ -55,6 +56,7 @@ fn main() -> ExitCode {
         cli::Command::Bench(args) => cmd::bench::run(&ctx, &args),
         cli::Command::Rebalance(args) => cmd::rebalance::run(&ctx, &args),
         cli::Command::Serve(args) => cmd::serve::run(&ctx, &args),
+        cli::Command::Ui(args) => cmd::ui::run(&ctx, &args),
         cli::Command::Guard(args) => cmd::guard::run(&ctx, &args),
     };
     match result {
@@ -77,6 +79,7 @@ fn live_args(command: &cli::Command) -> Option<&cli::LiveArgs> {
         cli::Command::Explain(a) => Some(&a.live),
         cli::Command::Validate(a) => Some(&a.live),
         cli::Command::Rebalance(a) => Some(&a.live),
+        cli::Command::Ui(a) => Some(&a.live),
         cli::Command::Test(_)
         | cli::Command::Bench(_)
         | cli::Command::Serve(_)

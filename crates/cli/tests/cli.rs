@@ -33,6 +33,9 @@ mod scale;
 mod secure;
 #[path = "cli/test_command.rs"]
 mod test_command;
+#[cfg(feature = "live")]
+#[path = "cli/ui.rs"]
+mod ui;
 #[path = "cli/validate.rs"]
 mod validate;
 #[path = "cli/versions.rs"]

@@ -19,6 +19,7 @@ pub(crate) mod show;
 pub(crate) mod simulate;
 pub(crate) mod term;
 pub(crate) mod test;
+pub(crate) mod ui;
 pub(crate) mod validate;
 pub(crate) mod whatif;
 

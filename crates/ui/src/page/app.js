@@ -1,0 +1,367 @@
+// topospread ui: the cluster as domains, a pod's every node, what-ifs. Every value from
+// the server goes in through textContent (never markup); nothing is fetched but /api/*.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const errors = [];
+window.addEventListener("error", (e) => errors.push(String(e.message)));
+window.addEventListener("unhandledrejection", (e) => errors.push(String(e.reason)));
+
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "class") e.className = v;
+    else if (k === "style") e.style.cssText = v;
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v);
+  }
+  for (const c of children) {
+    if (c !== null && c !== undefined) e.append(c instanceof Node ? c : String(c));
+  }
+  return e;
+}
+
+// A JSON endpoint; a non-2xx answer throws its one-line error.
+async function api(path, body) {
+  const init = body === undefined ? {} : {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+  };
+  const r = await fetch(path, init);
+  const data = await r.json();
+  if (!r.ok) throw new Error(data.error || r.statusText);
+  return data;
+}
+
+const state = { cluster: null, simulation: null, explain: null, rows: [], sort: null };
+
+// ---- views ---------------------------------------------------------------
+document.querySelectorAll("nav button").forEach((b) => b.addEventListener("click", () => show(b.dataset.view)));
+function show(view) {
+  document.querySelectorAll("nav button").forEach((b) => b.classList.toggle("on", b.dataset.view === view));
+  for (const id of ["domains", "pods", "whatif"]) $(id).hidden = id !== view;
+  if (view === "pods") drawRows();
+}
+
+// ---- domains -------------------------------------------------------------
+function heat(count, max) {
+  if (count === null || count === undefined) return "#eceff3";
+  const t = max > 0 ? count / max : 0;
+  return `hsl(${210 - 170 * t}, 70%, ${92 - 35 * t}%)`;
+}
+
+function drawCluster(c) {
+  state.cluster = c;
+  $("marked").textContent = "marked: " + c.show.marked;
+  const groups = $("groups");
+  groups.replaceChildren();
+  const max = Math.max(0, ...c.groups.map((g) => g.count || 0));
+  for (const g of c.groups) {
+    groups.append(el("div", {
+      class: "tile", style: `background:${heat(g.count, max)}`, title: `${c.group_key || ""}=${g.domain}`,
+      onclick: () => drill(g),
+    }, el("b", {}, g.domain), `${g.count ?? "–"} pods · ${g.nodes.length} nodes`));
+  }
+  $("drill-title").hidden = true;
+  $("drill").replaceChildren();
+}
+
+// A zone's nodes, drawn in chunks so thousands of tiles never block the page.
+function drill(g) {
+  const c = state.cluster;
+  $("drill-title").hidden = false;
+  $("drill-title").textContent = `${g.domain}: ${g.nodes.length} nodes (${c.node_key || "node"} counts)`;
+  const box = $("drill");
+  box.replaceChildren();
+  const max = Math.max(0, ...g.nodes.map((n) => n.count || 0));
+  let i = 0;
+  const step = () => {
+    const frag = document.createDocumentFragment();
+    for (const end = Math.min(i + 500, g.nodes.length); i < end; i++) {
+      const n = g.nodes[i];
+      frag.append(el("div", { class: "tile", style: `background:${heat(n.count, max)}`, title: n.name },
+        `${n.name} ${n.count ?? "–"}`));
+    }
+    box.append(frag);
+    if (i < g.nodes.length) requestAnimationFrame(step);
+  };
+  step();
+}
+
+$("selector-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const s = $("selector").value.trim();
+  try {
+    drawCluster(await api("/api/cluster" + (s ? "?selector=" + encodeURIComponent(s) : "")));
+  } catch (err) {
+    $("marked").textContent = err.message;
+  }
+});
+
+// ---- pods ----------------------------------------------------------------
+function drawSimulation(s) {
+  state.simulation = s;
+  $("summary").textContent = `${s.scheduled} scheduled, ${s.pending} pending` +
+    ((s.refused || []).length ? `, ${s.refused.length} refused` : "");
+  fillPods();
+  const pending = s.pods.filter((p) => !p.node);
+  $("pending").replaceChildren(el("h3", {}, `Pending (${pending.length})`),
+    ...pending.slice(0, 200).map((p) => el("div", {}, el("b", {}, `${p.namespace}/${p.pod}`), ": ", p.message || "")));
+}
+
+function fillPods() {
+  const f = $("pod-filter").value.toLowerCase();
+  const list = $("pod-list");
+  list.replaceChildren();
+  const frag = document.createDocumentFragment();
+  let shown = 0;
+  for (const p of state.simulation.pods) {
+    const ref = `${p.namespace}/${p.pod}`;
+    if (f && !ref.toLowerCase().includes(f)) continue;
+    if (++shown > 2000) break;
+    frag.append(el("option", { value: ref }, `${ref} → ${p.node || "Pending"}`));
+  }
+  list.append(frag);
+}
+$("pod-filter").addEventListener("input", fillPods);
+$("pod-list").addEventListener("change", () => pick($("pod-list").value));
+
+// The first rejecting Filter plugin, or feasible.
+function verdict(n) {
+  const bad = n.filters.find((f) => f.code !== "Success" && f.code !== "Skip");
+  return bad ? `${bad.plugin}: ${bad.reasons.join("; ") || bad.code}` : "feasible";
+}
+
+async function pick(ref) {
+  const t0 = performance.now();
+  $("outcome").textContent = `explaining ${ref}…`;
+  const x = await api("/api/explain?pod=" + encodeURIComponent(ref));
+  state.explain = x;
+  const plugins = [];
+  for (const n of x.nodes) for (const s of n.scores) if (!plugins.includes(s.plugin)) plugins.push(s.plugin);
+  state.plugins = plugins;
+  state.rows = x.nodes.map((n) => {
+    const by = Object.fromEntries(n.scores.map((s) => [s.plugin, s]));
+    const v = verdict(n);
+    return { node: n.node, verdict: v, feasible: v === "feasible", total: n.total, by,
+      text: (n.node + " " + v).toLowerCase() };
+  });
+  $("outcome").replaceChildren(el("h3", {}, x.pod), outcomeText(x.outcome),
+    ...(x.context || []).map((c) => el("div", {}, c)));
+  drawSpread(x);
+  drawHead();
+  state.sort = null;
+  applyFilter();
+  state.pickMs = performance.now() - t0;
+  return state.pickMs;
+}
+
+// `{scheduled: NODE}` or `{pending: MESSAGE}`.
+function outcomeText(o) {
+  if (o && o.scheduled !== undefined) return el("div", { class: "ok" }, "scheduled on " + o.scheduled);
+  return el("div", { class: "bad" }, "pending: " + (o ? o.pending : ""));
+}
+
+function drawSpread(x) {
+  const box = $("spread");
+  box.replaceChildren();
+  for (const c of x.spread) {
+    const counts = c.counts.map(([, n]) => n);
+    const min = counts.length ? Math.min(...counts) : 0;
+    box.append(el("div", {}, el("b", {}, c.constraint),
+      ` · ${c.counts.length} domains · global minimum ${min} · skew ${c.skew ?? "–"}`));
+    if (c.counts.length <= 60) {
+      box.append(el("div", { class: "tiles small" },
+        ...c.counts.map(([d, n]) => el("div", { class: "tile", style: `background:${heat(n, Math.max(...counts))}` }, `${d} ${n}`))));
+    }
+  }
+}
+
+// ---- the node table: sortable, filterable, virtualized -------------------
+const ROW = 22;
+function columns() {
+  const cols = [
+    { key: "node", label: "Node", get: (r) => r.node },
+    { key: "verdict", label: "Filter verdict", get: (r) => r.verdict },
+  ];
+  for (const p of state.plugins || []) {
+    cols.push({ key: "p:" + p, label: `${p} raw/norm/wtd`, num: true,
+      get: (r) => (r.by[p] ? r.by[p].weighted : null),
+      show: (r) => (r.by[p] ? `${r.by[p].raw}/${r.by[p].normalized}/${r.by[p].weighted}` : "") });
+  }
+  cols.push({ key: "total", label: "Final score", num: true, get: (r) => r.total ?? null });
+  return cols;
+}
+function template() {
+  return `minmax(10em,1.4fr) minmax(12em,2fr) ${(state.plugins || []).map(() => "minmax(7em,1fr)").join(" ")} 6em`;
+}
+function drawHead() {
+  const head = $("node-head");
+  head.style.gridTemplateColumns = template();
+  head.replaceChildren(...columns().map((c) => el("span", { "data-key": c.key, onclick: () => sortBy(c.key) },
+    c.label + (state.sort && state.sort.key === c.key ? (state.sort.desc ? " ▼" : " ▲") : ""))));
+}
+function sortBy(key) {
+  const desc = state.sort && state.sort.key === key ? !state.sort.desc : true;
+  state.sort = { key, desc };
+  const col = columns().find((c) => c.key === key);
+  const dir = desc ? -1 : 1;
+  state.view.sort((a, b) => {
+    const x = col.get(a), y = col.get(b);
+    if (x === y) return a.node < b.node ? -1 : 1;
+    if (x === null) return 1;
+    if (y === null) return -1;
+    return (x < y ? -1 : 1) * dir;
+  });
+  drawHead();
+  drawRows();
+}
+function applyFilter() {
+  const f = $("node-filter").value.toLowerCase();
+  state.view = f ? state.rows.filter((r) => r.text.includes(f) || Object.keys(r.by).some((p) => p.toLowerCase().includes(f))) : state.rows.slice();
+  if (state.sort) sortBy(state.sort.key), sortBy(state.sort.key);
+  const feasible = state.rows.filter((r) => r.feasible).length;
+  $("node-count").textContent = `${state.view.length} of ${state.rows.length} nodes · ${feasible} feasible`;
+  $("node-rows").scrollTop = 0;
+  drawRows();
+}
+$("node-filter").addEventListener("input", applyFilter);
+$("node-rows").addEventListener("scroll", () => requestAnimationFrame(drawRows));
+
+// Only the rows in sight exist in the DOM: 5,000 nodes scroll like 30.
+function drawRows() {
+  const box = $("node-rows");
+  const rows = state.view || [];
+  $("node-spacer").style.height = rows.length * ROW + "px";
+  const first = Math.max(0, Math.floor(box.scrollTop / ROW) - 5);
+  const last = Math.min(rows.length, first + Math.ceil((box.clientHeight || 600) / ROW) + 10);
+  const cols = columns();
+  const tpl = template();
+  const frag = document.createDocumentFragment();
+  for (let i = first; i < last; i++) {
+    const r = rows[i];
+    frag.append(el("div", { class: "grid row-node", style: `top:${i * ROW}px;grid-template-columns:${tpl}` },
+      ...cols.map((c) => el("span", { class: c.key === "verdict" ? (r.feasible ? "ok" : "bad") : "", title: c.key === "verdict" ? r.verdict : "" },
+        c.show ? c.show(r) : (c.get(r) ?? "")))));
+  }
+  box.replaceChildren($("node-spacer"), frag);
+}
+
+// ---- what-if -------------------------------------------------------------
+function whatIfBody(form) {
+  const v = (n) => form.elements[n].value.trim();
+  const body = {};
+  if (v("scale")) body.scale = [v("scale")];
+  if (v("drain")) body.drain = [v("drain")];
+  if (v("lose")) body.lose = [v("lose")];
+  if (v("workload")) {
+    const c = { workload: v("workload"), index: Number(v("index") || 0) };
+    if (v("maxSkew") !== "") c.maxSkew = Number(v("maxSkew"));
+    if (v("whenUnsatisfiable")) c.whenUnsatisfiable = v("whenUnsatisfiable");
+    body.constraints = [c];
+  }
+  return body;
+}
+
+async function runWhatIf(body) {
+  $("whatif-error").hidden = true;
+  $("whatif-result").replaceChildren();
+  try {
+    const r = await api("/api/whatif", body);
+    drawWhatIf(r);
+    return r;
+  } catch (err) {
+    $("whatif-error").hidden = false;
+    $("whatif-error").textContent = "Refused: " + err.message;
+    throw err;
+  }
+}
+$("whatif-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  runWhatIf(whatIfBody(e.target)).catch(() => {});
+});
+
+function side(title, s, other) {
+  const box = el("div", {}, el("h3", {}, title), el("div", {}, `${s.scheduled} scheduled, ${s.pending} pending`));
+  for (const w of s.workloads) {
+    const o = other.workloads.find((x) => x.workload === w.workload);
+    box.append(el("h4", {}, `${w.workload}: ${w.pods} pods, ${w.scheduled} scheduled, ${w.pending} pending`));
+    w.constraints.forEach((c, i) => {
+      const oc = o && o.constraints[i];
+      const rows = Object.entries(c.counts).slice(0, 200).map(([d, n]) => {
+        const before = oc ? oc.counts[d] : undefined;
+        const delta = before === undefined ? "" : n - before;
+        return el("tr", {}, el("td", {}, d), el("td", { class: "count" }, n),
+          el("td", { class: delta > 0 ? "up" : delta < 0 ? "down" : "" }, delta === "" || delta === 0 ? "" : (delta > 0 ? "+" : "") + delta));
+      });
+      box.append(el("div", {}, `${c.topology_key} maxSkew=${c.max_skew} ${c.when_unsatisfiable} · skew `, el("b", { class: "skew" }, c.skew)),
+        el("table", {}, el("tr", {}, el("th", {}, "domain"), el("th", {}, "pods"), el("th", {}, "Δ")), ...rows));
+    });
+  }
+  return box;
+}
+function drawWhatIf(r) {
+  $("whatif-result").replaceChildren(side("Before (as loaded)", r.before, r.after), side("After", r.after, r.before));
+}
+
+// ---- start, and the self-test (?selftest=1) the browser test reads -------
+async function start() {
+  const [c, s] = await Promise.all([api("/api/cluster"), api("/api/simulation")]);
+  drawCluster(c);
+  drawSimulation(s);
+  const wl = s.workloads[0];
+  if (wl) document.querySelector("#whatif-form [name=workload]").placeholder = `${wl.kind.toLowerCase()}/${wl.namespace}/${wl.name}`;
+  const params = new URLSearchParams(location.search);
+  if (params.get("view")) show(params.get("view"));
+  if (params.get("drill")) drill(c.groups.find((g) => g.domain === params.get("drill")) || c.groups[0]);
+  if (params.get("pod")) await pick(params.get("pod"));
+  if (params.get("selftest")) await selftest();
+}
+
+async function selftest() {
+  const out = { ok: false, steps: {}, errors };
+  const fail = (m) => { throw new Error(m); };
+  try {
+    const s = state.simulation;
+    out.steps.nodes = state.cluster.groups.reduce((n, g) => n + g.nodes.length, 0);
+    out.steps.groups = state.cluster.groups.length;
+    const pod = s.pods[0] || fail("no pod to pick");
+    show("pods");
+    const ref = `${pod.namespace}/${pod.pod}`;
+    $("pod-list").value = ref;
+    out.steps.pickMs = Math.round(await pick(ref));
+    out.steps.pod = ref;
+    out.steps.rows = state.rows.length;
+    out.steps.domRows = document.querySelectorAll("#node-rows .row-node").length;
+    if (out.steps.rows !== state.explain.nodes.length || out.steps.domRows === 0) fail("node table not rendered");
+    document.querySelector('#node-head [data-key="total"]').click();
+    const totals = state.view.map((r) => r.total ?? -Infinity);
+    out.steps.sorted = totals.every((t, i) => i === 0 || totals[i - 1] >= t);
+    if (!out.steps.sorted) fail("not sorted by final score");
+    out.steps.firstRowTotal = document.querySelector("#node-rows .row-node span:last-child").textContent;
+    const w = s.workloads.find((x) => ["deployment", "replicaset", "statefulset"].includes(x.kind.toLowerCase())) || fail("no workload to scale");
+    show("whatif");
+    const key = `${w.kind.toLowerCase()}/${w.namespace}/${w.name}`;
+    try {
+      await runWhatIf({ constraints: [{ workload: key, index: 0, maxSkew: 0 }] });
+      out.steps.refusal = "not refused";
+    } catch (err) {
+      out.steps.refusal = err.message;
+    }
+    if (!/maxSkew/.test(out.steps.refusal)) fail("maxSkew 0 not refused: " + out.steps.refusal);
+    const r = await runWhatIf({ scale: [`${key}=${w.pods * 2}`] });
+    const pods = (v) => { const x = v.workloads.find((y) => y.workload === key); return x ? x.pods : -1; };
+    out.steps.whatIfPods = [pods(r.before), pods(r.after)];
+    if (pods(r.before) === pods(r.after)) fail("what-if changed nothing");
+    out.steps.whatIfCells = document.querySelectorAll("#whatif-result td.count").length;
+    out.ok = errors.length === 0;
+  } catch (err) {
+    out.failure = err.message;
+  }
+  $("selftest").textContent = JSON.stringify(out);
+}
+
+start().catch((err) => {
+  errors.push(err.message);
+  $("summary").textContent = "error: " + err.message;
+  $("selftest").textContent = JSON.stringify({ ok: false, failure: err.message, errors });
+});

@@ -1,0 +1,305 @@
+//! The cluster loaded once, and each view computed over it.
+
+use crate::views::{ClusterView, DomainGroup, NodeCell, SpreadView, WhatIfRequest, WhatIfView};
+use crate::{Error, edit};
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use topospread_jobs::Context;
+use topospread_jobs::explain::{ExplainRequest, explain};
+use topospread_jobs::input::{self, PodForm};
+use topospread_jobs::show::{ShowRequest, show};
+use topospread_jobs::simulate::{SimulateRequest, SimulationReport, simulate};
+use topospread_k8s::load::{Loaded, Object};
+use topospread_k8s::notes::summarize;
+use topospread_k8s::workloads::Scale;
+
+/// Explain reports kept, by pod: picking a pod again answers at once.
+const EXPLAINED_KEPT: usize = 64;
+
+/// The inputs, as `simulate` takes them.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct Options {
+    /// `-f`: files, folders, `-` for stdin (the docs' example when empty and no live
+    /// cluster is given).
+    pub files: Vec<PathBuf>,
+    /// A live cluster's objects, listed by the caller, under the files.
+    pub live: Option<Vec<Loaded>>,
+    /// Fixes generated names and tie-breaking.
+    pub seed: u64,
+    /// `--config`: a KubeSchedulerConfiguration file.
+    pub config: Option<PathBuf>,
+    /// `--scale`: replica counts replacing the manifests'.
+    pub scale: Vec<Scale>,
+}
+
+impl Options {
+    /// Options for `files`, the rest as the CLI's defaults.
+    pub fn new(files: Vec<PathBuf>) -> Self {
+        Self {
+            files,
+            ..Self::default()
+        }
+    }
+}
+
+/// A cluster loaded once, with the views that do not change cached.
+pub struct Session {
+    ctx: Context,
+    objects: Vec<Loaded>,
+    seed: u64,
+    config: Option<PathBuf>,
+    scale: Vec<Scale>,
+    baseline: SimulationReport,
+    cluster: ClusterView,
+    explained: Mutex<HashMap<String, Arc<String>>>,
+}
+
+/// What every job run over the loaded objects shares.
+struct Jobs<'a> {
+    ctx: &'a Context,
+    seed: u64,
+    config: &'a Option<PathBuf>,
+    scale: &'a [Scale],
+}
+
+impl Jobs<'_> {
+    /// `simulate` over `objects`, with the session's `--scale` and then `scale`.
+    fn simulate(
+        &self,
+        objects: Vec<Loaded>,
+        scale: Vec<Scale>,
+        drain: Vec<String>,
+        lose: Vec<String>,
+    ) -> Result<SimulationReport, Error> {
+        let mut request = SimulateRequest::new(Vec::new(), self.seed);
+        request.live = Some(objects);
+        request.config.clone_from(self.config);
+        request.scale = merge_scale(self.scale, scale);
+        request.drain = drain;
+        request.lose = lose;
+        Ok(simulate(self.ctx, request, &mut ())?.report)
+    }
+
+    /// `show` over `objects`, marking `selector` (default: the first constraint's),
+    /// with the nodes grouped by the outermost key.
+    fn cluster(&self, objects: &[Loaded], selector: Option<&str>) -> Result<ClusterView, Error> {
+        let mut request = ShowRequest::new(Vec::new());
+        request.live = Some(objects.to_vec());
+        request.selector = selector.map(str::to_string);
+        let shown = show(self.ctx, request)?;
+        let keys = shown.topology_keys;
+        let group_key = keys.first().cloned();
+        let node_key = keys.last().cloned();
+        let counts = |key: &Option<String>, value: &str| {
+            let key = key.as_deref()?;
+            shown
+                .report
+                .domains
+                .iter()
+                .find(|d| d.topology_key == key)?
+                .counts
+                .get(value)
+                .copied()
+        };
+        let mut groups: BTreeMap<Option<String>, Vec<NodeCell>> = BTreeMap::new();
+        for l in objects {
+            let Object::Node(n) = &l.object else {
+                continue;
+            };
+            let labels = n.metadata.labels.as_ref();
+            let label = |key: &Option<String>| {
+                key.as_deref()
+                    .and_then(|k| labels.and_then(|l| l.get(k)))
+                    .cloned()
+            };
+            let name = n.metadata.name.clone().unwrap_or_default();
+            let count = label(&node_key).and_then(|v| counts(&node_key, &v));
+            groups
+                .entry(label(&group_key))
+                .or_default()
+                .push(NodeCell { name, count });
+        }
+        // `None` sorts first in a BTreeMap; nodes lacking the key go last.
+        let mut groups: Vec<DomainGroup> = groups
+            .into_iter()
+            .map(|(domain, mut nodes)| {
+                nodes.sort_by(|a, b| a.name.cmp(&b.name));
+                let count = domain.as_deref().and_then(|d| counts(&group_key, d));
+                DomainGroup {
+                    domain: domain.unwrap_or_else(|| match &group_key {
+                        Some(k) => format!("(no {k})"),
+                        None => "(all nodes)".to_string(),
+                    }),
+                    count,
+                    nodes,
+                }
+            })
+            .collect();
+        if groups.first().is_some_and(|g| g.domain.starts_with('(')) && groups.len() > 1 {
+            groups.rotate_left(1);
+        }
+        Ok(ClusterView {
+            show: shown.report,
+            group_key,
+            node_key,
+            groups,
+        })
+    }
+}
+
+/// The session's `--scale` with the what-if's on top: a workload named by both takes
+/// the what-if's count.
+fn merge_scale(base: &[Scale], extra: Vec<Scale>) -> Vec<Scale> {
+    let mut out: Vec<Scale> = base
+        .iter()
+        .filter(|b| {
+            !extra
+                .iter()
+                .any(|e| e.kind == b.kind && e.namespace == b.namespace && e.name == b.name)
+        })
+        .cloned()
+        .collect();
+    out.extend(extra);
+    out
+}
+
+impl Session {
+    /// Reads the inputs once, simulates them and counts the domains; bad input is the
+    /// job's error, as `simulate` reports it.
+    pub fn load(ctx: &Context, options: Options) -> Result<Self, Error> {
+        let input = input::load(
+            ctx,
+            &options.files,
+            options.live,
+            options.seed,
+            PodForm::Whole,
+        )?;
+        let notes = summarize(&input.notes);
+        let objects = input.objects;
+        let jobs = Jobs {
+            ctx,
+            seed: options.seed,
+            config: &options.config,
+            scale: &options.scale,
+        };
+        let mut baseline = jobs.simulate(objects.clone(), Vec::new(), Vec::new(), Vec::new())?;
+        baseline.notes.splice(0..0, notes);
+        let cluster = jobs.cluster(&objects, None)?;
+        Ok(Self {
+            ctx: ctx.clone(),
+            objects,
+            seed: options.seed,
+            config: options.config,
+            scale: options.scale,
+            baseline,
+            cluster,
+            explained: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn jobs(&self) -> Jobs<'_> {
+        Jobs {
+            ctx: &self.ctx,
+            seed: self.seed,
+            config: &self.config,
+            scale: &self.scale,
+        }
+    }
+
+    /// The simulation of the cluster as loaded (every pending pod, where it went or
+    /// why it stays Pending).
+    pub fn simulation(&self) -> &SimulationReport {
+        &self.baseline
+    }
+
+    /// The cluster as domains, marking `selector` (`app=web`); `None`: the first
+    /// constraint's selector (computed at load).
+    pub fn cluster(&self, selector: Option<&str>) -> Result<ClusterView, Error> {
+        match selector {
+            None => Ok(self.cluster.clone()),
+            Some(s) => self.jobs().cluster(&self.objects, Some(s)),
+        }
+    }
+
+    /// `explain POD` (or `KIND/NAME`: its next pending pod) as the ExplainReport's JSON.
+    pub fn explain(&self, pod: &str) -> Result<Arc<String>, Error> {
+        if let Some(done) = self.kept().get(pod) {
+            return Ok(Arc::clone(done));
+        }
+        let mut request = ExplainRequest::new(Vec::new(), pod);
+        request.live = Some(self.objects.clone());
+        request.seed = self.seed;
+        request.config.clone_from(&self.config);
+        request.scale.clone_from(&self.scale);
+        let report = explain(&self.ctx, request)?;
+        let json = Arc::new(
+            serde_json::to_string(&report)
+                .map_err(|e| Error::Job(topospread_jobs::Error::Render(e.to_string())))?,
+        );
+        let mut kept = self.kept();
+        if kept.len() >= EXPLAINED_KEPT {
+            kept.clear();
+        }
+        kept.insert(pod.to_string(), Arc::clone(&json));
+        Ok(json)
+    }
+
+    /// The explain cache; a poisoned lock (a panicking request) only lost a cache entry.
+    fn kept(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<String>>> {
+        self.explained
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Simulates the cluster again with the what-if's changes; the before side is the
+    /// cluster as loaded. A change the API server would refuse (maxSkew 0) is
+    /// [`topospread_jobs::Error::Refused`] with its reason.
+    pub fn what_if(&self, request: &WhatIfRequest) -> Result<WhatIfView, Error> {
+        if request.scale.is_empty()
+            && request.drain.is_empty()
+            && request.lose.is_empty()
+            && request.constraints.is_empty()
+        {
+            return Err(Error::Request(
+                "what-if: nothing to change (give scale, drain, lose or constraints)".into(),
+            ));
+        }
+        let scale = request
+            .scale
+            .iter()
+            .map(|s| {
+                s.parse::<Scale>()
+                    .map_err(|e| Error::Request(e.to_string()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut objects = self.objects.clone();
+        for change in &request.constraints {
+            edit::apply(&mut objects, change)?;
+        }
+        let report = self
+            .jobs()
+            .simulate(objects, scale, request.drain.clone(), request.lose.clone())
+            .map_err(|e| match e {
+                Error::Job(topospread_jobs::Error::Refused(m)) => Error::Job(
+                    topospread_jobs::Error::Refused(format!("what-if refused: {m}")),
+                ),
+                other => other,
+            })?;
+        if let Some(line) = report
+            .refused_objects
+            .iter()
+            .find(|l| !self.baseline.refused_objects.contains(l))
+        {
+            return Err(Error::Job(topospread_jobs::Error::Refused(format!(
+                "what-if refused by the API server: {line}"
+            ))));
+        }
+        Ok(WhatIfView {
+            before: SpreadView::of(&self.baseline),
+            after: SpreadView::of(&report),
+            report,
+        })
+    }
+}

@@ -1,0 +1,134 @@
+//! The page in headless Chromium over a generated 5,000-node dump: it loads, a pod's
+//! node table renders and sorts, a what-if changes the numbers, maxSkew 0 is shown
+//! refused, and nothing reaches the console as an error. The page's `?selftest=1` does
+//! the clicking and writes its findings into the DOM, which `--dump-dom` prints.
+//!
+//! Needs Debian's `chromium` (`.ci/run` installs it); `TOPOSPREAD_CHROMIUM` names
+//! another binary, `TOPOSPREAD_UI_PODS` the dump's bound pods (default 50,000).
+
+use std::io::{BufWriter, Write};
+use std::net::{IpAddr, Ipv4Addr};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Instant;
+use topospread_jobs::{Context, InputOptions};
+use topospread_scenario::dump::{self, DumpFormat, DumpSpec};
+use topospread_ui::{Options, Session};
+
+const NODES: usize = 5000;
+
+/// The dump and a Deployment of 300 replicas spread over it, as `bench load` writes them.
+fn write_dump(dir: &std::path::Path, pods: usize) -> Vec<std::path::PathBuf> {
+    std::fs::create_dir_all(dir).expect("temp dir");
+    let cluster = dir.join("cluster.json");
+    let mut w = BufWriter::new(std::fs::File::create(&cluster).expect("create dump"));
+    dump::write_dump(&mut w, DumpSpec { nodes: NODES, pods }, DumpFormat::Json).expect("dump");
+    w.flush().expect("flush");
+    let deployment = dir.join("deployment.yaml");
+    std::fs::write(&deployment, dump::to_yaml_document(&dump::deployment(300)))
+        .expect("deployment");
+    vec![cluster, deployment]
+}
+
+/// The text of the element `id` in a dumped DOM.
+fn element_text<'a>(dom: &'a str, id: &str) -> Option<&'a str> {
+    let start = dom.find(&format!("id=\"{id}\""))?;
+    let open = start + dom[start..].find('>')? + 1;
+    let close = open + dom[open..].find("</")?;
+    Some(&dom[open..close])
+}
+
+#[test]
+#[ignore = "needs chromium"]
+fn the_page_over_5000_nodes_picks_sorts_and_runs_what_ifs_without_console_errors() {
+    let chromium = std::env::var("TOPOSPREAD_CHROMIUM").unwrap_or_else(|_| "chromium".into());
+    let pods = std::env::var("TOPOSPREAD_UI_PODS")
+        .ok()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(50_000);
+    let dir = std::env::temp_dir().join(format!("topospread-ui-browser-{}", std::process::id()));
+    let files = write_dump(&dir, pods);
+    let ctx = Context::new().with_input(InputOptions::new(u64::MAX, usize::MAX, false));
+    let started = Instant::now();
+    let session = Session::load(&ctx, Options::new(files)).expect("load the dump");
+    eprintln!(
+        "loaded {NODES} nodes, {pods} pods in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    // The server's share of picking a pod (the page's self-test picks the first; this
+    // one is not cached): its explain report, computed and serialized.
+    if let Some(p) = session.simulation().pods.get(1) {
+        let started = Instant::now();
+        let json = session
+            .explain(&format!("{}/{}", p.namespace, p.pod))
+            .expect("explain");
+        eprintln!(
+            "explain {}/{}: {:.2} s, {} KiB of JSON",
+            p.namespace,
+            p.pod,
+            started.elapsed().as_secs_f64(),
+            json.len() / 1024
+        );
+    }
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let bound = runtime
+        .block_on(topospread_ui::bind(IpAddr::V4(Ipv4Addr::LOCALHOST), 0))
+        .expect("bind");
+    let url = format!("{}?selftest=1", bound.url());
+    runtime.spawn(bound.serve(Arc::new(session), std::future::pending()));
+
+    let out = Command::new(&chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--enable-logging=stderr",
+            "--v=0",
+            // Virtual time runs on while requests are in flight; the budget bounds the
+            // page's own timers, not the server's work.
+            "--virtual-time-budget=600000",
+            "--dump-dom",
+            &url,
+        ])
+        .output()
+        .unwrap_or_else(|e| panic!("{chromium}: {e}"));
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let text = element_text(&dom, "selftest").unwrap_or_default();
+    let result: serde_json::Value = serde_json::from_str(&text.replace("&quot;", "\""))
+        .unwrap_or_else(|e| panic!("no self-test result ({e}) in the page:\n{dom}\n{stderr}"));
+    eprintln!("self-test: {result}");
+    eprintln!(
+        "picking a pod to its full table, in the page: {} ms (Chromium's virtual clock, which does not advance while a request is in flight)",
+        result["steps"]["pickMs"]
+    );
+    let console_errors: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("CONSOLE") && (l.contains("Uncaught") || l.contains("Error")))
+        .collect();
+    assert!(
+        console_errors.is_empty(),
+        "console errors: {console_errors:?}"
+    );
+    assert_eq!(result["ok"], true, "{result}");
+    let steps = &result["steps"];
+    assert_eq!(steps["nodes"], NODES);
+    assert_eq!(steps["rows"], NODES, "every node in the pod's table");
+    assert!(
+        steps["domRows"].as_u64().is_some_and(|n| n > 0 && n < 200),
+        "{steps}"
+    );
+    assert_eq!(steps["sorted"], true);
+    let whatif = &steps["whatIfPods"];
+    assert_ne!(whatif[0], whatif[1], "the what-if changed the pods");
+    assert!(
+        steps["refusal"]
+            .as_str()
+            .is_some_and(|r| r.contains("maxSkew"))
+    );
+}
