@@ -378,6 +378,7 @@ fn explain_at_five_thousand_nodes_is_a_screenful_and_wide_lists_every_node() {
         })
         .count();
     assert_eq!(verdict_lines, 5000);
+}
 
 /// The fixture's StatefulSet is OrderedReady: db-1 is created once db-0 is bound, and
 /// is explained from that cycle on; db-2 waits for db-1, which stays Pending, so it is

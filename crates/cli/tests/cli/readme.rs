@@ -33,22 +33,23 @@ const NOT_RUN: &[(&str, &str)] = &[
 struct Example {
     line: usize,
     command: String,
-    /// Shown after a `$` prompt, so the lines below it are its output.
-    prompted: bool,
     output: Vec<String>,
 }
 
 /// The `topospread` commands in the README's fenced blocks: `$ topospread ...` lines with
 /// the lines up to the next `$` line or the block's end as their output, and bare
 /// `topospread ...` lines; synopses (with `[`, `FILE` or a line continuation) are not
-/// commands.
+/// commands, and a `> FILE` redirection is left to the test, which reads stdout.
 fn examples(readme: &str) -> Vec<Example> {
     let mut out: Vec<Example> = Vec::new();
     let mut in_block = false;
     let mut open: Option<Example> = None;
+    // Below a `$` line, a block holds output: a line there is never a bare command.
+    let mut after_prompt = false;
     for (i, raw) in readme.lines().enumerate() {
         if raw.starts_with("```") {
             in_block = !in_block;
+            after_prompt = false;
             out.extend(open.take());
             continue;
         }
@@ -59,6 +60,13 @@ fn examples(readme: &str) -> Vec<Example> {
             Some(c) => (c, true),
             None => (raw, false),
         };
+        if !prompt && after_prompt {
+            if let Some(e) = open.as_mut() {
+                e.output.push(raw.trim_end().to_string());
+            }
+            continue;
+        }
+        after_prompt |= prompt;
         let is_command = command.starts_with("topospread ")
             && !command.contains('[')
             && !command.contains("FILE")
@@ -71,11 +79,8 @@ fn examples(readme: &str) -> Vec<Example> {
             open = Some(Example {
                 line: i + 1,
                 command: command.to_string(),
-                prompted: prompt,
                 output: Vec::new(),
             });
-        } else if let Some(e) = open.as_mut().filter(|e| e.prompted && !prompt) {
-            e.output.push(raw.trim_end().to_string());
         }
     }
     out.extend(open);
@@ -128,7 +133,9 @@ fn every_readme_command_runs_and_shows_what_the_readme_says() {
             skipped.push(*c);
             continue;
         }
-        let args: Vec<&str> = e.command.split_whitespace().skip(1).collect();
+        // `> FILE`: the test reads stdout itself.
+        let command = e.command.split(" > ").next().unwrap_or(&e.command);
+        let args: Vec<&str> = command.split_whitespace().skip(1).collect();
         let out = Command::new(env!("CARGO_BIN_EXE_topospread"))
             .args(&args)
             .current_dir(&root)
