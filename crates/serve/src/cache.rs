@@ -201,6 +201,22 @@ pub struct LiveCache {
     /// The keys (`namespace/name`) of the storage objects cached, by kind: what a relist
     /// that no longer names them removes.
     storage: HashMap<Kind, HashSet<String>>,
+    /// Bound pods that arrived placed by someone else and left their node requesting
+    /// more than it has, since the last [`LiveCache::take_overcommits`].
+    overcommits: Vec<Overcommit>,
+}
+
+/// A node that a bound pod placed by someone else (another scheduler, or a pod written
+/// with `nodeName`) left requesting more than its allocatable: two schedulers raced for
+/// the same room, and the kubelet will reject a pod (`OutOfcpu`, `OutOfpods`, ...).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Overcommit {
+    /// The node.
+    pub node: String,
+    /// The pod whose arrival overcommitted it (`namespace/name`).
+    pub pod: String,
+    /// Each resource over, as `cpu: 1100m requested of 1000m allocatable`.
+    pub over: Vec<String>,
 }
 
 impl std::fmt::Debug for LiveCache {
@@ -229,7 +245,47 @@ impl LiveCache {
             preempting: HashSet::new(),
             stale_reported: HashSet::new(),
             storage: HashMap::new(),
+            overcommits: Vec::new(),
         }
+    }
+
+    /// The overcommits seen since the last call (see [`Overcommit`]).
+    pub fn take_overcommits(&mut self) -> Vec<Overcommit> {
+        std::mem::take(&mut self.overcommits)
+    }
+
+    /// What `id`'s arrival took its node beyond: each of cpu, memory and the pod count
+    /// (the resources every node lists) that it took from within its allocatable to
+    /// above it. A node already over stays counted once, at the pod that crossed.
+    fn over_allocatable(&self, id: PodId) -> Vec<String> {
+        let (Some(node), Some(pod)) = (self.snapshot.pod_node(id), self.snapshot.pod(id)) else {
+            return Vec::new();
+        };
+        let info = self.snapshot.node(node);
+        let (requested, allocatable) = (info.requested(), &info.node.allocatable);
+        let added = &pod.requests.requested;
+        let crossed = |now: i64, by: i64, limit: i64| now > limit && now - by <= limit;
+        let mut over = Vec::new();
+        if crossed(requested.milli_cpu, added.milli_cpu, allocatable.milli_cpu) {
+            over.push(format!(
+                "cpu: {}m requested of {}m allocatable",
+                requested.milli_cpu, allocatable.milli_cpu
+            ));
+        }
+        if crossed(requested.memory, added.memory, allocatable.memory) {
+            over.push(format!(
+                "memory: {} requested of {} allocatable",
+                requested.memory, allocatable.memory
+            ));
+        }
+        let pods = i64::try_from(info.pods().len()).unwrap_or(i64::MAX);
+        if crossed(pods, 1, allocatable.allowed_pod_number) {
+            over.push(format!(
+                "pods: {pods} bound of {} allocatable",
+                allocatable.allowed_pod_number
+            ));
+        }
+        over
     }
 
     /// Marks preemption victims whose deletion this replica is sending as terminating
@@ -618,7 +674,14 @@ impl LiveCache {
                 Err(e) => Err(e.to_string()),
             },
             None => match self.scheduler.add_pod(&mut self.snapshot, pod, now) {
-                Ok(Ok(_)) => Ok(()),
+                Ok(Ok(id)) => {
+                    // New to the cache and bound: this replica did not place it (its own
+                    // binds are assumed first).
+                    if node_name.is_some() {
+                        self.note_overcommit(id, p);
+                    }
+                    Ok(())
+                }
                 Ok(Err(e)) => Err(e.to_string()),
                 Err(SnapshotError::UnknownNode { node, .. }) => {
                     self.park(node, uid, p);
@@ -640,6 +703,27 @@ impl LiveCache {
                 warn!(pod = key(&p.metadata), error = %e, "pod event not applied");
             }
         }
+    }
+
+    /// Records and logs it when `id` (bound by someone else) left its node overcommitted.
+    fn note_overcommit(&mut self, id: PodId, p: &Pod) {
+        let over = self.over_allocatable(id);
+        if over.is_empty() {
+            return;
+        }
+        let node = p
+            .spec
+            .as_ref()
+            .and_then(|s| s.node_name.clone())
+            .unwrap_or_default();
+        let pod = key(&p.metadata);
+        warn!(
+            node = %node,
+            pod = %pod,
+            over = %over.join("; "),
+            "a pod bound by another scheduler left the node requesting more than its allocatable: two schedulers raced for the same room, and the kubelet will reject a pod"
+        );
+        self.overcommits.push(Overcommit { node, pod, over });
     }
 
     /// Keeps a bound pod until its node arrives.

@@ -39,7 +39,7 @@ pub use auth::{
     ALWAYS_ALLOW_GROUP, DEFAULT_ALWAYS_ALLOW_PATHS, DEFAULT_CACHE_TTL, Decision, Delegation,
     ReviewError, UserInfo,
 };
-pub use cache::{Kind, LiveCache, Update};
+pub use cache::{Kind, LiveCache, Overcommit, Update};
 pub use client::{ClientOptions, client, client_from_config, clients, user_agent};
 pub use clock::TokioClock;
 pub use error::{Error, Result, describe, describe_watch, status_line};

@@ -82,6 +82,9 @@ pub struct Metrics {
     /// `topospread_domain_skew{namespace,workload,topology_key}`: per controller and
     /// constraint key, matching pods in the fullest domain minus the emptiest.
     pub domain_skew: Family<SkewLabels, Gauge>,
+    /// `topospread_node_overcommits_total`: pods bound by someone else that left their
+    /// node requesting more than its allocatable (a race between two schedulers).
+    pub node_overcommits: Counter,
     /// `topospread_guard_patches_total`: pod-deletion-cost patches the guard wrote.
     pub guard_patches: Counter,
     /// `topospread_guard_predicted_skew{namespace,replicaset,topology_key,scale_in}`:
@@ -144,6 +147,12 @@ impl Metrics {
             "Per workload and topology key: matching pods in the fullest domain minus the emptiest",
             domain_skew.clone(),
         );
+        let node_overcommits = Counter::default();
+        registry.register(
+            "topospread_node_overcommits",
+            "Pods bound by another scheduler that left their node requesting more than its allocatable",
+            node_overcommits.clone(),
+        );
         let guard_patches = Counter::default();
         registry.register(
             "topospread_guard_patches",
@@ -165,6 +174,7 @@ impl Metrics {
             preemption_victims,
             incoming,
             domain_skew,
+            node_overcommits,
             guard_patches,
             guard_predicted_skew,
         }

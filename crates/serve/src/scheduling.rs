@@ -363,6 +363,9 @@ impl Loop {
             _ => None,
         };
         self.cache.apply(update, self.clock.now());
+        for _ in self.cache.take_overcommits() {
+            self.metrics.node_overcommits.inc();
+        }
         if let Some(only) = stale_check {
             self.clear_stale_nominations(only.as_deref());
         }

@@ -12,6 +12,7 @@ mod leader;
 mod limits;
 mod namespaces;
 mod outage;
+mod overcommit;
 mod preemption;
 mod queue;
 mod rbac;
