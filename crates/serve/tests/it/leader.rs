@@ -18,22 +18,6 @@ fn lease(identity: &str) -> LeaseConfig {
     }
 }
 
-fn holder(fake: &FakeApi) -> String {
-    fake.get(
-        "leases.coordination.k8s.io",
-        "topospread-system",
-        "topospread",
-    )
-    .unwrap()
-    .map(|l| {
-        l["spec"]["holderIdentity"]
-            .as_str()
-            .unwrap_or("")
-            .to_string()
-    })
-    .unwrap_or_default()
-}
-
 #[tokio::test(start_paused = true)]
 async fn a_lease_changes_hands_only_after_it_expires() {
     let fake = FakeApi::new();

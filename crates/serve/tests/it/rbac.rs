@@ -66,6 +66,28 @@ fn allowed(rules: &[Rule], r: &RequestRecord) -> bool {
     })
 }
 
+/// Asserts every request `fake` recorded is allowed by deploy/rbac.yaml, and returns the
+/// (verb, resource) pairs seen.
+fn every_request_allowed(
+    fake: &topospread_fakeapi::FakeApi,
+) -> std::collections::BTreeSet<(String, String)> {
+    let rules = rules();
+    let mut seen = std::collections::BTreeSet::new();
+    for r in &fake.requests() {
+        seen.insert((r.verb.clone(), r.rbac_resource().unwrap_or_default()));
+        assert!(
+            allowed(&rules, r),
+            "deploy/rbac.yaml does not allow {} {} ({} {}?{})",
+            r.verb,
+            r.rbac_resource().unwrap_or_default(),
+            r.method,
+            r.path,
+            r.query
+        );
+    }
+    seen
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_request_is_allowed_by_the_cluster_role() {
     let fake = cluster(3);
@@ -121,21 +143,7 @@ async fn every_request_is_allowed_by_the_cluster_role() {
     .await;
     running.shutdown().await.unwrap();
 
-    let rules = rules();
-    let requests = fake.requests();
-    let mut seen = std::collections::BTreeSet::new();
-    for r in &requests {
-        seen.insert((r.verb.clone(), r.rbac_resource().unwrap_or_default()));
-        assert!(
-            allowed(&rules, r),
-            "deploy/rbac.yaml does not allow {} {} ({} {}?{})",
-            r.verb,
-            r.rbac_resource().unwrap_or_default(),
-            r.method,
-            r.path,
-            r.query
-        );
-    }
+    let seen = every_request_allowed(&fake);
     // The run exercised what the role grants.
     for needed in [
         ("create", "pods/binding"),
@@ -214,21 +222,7 @@ async fn every_request_of_the_guard_is_allowed_by_the_roles() {
     .await;
     guard.shutdown().await;
 
-    let rules = rules();
-    let requests = fake.requests();
-    let mut seen = std::collections::BTreeSet::new();
-    for r in &requests {
-        seen.insert((r.verb.clone(), r.rbac_resource().unwrap_or_default()));
-        assert!(
-            allowed(&rules, r),
-            "deploy/rbac.yaml does not allow the guard's {} {} ({} {}?{})",
-            r.verb,
-            r.rbac_resource().unwrap_or_default(),
-            r.method,
-            r.path,
-            r.query
-        );
-    }
+    let seen = every_request_allowed(&fake);
     for needed in [
         ("patch", "pods"),
         ("create", "leases"),

@@ -167,3 +167,20 @@ pub fn assert_bound_once(fake: &FakeApi) {
         assert_eq!(n, 1, "{pod} was bound {n} times");
     }
 }
+
+/// The holder of the scheduler's Lease `topospread-system/topospread` (empty: none).
+pub fn holder(fake: &FakeApi) -> String {
+    fake.get(
+        "leases.coordination.k8s.io",
+        "topospread-system",
+        "topospread",
+    )
+    .unwrap()
+    .map(|l| {
+        l["spec"]["holderIdentity"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    })
+    .unwrap_or_default()
+}
