@@ -84,24 +84,65 @@ pub fn schema() -> serde_json::Value {
 /// Schedules the cluster as `simulate` does, recording the pod's cycles, and returns its
 /// last one. A pod that does not exist, is already bound, was refused by admission or
 /// never got a cycle is [`crate::Error::Refused`], naming it.
-pub fn explain(ctx: &Context, request: ExplainRequest) -> Result<ExplainReport> {
-    let input = input::load_admitted(
-        ctx,
-        &request.files,
-        request.live,
-        request.seed,
-        input::PodForm::Compact,
-    )?;
-    let setup = config::load(ctx, request.config.as_deref(), &input)?;
-    let mut world = input::build(ctx, &input, request.seed, &request.scale)?;
-    drop(input);
+pub fn explain(ctx: &Context, mut request: ExplainRequest) -> Result<ExplainReport> {
+    let pod = std::mem::take(&mut request.pod);
+    let Explainer { setup, world, seed } = Explainer::prepare(ctx, request)?;
+    explain_in(&setup, world, seed, &pod)
+}
+
+/// A cluster read, admitted and built once, from which pods are explained one at a
+/// time: each [`Explainer::explain`] schedules a copy of it exactly as [`explain`] does,
+/// so a long-lived caller (`topospread ui`) does not read and admit the objects again
+/// for every pod.
+pub struct Explainer {
+    setup: config::SchedulerSetup,
+    /// The cluster before any pending pod is scheduled.
+    world: World,
+    seed: u64,
+}
+
+impl Explainer {
+    /// Reads, admits and builds the request's cluster with its configuration, seed and
+    /// `--scale` (its `pod` is not read); bad input is the error [`explain`] gives.
+    pub fn prepare(ctx: &Context, request: ExplainRequest) -> Result<Self> {
+        let input = input::load_admitted(
+            ctx,
+            &request.files,
+            request.live,
+            request.seed,
+            input::PodForm::Compact,
+        )?;
+        let setup = config::load(ctx, request.config.as_deref(), &input)?;
+        let world = input::build(ctx, &input, request.seed, &request.scale)?;
+        Ok(Self {
+            setup,
+            world,
+            seed: request.seed,
+        })
+    }
+
+    /// `pod` explained as [`explain`] explains it in the prepared cluster: the same
+    /// report, or the same refusal.
+    pub fn explain(&self, pod: &str) -> Result<ExplainReport> {
+        explain_in(&self.setup, self.world.clone(), self.seed, pod)
+    }
+}
+
+/// Schedules `world` (the cluster before any pending pod is scheduled) recording
+/// `pod`'s cycles, and returns its last one.
+fn explain_in(
+    setup: &config::SchedulerSetup,
+    mut world: World,
+    seed: u64,
+    pod: &str,
+) -> Result<ExplainReport> {
     let next;
-    let (ns, name) = match workload_ref(&request.pod) {
+    let (ns, name) = match workload_ref(pod) {
         Some((kind, ns, name)) => {
             next = next_pod_of(&world, kind, ns, name)?;
             (ns, next.as_str())
         }
-        None => input::split_pod_ref(&request.pod),
+        None => input::split_pod_ref(pod),
     };
     if let Some(r) = world
         .refused
@@ -118,7 +159,7 @@ pub fn explain(ctx: &Context, request: ExplainRequest) -> Result<ExplainReport> 
         .ordered
         .iter()
         .any(|o| o.namespace == ns && o.holds(name));
-    let mut runtime = Runtime::new(&setup, &mut world.snapshot, request.seed)?;
+    let mut runtime = Runtime::new(setup, &mut world.snapshot, seed)?;
     let id = if held {
         // An OrderedReady StatefulSet's ordinal: explained if its controller creates it.
         runtime.explain_on_creation(ns, name);
@@ -306,5 +347,67 @@ fn next_pod_of(world: &World, kind: &str, ns: &str, name: &str) -> Result<String
             "{what}: no pending pod ({} pod(s), every one bound)",
             workload.pods.len()
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../cli/tests/fixtures/{name}"))
+    }
+
+    /// `explain`'s answer (report or refusal) as comparable text.
+    fn answer(r: Result<ExplainReport>) -> String {
+        match r {
+            Ok(report) => serde_json::to_string(&report).unwrap_or_default(),
+            Err(e) => format!("error: {e}"),
+        }
+    }
+
+    /// Every pod asked of one prepared cluster, twice over (each explain schedules its
+    /// own copy, so an earlier one changes nothing), answers as a fresh `explain` does.
+    fn same_as_explain(file: &str, scale: &[&str], pods: &[&str]) {
+        let request = |pod: &str| {
+            let mut r = ExplainRequest::new(vec![fixture(file)], pod);
+            r.seed = 7;
+            r.scale = scale.iter().map(|s| s.parse().expect("scale")).collect();
+            r
+        };
+        let ctx = Context::new();
+        let prepared = Explainer::prepare(&ctx, request("")).expect("prepare");
+        for pod in pods.iter().chain(pods) {
+            let fresh = answer(explain(&ctx, request(pod)));
+            assert!(!fresh.is_empty());
+            assert_eq!(answer(prepared.explain(pod)), fresh, "{file}: {pod}");
+        }
+    }
+
+    #[test]
+    fn a_prepared_cluster_explains_a_preempting_pod_as_explain_does() {
+        same_as_explain("preemption.yaml", &[], &["checkout", "default/checkout"]);
+        let prepared = Explainer::prepare(
+            &Context::new(),
+            ExplainRequest::new(vec![fixture("preemption.yaml")], ""),
+        )
+        .expect("prepare");
+        let report = prepared.explain("checkout").expect("explain");
+        assert!(report.cycle.preempting_cycle.is_some(), "{report:?}");
+    }
+
+    #[test]
+    fn a_prepared_cluster_explains_workloads_ordinals_and_refusals_as_explain_does() {
+        same_as_explain(
+            "workloads.yaml",
+            &[],
+            &["sts/data/db", "data/db-1", "data/db-2", "deployment/nope"],
+        );
+        same_as_explain("docs-conflict.yaml", &[], &["mypod", "nope"]);
+        same_as_explain(
+            "controllers/live-deployment.yaml",
+            &["deployment/web=4"],
+            &["deployment/web"],
+        );
     }
 }

@@ -215,7 +215,9 @@ pub fn load_admitted(
     Ok(input)
 }
 
-/// A snapshot with the workloads' pods added and the pending ones queued.
+/// A snapshot with the workloads' pods added and the pending ones queued; cloned to
+/// schedule one prepared cluster several times ([`crate::explain::Explainer`]).
+#[derive(Clone)]
 pub struct World {
     /// Nodes and every pod (bound or pending).
     pub snapshot: Snapshot,
