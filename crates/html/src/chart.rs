@@ -223,8 +223,21 @@ const MAX_MOVE_DOMAINS: usize = 30;
 
 /// Moves between domains (from, to) as arrows from the domains pods leave (left) to
 /// the domains their replacements land in (right), one arrow per pair, as thick as
-/// its number of moves. `id` keeps the arrowhead marker unique in the page.
+/// its number of moves, in a figure with its caption. `id` keeps the arrowhead marker
+/// unique in the page.
 pub(crate) fn moves_chart(out: &mut String, id: usize, key: &str, moves: &[(String, String)]) {
+    out.push_str("<figure>");
+    moves_svg(out, id, key, moves);
+    let _ = writeln!(
+        out,
+        "<figcaption>{} move(s) by {}: from the domain a pod is evicted from to the one its replacement lands in</figcaption></figure>",
+        moves.len(),
+        Esc(key)
+    );
+}
+
+/// [`moves_chart`]'s arrows alone: one `<svg>` element.
+pub(crate) fn moves_svg(out: &mut String, id: usize, key: &str, moves: &[(String, String)]) {
     let mut pairs: BTreeMap<(String, String), usize> = BTreeMap::new();
     for (from, to) in moves {
         *pairs.entry((from.clone(), to.clone())).or_default() += 1;
@@ -274,7 +287,7 @@ pub(crate) fn moves_chart(out: &mut String, id: usize, key: &str, moves: &[(Stri
     let heaviest = arrows.values().copied().max().unwrap_or(1).max(1);
     let _ = write!(
         out,
-        "<figure><svg class=\"chart moves\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" role=\"img\">\
+        "<svg class=\"chart moves\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" role=\"img\">\
          <title>moves between {k} domains</title>\
          <defs><marker id=\"arrowhead-{id}\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerUnits=\"userSpaceOnUse\" markerWidth=\"12\" markerHeight=\"12\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#6b4fb3\"/></marker></defs>\
          <text x=\"0\" y=\"14\">evicted from</text><text x=\"{rx}\" y=\"14\">lands in</text>",
@@ -314,12 +327,7 @@ pub(crate) fn moves_chart(out: &mut String, id: usize, key: &str, moves: &[(Stri
             my = (2 * y1 + y2) / 3 - 4,
         );
     }
-    let _ = writeln!(
-        out,
-        "</svg><figcaption>{} move(s) by {}: from the domain a pod is evicted from to the one its replacement lands in</figcaption></figure>",
-        moves.len(),
-        Esc(key)
-    );
+    out.push_str("</svg>");
 }
 
 #[cfg(test)]
@@ -391,6 +399,16 @@ mod tests {
         assert!(out.contains("<title>2 move(s): a to b</title>"), "{out}");
         assert!(out.contains("marker-end=\"url(#arrowhead-7)\""), "{out}");
         assert!(out.contains("&lt;x&gt;"), "{out}");
+        // The arrows alone are the figure's `<svg>`, for a page that embeds them.
+        let mut svg = String::new();
+        moves_svg(
+            &mut svg,
+            7,
+            "zone",
+            &[m("a", "b"), m("a", "b"), m("a", "c"), m("<x>", "c")],
+        );
+        assert!(svg.starts_with("<svg class=\"chart moves\"") && svg.ends_with("</svg>"));
+        assert!(out.starts_with(&format!("<figure>{svg}<figcaption>4 move(s) by zone")));
     }
 
     #[test]

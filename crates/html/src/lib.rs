@@ -12,5 +12,5 @@ mod simulate;
 
 pub use explain::explain;
 pub use page::escape;
-pub use rebalance::{rebalance, scale_down};
+pub use rebalance::{MovesChart, moves_charts, rebalance, scale_down};
 pub use simulate::simulate;

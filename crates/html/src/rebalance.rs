@@ -45,26 +45,10 @@ pub fn rebalance(report: &RebalanceReport) -> String {
             String::new()
         }
     );
-    let mut keys: Vec<&str> = Vec::new();
-    for c in p.before.iter().flat_map(|w| &w.constraints) {
-        if !keys.contains(&c.topology_key.as_str()) {
-            keys.push(&c.topology_key);
-        }
-    }
     if !p.moves.is_empty() {
         out.push_str("<section><h2>Moves between domains</h2><div class=\"pair\">");
-        for (id, key) in keys.iter().enumerate() {
-            let moves: Vec<(String, String)> = p
-                .moves
-                .iter()
-                .map(|m| {
-                    (
-                        domain_of(&p.snapshot, &m.from, key),
-                        domain_of(&p.snapshot, &m.to, key),
-                    )
-                })
-                .collect();
-            chart::moves_chart(out, id, key, &moves);
+        for (id, (key, moves)) in domain_moves(report).into_iter().enumerate() {
+            chart::moves_chart(out, id, &key, &moves);
         }
         out.push_str("</div></section>\n");
     }
@@ -103,6 +87,67 @@ pub fn rebalance(report: &RebalanceReport) -> String {
         out.push_str("</tbody></table></section>\n");
     }
     page.finish()
+}
+
+/// For each topology key of the plan's constraints (in the order they first appear),
+/// every move as the domains of its from and to nodes.
+fn domain_moves(report: &RebalanceReport) -> Vec<(String, Vec<(String, String)>)> {
+    let p = &report.plan;
+    let mut keys: Vec<&str> = Vec::new();
+    for c in p.before.iter().flat_map(|w| &w.constraints) {
+        if !keys.contains(&c.topology_key.as_str()) {
+            keys.push(&c.topology_key);
+        }
+    }
+    keys.into_iter()
+        .map(|key| {
+            let moves = p
+                .moves
+                .iter()
+                .map(|m| {
+                    (
+                        domain_of(&p.snapshot, &m.from, key),
+                        domain_of(&p.snapshot, &m.to, key),
+                    )
+                })
+                .collect();
+            (key.to_string(), moves)
+        })
+        .collect()
+}
+
+/// One topology key's moves between domains, drawn as `rebalance -o html` draws them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MovesChart {
+    /// The topology key whose domains the arrows join.
+    pub topology_key: String,
+    /// Each move's domains (evicted from, lands in), in the plan's order.
+    pub moves: Vec<(String, String)>,
+    /// The arrows as one `<svg>` element (every string from the input escaped), for a
+    /// page that embeds the chart itself (`topospread ui`).
+    pub svg: String,
+}
+
+/// The plan's moves as arrows between domains, one chart per topology key of its
+/// constraints; none when the plan moves nothing.
+pub fn moves_charts(report: &RebalanceReport) -> Vec<MovesChart> {
+    if report.plan.moves.is_empty() {
+        return Vec::new();
+    }
+    domain_moves(report)
+        .into_iter()
+        .enumerate()
+        .map(|(id, (topology_key, moves))| {
+            let mut svg = String::new();
+            chart::moves_svg(&mut svg, id, &topology_key, &moves);
+            MovesChart {
+                topology_key,
+                moves,
+                svg,
+            }
+        })
+        .collect()
 }
 
 /// The page for a scale-down plan.
