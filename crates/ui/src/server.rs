@@ -76,6 +76,8 @@ pub fn router(session: Arc<Session>, loopback: bool) -> Router {
         .route("/api/simulation", get(simulation))
         .route("/api/explain", get(explain))
         .route("/api/whatif", post(what_if))
+        .route("/api/rebalance", get(rebalance))
+        .route("/api/rebalance/moves", get(rebalance_moves))
         .fallback(not_found)
         .with_state(session)
         .layer(middleware::from_fn_with_state(loopback, same_origin))
@@ -193,6 +195,32 @@ async fn explain(
     };
     blocking(session, move |s| {
         s.explain(&pod).map(|j| json(j.as_str().to_owned()))
+    })
+    .await
+}
+
+/// `GET /api/rebalance[?strategy=topospread|descheduler]`: the RebalanceReport.
+async fn rebalance(
+    State(session): State<Arc<Session>>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    let strategy = q.get("strategy").cloned().unwrap_or_default();
+    blocking(session, move |s| {
+        s.rebalance(&strategy).map(|j| json(j.as_str().to_owned()))
+    })
+    .await
+}
+
+/// `GET /api/rebalance/moves[?strategy=...]`: the same plan's moves between domains,
+/// with their arrows.
+async fn rebalance_moves(
+    State(session): State<Arc<Session>>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    let strategy = q.get("strategy").cloned().unwrap_or_default();
+    blocking(session, move |s| {
+        s.rebalance_moves(&strategy)
+            .map(|j| json(j.as_str().to_owned()))
     })
     .await
 }

@@ -1,13 +1,18 @@
 //! The cluster loaded once, and each view computed over it.
 
-use crate::views::{ClusterView, DomainGroup, NodeCell, SpreadView, WhatIfRequest, WhatIfView};
+use crate::views::{
+    ClusterView, DomainGroup, DomainMove, MovesView, NodeCell, SpreadView, WhatIfRequest,
+    WhatIfView,
+};
 use crate::{Error, edit};
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use topospread::rebalance::Strategy;
 use topospread_jobs::Context;
-use topospread_jobs::explain::{ExplainRequest, explain};
+use topospread_jobs::explain::{ExplainRequest, Explainer};
 use topospread_jobs::input::{self, PodForm};
+use topospread_jobs::rebalance::{RebalanceRequest, rebalance};
 use topospread_jobs::show::{ShowRequest, show};
 use topospread_jobs::simulate::{SimulateRequest, SimulationReport, simulate};
 use topospread_k8s::load::{Loaded, Object};
@@ -53,7 +58,43 @@ pub struct Session {
     scale: Vec<Scale>,
     baseline: SimulationReport,
     cluster: ClusterView,
+    /// The cluster admitted and built once: a pod's first explain schedules a copy of
+    /// it instead of reading and admitting every object again.
+    explainer: Explainer,
     explained: Mutex<HashMap<String, Arc<String>>>,
+    /// Rebalancing plans made, by strategy; the lock is held while one is made, so a
+    /// second request for it waits and takes the kept plan.
+    planned: Mutex<HashMap<&'static str, Arc<Planned>>>,
+}
+
+/// A rebalancing plan as the app serves it: the jobs crate's report and its moves
+/// between domains, each as JSON.
+struct Planned {
+    report: Arc<String>,
+    moves: Arc<String>,
+}
+
+/// The `--strategy` of `rebalance`, by its CLI name (`topospread` when empty).
+fn strategy(name: &str) -> Result<(&'static str, Strategy), Error> {
+    match name {
+        "" | "topospread" => Ok(("topospread", Strategy::Topospread)),
+        "descheduler" => Ok(("descheduler", Strategy::Descheduler)),
+        other => Err(Error::Request(format!(
+            "rebalance: strategy {other:?}: want topospread or descheduler"
+        ))),
+    }
+}
+
+/// `value` as JSON, a serialization failure as the job's render error.
+fn to_json<T: serde::Serialize>(value: &T) -> Result<Arc<String>, Error> {
+    serde_json::to_string(value)
+        .map(Arc::new)
+        .map_err(|e| Error::Job(topospread_jobs::Error::Render(e.to_string())))
+}
+
+/// A cache's map; a poisoned lock (a panicking request) only lost a cache entry.
+fn unpoisoned<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// What every job run over the loaded objects shares.
@@ -184,9 +225,26 @@ impl Session {
             config: &options.config,
             scale: &options.scale,
         };
-        let mut baseline = jobs.simulate(objects.clone(), Vec::new(), Vec::new(), Vec::new())?;
+        let mut request = ExplainRequest::new(Vec::new(), "");
+        request.live = Some(objects.clone());
+        request.seed = options.seed;
+        request.config.clone_from(&options.config);
+        request.scale.clone_from(&options.scale);
+        // The explain cluster is admitted and built on a second thread while the
+        // baseline is simulated: the two jobs share nothing but the objects' copy.
+        let (explainer, loaded) = std::thread::scope(|s| {
+            let explainer = s.spawn(|| Explainer::prepare(ctx, request));
+            let loaded = jobs
+                .simulate(objects.clone(), Vec::new(), Vec::new(), Vec::new())
+                .and_then(|baseline| Ok((baseline, jobs.cluster(&objects, None)?)));
+            let explainer = explainer
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (explainer, loaded)
+        });
+        let (mut baseline, cluster) = loaded?;
+        let explainer = explainer?;
         baseline.notes.splice(0..0, notes);
-        let cluster = jobs.cluster(&objects, None)?;
         Ok(Self {
             ctx: ctx.clone(),
             objects,
@@ -195,7 +253,9 @@ impl Session {
             scale: options.scale,
             baseline,
             cluster,
+            explainer,
             explained: Mutex::new(HashMap::new()),
+            planned: Mutex::new(HashMap::new()),
         })
     }
 
@@ -223,22 +283,15 @@ impl Session {
         }
     }
 
-    /// `explain POD` (or `KIND/NAME`: its next pending pod) as the ExplainReport's JSON.
+    /// `explain POD` (or `KIND/NAME`: its next pending pod) as the ExplainReport's JSON:
+    /// the prepared cluster scheduled again up to the pod's last cycle, the same report
+    /// `topospread explain` prints.
     pub fn explain(&self, pod: &str) -> Result<Arc<String>, Error> {
-        if let Some(done) = self.kept().get(pod) {
+        if let Some(done) = unpoisoned(&self.explained).get(pod) {
             return Ok(Arc::clone(done));
         }
-        let mut request = ExplainRequest::new(Vec::new(), pod);
-        request.live = Some(self.objects.clone());
-        request.seed = self.seed;
-        request.config.clone_from(&self.config);
-        request.scale.clone_from(&self.scale);
-        let report = explain(&self.ctx, request)?;
-        let json = Arc::new(
-            serde_json::to_string(&report)
-                .map_err(|e| Error::Job(topospread_jobs::Error::Render(e.to_string())))?,
-        );
-        let mut kept = self.kept();
+        let json = to_json(&self.explainer.explain(pod)?)?;
+        let mut kept = unpoisoned(&self.explained);
         if kept.len() >= EXPLAINED_KEPT {
             kept.clear();
         }
@@ -246,11 +299,55 @@ impl Session {
         Ok(json)
     }
 
-    /// The explain cache; a poisoned lock (a panicking request) only lost a cache entry.
-    fn kept(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<String>>> {
-        self.explained
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    /// `rebalance --strategy STRATEGY` (`topospread` when empty, or `descheduler`) over
+    /// the cluster as loaded: the RebalanceReport's JSON, planned once per strategy.
+    pub fn rebalance(&self, strategy: &str) -> Result<Arc<String>, Error> {
+        Ok(Arc::clone(&self.planned(strategy)?.report))
+    }
+
+    /// The same plan's moves between domains, one [`MovesView`] per topology key, as
+    /// JSON.
+    pub fn rebalance_moves(&self, strategy: &str) -> Result<Arc<String>, Error> {
+        Ok(Arc::clone(&self.planned(strategy)?.moves))
+    }
+
+    /// The plan for `strategy`, made on first use. The session's `--scale` is not
+    /// applied: a plan moves the pods the cluster has.
+    fn planned(&self, name: &str) -> Result<Arc<Planned>, Error> {
+        let (name, strategy) = strategy(name)?;
+        let mut planned = unpoisoned(&self.planned);
+        if let Some(p) = planned.get(name) {
+            return Ok(Arc::clone(p));
+        }
+        let mut request = RebalanceRequest::new(Vec::new());
+        request.cluster.live = Some(self.objects.clone());
+        request.cluster.seed = self.seed;
+        request.cluster.config.clone_from(&self.config);
+        request.strategy = strategy;
+        let plan = rebalance(&self.ctx, request)?;
+        let moves: Vec<MovesView> = topospread_html::moves_charts(&plan.report)
+            .into_iter()
+            .map(|c| MovesView {
+                moves: c
+                    .moves
+                    .into_iter()
+                    .zip(&plan.report.plan.moves)
+                    .map(|((from, to), m)| DomainMove {
+                        pod: format!("{}/{}", m.namespace, m.pod),
+                        from,
+                        to,
+                    })
+                    .collect(),
+                topology_key: c.topology_key,
+                svg: c.svg,
+            })
+            .collect();
+        let p = Arc::new(Planned {
+            report: to_json(&plan.report)?,
+            moves: to_json(&moves)?,
+        });
+        planned.insert(name, Arc::clone(&p));
+        Ok(p)
     }
 
     /// Simulates the cluster again with the what-if's changes; the before side is the

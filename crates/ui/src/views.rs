@@ -164,3 +164,28 @@ pub struct WhatIfView {
     /// The changed simulation's whole report (drained nodes, pending pods and reasons).
     pub report: SimulationReport,
 }
+
+/// `GET /api/rebalance/moves`: a rebalancing plan's moves between the domains of one
+/// topology key, with the arrows `rebalance -o html` draws for them.
+#[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
+pub struct MovesView {
+    /// The topology key whose domains the arrows join.
+    pub topology_key: String,
+    /// Every move of the plan, in order.
+    pub moves: Vec<DomainMove>,
+    /// The arrows: one `<svg>` element, its strings escaped.
+    pub svg: String,
+}
+
+/// One move of a plan, between domains.
+#[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
+pub struct DomainMove {
+    /// `namespace/name` of the pod evicted.
+    pub pod: String,
+    /// The domain it is evicted from.
+    pub from: String,
+    /// The domain its replacement lands in.
+    pub to: String,
+}

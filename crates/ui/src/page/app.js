@@ -32,14 +32,15 @@ async function api(path, body) {
   return data;
 }
 
-const state = { cluster: null, simulation: null, explain: null, rows: [], sort: null };
+const state = { cluster: null, simulation: null, explain: null, rows: [], sort: null, plan: null };
 
 // ---- views ---------------------------------------------------------------
 document.querySelectorAll("nav button").forEach((b) => b.addEventListener("click", () => show(b.dataset.view)));
 function show(view) {
   document.querySelectorAll("nav button").forEach((b) => b.classList.toggle("on", b.dataset.view === view));
-  for (const id of ["domains", "pods", "whatif"]) $(id).hidden = id !== view;
+  for (const id of ["domains", "pods", "whatif", "rebalance"]) $(id).hidden = id !== view;
   if (view === "pods") drawRows();
+  if (view === "rebalance" && !state.plan) plan($("strategy").value).catch(() => {});
 }
 
 // ---- domains -------------------------------------------------------------
@@ -303,6 +304,114 @@ function drawWhatIf(r) {
   $("whatif-result").replaceChildren(side("Before (as loaded)", r.before, r.after), side("After", r.after, r.before));
 }
 
+// ---- rebalance -------------------------------------------------------------
+// The tags and attributes the server's arrows (rebalance -o html's chart) are drawn
+// with; anything else is refused, so nothing scriptable enters the page.
+const SVG_TAGS = ["svg", "title", "defs", "marker", "path", "text", "rect", "line"];
+const SVG_ATTRS = /^(class|width|height|viewBox|role|id|x|y|x1|x2|y1|y2|rx|d|fill|refX|refY|markerUnits|markerWidth|markerHeight|orient|stroke-width|marker-end|text-anchor)$/;
+
+// A chart's markup as an SVG element: parsed inert (DOMParser runs no script), checked
+// against the tags and attributes above, then adopted into the page.
+function svgElement(markup) {
+  const body = new DOMParser().parseFromString(markup, "text/html").body;
+  const svg = body.firstElementChild;
+  if (!svg || body.childElementCount !== 1 || svg.localName !== "svg") throw new Error("a chart that is not one <svg>");
+  for (const e of [svg, ...svg.querySelectorAll("*")]) {
+    if (!SVG_TAGS.includes(e.localName)) throw new Error(`chart: unexpected <${e.localName}>`);
+    for (const a of e.attributes) {
+      if (!SVG_ATTRS.test(a.name) || (a.name === "marker-end" && !/^url\(#[\w-]+\)$/.test(a.value))) {
+        throw new Error(`chart: unexpected attribute ${a.name}`);
+      }
+    }
+  }
+  return document.importNode(svg, true);
+}
+
+// The plan for `strategy`, asked once while it is the one shown.
+function plan(strategy) {
+  if (state.plan && state.plan.strategy === strategy) return state.plan.promise;
+  const promise = fetchPlan(strategy);
+  state.plan = { strategy, promise };
+  promise.catch(() => {
+    if (state.plan && state.plan.promise === promise) state.plan = null;
+  });
+  return promise;
+}
+
+// The report, then its moves between domains (the server plans once per strategy, so
+// the second request takes the kept plan), drawn.
+async function fetchPlan(strategy) {
+  $("rebalance-error").hidden = true;
+  $("rebalance-summary").textContent = `planning (${strategy})…`;
+  try {
+    const q = "?strategy=" + encodeURIComponent(strategy);
+    const report = await api("/api/rebalance" + q);
+    const charts = await api("/api/rebalance/moves" + q);
+    drawRebalance(report, charts);
+    return { report, charts };
+  } catch (err) {
+    $("rebalance-summary").textContent = "";
+    $("rebalance-error").hidden = false;
+    $("rebalance-error").textContent = "Rebalance failed: " + err.message;
+    throw err;
+  }
+}
+$("rebalance-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  plan($("strategy").value).catch(() => {});
+});
+
+function drawRebalance(r, charts) {
+  const before = r.violation_before, after = r.violation_after;
+  $("rebalance-summary").textContent = `${r.strategy}: ${r.moves.length} move(s), ${r.rounds} round(s) · excess skew DoNotSchedule ${before.hard} → ${after.hard}, ScheduleAnyway ${before.soft} → ${after.soft} · ${r.final_violations} DoNotSchedule constraint(s) violated after the plan` +
+    (r.pending ? ` · ${r.pending} replacement(s) Pending` : "");
+  $("rebalance-charts").replaceChildren(...charts.map((c) => el("figure", {}, svgElement(c.svg),
+    el("figcaption", {}, `${c.moves.length} move(s) by ${c.topology_key}: from the domain a pod is evicted from to the one its replacement lands in`))));
+  if (!r.moves.length) $("rebalance-charts").append(el("p", {}, "No move: the plan leaves every pod where it is."));
+  $("rebalance-unresolved").replaceChildren(...(r.unresolved.length ? [el("h3", {}, `Unresolved (${r.unresolved.length})`)] : []),
+    ...r.unresolved.map((u) => el("div", { class: "bad" }, `${u.workload}: ${u.constraint}: ${u.why}`)));
+  drawPlanSpread(r);
+  drawMoves(r, charts);
+}
+
+// Each workload's constraints: matching pods per domain before and after the plan.
+function drawPlanSpread(r) {
+  const box = $("rebalance-spread");
+  box.replaceChildren();
+  r.before.forEach((w, i) => {
+    const a = r.after[i];
+    const side = el("div", {}, el("h4", {}, `${w.namespace} ${w.workload}`));
+    w.constraints.forEach((c, j) => {
+      const ac = a && a.constraints[j];
+      const rows = Object.entries(c.counts).slice(0, 200).map(([d, n]) => {
+        const m = ac ? ac.counts[d] : undefined;
+        const delta = m === undefined ? "" : m - n;
+        return el("tr", {}, el("td", {}, d), el("td", { class: "count" }, n), el("td", { class: "count" }, m ?? ""),
+          el("td", { class: delta > 0 ? "up" : delta < 0 ? "down" : "" }, delta === "" || delta === 0 ? "" : (delta > 0 ? "+" : "") + delta));
+      });
+      side.append(el("div", {}, `${c.constraint} · skew ${c.skew} → `, el("b", { class: "skew" }, ac ? ac.skew : "–")),
+        el("table", {}, el("tr", {}, el("th", {}, "domain"), el("th", {}, "before"), el("th", {}, "after"), el("th", {}, "Δ")), ...rows));
+    });
+    box.append(side);
+  });
+}
+
+// Every move: the pod, its nodes, their domains per topology key, and the reason.
+function drawMoves(r, charts) {
+  const table = $("moves-table");
+  $("moves-title").hidden = table.hidden = r.moves.length === 0;
+  $("moves-title").textContent = `Moves (${r.moves.length})`;
+  const head = el("tr", {}, el("th", {}, "#"), el("th", {}, "Pod"), el("th", {}, "From"), el("th", {}, "To"),
+    ...charts.map((c) => el("th", {}, c.topology_key)), el("th", {}, "Reason"));
+  const frag = document.createDocumentFragment();
+  r.moves.forEach((m, i) => {
+    frag.append(el("tr", { class: "move-row" }, el("td", { class: "count" }, i + 1), el("td", {}, `${m.namespace}/${m.pod}`),
+      el("td", {}, m.from), el("td", {}, m.to),
+      ...charts.map((c) => el("td", {}, c.moves[i] ? `${c.moves[i].from} → ${c.moves[i].to}` : "")), el("td", {}, m.reason)));
+  });
+  table.replaceChildren(head, frag);
+}
+
 // ---- start, and the self-test (?selftest=1) the browser test reads -------
 async function start() {
   const [c, s] = await Promise.all([api("/api/cluster"), api("/api/simulation")]);
@@ -314,7 +423,28 @@ async function start() {
   if (params.get("view")) show(params.get("view"));
   if (params.get("drill")) drill(c.groups.find((g) => g.domain === params.get("drill")) || c.groups[0]);
   if (params.get("pod")) await pick(params.get("pod"));
-  if (params.get("selftest")) await selftest();
+  if (params.get("selftest") === "rebalance") await selftestRebalance();
+  else if (params.get("selftest")) await selftest();
+}
+
+// ?selftest=rebalance: opens the Rebalance view and reads what it drew.
+async function selftestRebalance() {
+  const out = { ok: false, steps: {}, errors };
+  try {
+    show("rebalance");
+    const { report, charts } = await plan("topospread");
+    out.steps.moves = report.moves.length;
+    out.steps.keys = charts.map((c) => c.topology_key);
+    out.steps.arrows = document.querySelectorAll("#rebalance-charts svg line.move").length;
+    out.steps.arrowTitles = [...document.querySelectorAll("#rebalance-charts svg line.move title")].map((t) => t.textContent);
+    out.steps.moveRows = document.querySelectorAll("#moves-table tr.move-row").length;
+    out.steps.summary = $("rebalance-summary").textContent;
+    if (out.steps.arrows === 0 || out.steps.moveRows !== report.moves.length) throw new Error("moves not drawn");
+    out.ok = errors.length === 0;
+  } catch (err) {
+    out.failure = err.message;
+  }
+  $("selftest").textContent = JSON.stringify(out);
 }
 
 async function selftest() {

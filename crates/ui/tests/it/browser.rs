@@ -1,34 +1,19 @@
 //! The page in headless Chromium over a generated 5,000-node dump: it loads, a pod's
 //! node table renders and sorts, a what-if changes the numbers, maxSkew 0 is shown
-//! refused, and nothing reaches the console as an error. The page's `?selftest=1` does
+//! refused, and nothing reaches the console as an error; and the Rebalance view draws a
+//! plan's moves as arrows between domains. The page's `?selftest=1` (`=rebalance`) does
 //! the clicking and writes its findings into the DOM, which `--dump-dom` prints.
 //!
 //! Needs Debian's `chromium` (`.ci/run` installs it); `TOPOSPREAD_CHROMIUM` names
 //! another binary, `TOPOSPREAD_UI_PODS` the dump's bound pods (default 50,000).
 
-use std::io::{BufWriter, Write};
+use crate::dump::{NODES, write_dump};
 use std::net::{IpAddr, Ipv4Addr};
 use std::process::Command;
 use std::sync::Arc;
 use std::time::Instant;
 use topospread_jobs::{Context, InputOptions};
-use topospread_scenario::dump::{self, DumpFormat, DumpSpec};
 use topospread_ui::{Options, Session};
-
-const NODES: usize = 5000;
-
-/// The dump and a Deployment of 300 replicas spread over it, as `bench load` writes them.
-fn write_dump(dir: &std::path::Path, pods: usize) -> Vec<std::path::PathBuf> {
-    std::fs::create_dir_all(dir).expect("temp dir");
-    let cluster = dir.join("cluster.json");
-    let mut w = BufWriter::new(std::fs::File::create(&cluster).expect("create dump"));
-    dump::write_dump(&mut w, DumpSpec { nodes: NODES, pods }, DumpFormat::Json).expect("dump");
-    w.flush().expect("flush");
-    let deployment = dir.join("deployment.yaml");
-    std::fs::write(&deployment, dump::to_yaml_document(&dump::deployment(300)))
-        .expect("deployment");
-    vec![cluster, deployment]
-}
 
 /// The text of the element `id` in a dumped DOM.
 fn element_text<'a>(dom: &'a str, id: &str) -> Option<&'a str> {
@@ -38,10 +23,56 @@ fn element_text<'a>(dom: &'a str, id: &str) -> Option<&'a str> {
     Some(&dom[open..close])
 }
 
+/// Serves `session` and opens the page in headless Chromium with `?selftest=KIND`;
+/// returns the self-test's findings, after checking that nothing reached the console
+/// as an error.
+fn self_test(session: Session, kind: &str) -> serde_json::Value {
+    let chromium = std::env::var("TOPOSPREAD_CHROMIUM").unwrap_or_else(|_| "chromium".into());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let bound = runtime
+        .block_on(topospread_ui::bind(IpAddr::V4(Ipv4Addr::LOCALHOST), 0))
+        .expect("bind");
+    let url = format!("{}?selftest={kind}", bound.url());
+    runtime.spawn(bound.serve(Arc::new(session), std::future::pending()));
+
+    let out = Command::new(&chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--enable-logging=stderr",
+            "--v=0",
+            // Virtual time runs on while requests are in flight; the budget bounds the
+            // page's own timers, not the server's work.
+            "--virtual-time-budget=600000",
+            "--dump-dom",
+            &url,
+        ])
+        .output()
+        .unwrap_or_else(|e| panic!("{chromium}: {e}"));
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let text = element_text(&dom, "selftest").unwrap_or_default();
+    let result: serde_json::Value = serde_json::from_str(&text.replace("&quot;", "\""))
+        .unwrap_or_else(|e| panic!("no self-test result ({e}) in the page:\n{dom}\n{stderr}"));
+    eprintln!("self-test: {result}");
+    let console_errors: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("CONSOLE") && (l.contains("Uncaught") || l.contains("Error")))
+        .collect();
+    assert!(
+        console_errors.is_empty(),
+        "console errors: {console_errors:?}"
+    );
+    result
+}
+
 #[test]
 #[ignore = "needs chromium"]
 fn the_page_over_5000_nodes_picks_sorts_and_runs_what_ifs_without_console_errors() {
-    let chromium = std::env::var("TOPOSPREAD_CHROMIUM").unwrap_or_else(|_| "chromium".into());
     let pods = std::env::var("TOPOSPREAD_UI_PODS")
         .ok()
         .and_then(|p| p.parse().ok())
@@ -72,48 +103,10 @@ fn the_page_over_5000_nodes_picks_sorts_and_runs_what_ifs_without_console_errors
         );
     }
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let bound = runtime
-        .block_on(topospread_ui::bind(IpAddr::V4(Ipv4Addr::LOCALHOST), 0))
-        .expect("bind");
-    let url = format!("{}?selftest=1", bound.url());
-    runtime.spawn(bound.serve(Arc::new(session), std::future::pending()));
-
-    let out = Command::new(&chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--enable-logging=stderr",
-            "--v=0",
-            // Virtual time runs on while requests are in flight; the budget bounds the
-            // page's own timers, not the server's work.
-            "--virtual-time-budget=600000",
-            "--dump-dom",
-            &url,
-        ])
-        .output()
-        .unwrap_or_else(|e| panic!("{chromium}: {e}"));
-    let dom = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let text = element_text(&dom, "selftest").unwrap_or_default();
-    let result: serde_json::Value = serde_json::from_str(&text.replace("&quot;", "\""))
-        .unwrap_or_else(|e| panic!("no self-test result ({e}) in the page:\n{dom}\n{stderr}"));
-    eprintln!("self-test: {result}");
+    let result = self_test(session, "1");
     eprintln!(
         "picking a pod to its full table, in the page: {} ms (Chromium's virtual clock, which does not advance while a request is in flight)",
         result["steps"]["pickMs"]
-    );
-    let console_errors: Vec<&str> = stderr
-        .lines()
-        .filter(|l| l.contains("CONSOLE") && (l.contains("Uncaught") || l.contains("Error")))
-        .collect();
-    assert!(
-        console_errors.is_empty(),
-        "console errors: {console_errors:?}"
     );
     assert_eq!(result["ok"], true, "{result}");
     let steps = &result["steps"];
@@ -130,5 +123,34 @@ fn the_page_over_5000_nodes_picks_sorts_and_runs_what_ifs_without_console_errors
         steps["refusal"]
             .as_str()
             .is_some_and(|r| r.contains("maxSkew"))
+    );
+}
+
+/// The Rebalance view over a decayed cluster (nine pods in z0, one in z4, maxSkew 1):
+/// the plan's seven moves drawn as arrows out of z0 and listed in the moves table.
+#[test]
+#[ignore = "needs chromium"]
+fn the_rebalance_view_draws_moves_as_arrows_between_domains() {
+    let file = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/rebalance/minimal-one-constraint.yaml");
+    let session = Session::load(&Context::new(), Options::new(vec![file])).expect("load");
+    let result = self_test(session, "rebalance");
+    assert_eq!(result["ok"], true, "{result}");
+    let steps = &result["steps"];
+    assert_eq!(steps["moves"], 7);
+    assert_eq!(steps["moveRows"], 7);
+    assert_eq!(
+        steps["keys"],
+        serde_json::json!(["topology.kubernetes.io/zone"])
+    );
+    assert_eq!(steps["arrows"], 4, "{steps}");
+    assert_eq!(
+        steps["arrowTitles"],
+        serde_json::json!([
+            "2 move(s): z0 to z1",
+            "2 move(s): z0 to z2",
+            "2 move(s): z0 to z3",
+            "1 move(s): z0 to z4"
+        ])
     );
 }

@@ -3,7 +3,9 @@
 //! and bad requests answered 4xx with a one-line JSON error.
 
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
 use std::sync::Arc;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -42,7 +44,12 @@ impl Answer {
 
 /// The docs' example (4 nodes, 2 zones, a Deployment of 6) served on a free port.
 async fn server() -> SocketAddr {
-    let session = Session::load(&Context::new(), Options::new(Vec::new())).expect("docs example");
+    server_for(Vec::new()).await
+}
+
+/// `files` loaded and served on a free port.
+async fn server_for(files: Vec<PathBuf>) -> SocketAddr {
+    let session = Session::load(&Context::new(), Options::new(files)).expect("load");
     let bound = topospread_ui::bind(IpAddr::V4(Ipv4Addr::LOCALHOST), 0)
         .await
         .expect("bind");
@@ -183,6 +190,105 @@ async fn simulation_and_explain_are_the_jobs_reports() {
     // Asked again: the kept report.
     let again = get(addr, &format!("/api/explain?pod={name}")).await;
     assert_eq!(again.json(), x);
+}
+
+/// A file under the repository's `tests/` or the CLI's fixtures.
+fn repo_file(path: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(path)
+}
+
+#[tokio::test]
+async fn explain_answers_what_topospread_explain_answers_in_the_prepared_cluster() {
+    // A pod that preempts (its failed cycle comes with it), one that stays Pending and
+    // one the cluster does not have: each served answer is the fresh job's.
+    let file = repo_file("crates/cli/tests/fixtures/preemption.yaml");
+    let addr = server_for(vec![file.clone()]).await;
+    let ctx = Context::new();
+    for pod in ["default/checkout", "checkout", "default/nope"] {
+        let served = get(addr, &format!("/api/explain?pod={pod}")).await;
+        let fresh = topospread_jobs::explain::explain(
+            &ctx,
+            topospread_jobs::explain::ExplainRequest::new(vec![file.clone()], pod),
+        );
+        match fresh {
+            Ok(report) => {
+                assert_eq!(served.status, 200, "{pod}: {}", served.body);
+                let fresh = serde_json::to_value(&report).expect("report JSON");
+                assert_eq!(served.json(), fresh, "{pod}");
+            }
+            Err(e) => {
+                assert_eq!(served.status, 404, "{pod}: {}", served.body);
+                assert_eq!(served.error(), e.to_string(), "{pod}");
+            }
+        }
+    }
+    let preempting = get(addr, "/api/explain?pod=checkout").await.json();
+    assert!(preempting["preempting_cycle"].is_object(), "{preempting}");
+}
+
+#[tokio::test]
+async fn rebalance_is_the_jobs_report_and_its_moves_between_domains() {
+    // Nine pods in z0, none in z1..z3, one in z4 (maxSkew 1, DoNotSchedule): seven
+    // moves out of z0.
+    let file = repo_file("tests/rebalance/minimal-one-constraint.yaml");
+    let addr = server_for(vec![file.clone()]).await;
+    let a = get(addr, "/api/rebalance").await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(a.header("content-type"), Some("application/json"));
+    let report = a.json();
+    let mut request = topospread_jobs::rebalance::RebalanceRequest::new(vec![file]);
+    request.cluster.seed = 0;
+    let fresh = topospread_jobs::rebalance::rebalance(&Context::new(), request).expect("plan");
+    assert_eq!(
+        report,
+        serde_json::to_value(&fresh.report).expect("report JSON")
+    );
+    assert_eq!(report["kind"], "RebalanceReport");
+    assert_eq!(report["strategy"], "topospread");
+    let moves = report["moves"].as_array().expect("moves");
+    assert_eq!(moves.len(), 7);
+    assert!(moves.iter().all(|m| m["from"] == "n0"), "{report}");
+    assert_eq!(report["before"][0]["constraints"][0]["skew"], 9);
+    assert_eq!(report["after"][0]["constraints"][0]["skew"], 0);
+
+    let charts = get(addr, "/api/rebalance/moves").await.json();
+    let charts = charts.as_array().expect("one chart per topology key");
+    assert_eq!(charts.len(), 1);
+    let zone = &charts[0];
+    assert_eq!(zone["topology_key"], "topology.kubernetes.io/zone");
+    let domain_moves = zone["moves"].as_array().expect("moves");
+    assert_eq!(domain_moves.len(), 7);
+    let mut landed: BTreeMap<&str, usize> = BTreeMap::new();
+    for (m, r) in domain_moves.iter().zip(moves) {
+        assert_eq!(m["from"], "z0");
+        assert_eq!(
+            m["pod"].as_str(),
+            Some(format!("default/{}", r["pod"].as_str().unwrap_or_default()).as_str())
+        );
+        *landed
+            .entry(m["to"].as_str().unwrap_or_default())
+            .or_default() += 1;
+    }
+    assert_eq!(
+        landed,
+        BTreeMap::from([("z1", 2), ("z2", 2), ("z3", 2), ("z4", 1)])
+    );
+    // The arrows `rebalance -o html` draws: one per (from, to) pair, titled with its
+    // number of moves.
+    let svg = zone["svg"].as_str().expect("svg");
+    assert!(svg.starts_with("<svg class=\"chart moves\""), "{svg}");
+    assert_eq!(svg.matches("<line class=\"move\"").count(), 4, "{svg}");
+    assert!(svg.contains("<title>2 move(s): z0 to z1</title>"), "{svg}");
+    assert!(svg.contains("<title>1 move(s): z0 to z4</title>"), "{svg}");
+
+    let d = get(addr, "/api/rebalance?strategy=descheduler").await;
+    assert_eq!(d.status, 200, "{}", d.body);
+    assert_eq!(d.json()["strategy"], "descheduler");
+    let bad = get(addr, "/api/rebalance/moves?strategy=nope").await;
+    assert_eq!(bad.status, 400);
+    assert!(bad.error().contains("strategy \"nope\""));
 }
 
 #[tokio::test]

@@ -2,4 +2,5 @@
 //! Chromium (ignored unless asked: `cargo test -p topospread-ui --test it -- --ignored`).
 
 mod browser;
+mod dump;
 mod http;
