@@ -571,3 +571,171 @@ pub(crate) struct LiveArgs {
     #[arg(long)]
     pub(crate) allow_unsupported_kubernetes_version: bool,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::{CommandFactory, Parser};
+    use std::fmt::Write as _;
+
+    /// `cmd`'s help as `--help` prints it, then what the help does not show of each
+    /// flag (arity, parser, defaults, required, global, conflicts), then its
+    /// subcommands'.
+    fn surface(cmd: &clap::Command, path: &str, out: &mut String) {
+        let _ = writeln!(out, "===== {path}\n{}", cmd.clone().render_help());
+        for arg in cmd.get_arguments() {
+            if arg.is_global_set() && path.contains(' ') {
+                // A global flag propagates to every subcommand: listed at the top.
+                continue;
+            }
+            let conflicts: Vec<String> = cmd
+                .get_arg_conflicts_with(arg)
+                .iter()
+                .map(|c| c.get_id().to_string())
+                .collect();
+            let defaults: Vec<String> = arg
+                .get_default_values()
+                .iter()
+                .map(|d| d.to_string_lossy().into_owned())
+                .collect();
+            let _ = writeln!(
+                out,
+                "{}: long {:?} short {:?} aliases {:?} values {:?} num_args {:?} parser {:?} \
+                 action {:?} defaults {defaults:?} required {} global {} hidden {} \
+                 conflicts {conflicts:?} help {:?}",
+                arg.get_id(),
+                arg.get_long(),
+                arg.get_short(),
+                arg.get_all_aliases(),
+                arg.get_value_names(),
+                arg.get_num_args(),
+                arg.get_value_parser().type_id(),
+                arg.get_action(),
+                arg.is_required_set(),
+                arg.is_global_set(),
+                arg.is_hide_set(),
+                arg.get_help().map(ToString::to_string),
+            );
+        }
+        for sub in cmd.get_subcommands() {
+            surface(sub, &format!("{path} {}", sub.get_name()), out);
+        }
+    }
+
+    /// Every command's flags, as users and scripts rely on them: a change here is a
+    /// change of the CLI's surface.
+    #[test]
+    #[cfg_attr(
+        not(debug_assertions),
+        ignore = "clap names value parsers only in debug builds"
+    )]
+    fn every_flag_of_every_command() {
+        let mut cmd = Cli::command();
+        cmd.build();
+        let mut out = String::new();
+        surface(&cmd, "topospread", &mut out);
+        insta::assert_snapshot!("surface", out);
+    }
+
+    /// The rules between flags that the help does not print: requirements and
+    /// conflicts, as the parser enforces them.
+    #[test]
+    fn flag_requirements_and_conflicts() {
+        let cases: &[&[&str]] = &[
+            &["validate"],
+            &["validate", "--live"],
+            &["validate", "--context", "c"],
+            &["validate", "--filename", "a", "b"],
+            &["validate", "-f", "a", "--kubeconfig", "k"],
+            &["guard"],
+            &["guard", "--live"],
+            &["guard", "-f", "a", "--live"],
+            &["guard", "-f", "a", "--dry-run"],
+            &["guard", "-f", "a", "--kubeconfig", "k"],
+            &[
+                "guard",
+                "--live",
+                "--kubeconfig",
+                "k",
+                "--context",
+                "c",
+                "--dry-run",
+            ],
+            &["simulate", "-f", "a", "--live"],
+            &[
+                "simulate", "-f", "a", "-f", "b", "--seed", "3", "--config", "c",
+            ],
+            &["simulate", "--seed", "x"],
+            &["simulate", "--scale", "deployment/web"],
+            &["explain"],
+            &[
+                "explain",
+                "web",
+                "--kubeconfig",
+                "k",
+                "--context",
+                "c",
+                "--scale",
+                "deployment/web=2",
+            ],
+            &[
+                "show",
+                "-f",
+                "a",
+                "--live",
+                "--allow-unsupported-kubernetes-version",
+            ],
+            &[
+                "rebalance",
+                "--live",
+                "--seed",
+                "1",
+                "--config",
+                "c",
+                "-n",
+                "ns",
+            ],
+            &["rebalance", "--scale", "deployment/web=3", "-f", "a"],
+            &[
+                "ui",
+                "-f",
+                "a",
+                "--seed",
+                "2",
+                "--config",
+                "c",
+                "--scale",
+                "deployment/web=2",
+            ],
+            &["serve", "--config", "c", "--tls-cert-file", "x"],
+            &[
+                "serve",
+                "--config",
+                "c",
+                "--insecure-serving",
+                "--tls-cert-file",
+                "x",
+                "--tls-private-key-file",
+                "y",
+            ],
+            &[
+                "--kubernetes-version",
+                "1.30",
+                "simulate",
+                "--feature-gates",
+                "A=true",
+            ],
+        ];
+        let mut out = String::new();
+        for argv in cases {
+            let parsed =
+                Cli::try_parse_from(std::iter::once("topospread").chain(argv.iter().copied()));
+            let verdict = match parsed {
+                Ok(_) => "ok".to_string(),
+                Err(e) => format!("{:?}", e.kind()),
+            };
+            let _ = writeln!(out, "{}: {verdict}", argv.join(" "));
+        }
+        insta::assert_snapshot!("flag_rules", out);
+    }
+}
