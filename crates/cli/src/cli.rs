@@ -117,13 +117,14 @@ pub(crate) enum StrategyArg {
 
 /// `topospread rebalance`.
 #[derive(Debug, Args)]
+#[command(mut_arg(
+    "files",
+    help("Manifest files (a cluster dump); none: the Kubernetes docs' example")
+))]
 pub(crate) struct RebalanceArgs {
-    /// Manifest files (a cluster dump); none: the Kubernetes docs' example.
-    #[arg(short = 'f', long = "file")]
-    pub(crate) files: Vec<PathBuf>,
-    /// Read the live cluster too (see `--kubeconfig`); nothing is written to it.
+    /// The cluster (nothing is written to a live one), seed and configuration.
     #[command(flatten)]
-    pub(crate) live: LiveArgs,
+    pub(crate) cluster: ClusterArgs,
     /// Only move pods of this namespace (and report only its workloads).
     #[arg(short = 'n', long)]
     pub(crate) namespace: Option<String>,
@@ -133,9 +134,6 @@ pub(crate) struct RebalanceArgs {
     /// At most this many moves (evictions for the descheduler strategy).
     #[arg(long, default_value_t = 1000)]
     pub(crate) max_moves: usize,
-    /// A KubeSchedulerConfiguration file.
-    #[arg(long)]
-    pub(crate) config: Option<PathBuf>,
     /// The planning strategy.
     #[arg(long, value_enum, default_value_t = StrategyArg::Topospread)]
     pub(crate) strategy: StrategyArg,
@@ -157,9 +155,6 @@ pub(crate) struct RebalanceArgs {
     /// replicationcontroller/NAME); prints the pod-deletion-cost annotations.
     #[arg(long, value_name = "KIND/NAME=N")]
     pub(crate) scale: Option<String>,
-    /// Seed for generated pod names and for breaking ties between equally scored nodes.
-    #[arg(long, default_value_t = 0)]
-    pub(crate) seed: u64,
     /// Output: the plan for people, JSON, the resulting snapshot as YAML, or an HTML page.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = ReportFormat::Table)]
     pub(crate) output: ReportFormat,
@@ -208,20 +203,20 @@ pub(crate) struct SecureServingArgs {
 /// refused, so nothing reads them there.
 #[derive(Debug, Args)]
 #[cfg_attr(not(feature = "live"), allow(dead_code))]
+#[command(
+    mut_arg(
+        "files",
+        help(
+            "Manifest files, folders (-R to recurse) or `-` for stdin, as \
+        `simulate` reads them; none: the Kubernetes docs' example"
+        )
+    ),
+    mut_arg("seed", help(SEED_AS_IN_SIMULATE))
+)]
 pub(crate) struct UiArgs {
-    /// Manifest files, folders (-R to recurse) or `-` for stdin, as `simulate` reads
-    /// them; none: the Kubernetes docs' example.
-    #[arg(short = 'f', long = "file")]
-    pub(crate) files: Vec<PathBuf>,
-    /// Read the live cluster too (see `--kubeconfig`).
+    /// The cluster, seed and configuration, as `simulate` takes them.
     #[command(flatten)]
-    pub(crate) live: LiveArgs,
-    /// Seed for generated pod names and tie-breaking (as in `simulate`).
-    #[arg(long, default_value_t = 0)]
-    pub(crate) seed: u64,
-    /// A KubeSchedulerConfiguration file.
-    #[arg(long)]
-    pub(crate) config: Option<PathBuf>,
+    pub(crate) cluster: ClusterArgs,
     /// Set a workload's replicas first, as `simulate --scale` (`deployment/web=5`).
     #[arg(long = "scale", value_name = "KIND/NAME=N")]
     pub(crate) scale: Vec<topospread_k8s::workloads::Scale>,
@@ -383,14 +378,17 @@ pub(crate) enum BenchFormat {
 
 /// `topospread show`.
 #[derive(Debug, Args)]
+#[command(mut_arg(
+    "files",
+    help(
+        "Manifest files, folders (-R to recurse) or `-` for stdin (Nodes, Pods, workloads; \
+        YAML or JSON, `kind: List`, kubectl dumps); none: the Kubernetes docs' example"
+    )
+))]
 pub(crate) struct ShowArgs {
-    /// Manifest files, folders (-R to recurse) or `-` for stdin (Nodes, Pods, workloads;
-    /// YAML or JSON, `kind: List`, kubectl dumps); none: the Kubernetes docs' example.
-    #[arg(short = 'f', long = "file")]
-    pub(crate) files: Vec<PathBuf>,
-    /// Read the live cluster too (see `--kubeconfig`).
+    /// The cluster's objects.
     #[command(flatten)]
-    pub(crate) live: LiveArgs,
+    pub(crate) source: SourceArgs,
     /// Mark pods matching this label selector (`app=web,tier in (a,b)`); default: the
     /// first topology spread constraint's selector, else every pod.
     #[arg(short = 'l', long)]
@@ -447,21 +445,18 @@ pub(crate) enum OutputFormat {
 
 /// `topospread simulate`.
 #[derive(Debug, Args)]
+#[command(mut_arg(
+    "files",
+    help(
+        "Manifest files, folders (-R to recurse) or `-` for stdin; a \
+        KubeSchedulerConfiguration among them is used as --config is; none: the Kubernetes \
+        docs' example (4 nodes, 2 zones, 6 replicas)"
+    )
+))]
 pub(crate) struct SimulateArgs {
-    /// Manifest files, folders (-R to recurse) or `-` for stdin; a KubeSchedulerConfiguration
-    /// among them is used as --config is; none: the Kubernetes docs' example (4 nodes, 2
-    /// zones, 6 replicas).
-    #[arg(short = 'f', long = "file")]
-    pub(crate) files: Vec<PathBuf>,
-    /// Read the live cluster too (see `--kubeconfig`).
+    /// The cluster, seed and configuration.
     #[command(flatten)]
-    pub(crate) live: LiveArgs,
-    /// Seed for generated pod names and for breaking ties between equally scored nodes.
-    #[arg(long, default_value_t = 0)]
-    pub(crate) seed: u64,
-    /// A KubeSchedulerConfiguration file.
-    #[arg(long)]
-    pub(crate) config: Option<PathBuf>,
+    pub(crate) cluster: ClusterArgs,
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = ReportFormat::Table)]
     pub(crate) output: ReportFormat,
@@ -489,24 +484,15 @@ pub(crate) struct SimulateArgs {
 
 /// `topospread explain`.
 #[derive(Debug, Args)]
+#[command(mut_arg("seed", help(SEED_AS_IN_SIMULATE)))]
 pub(crate) struct ExplainArgs {
-    /// Manifest files, folders (-R to recurse) or `-` for stdin; none: the Kubernetes
-    /// docs' example.
-    #[arg(short = 'f', long = "file")]
-    pub(crate) files: Vec<PathBuf>,
-    /// Read the live cluster too (see `--kubeconfig`).
+    /// The cluster, seed (as in `simulate`) and configuration.
     #[command(flatten)]
-    pub(crate) live: LiveArgs,
+    pub(crate) cluster: ClusterArgs,
     /// The pending pod, as `name` or `namespace/name` (pods made from workloads count),
     /// or a workload as `KIND/NAME` or `KIND/NAMESPACE/NAME` (`deployment/web`): its next
     /// pending pod.
     pub(crate) pod: String,
-    /// Seed for generated pod names and tie-breaking (as in `simulate`).
-    #[arg(long, default_value_t = 0)]
-    pub(crate) seed: u64,
-    /// A KubeSchedulerConfiguration file.
-    #[arg(long)]
-    pub(crate) config: Option<PathBuf>,
     /// Set a workload's replicas first, as `simulate --scale` (`deployment/web=5`), so
     /// `explain deployment/web` shows where the next replica would go.
     #[arg(long = "scale", value_name = "KIND/NAME=N")]
@@ -551,6 +537,45 @@ pub(crate) struct TestArgs {
     pub(crate) output: crate::cmd::test::Format,
 }
 
+/// Where a command reads the cluster's objects: `-f` manifests and a live cluster.
+/// (Commands whose `-f` help says more override it with [`help`].)
+#[derive(Debug, Args)]
+pub(crate) struct SourceArgs {
+    /// Manifest files, folders (-R to recurse) or `-` for stdin; none: the Kubernetes
+    /// docs' example.
+    #[arg(short = 'f', long = "file")]
+    pub(crate) files: Vec<PathBuf>,
+    /// Read the live cluster too (see `--kubeconfig`).
+    #[command(flatten)]
+    pub(crate) live: LiveArgs,
+}
+
+/// The cluster a command runs the scheduler over: its objects, the seed and the
+/// KubeSchedulerConfiguration (the release and gates are the global flags).
+#[derive(Debug, Args)]
+pub(crate) struct ClusterArgs {
+    /// The objects.
+    #[command(flatten)]
+    pub(crate) source: SourceArgs,
+    /// Seed for generated pod names and for breaking ties between equally scored nodes.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) seed: u64,
+    /// A KubeSchedulerConfiguration file.
+    #[arg(long)]
+    pub(crate) config: Option<PathBuf>,
+}
+
+/// The `--seed` help of the commands that follow `simulate`'s seed (no final period:
+/// clap drops it from doc comments, so the overrides match).
+const SEED_AS_IN_SIMULATE: &str =
+    "Seed for generated pod names and tie-breaking (as in `simulate`)";
+
+/// Replaces a shared flag's help with a command's own wording, in
+/// `#[command(mut_arg(..))]`.
+fn help(text: &'static str) -> impl FnOnce(clap::Arg) -> clap::Arg {
+    move |arg| arg.help(text)
+}
+
 /// Where a live cluster is read from. Its objects come first; `-f` files add to them
 /// (a new Deployment to try against the real cluster).
 #[derive(Debug, Args)]
@@ -579,11 +604,13 @@ mod tests {
     use std::fmt::Write as _;
 
     /// `cmd`'s help as `--help` prints it, then what the help does not show of each
-    /// flag (arity, parser, defaults, required, global, conflicts), then its
-    /// subcommands'.
+    /// flag (arity, parser, defaults, required, global, conflicts) sorted by id (clap's
+    /// internal order is not the surface; the help's order is), then its subcommands'.
     fn surface(cmd: &clap::Command, path: &str, out: &mut String) {
         let _ = writeln!(out, "===== {path}\n{}", cmd.clone().render_help());
-        for arg in cmd.get_arguments() {
+        let mut args: Vec<&clap::Arg> = cmd.get_arguments().collect();
+        args.sort_by_key(|a| a.get_id().as_str());
+        for arg in args {
             if arg.is_global_set() && path.contains(' ') {
                 // A global flag propagates to every subcommand: listed at the top.
                 continue;

@@ -74,12 +74,12 @@ fn main() -> ExitCode {
 /// The live-cluster flags of a command that reads one (`serve` asks its cluster itself).
 fn live_args(command: &cli::Command) -> Option<&cli::LiveArgs> {
     match command {
-        cli::Command::Show(a) => Some(&a.live),
-        cli::Command::Simulate(a) => Some(&a.live),
-        cli::Command::Explain(a) => Some(&a.live),
-        cli::Command::Validate(a) => Some(&a.live),
-        cli::Command::Rebalance(a) => Some(&a.live),
-        cli::Command::Ui(a) => Some(&a.live),
+        cli::Command::Show(a) => Some(&a.source.live),
+        cli::Command::Simulate(a) => Some(&a.cluster.source.live),
+        cli::Command::Explain(a) => Some(&a.cluster.source.live),
+        cli::Command::Validate(a) => Some(&a.source.live),
+        cli::Command::Rebalance(a) => Some(&a.cluster.source.live),
+        cli::Command::Ui(a) => Some(&a.cluster.source.live),
         cli::Command::Test(_)
         | cli::Command::Bench(_)
         | cli::Command::Serve(_)

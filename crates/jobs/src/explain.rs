@@ -6,12 +6,10 @@ use crate::error::{Result, refuse};
 use crate::input::{self, World};
 use crate::runtime::{Placement, Runtime};
 use crate::simulate::schedule_all;
-use crate::{Context, config};
+use crate::{Cluster, Context};
 use schemars::JsonSchema;
 use serde::Serialize;
-use std::path::PathBuf;
 use topospread::simulation::SimEvent;
-use topospread_k8s::load::Loaded;
 use topospread_k8s::workloads::Scale;
 use topospread_report::ExplainView;
 
@@ -24,27 +22,20 @@ pub const KIND: &str = "ExplainReport";
 #[derive(Clone, Debug, Default)]
 #[non_exhaustive]
 pub struct ExplainRequest {
-    /// `-f`: files, folders, `-` for stdin (the docs' example when empty and no live
-    /// cluster is given).
-    pub files: Vec<PathBuf>,
-    /// A live cluster's objects, listed by the caller, under the files.
-    pub live: Option<Vec<Loaded>>,
+    /// The cluster, seed (as in `simulate`) and configuration.
+    pub cluster: Cluster,
     /// The pending pod (`name`, `namespace/name`), or a workload (`deployment/web`,
     /// `sts/prod/db`): its next pending pod.
     pub pod: String,
-    /// Fixes generated names and tie-breaking, as in `simulate`.
-    pub seed: u64,
-    /// `--config`: a KubeSchedulerConfiguration file.
-    pub config: Option<PathBuf>,
     /// `--scale`: replica counts replacing the manifests'.
     pub scale: Vec<Scale>,
 }
 
 impl ExplainRequest {
-    /// A request for `pod` in `files`; the rest as the CLI's defaults.
-    pub fn new(files: Vec<PathBuf>, pod: impl Into<String>) -> Self {
+    /// A request for `pod` in `cluster`; the rest as the CLI's defaults.
+    pub fn new(cluster: impl Into<Cluster>, pod: impl Into<String>) -> Self {
         Self {
-            files,
+            cluster: cluster.into(),
             pod: pod.into(),
             ..Self::default()
         }
@@ -85,15 +76,9 @@ pub fn schema() -> serde_json::Value {
 /// last one. A pod that does not exist, is already bound, was refused by admission or
 /// never got a cycle is [`crate::Error::Refused`], naming it.
 pub fn explain(ctx: &Context, request: ExplainRequest) -> Result<ExplainReport> {
-    let input = input::load_admitted(
-        ctx,
-        &request.files,
-        request.live,
-        request.seed,
-        input::PodForm::Compact,
-    )?;
-    let setup = config::load(ctx, request.config.as_deref(), &input)?;
-    let mut world = input::build(ctx, &input, request.seed, &request.scale)?;
+    let seed = request.cluster.seed;
+    let (input, setup) = request.cluster.load(ctx, input::PodForm::Compact)?;
+    let mut world = input::build(ctx, &input, seed, &request.scale)?;
     drop(input);
     let next;
     let (ns, name) = match workload_ref(&request.pod) {
@@ -118,7 +103,7 @@ pub fn explain(ctx: &Context, request: ExplainRequest) -> Result<ExplainReport> 
         .ordered
         .iter()
         .any(|o| o.namespace == ns && o.holds(name));
-    let mut runtime = Runtime::new(&setup, &mut world.snapshot, request.seed)?;
+    let mut runtime = Runtime::new(&setup, &mut world.snapshot, seed)?;
     let id = if held {
         // An OrderedReady StatefulSet's ordinal: explained if its controller creates it.
         runtime.explain_on_creation(ns, name);

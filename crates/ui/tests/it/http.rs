@@ -7,7 +7,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use topospread_jobs::Context;
+use topospread_jobs::{Cluster, Context};
 use topospread_ui::{Options, Session};
 
 /// A response: status, headers (lower-case names) and body.
@@ -42,7 +42,8 @@ impl Answer {
 
 /// The docs' example (4 nodes, 2 zones, a Deployment of 6) served on a free port.
 async fn server() -> SocketAddr {
-    let session = Session::load(&Context::new(), Options::new(Vec::new())).expect("docs example");
+    let session =
+        Session::load(&Context::new(), Options::new(Cluster::default())).expect("docs example");
     let bound = topospread_ui::bind(IpAddr::V4(Ipv4Addr::LOCALHOST), 0)
         .await
         .expect("bind");
