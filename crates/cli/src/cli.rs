@@ -595,6 +595,11 @@ pub(crate) struct LiveArgs {
     /// --kubernetes-version).
     #[arg(long)]
     pub(crate) allow_unsupported_kubernetes_version: bool,
+    /// Not a flag: the command reading the cluster, named in the client's User-Agent
+    /// (`topospread/VERSION (show)`); `main` sets it after parsing.
+    #[arg(skip)]
+    #[cfg_attr(not(feature = "live"), allow(dead_code))]
+    pub(crate) command: &'static str,
 }
 
 #[cfg(test)]
