@@ -64,11 +64,17 @@ pub(crate) enum Command {
 #[derive(Debug, Args)]
 pub(crate) struct GuardArgs {
     /// Manifest files (a cluster dump) to plan on; prints the patches.
+    // The live-only flags conflict with -f here: their `requires = "live"` alone lets
+    // them through, since clap excuses a required --live that conflicts with -f.
     #[arg(
         short = 'f',
         long = "file",
         required_unless_present = "live",
-        conflicts_with = "live"
+        conflicts_with_all = [
+            "live", "dry_run", "kubeconfig", "context", "no_leader_elect", "qps",
+            "bind_address", "secure_port", "tls_cert_file", "tls_private_key_file",
+            "insecure_serving", "skip_delegated_auth", "authorization_always_allow_paths",
+        ]
     )]
     pub(crate) files: Vec<PathBuf>,
     /// Run the guard against the cluster (see `--kubeconfig`): keep the costs up to
@@ -684,6 +690,27 @@ mod tests {
             &["guard", "-f", "a", "--live"],
             &["guard", "-f", "a", "--dry-run"],
             &["guard", "-f", "a", "--kubeconfig", "k"],
+            &["guard", "-f", "a", "--secure-port", "0"],
+            &["guard", "-f", "a", "--qps", "1", "--no-leader-elect"],
+            &[
+                "guard",
+                "-f",
+                "a",
+                "--config",
+                "c",
+                "--override-user-costs",
+                "-o",
+                "json",
+            ],
+            &[
+                "guard",
+                "--live",
+                "--qps",
+                "1",
+                "--no-leader-elect",
+                "--secure-port",
+                "0",
+            ],
             &[
                 "guard",
                 "--live",
