@@ -64,11 +64,17 @@ pub(crate) enum Command {
 #[derive(Debug, Args)]
 pub(crate) struct GuardArgs {
     /// Manifest files (a cluster dump) to plan on; prints the patches.
+    // The live-only flags conflict with -f here: their `requires = "live"` alone lets
+    // them through, since clap excuses a required --live that conflicts with -f.
     #[arg(
         short = 'f',
         long = "file",
         required_unless_present = "live",
-        conflicts_with = "live"
+        conflicts_with_all = [
+            "live", "dry_run", "kubeconfig", "context", "no_leader_elect", "qps",
+            "bind_address", "secure_port", "tls_cert_file", "tls_private_key_file",
+            "insecure_serving", "skip_delegated_auth", "authorization_always_allow_paths",
+        ]
     )]
     pub(crate) files: Vec<PathBuf>,
     /// Run the guard against the cluster (see `--kubeconfig`): keep the costs up to
@@ -117,13 +123,14 @@ pub(crate) enum StrategyArg {
 
 /// `topospread rebalance`.
 #[derive(Debug, Args)]
+#[command(mut_arg(
+    "files",
+    help("Manifest files (a cluster dump); none: the Kubernetes docs' example")
+))]
 pub(crate) struct RebalanceArgs {
-    /// Manifest files (a cluster dump); none: the Kubernetes docs' example.
-    #[arg(short = 'f', long = "file")]
-    pub(crate) files: Vec<PathBuf>,
-    /// Read the live cluster too (see `--kubeconfig`); nothing is written to it.
+    /// The cluster (nothing is written to a live one), seed and configuration.
     #[command(flatten)]
-    pub(crate) live: LiveArgs,
+    pub(crate) cluster: ClusterArgs,
     /// Only move pods of this namespace (and report only its workloads).
     #[arg(short = 'n', long)]
     pub(crate) namespace: Option<String>,
@@ -133,9 +140,6 @@ pub(crate) struct RebalanceArgs {
     /// At most this many moves (evictions for the descheduler strategy).
     #[arg(long, default_value_t = 1000)]
     pub(crate) max_moves: usize,
-    /// A KubeSchedulerConfiguration file.
-    #[arg(long)]
-    pub(crate) config: Option<PathBuf>,
     /// The planning strategy.
     #[arg(long, value_enum, default_value_t = StrategyArg::Topospread)]
     pub(crate) strategy: StrategyArg,
@@ -157,9 +161,6 @@ pub(crate) struct RebalanceArgs {
     /// replicationcontroller/NAME); prints the pod-deletion-cost annotations.
     #[arg(long, value_name = "KIND/NAME=N")]
     pub(crate) scale: Option<String>,
-    /// Seed for generated pod names and for breaking ties between equally scored nodes.
-    #[arg(long, default_value_t = 0)]
-    pub(crate) seed: u64,
     /// Output: the plan for people, JSON, the resulting snapshot as YAML, or an HTML page.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = ReportFormat::Table)]
     pub(crate) output: ReportFormat,
@@ -208,20 +209,20 @@ pub(crate) struct SecureServingArgs {
 /// refused, so nothing reads them there.
 #[derive(Debug, Args)]
 #[cfg_attr(not(feature = "live"), allow(dead_code))]
+#[command(
+    mut_arg(
+        "files",
+        help(
+            "Manifest files, folders (-R to recurse) or `-` for stdin, as \
+        `simulate` reads them; none: the Kubernetes docs' example"
+        )
+    ),
+    mut_arg("seed", help(SEED_AS_IN_SIMULATE))
+)]
 pub(crate) struct UiArgs {
-    /// Manifest files, folders (-R to recurse) or `-` for stdin, as `simulate` reads
-    /// them; none: the Kubernetes docs' example.
-    #[arg(short = 'f', long = "file")]
-    pub(crate) files: Vec<PathBuf>,
-    /// Read the live cluster too (see `--kubeconfig`).
+    /// The cluster, seed and configuration, as `simulate` takes them.
     #[command(flatten)]
-    pub(crate) live: LiveArgs,
-    /// Seed for generated pod names and tie-breaking (as in `simulate`).
-    #[arg(long, default_value_t = 0)]
-    pub(crate) seed: u64,
-    /// A KubeSchedulerConfiguration file.
-    #[arg(long)]
-    pub(crate) config: Option<PathBuf>,
+    pub(crate) cluster: ClusterArgs,
     /// Set a workload's replicas first, as `simulate --scale` (`deployment/web=5`).
     #[arg(long = "scale", value_name = "KIND/NAME=N")]
     pub(crate) scale: Vec<topospread_k8s::workloads::Scale>,
@@ -383,14 +384,17 @@ pub(crate) enum BenchFormat {
 
 /// `topospread show`.
 #[derive(Debug, Args)]
+#[command(mut_arg(
+    "files",
+    help(
+        "Manifest files, folders (-R to recurse) or `-` for stdin (Nodes, Pods, workloads; \
+        YAML or JSON, `kind: List`, kubectl dumps); none: the Kubernetes docs' example"
+    )
+))]
 pub(crate) struct ShowArgs {
-    /// Manifest files, folders (-R to recurse) or `-` for stdin (Nodes, Pods, workloads;
-    /// YAML or JSON, `kind: List`, kubectl dumps); none: the Kubernetes docs' example.
-    #[arg(short = 'f', long = "file")]
-    pub(crate) files: Vec<PathBuf>,
-    /// Read the live cluster too (see `--kubeconfig`).
+    /// The cluster's objects.
     #[command(flatten)]
-    pub(crate) live: LiveArgs,
+    pub(crate) source: SourceArgs,
     /// Mark pods matching this label selector (`app=web,tier in (a,b)`); default: the
     /// first topology spread constraint's selector, else every pod.
     #[arg(short = 'l', long)]
@@ -447,21 +451,18 @@ pub(crate) enum OutputFormat {
 
 /// `topospread simulate`.
 #[derive(Debug, Args)]
+#[command(mut_arg(
+    "files",
+    help(
+        "Manifest files, folders (-R to recurse) or `-` for stdin; a \
+        KubeSchedulerConfiguration among them is used as --config is; none: the Kubernetes \
+        docs' example (4 nodes, 2 zones, 6 replicas)"
+    )
+))]
 pub(crate) struct SimulateArgs {
-    /// Manifest files, folders (-R to recurse) or `-` for stdin; a KubeSchedulerConfiguration
-    /// among them is used as --config is; none: the Kubernetes docs' example (4 nodes, 2
-    /// zones, 6 replicas).
-    #[arg(short = 'f', long = "file")]
-    pub(crate) files: Vec<PathBuf>,
-    /// Read the live cluster too (see `--kubeconfig`).
+    /// The cluster, seed and configuration.
     #[command(flatten)]
-    pub(crate) live: LiveArgs,
-    /// Seed for generated pod names and for breaking ties between equally scored nodes.
-    #[arg(long, default_value_t = 0)]
-    pub(crate) seed: u64,
-    /// A KubeSchedulerConfiguration file.
-    #[arg(long)]
-    pub(crate) config: Option<PathBuf>,
+    pub(crate) cluster: ClusterArgs,
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = ReportFormat::Table)]
     pub(crate) output: ReportFormat,
@@ -489,24 +490,15 @@ pub(crate) struct SimulateArgs {
 
 /// `topospread explain`.
 #[derive(Debug, Args)]
+#[command(mut_arg("seed", help(SEED_AS_IN_SIMULATE)))]
 pub(crate) struct ExplainArgs {
-    /// Manifest files, folders (-R to recurse) or `-` for stdin; none: the Kubernetes
-    /// docs' example.
-    #[arg(short = 'f', long = "file")]
-    pub(crate) files: Vec<PathBuf>,
-    /// Read the live cluster too (see `--kubeconfig`).
+    /// The cluster, seed (as in `simulate`) and configuration.
     #[command(flatten)]
-    pub(crate) live: LiveArgs,
+    pub(crate) cluster: ClusterArgs,
     /// The pending pod, as `name` or `namespace/name` (pods made from workloads count),
     /// or a workload as `KIND/NAME` or `KIND/NAMESPACE/NAME` (`deployment/web`): its next
     /// pending pod.
     pub(crate) pod: String,
-    /// Seed for generated pod names and tie-breaking (as in `simulate`).
-    #[arg(long, default_value_t = 0)]
-    pub(crate) seed: u64,
-    /// A KubeSchedulerConfiguration file.
-    #[arg(long)]
-    pub(crate) config: Option<PathBuf>,
     /// Set a workload's replicas first, as `simulate --scale` (`deployment/web=5`), so
     /// `explain deployment/web` shows where the next replica would go.
     #[arg(long = "scale", value_name = "KIND/NAME=N")]
@@ -551,6 +543,45 @@ pub(crate) struct TestArgs {
     pub(crate) output: crate::cmd::test::Format,
 }
 
+/// Where a command reads the cluster's objects: `-f` manifests and a live cluster.
+/// (Commands whose `-f` help says more override it with [`help`].)
+#[derive(Debug, Args)]
+pub(crate) struct SourceArgs {
+    /// Manifest files, folders (-R to recurse) or `-` for stdin; none: the Kubernetes
+    /// docs' example.
+    #[arg(short = 'f', long = "file")]
+    pub(crate) files: Vec<PathBuf>,
+    /// Read the live cluster too (see `--kubeconfig`).
+    #[command(flatten)]
+    pub(crate) live: LiveArgs,
+}
+
+/// The cluster a command runs the scheduler over: its objects, the seed and the
+/// KubeSchedulerConfiguration (the release and gates are the global flags).
+#[derive(Debug, Args)]
+pub(crate) struct ClusterArgs {
+    /// The objects.
+    #[command(flatten)]
+    pub(crate) source: SourceArgs,
+    /// Seed for generated pod names and for breaking ties between equally scored nodes.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) seed: u64,
+    /// A KubeSchedulerConfiguration file.
+    #[arg(long)]
+    pub(crate) config: Option<PathBuf>,
+}
+
+/// The `--seed` help of the commands that follow `simulate`'s seed (no final period:
+/// clap drops it from doc comments, so the overrides match).
+const SEED_AS_IN_SIMULATE: &str =
+    "Seed for generated pod names and tie-breaking (as in `simulate`)";
+
+/// Replaces a shared flag's help with a command's own wording, in
+/// `#[command(mut_arg(..))]`.
+fn help(text: &'static str) -> impl FnOnce(clap::Arg) -> clap::Arg {
+    move |arg| arg.help(text)
+}
+
 /// Where a live cluster is read from. Its objects come first; `-f` files add to them
 /// (a new Deployment to try against the real cluster).
 #[derive(Debug, Args)]
@@ -570,4 +601,200 @@ pub(crate) struct LiveArgs {
     /// --kubernetes-version).
     #[arg(long)]
     pub(crate) allow_unsupported_kubernetes_version: bool,
+    /// Not a flag: the command reading the cluster, named in the client's User-Agent
+    /// (`topospread/VERSION (show)`); `main` sets it after parsing.
+    #[arg(skip)]
+    #[cfg_attr(not(feature = "live"), allow(dead_code))]
+    pub(crate) command: &'static str,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::{CommandFactory, Parser};
+    use std::fmt::Write as _;
+
+    /// `cmd`'s help as `--help` prints it, then what the help does not show of each
+    /// flag (arity, parser, defaults, required, global, conflicts) sorted by id (clap's
+    /// internal order is not the surface; the help's order is), then its subcommands'.
+    fn surface(cmd: &clap::Command, path: &str, out: &mut String) {
+        let _ = writeln!(out, "===== {path}\n{}", cmd.clone().render_help());
+        let mut args: Vec<&clap::Arg> = cmd.get_arguments().collect();
+        args.sort_by_key(|a| a.get_id().as_str());
+        for arg in args {
+            if arg.is_global_set() && path.contains(' ') {
+                // A global flag propagates to every subcommand: listed at the top.
+                continue;
+            }
+            let conflicts: Vec<String> = cmd
+                .get_arg_conflicts_with(arg)
+                .iter()
+                .map(|c| c.get_id().to_string())
+                .collect();
+            let defaults: Vec<String> = arg
+                .get_default_values()
+                .iter()
+                .map(|d| d.to_string_lossy().into_owned())
+                .collect();
+            let _ = writeln!(
+                out,
+                "{}: long {:?} short {:?} aliases {:?} values {:?} num_args {:?} parser {:?} \
+                 action {:?} defaults {defaults:?} required {} global {} hidden {} \
+                 conflicts {conflicts:?} help {:?}",
+                arg.get_id(),
+                arg.get_long(),
+                arg.get_short(),
+                arg.get_all_aliases(),
+                arg.get_value_names(),
+                arg.get_num_args(),
+                arg.get_value_parser().type_id(),
+                arg.get_action(),
+                arg.is_required_set(),
+                arg.is_global_set(),
+                arg.is_hide_set(),
+                arg.get_help().map(ToString::to_string),
+            );
+        }
+        for sub in cmd.get_subcommands() {
+            surface(sub, &format!("{path} {}", sub.get_name()), out);
+        }
+    }
+
+    /// Every command's flags, as users and scripts rely on them: a change here is a
+    /// change of the CLI's surface.
+    #[test]
+    #[cfg_attr(
+        not(debug_assertions),
+        ignore = "clap names value parsers only in debug builds"
+    )]
+    fn every_flag_of_every_command() {
+        let mut cmd = Cli::command();
+        cmd.build();
+        let mut out = String::new();
+        surface(&cmd, "topospread", &mut out);
+        insta::assert_snapshot!("surface", out);
+    }
+
+    /// The rules between flags that the help does not print: requirements and
+    /// conflicts, as the parser enforces them.
+    #[test]
+    fn flag_requirements_and_conflicts() {
+        let cases: &[&[&str]] = &[
+            &["validate"],
+            &["validate", "--live"],
+            &["validate", "--context", "c"],
+            &["validate", "--filename", "a", "b"],
+            &["validate", "-f", "a", "--kubeconfig", "k"],
+            &["guard"],
+            &["guard", "--live"],
+            &["guard", "-f", "a", "--live"],
+            &["guard", "-f", "a", "--dry-run"],
+            &["guard", "-f", "a", "--kubeconfig", "k"],
+            &["guard", "-f", "a", "--secure-port", "0"],
+            &["guard", "-f", "a", "--qps", "1", "--no-leader-elect"],
+            &[
+                "guard",
+                "-f",
+                "a",
+                "--config",
+                "c",
+                "--override-user-costs",
+                "-o",
+                "json",
+            ],
+            &[
+                "guard",
+                "--live",
+                "--qps",
+                "1",
+                "--no-leader-elect",
+                "--secure-port",
+                "0",
+            ],
+            &[
+                "guard",
+                "--live",
+                "--kubeconfig",
+                "k",
+                "--context",
+                "c",
+                "--dry-run",
+            ],
+            &["simulate", "-f", "a", "--live"],
+            &[
+                "simulate", "-f", "a", "-f", "b", "--seed", "3", "--config", "c",
+            ],
+            &["simulate", "--seed", "x"],
+            &["simulate", "--scale", "deployment/web"],
+            &["explain"],
+            &[
+                "explain",
+                "web",
+                "--kubeconfig",
+                "k",
+                "--context",
+                "c",
+                "--scale",
+                "deployment/web=2",
+            ],
+            &[
+                "show",
+                "-f",
+                "a",
+                "--live",
+                "--allow-unsupported-kubernetes-version",
+            ],
+            &[
+                "rebalance",
+                "--live",
+                "--seed",
+                "1",
+                "--config",
+                "c",
+                "-n",
+                "ns",
+            ],
+            &["rebalance", "--scale", "deployment/web=3", "-f", "a"],
+            &[
+                "ui",
+                "-f",
+                "a",
+                "--seed",
+                "2",
+                "--config",
+                "c",
+                "--scale",
+                "deployment/web=2",
+            ],
+            &["serve", "--config", "c", "--tls-cert-file", "x"],
+            &[
+                "serve",
+                "--config",
+                "c",
+                "--insecure-serving",
+                "--tls-cert-file",
+                "x",
+                "--tls-private-key-file",
+                "y",
+            ],
+            &[
+                "--kubernetes-version",
+                "1.30",
+                "simulate",
+                "--feature-gates",
+                "A=true",
+            ],
+        ];
+        let mut out = String::new();
+        for argv in cases {
+            let parsed =
+                Cli::try_parse_from(std::iter::once("topospread").chain(argv.iter().copied()));
+            let verdict = match parsed {
+                Ok(_) => "ok".to_string(),
+                Err(e) => format!("{:?}", e.kind()),
+            };
+            let _ = writeln!(out, "{}: {verdict}", argv.join(" "));
+        }
+        insta::assert_snapshot!("flag_rules", out);
+    }
 }

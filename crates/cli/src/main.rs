@@ -7,7 +7,7 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let mut cli = cli::Cli::parse();
     let ctx = match topospread_jobs::Context::from_flags(
         cli.kubernetes_version.as_deref(),
         cli.feature_gates.as_deref(),
@@ -22,22 +22,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    // The User-Agent of every request names the command.
-    #[cfg(feature = "live")]
-    cmd::live::set_command(match &cli.command {
-        cli::Command::Show(_) => "show",
-        cli::Command::Simulate(_) => "simulate",
-        cli::Command::Explain(_) => "explain",
-        cli::Command::Test(_) => "test",
-        cli::Command::Validate(_) => "validate",
-        cli::Command::Bench(_) => "bench",
-        cli::Command::Rebalance(_) => "rebalance",
-        cli::Command::Serve(_) => "serve",
-        cli::Command::Ui(_) => "ui",
-        cli::Command::Guard(_) => "guard",
+    // The User-Agent of every live read names the command.
+    let name = command_name(&cli.command);
+    let live = live_args(&mut cli.command).map(|live| {
+        live.command = name;
+        &*live
     });
     // A live command behaves as the cluster's release unless --kubernetes-version is given.
-    let ctx = match live_args(&cli.command).filter(|l| l.wanted()) {
+    let ctx = match live.filter(|l| l.wanted()) {
         Some(live) => match cmd::live::cluster_context(&ctx, live) {
             Ok(ctx) => ctx,
             Err(e) => {
@@ -71,15 +63,31 @@ fn main() -> ExitCode {
     }
 }
 
-/// The live-cluster flags of a command that reads one (`serve` asks its cluster itself).
-fn live_args(command: &cli::Command) -> Option<&cli::LiveArgs> {
+/// The command's name, as typed.
+fn command_name(command: &cli::Command) -> &'static str {
     match command {
-        cli::Command::Show(a) => Some(&a.live),
-        cli::Command::Simulate(a) => Some(&a.live),
-        cli::Command::Explain(a) => Some(&a.live),
-        cli::Command::Validate(a) => Some(&a.live),
-        cli::Command::Rebalance(a) => Some(&a.live),
-        cli::Command::Ui(a) => Some(&a.live),
+        cli::Command::Show(_) => "show",
+        cli::Command::Simulate(_) => "simulate",
+        cli::Command::Explain(_) => "explain",
+        cli::Command::Test(_) => "test",
+        cli::Command::Validate(_) => "validate",
+        cli::Command::Bench(_) => "bench",
+        cli::Command::Rebalance(_) => "rebalance",
+        cli::Command::Serve(_) => "serve",
+        cli::Command::Ui(_) => "ui",
+        cli::Command::Guard(_) => "guard",
+    }
+}
+
+/// The live-cluster flags of a command that reads one (`serve` asks its cluster itself).
+fn live_args(command: &mut cli::Command) -> Option<&mut cli::LiveArgs> {
+    match command {
+        cli::Command::Show(a) => Some(&mut a.source.live),
+        cli::Command::Simulate(a) => Some(&mut a.cluster.source.live),
+        cli::Command::Explain(a) => Some(&mut a.cluster.source.live),
+        cli::Command::Validate(a) => Some(&mut a.source.live),
+        cli::Command::Rebalance(a) => Some(&mut a.cluster.source.live),
+        cli::Command::Ui(a) => Some(&mut a.cluster.source.live),
         cli::Command::Test(_)
         | cli::Command::Bench(_)
         | cli::Command::Serve(_)

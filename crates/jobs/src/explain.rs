@@ -2,16 +2,15 @@
 //! (`apiVersion`/`kind`) with a JSON Schema generated from its types
 //! (`schema/explain-report.json`).
 
+use crate::config::SchedulerSetup;
 use crate::error::{Result, refuse};
 use crate::input::{self, World};
 use crate::runtime::{Placement, Runtime};
 use crate::simulate::schedule_all;
-use crate::{Context, config};
+use crate::{Cluster, Context};
 use schemars::JsonSchema;
 use serde::Serialize;
-use std::path::PathBuf;
 use topospread::simulation::SimEvent;
-use topospread_k8s::load::Loaded;
 use topospread_k8s::workloads::Scale;
 use topospread_report::ExplainView;
 
@@ -24,27 +23,20 @@ pub const KIND: &str = "ExplainReport";
 #[derive(Clone, Debug, Default)]
 #[non_exhaustive]
 pub struct ExplainRequest {
-    /// `-f`: files, folders, `-` for stdin (the docs' example when empty and no live
-    /// cluster is given).
-    pub files: Vec<PathBuf>,
-    /// A live cluster's objects, listed by the caller, under the files.
-    pub live: Option<Vec<Loaded>>,
+    /// The cluster, seed (as in `simulate`) and configuration.
+    pub cluster: Cluster,
     /// The pending pod (`name`, `namespace/name`), or a workload (`deployment/web`,
     /// `sts/prod/db`): its next pending pod.
     pub pod: String,
-    /// Fixes generated names and tie-breaking, as in `simulate`.
-    pub seed: u64,
-    /// `--config`: a KubeSchedulerConfiguration file.
-    pub config: Option<PathBuf>,
     /// `--scale`: replica counts replacing the manifests'.
     pub scale: Vec<Scale>,
 }
 
 impl ExplainRequest {
-    /// A request for `pod` in `files`; the rest as the CLI's defaults.
-    pub fn new(files: Vec<PathBuf>, pod: impl Into<String>) -> Self {
+    /// A request for `pod` in `cluster`; the rest as the CLI's defaults.
+    pub fn new(cluster: impl Into<Cluster>, pod: impl Into<String>) -> Self {
         Self {
-            files,
+            cluster: cluster.into(),
             pod: pod.into(),
             ..Self::default()
         }
@@ -95,7 +87,7 @@ pub fn explain(ctx: &Context, mut request: ExplainRequest) -> Result<ExplainRepo
 /// so a long-lived caller (`topospread ui`) does not read and admit the objects again
 /// for every pod.
 pub struct Explainer {
-    setup: config::SchedulerSetup,
+    setup: SchedulerSetup,
     /// The cluster before any pending pod is scheduled.
     world: World,
     seed: u64,
@@ -105,20 +97,10 @@ impl Explainer {
     /// Reads, admits and builds the request's cluster with its configuration, seed and
     /// `--scale` (its `pod` is not read); bad input is the error [`explain`] gives.
     pub fn prepare(ctx: &Context, request: ExplainRequest) -> Result<Self> {
-        let input = input::load_admitted(
-            ctx,
-            &request.files,
-            request.live,
-            request.seed,
-            input::PodForm::Compact,
-        )?;
-        let setup = config::load(ctx, request.config.as_deref(), &input)?;
-        let world = input::build(ctx, &input, request.seed, &request.scale)?;
-        Ok(Self {
-            setup,
-            world,
-            seed: request.seed,
-        })
+        let seed = request.cluster.seed;
+        let (input, setup) = request.cluster.load(ctx, input::PodForm::Compact)?;
+        let world = input::build(ctx, &input, seed, &request.scale)?;
+        Ok(Self { setup, world, seed })
     }
 
     /// `pod` explained as [`explain`] explains it in the prepared cluster: the same
@@ -131,7 +113,7 @@ impl Explainer {
 /// Schedules `world` (the cluster before any pending pod is scheduled) recording
 /// `pod`'s cycles, and returns its last one.
 fn explain_in(
-    setup: &config::SchedulerSetup,
+    setup: &SchedulerSetup,
     mut world: World,
     seed: u64,
     pod: &str,
@@ -353,6 +335,7 @@ fn next_pod_of(world: &World, kind: &str, ns: &str, name: &str) -> Result<String
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn fixture(name: &str) -> PathBuf {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../cli/tests/fixtures/{name}"))
@@ -371,7 +354,7 @@ mod tests {
     fn same_as_explain(file: &str, scale: &[&str], pods: &[&str]) {
         let request = |pod: &str| {
             let mut r = ExplainRequest::new(vec![fixture(file)], pod);
-            r.seed = 7;
+            r.cluster.seed = 7;
             r.scale = scale.iter().map(|s| s.parse().expect("scale")).collect();
             r
         };

@@ -3,19 +3,23 @@
 //! they return; another program can call them the same way.
 //!
 //! Every call takes a [`Context`]: the input limits and the Kubernetes release with its
-//! feature gates. Nothing is read from process globals.
+//! feature gates. Nothing is read from process globals. The jobs that read a cluster
+//! take it as one [`Cluster`] (or, when they run no scheduler, a [`ClusterSource`])
+//! inside their request.
 //!
 //! ```
-//! use topospread_jobs::{Context, simulate};
+//! use topospread_jobs::{Cluster, Context, simulate};
 //!
 //! // The Kubernetes docs' example cluster (no files given), the newest release.
 //! let ctx = Context::new();
-//! let run = simulate::simulate(&ctx, simulate::SimulateRequest::new(vec![], 0), &mut ())?;
+//! let request = simulate::SimulateRequest::new(Cluster::default());
+//! let run = simulate::simulate(&ctx, request, &mut ())?;
 //! assert_eq!(run.report.kind, simulate::KIND);
 //! assert_eq!((run.report.scheduled, run.report.pending), (6, 0));
 //! # Ok::<(), topospread_jobs::Error>(())
 //! ```
 
+mod cluster;
 mod context;
 mod error;
 
@@ -30,5 +34,6 @@ pub mod test;
 pub mod validate;
 pub mod whatif;
 
+pub use cluster::{Cluster, ClusterSource};
 pub use context::{Context, DEFAULT_MAX_INPUT_BYTES, InputOptions};
 pub use error::{Error, Result};

@@ -6,14 +6,13 @@
 use crate::error::{Error, Result, refuse};
 use crate::input::{self, Input, World};
 use crate::runtime::Runtime;
-use crate::{Context, config, simulate};
+use crate::{Cluster, Context, config, simulate};
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use topospread::rebalance::{self, NotEvictable, Plan, RebalanceOptions, ScalePlan, Strategy};
-use topospread_k8s::load::{Loaded, Object};
+use topospread_k8s::load::Object;
 use topospread_report::parse_selector;
 
 /// The reports' `apiVersion`.
@@ -23,39 +22,14 @@ pub const KIND: &str = "RebalanceReport";
 /// The `kind` of a [`ScaleDownReport`].
 pub const SCALE_DOWN_KIND: &str = "ScaleDownReport";
 
-/// The cluster a plan starts from, as `simulate` reads it.
-#[derive(Clone, Debug, Default)]
-#[non_exhaustive]
-pub struct Cluster {
-    /// `-f`: files, folders, `-` for stdin (the docs' example when empty and no live
-    /// cluster is given).
-    pub files: Vec<PathBuf>,
-    /// A live cluster's objects, listed by the caller, under the files.
-    pub live: Option<Vec<Loaded>>,
-    /// Fixes generated names and tie-breaking.
-    pub seed: u64,
-    /// `--config`: a KubeSchedulerConfiguration file.
-    pub config: Option<PathBuf>,
-    /// The namespace: of the pods to move, or of the workload to scale (`default`).
-    pub namespace: Option<String>,
-}
-
-impl Cluster {
-    /// The cluster in `files`, seed 0, the default configuration, every namespace.
-    pub fn new(files: Vec<PathBuf>) -> Self {
-        Self {
-            files,
-            ..Self::default()
-        }
-    }
-}
-
 /// What to plan, and in what cluster.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct RebalanceRequest {
-    /// The cluster, and the namespace whose pods may move.
+    /// The cluster, as `simulate` reads it.
     pub cluster: Cluster,
+    /// Only move pods of this namespace (and report only its workloads).
+    pub namespace: Option<String>,
     /// Only move pods this label selector (`app=web,tier!=db`) matches.
     pub selector: Option<String>,
     /// At most this many moves (evictions for the descheduler strategy).
@@ -73,10 +47,12 @@ pub struct RebalanceRequest {
 }
 
 impl RebalanceRequest {
-    /// A request for `files` with the CLI's defaults (greedy strategy, 1000 moves).
-    pub fn new(files: Vec<PathBuf>) -> Self {
+    /// A request for `cluster` with the CLI's defaults (greedy strategy, 1000 moves,
+    /// every namespace).
+    pub fn new(cluster: impl Into<Cluster>) -> Self {
         Self {
-            cluster: Cluster::new(files),
+            cluster: cluster.into(),
+            namespace: None,
             selector: None,
             max_moves: 1000,
             strategy: Strategy::Topospread,
@@ -143,15 +119,8 @@ struct Prepared {
 }
 
 fn prepare(ctx: &Context, cluster: Cluster, strategy: Strategy) -> Result<Prepared> {
-    let Cluster {
-        files,
-        live,
-        seed,
-        config: config_file,
-        ..
-    } = cluster;
-    let input = input::load_admitted(ctx, &files, live, seed, input::PodForm::Whole)?;
-    let setup = config::load(ctx, config_file.as_deref(), &input)?;
+    let seed = cluster.seed;
+    let (input, setup) = cluster.load(ctx, input::PodForm::Whole)?;
     let mut world = input::build(ctx, &input, seed, &[])?;
     let mut notes = world.notes.clone();
     if !world.queue.is_empty() || !world.expansion.ordered.is_empty() {
@@ -196,7 +165,6 @@ fn prepare(ctx: &Context, cluster: Cluster, strategy: Strategy) -> Result<Prepar
 
 /// Plans the moves that restore spread, each checked with the scheduler.
 pub fn rebalance(ctx: &Context, request: RebalanceRequest) -> Result<Rebalance> {
-    let namespace = request.cluster.namespace.clone();
     let seed = request.cluster.seed;
     let p = prepare(ctx, request.cluster, request.strategy)?;
     let selector = match &request.selector {
@@ -204,7 +172,7 @@ pub fn rebalance(ctx: &Context, request: RebalanceRequest) -> Result<Rebalance> 
         Some(s) => Some(parse_selector(s).map_err(|e| Error::Refused(format!("-l {s:?}: {e}")))?),
     };
     let mut options = RebalanceOptions::default();
-    options.namespace = namespace;
+    options.namespace = request.namespace;
     options.selector = selector;
     options.max_moves = request.max_moves;
     options.strategy = request.strategy;
@@ -239,17 +207,21 @@ pub fn rebalance(ctx: &Context, request: RebalanceRequest) -> Result<Rebalance> 
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct ScaleDownRequest {
-    /// The cluster, and the workload's namespace (`default` when `None`).
+    /// The cluster, as `simulate` reads it.
     pub cluster: Cluster,
+    /// The workload's namespace (`default` when `None`).
+    pub namespace: Option<String>,
     /// `deployment/web=3`, `replicaset/NAME=N`, `replicationcontroller/NAME=N`.
     pub scale: String,
 }
 
 impl ScaleDownRequest {
-    /// A request to scale `scale` (`deployment/web=3`) in `files`.
-    pub fn new(files: Vec<PathBuf>, scale: impl Into<String>) -> Self {
+    /// A request to scale `scale` (`deployment/web=3`) in `cluster`'s `default`
+    /// namespace.
+    pub fn new(cluster: impl Into<Cluster>, scale: impl Into<String>) -> Self {
         Self {
-            cluster: Cluster::new(files),
+            cluster: cluster.into(),
+            namespace: None,
             scale: scale.into(),
         }
     }
@@ -285,8 +257,7 @@ pub fn scale_down(ctx: &Context, request: ScaleDownRequest) -> Result<ScaleDownR
     let (kind, name) = target
         .split_once('/')
         .ok_or_else(|| Error::Refused(format!("--scale {scale:?}: expected KIND/NAME=N")))?;
-    let namespace = request.cluster.namespace.clone();
-    let namespace = namespace.as_deref().unwrap_or("default");
+    let namespace = request.namespace.as_deref().unwrap_or("default");
     let p = prepare(ctx, request.cluster, Strategy::Topospread)?;
     let controller = match kind.to_ascii_lowercase().as_str() {
         "deployment" | "deployments" | "deploy" => {

@@ -4,16 +4,14 @@
 //! the drawing.
 
 use crate::error::{Error, Result};
-use crate::{Context, config, input};
+use crate::{ClusterSource, Context, config, input};
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use topospread::api::Selector;
 use topospread::snapshot::Snapshot;
 use topospread::spread::SpreadCounter;
 use topospread_k8s::build;
-use topospread_k8s::load::Loaded;
 use topospread_k8s::notes::summarize;
 use topospread_report::{Highlight, default_topology_keys, domain_counts, parse_selector, skew};
 
@@ -26,11 +24,8 @@ pub const KIND: &str = "ShowReport";
 #[derive(Clone, Debug, Default)]
 #[non_exhaustive]
 pub struct ShowRequest {
-    /// `-f`: files, folders, `-` for stdin (the docs' example when empty and no live
-    /// cluster is given).
-    pub files: Vec<PathBuf>,
-    /// A live cluster's objects, listed by the caller, under the files.
-    pub live: Option<Vec<Loaded>>,
+    /// The cluster's objects.
+    pub source: ClusterSource,
     /// The pods to mark (`app=web,tier in (a,b)`); `None`: the first topology spread
     /// constraint's selector, else every pod.
     pub selector: Option<String>,
@@ -40,10 +35,10 @@ pub struct ShowRequest {
 }
 
 impl ShowRequest {
-    /// A request for `files` with the CLI's defaults.
-    pub fn new(files: Vec<PathBuf>) -> Self {
+    /// A request for `source` with the CLI's defaults.
+    pub fn new(source: impl Into<ClusterSource>) -> Self {
         Self {
-            files,
+            source: source.into(),
             ..Self::default()
         }
     }
@@ -127,13 +122,9 @@ pub struct Show {
 
 /// Loads the cluster and counts it.
 pub fn show(ctx: &Context, request: ShowRequest) -> Result<Show> {
-    let input = input::load_admitted(
-        ctx,
-        &request.files,
-        request.live,
-        0,
-        input::PodForm::Compact,
-    )?;
+    let input = request
+        .source
+        .load_admitted(ctx, 0, input::PodForm::Compact)?;
     let mut snapshot = build::build_with_symbols(
         &input.objects,
         ctx.gates().request_options(),

@@ -8,14 +8,13 @@ pub use report::{
     WorkloadReport, schema,
 };
 
-use crate::config;
+use crate::cluster::Cluster;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::input::{self, Input, PodForm, World};
 use crate::runtime::{Placement, Progress, Runtime};
 use crate::whatif;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use topospread::rebalance::ConstraintSpread;
 use topospread::simulation::{Drained, SimEvent};
@@ -29,15 +28,8 @@ use topospread_report::summarize;
 #[derive(Clone, Debug, Default)]
 #[non_exhaustive]
 pub struct SimulateRequest {
-    /// `-f`: files, folders, `-` for stdin (the built-in docs example when empty and no
-    /// live cluster is given).
-    pub files: Vec<PathBuf>,
-    /// A live cluster's objects, listed by the caller, under the files.
-    pub live: Option<Vec<Loaded>>,
-    /// Fixes generated names and tie-breaking.
-    pub seed: u64,
-    /// `--config`: a KubeSchedulerConfiguration file.
-    pub config: Option<PathBuf>,
+    /// The cluster, seed and configuration.
+    pub cluster: Cluster,
     /// `--scale`: replica counts replacing the manifests'.
     pub scale: Vec<Scale>,
     /// `--drain`: nodes removed before scheduling.
@@ -50,11 +42,10 @@ pub struct SimulateRequest {
 }
 
 impl SimulateRequest {
-    /// A request for `files` with the given seed; the rest as the CLI's defaults.
-    pub fn new(files: Vec<PathBuf>, seed: u64) -> Self {
+    /// A request for `cluster`; the rest as the CLI's defaults.
+    pub fn new(cluster: impl Into<Cluster>) -> Self {
         Self {
-            files,
-            seed,
+            cluster: cluster.into(),
             ..Self::default()
         }
     }
@@ -133,18 +124,15 @@ pub fn simulate(
         PodForm::Compact
     };
     let SimulateRequest {
-        files,
-        live,
-        seed,
-        config,
+        cluster,
         scale,
         drain,
         lose,
         ..
     } = request;
     let (drain, lose) = (drain.as_slice(), lose.as_slice());
-    let input = input::load_admitted(ctx, &files, live, seed, form)?;
-    let setup = config::load(ctx, config.as_deref(), &input)?;
+    let seed = cluster.seed;
+    let (input, setup) = cluster.load(ctx, form)?;
     let mut world = input::build(ctx, &input, seed, &scale)?;
     let mut timings = Timings::default();
     let mut runtime = Runtime::new(&setup, &mut world.snapshot, seed)?;

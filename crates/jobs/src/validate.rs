@@ -8,12 +8,12 @@ mod report;
 
 pub use report::{API_VERSION, Diagnostic, KIND, ObjectRef, Summary, ValidationReport, schema};
 
+use crate::ClusterSource;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::input::{self, PodForm};
 use crate::{config, input::Input};
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
 use topospread_k8s::build::build_snapshot_with;
 use topospread_k8s::load::{Loaded, Object, Source};
 use topospread_k8s::notes::summarize;
@@ -26,19 +26,18 @@ use topospread_k8s::validation::{
 #[derive(Clone, Debug, Default)]
 #[non_exhaustive]
 pub struct ValidateRequest {
-    /// `-f`: files, folders, `-` for stdin.
-    pub files: Vec<PathBuf>,
-    /// A live cluster's objects, listed by the caller, under the files.
-    pub live: Option<Vec<Loaded>>,
+    /// The objects to validate: `-f` files, folders, `-` for stdin, and a live
+    /// cluster's.
+    pub source: ClusterSource,
     /// `--strict`: every lint is an error.
     pub strict: bool,
 }
 
 impl ValidateRequest {
-    /// A request for `files`, lints as warnings.
-    pub fn new(files: Vec<PathBuf>) -> Self {
+    /// A request for `source`, lints as warnings.
+    pub fn new(source: impl Into<ClusterSource>) -> Self {
         Self {
-            files,
+            source: source.into(),
             ..Self::default()
         }
     }
@@ -95,7 +94,7 @@ impl Place<'_> {
 /// Reads every input before judging any (a file that cannot be read or parsed is an
 /// `Err`, never a partial report), then validates and lints every object.
 pub fn validate(ctx: &Context, request: ValidateRequest) -> Result<ValidationReport> {
-    let input = input::load(ctx, &request.files, request.live, 0, PodForm::Whole)?;
+    let input = request.source.load(ctx, 0, PodForm::Whole)?;
     let mut report = check(ctx, &input.objects, request.strict, input.inputs)?;
     let finished = input::finished_notes(&input.objects);
     report

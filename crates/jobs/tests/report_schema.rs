@@ -5,9 +5,9 @@
 
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
-use topospread_jobs::Context;
 use topospread_jobs::simulate::{SimulateRequest, schema, simulate};
 use topospread_jobs::validate::{ValidateRequest, validate};
+use topospread_jobs::{Cluster, ClusterSource, Context};
 
 fn schema_file() -> PathBuf {
     schema_path("simulation-report.json")
@@ -197,8 +197,12 @@ fn fixture(name: &str) -> PathBuf {
 
 #[test]
 fn the_docs_example_report_validates() {
-    let run =
-        simulate(&Context::new(), SimulateRequest::new(vec![], 0), &mut ()).expect("simulates");
+    let run = simulate(
+        &Context::new(),
+        SimulateRequest::new(Cluster::default()),
+        &mut (),
+    )
+    .expect("simulates");
     let report = serde_json::to_value(&run.report).expect("serializes");
     assert_eq!(report["apiVersion"], "topospread.dev/v1alpha1");
     assert_eq!(report["kind"], "SimulationReport");
@@ -227,7 +231,7 @@ fn reports_with_every_optional_part_validate() {
         // Fixtures that are meant to be refused say so by failing; those are not reports.
         let Ok(run) = simulate(
             &Context::new(),
-            SimulateRequest::new(vec![f.clone()], 0),
+            SimulateRequest::new(vec![f.clone()]),
             &mut (),
         ) else {
             continue;
@@ -302,7 +306,7 @@ fn a_preemption_report_and_its_cluster_yaml() {
     std::fs::create_dir_all(&dir).expect("temp dir");
     let file = dir.join("preemption.yaml");
     std::fs::write(&file, PREEMPTION).expect("fixture written");
-    let mut request = SimulateRequest::new(vec![file], 0);
+    let mut request = SimulateRequest::new(vec![file]);
     request.whole_pods = true;
     let run = simulate(&Context::new(), request, &mut ()).expect("simulates");
     let report = serde_json::to_value(&run.report).expect("serializes");
@@ -327,7 +331,7 @@ fn a_preemption_report_and_its_cluster_yaml() {
 
 #[test]
 fn a_drain_report_validates() {
-    let mut request = SimulateRequest::new(vec![], 0);
+    let mut request = SimulateRequest::new(Cluster::default());
     request.drain = vec!["node1".into()];
     let run = simulate(&Context::new(), request, &mut ()).expect("simulates");
     let report = serde_json::to_value(&run.report).expect("serializes");
@@ -337,8 +341,12 @@ fn a_drain_report_validates() {
 
 #[test]
 fn the_checker_rejects_what_the_schema_forbids() {
-    let run =
-        simulate(&Context::new(), SimulateRequest::new(vec![], 0), &mut ()).expect("simulates");
+    let run = simulate(
+        &Context::new(),
+        SimulateRequest::new(Cluster::default()),
+        &mut (),
+    )
+    .expect("simulates");
     let mut report = serde_json::to_value(&run.report).expect("serializes");
     report["scheduled"] = Value::String("six".into());
     report["pods"][0]["colour"] = Value::String("blue".into());
@@ -402,7 +410,7 @@ fn explain_reports_validate_scheduled_preempting_and_pending() {
     // The docs' example: a pod that schedules.
     let docs = explain(
         &Context::new(),
-        ExplainRequest::new(vec![], "deployment/mypod"),
+        ExplainRequest::new(Cluster::default(), "deployment/mypod"),
     )
     .expect("explains");
     assert!(docs.scheduled());
@@ -527,7 +535,7 @@ fn show_reports_validate_with_and_without_a_selector() {
         assert_eq!(value["kind"], "ShowReport");
         assert_valid_against(&value, &schema_path("show-report.json"));
     }
-    let mut bad = ShowRequest::new(vec![]);
+    let mut bad = ShowRequest::new(ClusterSource::default());
     bad.selector = Some("app in (".into());
     assert!(show(&Context::new(), bad).is_err());
 }

@@ -6,15 +6,14 @@ use crate::views::{
 };
 use crate::{Error, edit};
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use topospread::rebalance::Strategy;
-use topospread_jobs::Context;
 use topospread_jobs::explain::{ExplainRequest, Explainer};
 use topospread_jobs::input::{self, PodForm};
 use topospread_jobs::rebalance::{RebalanceRequest, rebalance};
 use topospread_jobs::show::{ShowRequest, show};
 use topospread_jobs::simulate::{SimulateRequest, SimulationReport, simulate};
+use topospread_jobs::{Cluster, ClusterSource, Context};
 use topospread_k8s::load::{Loaded, Object};
 use topospread_k8s::notes::summarize;
 use topospread_k8s::workloads::Scale;
@@ -26,24 +25,17 @@ const EXPLAINED_KEPT: usize = 64;
 #[derive(Clone, Debug, Default)]
 #[non_exhaustive]
 pub struct Options {
-    /// `-f`: files, folders, `-` for stdin (the docs' example when empty and no live
-    /// cluster is given).
-    pub files: Vec<PathBuf>,
-    /// A live cluster's objects, listed by the caller, under the files.
-    pub live: Option<Vec<Loaded>>,
-    /// Fixes generated names and tie-breaking.
-    pub seed: u64,
-    /// `--config`: a KubeSchedulerConfiguration file.
-    pub config: Option<PathBuf>,
+    /// The cluster, seed and configuration.
+    pub cluster: Cluster,
     /// `--scale`: replica counts replacing the manifests'.
     pub scale: Vec<Scale>,
 }
 
 impl Options {
-    /// Options for `files`, the rest as the CLI's defaults.
-    pub fn new(files: Vec<PathBuf>) -> Self {
+    /// Options for `cluster`, the rest as the CLI's defaults.
+    pub fn new(cluster: impl Into<Cluster>) -> Self {
         Self {
-            files,
+            cluster: cluster.into(),
             ..Self::default()
         }
     }
@@ -53,8 +45,9 @@ impl Options {
 pub struct Session {
     ctx: Context,
     objects: Vec<Loaded>,
-    seed: u64,
-    config: Option<PathBuf>,
+    /// The seed and configuration every job runs with; its source is left empty (the
+    /// objects are read once, above).
+    settings: Cluster,
     scale: Vec<Scale>,
     baseline: SimulationReport,
     cluster: ClusterView,
@@ -100,12 +93,18 @@ fn unpoisoned<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// What every job run over the loaded objects shares.
 struct Jobs<'a> {
     ctx: &'a Context,
-    seed: u64,
-    config: &'a Option<PathBuf>,
+    settings: &'a Cluster,
     scale: &'a [Scale],
 }
 
 impl Jobs<'_> {
+    /// The cluster of `objects`, with the session's seed and configuration.
+    fn over(&self, objects: Vec<Loaded>) -> Cluster {
+        let mut cluster = self.settings.clone();
+        cluster.source = ClusterSource::objects(objects);
+        cluster
+    }
+
     /// `simulate` over `objects`, with the session's `--scale` and then `scale`.
     fn simulate(
         &self,
@@ -114,9 +113,7 @@ impl Jobs<'_> {
         drain: Vec<String>,
         lose: Vec<String>,
     ) -> Result<SimulationReport, Error> {
-        let mut request = SimulateRequest::new(Vec::new(), self.seed);
-        request.live = Some(objects);
-        request.config.clone_from(self.config);
+        let mut request = SimulateRequest::new(self.over(objects));
         request.scale = merge_scale(self.scale, scale);
         request.drain = drain;
         request.lose = lose;
@@ -126,8 +123,7 @@ impl Jobs<'_> {
     /// `show` over `objects`, marking `selector` (default: the first constraint's),
     /// with the nodes grouped by the outermost key.
     fn cluster(&self, objects: &[Loaded], selector: Option<&str>) -> Result<ClusterView, Error> {
-        let mut request = ShowRequest::new(Vec::new());
-        request.live = Some(objects.to_vec());
+        let mut request = ShowRequest::new(ClusterSource::objects(objects.to_vec()));
         request.selector = selector.map(str::to_string);
         let shown = show(self.ctx, request)?;
         let keys = shown.topology_keys;
@@ -210,26 +206,27 @@ impl Session {
     /// Reads the inputs once, simulates them and counts the domains; bad input is the
     /// job's error, as `simulate` reports it.
     pub fn load(ctx: &Context, options: Options) -> Result<Self, Error> {
+        let Options {
+            cluster: mut settings,
+            scale,
+        } = options;
+        let source = std::mem::take(&mut settings.source);
         let input = input::load(
             ctx,
-            &options.files,
-            options.live,
-            options.seed,
+            &source.files,
+            source.live,
+            settings.seed,
             PodForm::Whole,
         )?;
         let notes = summarize(&input.notes);
         let objects = input.objects;
         let jobs = Jobs {
             ctx,
-            seed: options.seed,
-            config: &options.config,
-            scale: &options.scale,
+            settings: &settings,
+            scale: &scale,
         };
-        let mut request = ExplainRequest::new(Vec::new(), "");
-        request.live = Some(objects.clone());
-        request.seed = options.seed;
-        request.config.clone_from(&options.config);
-        request.scale.clone_from(&options.scale);
+        let mut request = ExplainRequest::new(jobs.over(objects.clone()), "");
+        request.scale.clone_from(&scale);
         // The explain cluster is admitted and built on a second thread while the
         // baseline is simulated: the two jobs share nothing but the objects' copy.
         let (explainer, loaded) = std::thread::scope(|s| {
@@ -248,9 +245,8 @@ impl Session {
         Ok(Self {
             ctx: ctx.clone(),
             objects,
-            seed: options.seed,
-            config: options.config,
-            scale: options.scale,
+            settings,
+            scale,
             baseline,
             cluster,
             explainer,
@@ -262,8 +258,7 @@ impl Session {
     fn jobs(&self) -> Jobs<'_> {
         Jobs {
             ctx: &self.ctx,
-            seed: self.seed,
-            config: &self.config,
+            settings: &self.settings,
             scale: &self.scale,
         }
     }
@@ -319,10 +314,7 @@ impl Session {
         if let Some(p) = planned.get(name) {
             return Ok(Arc::clone(p));
         }
-        let mut request = RebalanceRequest::new(Vec::new());
-        request.cluster.live = Some(self.objects.clone());
-        request.cluster.seed = self.seed;
-        request.cluster.config.clone_from(&self.config);
+        let mut request = RebalanceRequest::new(self.jobs().over(self.objects.clone()));
         request.strategy = strategy;
         let plan = rebalance(&self.ctx, request)?;
         let moves: Vec<MovesView> = topospread_html::moves_charts(&plan.report)

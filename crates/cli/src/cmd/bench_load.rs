@@ -5,7 +5,7 @@
 //! memory never counts and every run starts cold.
 
 use super::simulate;
-use crate::cli::{BenchFormat, BenchLoadArgs, DumpFormatArg, ReportFormat, SimulateArgs};
+use crate::cli::{BenchFormat, BenchLoadArgs, DumpFormatArg, SimulateArgs};
 use anyhow::{Context as _, Result, bail};
 use serde::{Deserialize, Serialize};
 use std::io::{BufWriter, Write};
@@ -143,23 +143,7 @@ fn generate_and_measure(args: &BenchLoadArgs, dir: &Path) -> Result<Report> {
 /// The child's side: `simulate -f FILES -o json` in this process, timed, and one JSON
 /// line of figures on stdout.
 fn measure_here(ctx: &Context, files: &[PathBuf]) -> Result<ExitCode> {
-    let args = SimulateArgs {
-        files: files.to_vec(),
-        seed: 0,
-        config: None,
-        output: ReportFormat::Json,
-        show: false,
-        wide: false,
-        drain: Vec::new(),
-        lose: Vec::new(),
-        scale: Vec::new(),
-        live: crate::cli::LiveArgs {
-            kubeconfig: None,
-            context: None,
-            live: false,
-            allow_unsupported_kubernetes_version: false,
-        },
-    };
+    let args = simulate_args(files)?;
     let start = Instant::now();
     let out = simulate::execute(ctx, &args)?;
     let timings = out.timings;
@@ -177,6 +161,19 @@ fn measure_here(ctx: &Context, files: &[PathBuf]) -> Result<ExitCode> {
     };
     println!("{}", serde_json::to_string(&m)?);
     Ok(ExitCode::SUCCESS)
+}
+
+/// `simulate -f FILES -o json`, every other flag at its default, as clap parses them.
+fn simulate_args(files: &[PathBuf]) -> Result<SimulateArgs> {
+    use clap::{Args, FromArgMatches};
+    let mut argv: Vec<std::ffi::OsString> = vec!["simulate".into(), "-o".into(), "json".into()];
+    for f in files {
+        argv.push("-f".into());
+        argv.push(f.into());
+    }
+    let matches =
+        SimulateArgs::augment_args(clap::Command::new("simulate")).try_get_matches_from(argv)?;
+    Ok(SimulateArgs::from_arg_matches(&matches)?)
 }
 
 fn print_text(out: &mut impl Write, r: &Report, kept: Option<&Path>) -> Result<()> {

@@ -9,10 +9,7 @@ use topospread_jobs::explain::{ExplainRequest, explain};
 use topospread_report::{ExplainLayout, render_explanation};
 
 pub(crate) fn run(ctx: &Context, args: &ExplainArgs) -> Result<ExitCode> {
-    let mut request = ExplainRequest::new(args.files.clone(), args.pod.clone());
-    request.live = args.live.objects()?;
-    request.seed = args.seed;
-    request.config = args.config.clone();
+    let mut request = ExplainRequest::new(args.cluster.cluster()?, args.pod.clone());
     request.scale = args.scale.clone();
     let report = explain(ctx, request)?;
     let text = match args.output {

@@ -24,14 +24,6 @@ use topospread_jobs::Context as JobContext;
 /// Objects per list request, as kubectl's default chunk size.
 const PAGE: u32 = 500;
 
-/// The command running, named in the client's User-Agent (`topospread/VERSION (show)`).
-static COMMAND: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
-
-/// Names the command for the User-Agent of the live reads; set once, by `main`.
-pub(crate) fn set_command(name: &'static str) {
-    let _ = COMMAND.set(name);
-}
-
 /// The context a live command runs under: the cluster's release (its `/version`) with
 /// the `--feature-gates` given, unless `--kubernetes-version` chose one. The choice is
 /// noted on stderr; a release topospread does not model is refused unless
@@ -66,7 +58,7 @@ async fn connect(args: &LiveArgs) -> Result<(Client, String), topospread_serve::
         context: args.context.clone(),
         connect_timeout: Some(Duration::from_secs(10)),
         read_timeout: Some(Duration::from_secs(60)),
-        command: COMMAND.get().copied().unwrap_or_default(),
+        command: args.command,
         ..Default::default()
     })
     .await

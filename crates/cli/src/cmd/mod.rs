@@ -23,8 +23,27 @@ pub(crate) mod ui;
 pub(crate) mod validate;
 pub(crate) mod whatif;
 
-use crate::cli::LiveArgs;
+use crate::cli::{ClusterArgs, LiveArgs, SourceArgs};
+use topospread_jobs::{Cluster, ClusterSource};
 use topospread_k8s::load::Loaded;
+
+impl SourceArgs {
+    /// The job's objects: the files, and the live cluster's when one is asked for.
+    pub(crate) fn source(&self) -> anyhow::Result<ClusterSource> {
+        let mut source = ClusterSource::new(self.files.clone());
+        source.live = self.live.objects()?;
+        Ok(source)
+    }
+}
+
+impl ClusterArgs {
+    /// The job's cluster: its objects, `--seed` and `--config`.
+    pub(crate) fn cluster(&self) -> anyhow::Result<Cluster> {
+        let mut cluster = Cluster::new(self.source.source()?).with_seed(self.seed);
+        cluster.config.clone_from(&self.config);
+        Ok(cluster)
+    }
+}
 
 impl LiveArgs {
     /// Whether a live cluster was asked for.

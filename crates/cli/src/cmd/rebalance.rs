@@ -12,15 +12,15 @@ use topospread::rebalance::{
     DELETION_COST_ANNOTATION, Move, Plan, ScalePlan, Strategy, WorkloadSpread,
 };
 use topospread_jobs::Context;
-use topospread_jobs::rebalance::{self, Cluster, RebalanceRequest, ScaleDownRequest};
+use topospread_jobs::rebalance::{self, RebalanceRequest, ScaleDownRequest};
 
 /// Past this many domains a constraint's counts are summarised, not listed.
 const MAX_LISTED_DOMAINS: usize = 12;
 
 pub(crate) fn run(ctx: &Context, args: &RebalanceArgs) -> Result<ExitCode> {
     if let Some(scale) = &args.scale {
-        let mut request = ScaleDownRequest::new(args.files.clone(), scale.clone());
-        request.cluster = cluster(args)?;
+        let mut request = ScaleDownRequest::new(args.cluster.cluster()?, scale.clone());
+        request.namespace.clone_from(&args.namespace);
         let report = rebalance::scale_down(ctx, request)?;
         let text = match args.output {
             ReportFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
@@ -30,8 +30,8 @@ pub(crate) fn run(ctx: &Context, args: &RebalanceArgs) -> Result<ExitCode> {
         std::io::stdout().lock().write_all(text.as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut request = RebalanceRequest::new(args.files.clone());
-    request.cluster = cluster(args)?;
+    let mut request = RebalanceRequest::new(args.cluster.cluster()?);
+    request.namespace.clone_from(&args.namespace);
     request.selector = args.selector.clone();
     request.max_moves = args.max_moves;
     request.strategy = match args.strategy {
@@ -66,16 +66,6 @@ pub(crate) fn run(ctx: &Context, args: &RebalanceArgs) -> Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
-}
-
-/// The cluster the flags name.
-fn cluster(args: &RebalanceArgs) -> Result<Cluster> {
-    let mut cluster = Cluster::new(args.files.clone());
-    cluster.live = args.live.objects()?;
-    cluster.seed = args.seed;
-    cluster.config = args.config.clone();
-    cluster.namespace = args.namespace.clone();
-    Ok(cluster)
 }
 
 fn scale_table(p: &ScalePlan) -> String {

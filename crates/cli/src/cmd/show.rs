@@ -34,8 +34,7 @@ pub(crate) fn options(
 }
 
 pub(crate) fn run(ctx: &Context, args: &ShowArgs) -> Result<ExitCode> {
-    let mut request = ShowRequest::new(args.files.clone());
-    request.live = args.live.objects()?;
+    let mut request = ShowRequest::new(args.source.source()?);
     request.selector = args.selector.clone();
     request.topology_keys = args.topology_keys.clone();
     let shown = super::term::with_spinner("loading", || show(ctx, request))?;

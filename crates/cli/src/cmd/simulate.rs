@@ -44,9 +44,7 @@ pub(crate) fn run(ctx: &Context, args: &SimulateArgs) -> Result<ExitCode> {
 
 /// The flags as the job's request.
 fn request(args: &SimulateArgs) -> Result<SimulateRequest> {
-    let mut request = SimulateRequest::new(args.files.clone(), args.seed);
-    request.live = args.live.objects()?;
-    request.config = args.config.clone();
+    let mut request = SimulateRequest::new(args.cluster.cluster()?);
     request.scale = args.scale.clone();
     request.drain = args.drain.clone();
     request.lose = args.lose.clone();

@@ -20,7 +20,6 @@
 //! (or TS007, which is an error by default); 2: a file cannot be read or parsed.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -31,16 +30,21 @@ use topospread_jobs::validate::{ValidateRequest, ValidationReport, validate};
 /// `topospread validate`. (Defined beside the command, not in `cli.rs`, so that branches
 /// adding other commands merge without touching the same lines.)
 #[derive(Debug, Args)]
+#[command(mut_arg("files", |files| {
+    files
+        .help(
+            "Manifest files: Pods, Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs, \
+             CronJobs, ReplicationControllers, KubeSchedulerConfigurations; Nodes (and placed \
+             Pods) turn on the lints that need a cluster",
+        )
+        .visible_alias("filename")
+        .num_args(1..)
+        .required_unless_present_any(["kubeconfig", "context", "live"])
+}))]
 pub(crate) struct ValidateArgs {
-    /// Manifest files: Pods, Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs,
-    /// CronJobs, ReplicationControllers, KubeSchedulerConfigurations; Nodes (and placed
-    /// Pods) turn on the lints that need a cluster.
-    #[arg(short = 'f', long = "file", visible_alias = "filename", num_args = 1..,
-          required_unless_present_any = ["kubeconfig", "context", "live"])]
-    pub(crate) files: Vec<PathBuf>,
-    /// Validate the live cluster's objects too (see `--kubeconfig`); read only.
+    /// The objects to validate: files, and the live cluster's (read only).
     #[command(flatten)]
-    pub(crate) live: crate::cli::LiveArgs,
+    pub(crate) source: crate::cli::SourceArgs,
     /// Report lints as errors: exit 1 when any lint fires.
     #[arg(long)]
     pub(crate) strict: bool,
@@ -59,8 +63,7 @@ pub(crate) enum Format {
 }
 
 pub(crate) fn run(ctx: &Context, args: &ValidateArgs) -> Result<ExitCode> {
-    let mut request = ValidateRequest::new(args.files.clone());
-    request.live = args.live.objects()?;
+    let mut request = ValidateRequest::new(args.source.source()?);
     request.strict = args.strict;
     let report = validate(ctx, request)?;
     let with_file = report.summary.files > 1;

@@ -396,3 +396,27 @@ fn an_unsupported_cluster_release_is_refused_unless_forced() {
     );
     runtime.block_on(served.shutdown());
 }
+
+#[test]
+fn every_live_read_names_the_command_in_its_user_agent() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (kubeconfig, served, fake) = release_cluster(&runtime, 36);
+    let k = kubeconfig.display().to_string();
+    for command in ["show", "simulate", "validate", "rebalance"] {
+        fake.clear_requests();
+        let o = run(&[command, "--kubeconfig", &k]);
+        assert_ne!(o.status.code(), Some(2), "{command}: {}", stderr(&o));
+        let expected = format!("topospread/{} ({command})", env!("CARGO_PKG_VERSION"));
+        let requests = fake.requests();
+        assert!(
+            requests.iter().any(|r| r.verb == "list"),
+            "{command}: {requests:?}"
+        );
+        let other: Vec<_> = requests
+            .iter()
+            .filter(|r| r.user_agent.as_deref() != Some(expected.as_str()))
+            .collect();
+        assert!(other.is_empty(), "{command}: want {expected}: {other:?}");
+    }
+    runtime.block_on(served.shutdown());
+}

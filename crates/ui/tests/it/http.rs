@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use topospread_jobs::Context;
+use topospread_jobs::{Cluster, Context};
 use topospread_ui::{Options, Session};
 
 /// A response: status, headers (lower-case names) and body.
@@ -47,9 +47,9 @@ async fn server() -> SocketAddr {
     server_for(Vec::new()).await
 }
 
-/// `files` loaded and served on a free port.
+/// `files` loaded and served on a free port (none: the docs' example).
 async fn server_for(files: Vec<PathBuf>) -> SocketAddr {
-    let session = Session::load(&Context::new(), Options::new(files)).expect("load");
+    let session = Session::load(&Context::new(), Options::new(Cluster::new(files))).expect("load");
     let bound = topospread_ui::bind(IpAddr::V4(Ipv4Addr::LOCALHOST), 0)
         .await
         .expect("bind");
