@@ -28,18 +28,15 @@ pub(super) fn identity(pod: &mut Pod, name: &str, ordinal: usize) {
     spec.hostname = Some(name.to_string());
 }
 
-/// The revision the set's pods are updated to, and whether the status named it.
-/// `status.updateRevision` while the status has observed the spec; otherwise (a
-/// manifest without status, or a spec changed since) the controller's next sync makes
-/// a new revision, named here `<set>-<hash of the template>` (the hash is topospread's,
-/// see [`naming::pod_template_hash`]).
+/// The revision the set's pods are updated to, and whether the status named it:
+/// `status.updateRevision`, or for a manifest without one `<set>-<hash of the
+/// template>` (the hash is topospread's, see [`naming::pod_template_hash`]). A status
+/// that lags its spec (`observedGeneration` below `generation`) is still believed: the
+/// controller makes a new revision only if the template changed, which the manifest
+/// cannot tell, and believing it replaces no pod that a scale alone would keep.
 fn update_revision(set: &StatefulSet) -> (String, bool) {
     let status = set.status.as_ref();
-    let observed = status.and_then(|s| s.observed_generation);
-    let stale = matches!((set.metadata.generation, observed), (Some(g), Some(o)) if g > o);
-    if let Some(r) = status.and_then(|s| s.update_revision.clone())
-        && !stale
-    {
+    if let Some(r) = status.and_then(|s| s.update_revision.clone()) {
         return (r, true);
     }
     let template = serde_json::to_value(&set.spec.template).unwrap_or_default();
