@@ -31,6 +31,8 @@ mod scale;
 #[cfg(feature = "live")]
 #[path = "cli/secure.rs"]
 mod secure;
+#[path = "cli/statefulset.rs"]
+mod statefulset;
 #[path = "cli/test_command.rs"]
 mod test_command;
 #[cfg(feature = "live")]

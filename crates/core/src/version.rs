@@ -314,7 +314,8 @@ const fn gate(
     }
 }
 
-/// Every gate kube-scheduler or its plugins read between 1.25 and 1.38, with its
+/// Every gate kube-scheduler or its plugins read between 1.25 and 1.38 (and the API
+/// server's and StatefulSet controller's gates that change the pods a workload makes), with its
 /// history from upstream's versioned gate table (`pkg/features/kube_features.go`
 /// `defaultVersionedKubernetesFeatureGates`) and, for the gates removed before that
 /// table, the feature-gate pages of the Kubernetes documentation. The modelled ones come
@@ -364,6 +365,21 @@ pub const GATES: &[Gate] = &[
         &[beta(33, true)],
         true,
         "KEP-5142: the queue pops a backing-off pod when activeQ is empty, beta (on) 1.33",
+    ),
+    Gate {
+        removed_in: Some(34),
+        ..gate(
+            "StatefulSetStartOrdinal",
+            &[alpha(26), beta(27, true), ga(31, true)],
+            true,
+            "KEP-3335: a StatefulSet's spec.ordinals.start (kube-apiserver drops the field while off, the StatefulSet controller numbers from 0), alpha 1.26, beta (on) 1.27, GA 1.31, gate removed in 1.34 (PR 132119)",
+        )
+    },
+    gate(
+        "MaxUnavailableStatefulSet",
+        &[alpha(24), beta(35, true)],
+        true,
+        "KEP-961: a StatefulSet's rollingUpdate.maxUnavailable (kube-apiserver drops the field while off), alpha 1.24, beta (on) 1.35",
     ),
     gate(
         "CSIMigrationPortworx",

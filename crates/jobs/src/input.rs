@@ -20,7 +20,7 @@ use topospread_k8s::load::{
 };
 use topospread_k8s::notes::{Note, summarize};
 use topospread_k8s::workloads::{
-    self, ExpandOptions, Expansion, Ordinal, Scale, Synced, expand_with,
+    self, ExpandOptions, Expansion, Ordinal, Scale, Synced, WorkloadFeatures, expand_with,
 };
 
 pub use read::{InputPath, open_path, read_path, resolve};
@@ -250,6 +250,7 @@ pub fn build(ctx: &Context, input: &Input, seed: u64, scale: &[Scale]) -> Result
             seed,
             max_pods,
             scale,
+            features: WorkloadFeatures::from_gates(ctx.gates()),
         },
     )
     .map_err(|(e, _)| {
@@ -304,7 +305,10 @@ pub fn build(ctx: &Context, input: &Input, seed: u64, scale: &[Scale]) -> Result
     }
     drop(held);
     // The cluster as it is, for reports' "before", when controllers remove pods from it.
-    let condemned = expansion.ordered.iter().any(|o| !o.condemned.is_empty());
+    let condemned = expansion
+        .ordered
+        .iter()
+        .any(|o| !o.condemned.is_empty() || o.updating());
     let before_removal = (!expansion.removed.is_empty() || condemned).then(|| snapshot.clone());
     // The OrderedReady sets' first sync: each creates its first missing ordinal, or
     // deletes condemned pods (bound ones go at once, one per sync) when every ordinal
@@ -321,6 +325,8 @@ pub fn build(ctx: &Context, input: &Input, seed: u64, scale: &[Scale]) -> Result
                     removed.push(r);
                     deleted = true;
                 }
+                // A rolling update deleted pods: their ordinals come back next sync.
+                Synced::Updated(_) => deleted = true,
                 Synced::Created(_) | Synced::Nothing => {}
             }
         }
@@ -336,6 +342,18 @@ pub fn build(ctx: &Context, input: &Input, seed: u64, scale: &[Scale]) -> Result
     }
     let mut notes = input.notes.clone();
     notes.extend(built.storage_notes.iter().cloned());
+    // The claims OrderedReady sets created with their first ordinals.
+    let created_claims: Vec<Loaded> = expansion
+        .ordered
+        .iter()
+        .flat_map(|o| {
+            o.created_claims.iter().map(|c| Loaded {
+                source: o.source.clone(),
+                object: Object::PersistentVolumeClaim(Box::new(c.clone())),
+            })
+        })
+        .collect();
+    notes.extend(build::unbound_claim_notes(&snapshot, &created_claims));
     notes.extend(finished_notes(&input.objects));
     notes.extend(unmodelled_notes(&input.objects, &expansion));
     notes.extend(expansion.notes.iter().cloned());

@@ -147,7 +147,7 @@ pub fn simulate(
                 .expansion
                 .ordered
                 .iter()
-                .any(|o| !o.condemned.is_empty())
+                .any(|o| !o.condemned.is_empty() || o.updating())
             || preemption_possible(&world) =>
         {
             Before::Snapshot(Box::new(world.snapshot.clone()))
@@ -276,6 +276,7 @@ pub fn simulate(
             not_created: ordered.map(|o| o.not_created()).unwrap_or_default(),
             not_created_reason: ordered.and_then(|o| o.why_not_created(snapshot)),
             not_removed_reason: ordered.and_then(|o| o.why_not_removed(snapshot)),
+            rolling_update: ordered.and_then(|o| o.update_status(snapshot)),
             failed_create,
             kind: w.kind.to_string(),
             namespace: w.namespace.clone(),
@@ -438,6 +439,7 @@ fn create_ordinals(
                     world.expansion.removed.push(r);
                     deleted = true;
                 }
+                Synced::Updated(_) => deleted = true,
                 Synced::Nothing => {}
             }
         }
@@ -628,6 +630,12 @@ pub fn cluster_yaml(
                     || world.rollouts.iter().any(|r| {
                         r.deleted.iter().any(|d| d == name)
                             && r.deployment.split_once('/').is_some_and(|(n, _)| n == ns)
+                    })
+                    || world.expansion.ordered.iter().any(|o| {
+                        o.namespace == ns
+                            && o.update
+                                .as_ref()
+                                .is_some_and(|u| u.replaced.iter().any(|p| p == name))
                     });
                 if removed {
                     continue;
@@ -668,6 +676,9 @@ pub fn cluster_yaml(
             push(rs)?;
         }
     }
+    for claim in created_claims(objects, world) {
+        push(&claim)?;
+    }
     let created = world.rollouts.iter().flat_map(|r| &r.created_pods);
     // An OrderedReady StatefulSet's ordinals it never created are not in the cluster.
     let made = world.expansion.pods.iter().map(|p| &p.pod).filter(|p| {
@@ -679,7 +690,14 @@ pub fn cluster_yaml(
             .iter()
             .any(|o| o.namespace == ns && o.holds(name))
     });
-    for p in made.chain(created) {
+    // A StatefulSet's pods its rolling update recreated, from the update revision.
+    let recreated = world
+        .expansion
+        .ordered
+        .iter()
+        .filter_map(|o| o.update.as_ref())
+        .flat_map(|u| &u.recreated);
+    for p in made.chain(created).chain(recreated) {
         let mut p = p.clone();
         place(&mut p);
         pods.push(p);
@@ -712,6 +730,56 @@ pub fn cluster_yaml(
         push(p)?;
     }
     Ok(docs.join("---\n"))
+}
+
+/// The claims StatefulSets created (those of ordinals they never created are not in the
+/// cluster), each bound by `spec.volumeName` when the simulation bound it to a volume
+/// of the input; one bound to a volume provisioned here is written unbound, as that
+/// volume is not written.
+fn created_claims(
+    objects: &[Loaded],
+    world: &World,
+) -> Vec<k8s_openapi::api::core::v1::PersistentVolumeClaim> {
+    let snapshot = &world.snapshot;
+    let volumes: HashSet<&str> = objects
+        .iter()
+        .filter_map(|l| match &l.object {
+            Object::PersistentVolume(v) => v.metadata.name.as_deref(),
+            _ => None,
+        })
+        .collect();
+    let parallel = world
+        .expansion
+        .claims
+        .iter()
+        .filter_map(|l| match &l.object {
+            Object::PersistentVolumeClaim(c) => Some(&**c),
+            _ => None,
+        });
+    let ordered = world
+        .expansion
+        .ordered
+        .iter()
+        .flat_map(|o| &o.created_claims);
+    parallel
+        .chain(ordered)
+        .map(|c| {
+            let mut c = c.clone();
+            let ns = c.metadata.namespace.as_deref().unwrap_or("default");
+            let name = c.metadata.name.as_deref().unwrap_or_default();
+            let bound = snapshot
+                .symbols()
+                .get(ns)
+                .and_then(|ns| snapshot.persistent_volume_claim(ns, name))
+                .and_then(|b| b.volume_name.as_deref())
+                .filter(|v| volumes.contains(v))
+                .map(str::to_string);
+            if let Some(volume) = bound {
+                c.spec.get_or_insert_with(Default::default).volume_name = Some(volume);
+            }
+            c
+        })
+        .collect()
 }
 
 /// Serializing the different object types through one call.

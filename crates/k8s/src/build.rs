@@ -157,6 +157,22 @@ pub fn add_storage<'a>(
     refused
 }
 
+/// Adds the claims a controller creates for a pod it is about to create (the
+/// StatefulSet controller's `createPersistentVolumeClaims`), as [`add_storage`] adds
+/// claims, then lets the PV controller bind those it binds without the scheduler. A
+/// claim the API server would refuse is left out and returned.
+pub fn add_created_claims(
+    snapshot: &mut Snapshot,
+    claims: &[core::PersistentVolumeClaim],
+) -> Vec<ConvertError> {
+    let refused: Vec<ConvertError> = claims
+        .iter()
+        .filter_map(|c| add_claim(snapshot, c, None).err())
+        .collect();
+    volumebinding::bind_immediate_claims(snapshot);
+    refused
+}
+
 /// Converts and adds a claim, with the default StorageClass when it names none
 /// (`DefaultStorageClass` admission), owned by the pod of `owner_uid` if given.
 fn add_claim(

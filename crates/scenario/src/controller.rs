@@ -10,9 +10,10 @@ use topospread::config::SchedulerConfig;
 use topospread::features::Features;
 use topospread::scheduler::Scheduler;
 use topospread::simulation::Simulation;
+use topospread::version::FeatureGates;
 use topospread_k8s::build;
 use topospread_k8s::load::{self, parse_manifests};
-use topospread_k8s::workloads::{self, ExpandOptions, RolloutReport, Scale};
+use topospread_k8s::workloads::{self, ExpandOptions, RolloutReport, Scale, WorkloadFeatures};
 
 /// The name expectations give the new ReplicaSet, whose hash the case cannot know.
 const NEW: &str = "(new)";
@@ -30,6 +31,13 @@ struct ControllerCase {
     /// `--scale` values.
     #[serde(default)]
     scale: Vec<String>,
+    /// The scheduler's gates and the release (`kubernetesVersion`), as other cases.
+    #[serde(default)]
+    features: Features,
+    /// `--feature-gates` over the release's defaults, for the API server and the
+    /// controllers (`StatefulSetStartOrdinal=true`).
+    #[serde(default)]
+    feature_gates: Option<String>,
     expect: Expect,
 }
 
@@ -60,6 +68,14 @@ struct Expect {
     /// (exact; a set not listed has none).
     #[serde(default)]
     not_created: Option<BTreeMap<String, Vec<String>>>,
+    /// The claims StatefulSets created from their `volumeClaimTemplates`, by name
+    /// (exact, sorted).
+    #[serde(default)]
+    claims: Option<Vec<String>>,
+    /// Per StatefulSet: the pods its rolling update deleted and recreated from the
+    /// update revision, in order (exact; a set not listed replaced none).
+    #[serde(default)]
+    replaced: Option<BTreeMap<String, Vec<String>>>,
 }
 
 #[derive(Deserialize)]
@@ -134,12 +150,17 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
             }
         }
     }
+    let mut gates = FeatureGates::new(case.features.kubernetes_version);
+    if let Some(spec) = &case.feature_gates {
+        gates.apply(spec).map_err(|e| bad("featureGates", &e))?;
+    }
     let expansion = match workloads::expand_with(
         &manifests.objects,
         ExpandOptions {
             seed: 0,
             max_pods: workloads::DEFAULT_MAX_PODS,
             scale: &scale,
+            features: WorkloadFeatures::from_gates(&gates),
         },
     ) {
         Ok(e) => e,
@@ -189,12 +210,8 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
             snapshot.remove_pod(id);
         }
     }
-    let scheduler = Scheduler::new(
-        &SchedulerConfig::default(),
-        Features::default(),
-        &mut snapshot,
-    )
-    .map_err(|e| bad("config", &e))?;
+    let scheduler = Scheduler::new(&SchedulerConfig::default(), case.features, &mut snapshot)
+        .map_err(|e| bad("config", &e))?;
     let mut sim = Simulation::new(scheduler);
     // OrderedReady StatefulSets: one ordinal created (or condemned pod deleted) per sync
     // of their controller, each sync once the scheduler has settled, as `simulate` runs
@@ -214,6 +231,7 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
                     condemned_removed.push(r.pod);
                     made = true;
                 }
+                workloads::Synced::Updated(_) => made = true,
                 workloads::Synced::Refused(r) => {
                     refused.insert(r.name, r.error.to_string());
                 }
@@ -313,6 +331,43 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
         if *want != got {
             mismatches.push(Mismatch::new(
                 "notCreated",
+                format!("{want:?}"),
+                format!("{got:?}"),
+            ));
+        }
+    }
+    if let Some(want) = &case.expect.claims {
+        let mut got: Vec<String> = expansion
+            .claims
+            .iter()
+            .filter_map(|l| l.object.metadata()?.name.clone())
+            .chain(
+                expansion
+                    .ordered
+                    .iter()
+                    .flat_map(|o| &o.created_claims)
+                    .filter_map(|c| c.metadata.name.clone()),
+            )
+            .collect();
+        got.sort();
+        if *want != got {
+            mismatches.push(Mismatch::new(
+                "claims",
+                format!("{want:?}"),
+                format!("{got:?}"),
+            ));
+        }
+    }
+    if let Some(want) = &case.expect.replaced {
+        let got: BTreeMap<String, Vec<String>> = expansion
+            .ordered
+            .iter()
+            .filter_map(|o| Some((o.name.clone(), o.update.as_ref()?.replaced.clone())))
+            .filter(|(_, r)| !r.is_empty())
+            .collect();
+        if *want != got {
+            mismatches.push(Mismatch::new(
+                "replaced",
                 format!("{want:?}"),
                 format!("{got:?}"),
             ));

@@ -265,6 +265,17 @@ fn table(r: &SimulationReport, width: usize, wide: bool) -> String {
             let _ = writeln!(out, "  {}/{}: {why}", w.namespace, w.name);
         }
     }
+    let updates: Vec<_> = r
+        .workloads
+        .iter()
+        .filter_map(|w| Some((w, w.rolling_update.as_deref()?)))
+        .collect();
+    if !updates.is_empty() {
+        let _ = writeln!(out, "\nRolling updates (StatefulSet controller)");
+        for (w, status) in updates {
+            let _ = writeln!(out, "  {}/{}: {status}", w.namespace, w.name);
+        }
+    }
     if !r.removed.is_empty() {
         let _ = writeln!(
             out,

@@ -112,6 +112,11 @@ pub struct WorkloadReport {
     /// and Ready`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_removed_reason: Option<String>,
+    /// A StatefulSet's rolling update, carried out as its controller would (`rolling
+    /// update to revision web-6b: replaced web-2, web-1; web-0 not replaced:
+    /// StatefulSet web waits for web-1 to be Running and Ready`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rolling_update: Option<String>,
 }
 
 /// A pod the API server's admission would refuse: never created.

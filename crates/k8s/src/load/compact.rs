@@ -48,6 +48,9 @@ pub struct CompactPod {
     /// Annotated `kubernetes.io/config.mirror`: a static pod's mirror, which its node's
     /// kubelet runs.
     pub mirror: bool,
+    /// The `controller-revision-hash` label of a pod a StatefulSet controls (its
+    /// revision, which a rolling update compares), kept for those pods only.
+    pub revision: Option<String>,
     /// The pod in the engine's form (interned in the [`Compactor`]'s symbols), or why
     /// it has none; moved into the snapshot when it is built, so it exists once.
     /// Boxed, so the room is given back when it is taken.
@@ -74,6 +77,7 @@ impl Clone for CompactPod {
             refusals: self.refusals.clone(),
             quota: self.quota.clone(),
             mirror: self.mirror,
+            revision: self.revision.clone(),
             converted: Mutex::new(self.lock().clone()),
         }
     }
@@ -151,6 +155,11 @@ impl Compactor {
             .flatten()
             .find(|o| o.controller == Some(true))
             .map(|o| (o.kind.clone(), o.name.clone()));
+        let revision = controller
+            .as_ref()
+            .filter(|(kind, _)| kind == "StatefulSet")
+            .and_then(|_| meta.labels.as_ref()?.get(crate::workloads::REVISION_LABEL))
+            .cloned();
         CompactPod {
             namespace: meta
                 .namespace
@@ -172,6 +181,7 @@ impl Compactor {
                 .annotations
                 .as_ref()
                 .is_some_and(|a| a.contains_key("kubernetes.io/config.mirror")),
+            revision,
             converted: Mutex::new(Some(Box::new(convert::pod_with(
                 p,
                 &mut self.symbols,

@@ -5,7 +5,7 @@
 //! already exists is used as it is.
 
 use super::ExpandedPod;
-use crate::load::{Loaded, Object};
+use crate::load::{Loaded, Object, Source};
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{
     PersistentVolumeClaim, PersistentVolumeClaimVolumeSource, Volume,
@@ -18,17 +18,19 @@ pub(super) fn claim_name(template: &str, set: &str, ordinal: &str) -> String {
 }
 
 /// Mounts the set's claims in each of `pods` (new pods of `set`, named
-/// `<set>-<ordinal>`) and returns the claims to create: those not in `existing`
-/// (namespace, name), each added to it.
+/// `<set>-<ordinal>`) and returns, pod by pod, the claims to create with it: those not
+/// in `existing` (namespace, name), each added to it. The controller creates a pod's
+/// claims just before the pod (`createPersistentVolumeClaims` in
+/// `stateful_pod_control.go`), so an ordinal it holds back has none.
 pub(super) fn apply(
     set: &StatefulSet,
     pods: &mut [ExpandedPod],
     existing: &mut BTreeSet<(String, String)>,
-) -> Vec<Loaded> {
+) -> Vec<Vec<PersistentVolumeClaim>> {
     let spec = &set.spec;
     let templates = spec.volume_claim_templates.as_deref().unwrap_or_default();
     if templates.is_empty() {
-        return Vec::new();
+        return vec![Vec::new(); pods.len()];
     }
     let set_name = set.metadata.name.as_deref().unwrap_or("");
     let namespace = set
@@ -37,8 +39,9 @@ pub(super) fn apply(
         .clone()
         .unwrap_or_else(|| topospread::convert::DEFAULT_NAMESPACE.to_string());
     let selector_labels = spec.selector.match_labels.clone().unwrap_or_default();
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(pods.len());
     for p in pods {
+        let mut made = Vec::new();
         let pod_name = p.pod.metadata.name.clone().unwrap_or_default();
         let ordinal = pod_name
             .strip_prefix(set_name)
@@ -70,19 +73,27 @@ pub(super) fn apply(
             let labels = claim.metadata.labels.get_or_insert_with(Default::default);
             labels.extend(selector_labels.clone());
             claim.status = None;
-            out.push(Loaded {
-                source: p.source.clone(),
-                object: Object::PersistentVolumeClaim(Box::new(claim)),
-            });
+            made.push(claim);
         }
+        out.push(made);
     }
     out
+}
+
+/// Claims as objects of the input, from `source`.
+pub(super) fn loaded(source: &Source, claims: Vec<PersistentVolumeClaim>) -> Vec<Loaded> {
+    claims
+        .into_iter()
+        .map(|c| Loaded {
+            source: source.clone(),
+            object: Object::PersistentVolumeClaim(Box::new(c)),
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load::Source;
     use serde_json::json;
 
     #[test]
@@ -111,14 +122,12 @@ mod tests {
             .collect();
         let mut existing = BTreeSet::from([("prod".to_string(), "data-db-1".to_string())]);
         let claims = apply(&set, &mut pods, &mut existing);
-        let names: Vec<_> = claims
+        let names: Vec<Vec<String>> = claims
             .iter()
-            .filter_map(|l| l.object.metadata()?.name.clone())
+            .map(|c| c.iter().filter_map(|c| c.metadata.name.clone()).collect())
             .collect();
-        assert_eq!(names, ["data-db-0"]);
-        let Object::PersistentVolumeClaim(c) = &claims[0].object else {
-            panic!("not a claim");
-        };
+        assert_eq!(names, [vec!["data-db-0".to_string()], vec![]]);
+        let c = &claims[0][0];
         assert_eq!(c.metadata.namespace.as_deref(), Some("prod"));
         assert_eq!(
             c.metadata

@@ -43,6 +43,7 @@ mod naming;
 mod ordered;
 mod rollout;
 mod scale;
+mod statefulset;
 pub(crate) use scale::requirements_match;
 mod template;
 
@@ -55,7 +56,7 @@ use topospread::convert::DEFAULT_NAMESPACE;
 
 pub(crate) use daemonset::pod_node;
 pub use naming::pod_template_hash;
-pub use ordered::{OrderedSet, Ordinal, Synced};
+pub use ordered::{OrderedSet, Ordinal, RollingUpdate, Synced};
 pub use rollout::{
     Revision, RevisionState, Rollout, RolloutReport, RolloutStall, StalledPod, StepReport,
 };
@@ -68,6 +69,8 @@ use topospread::controller::DeletionCandidate;
 pub const POD_TEMPLATE_HASH_LABEL: &str = "pod-template-hash";
 /// The StatefulSet pod-name label.
 pub const STATEFULSET_POD_NAME_LABEL: &str = "statefulset.kubernetes.io/pod-name";
+/// `controller-revision-hash`: the revision a StatefulSet (or DaemonSet) pod was made from.
+pub const REVISION_LABEL: &str = "controller-revision-hash";
 
 /// A workload whose pods could not be made, with the field at fault.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -125,8 +128,9 @@ pub struct Expansion {
     /// Deployments whose rollout is still to be carried out, step by step through the
     /// scheduler ([`Rollout::run`]); their new pods are not in [`Expansion::pods`].
     pub rollouts: Vec<Rollout>,
-    /// PersistentVolumeClaims a StatefulSet's `volumeClaimTemplates` make for its new
-    /// pods (`<template>-<set>-<ordinal>`), those not already in the input.
+    /// PersistentVolumeClaims a `Parallel` StatefulSet's `volumeClaimTemplates` make for
+    /// its new pods (`<template>-<set>-<ordinal>`), those not already in the input. An
+    /// OrderedReady set's come with each ordinal it creates ([`OrderedSet::sync`]).
     pub claims: Vec<Loaded>,
     /// StatefulSets under `podManagementPolicy: OrderedReady` (the default): their new
     /// pods, still in [`Expansion::pods`], are created one ordinal at a time
@@ -146,6 +150,8 @@ struct ExistingPod<'a> {
     /// Read only for pods a controller owns.
     candidate: &'a dyn Fn() -> DeletionCandidate,
     daemon_node: &'a dyn Fn() -> Option<String>,
+    /// `controller-revision-hash` (read for StatefulSet pods).
+    revision: Option<&'a str>,
 }
 
 /// Pods that already exist, by the controller that owns them.
@@ -167,6 +173,9 @@ struct Existing {
     daemon_nodes: HashMap<(String, String), BTreeSet<String>>,
     /// (namespace, pod name) -> what the deletion order reads of each active pod.
     candidates: HashMap<(String, String), DeletionCandidate>,
+    /// (namespace, pod name) -> the `controller-revision-hash` of each active pod a
+    /// StatefulSet controls.
+    revisions: HashMap<(String, String), Option<String>>,
 }
 
 fn ns_of(meta: &ObjectMeta) -> String {
@@ -198,6 +207,12 @@ impl Existing {
                         finished: crate::build::is_finished(p),
                         candidate: &|| scale::candidate(p),
                         daemon_node: &|| daemonset::pod_node(p),
+                        revision: p
+                            .metadata
+                            .labels
+                            .as_ref()
+                            .and_then(|l| l.get(REVISION_LABEL))
+                            .map(String::as_str),
                     });
                 }
                 Object::CompactPod(p) => e.add_pod(ExistingPod {
@@ -209,6 +224,7 @@ impl Existing {
                     finished: p.is_finished(),
                     candidate: &|| p.candidate.clone(),
                     daemon_node: &|| p.daemon_node.clone(),
+                    revision: p.revision.as_deref(),
                 }),
                 Object::ReplicaSet(rs) => {
                     let name = rs.metadata.name.clone().unwrap_or_default();
@@ -251,6 +267,10 @@ impl Existing {
                 .push(name.clone());
             self.candidates
                 .insert((ns.clone(), name.clone()), (p.candidate)());
+            if kind == "StatefulSet" {
+                self.revisions
+                    .insert((ns.clone(), name.clone()), p.revision.map(str::to_string));
+            }
             if kind == "DaemonSet"
                 && let Some(node) = (p.daemon_node)()
             {
@@ -273,6 +293,40 @@ impl Existing {
     }
 }
 
+/// The API server's and the StatefulSet controller's gates that change the pods a
+/// workload makes (`--kubernetes-version`, `--feature-gates`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WorkloadFeatures {
+    /// `StatefulSetStartOrdinal`: while off, the API server drops `spec.ordinals` on
+    /// create (`dropStatefulSetDisabledFields`) and the controller numbers from 0
+    /// (`getStartOrdinal`).
+    pub statefulset_start_ordinal: bool,
+    /// `MaxUnavailableStatefulSet`: while off, the API server drops
+    /// `spec.updateStrategy.rollingUpdate.maxUnavailable` and a rolling update replaces
+    /// one pod at a time.
+    pub max_unavailable_statefulset: bool,
+    /// The release's minor version (1.x), for notes.
+    pub release: u32,
+}
+
+impl WorkloadFeatures {
+    /// The gates of one release, `--feature-gates` applied.
+    pub fn from_gates(gates: &topospread::version::FeatureGates) -> Self {
+        Self {
+            statefulset_start_ordinal: gates.enabled("StatefulSetStartOrdinal"),
+            max_unavailable_statefulset: gates.enabled("MaxUnavailableStatefulSet"),
+            release: gates.version().minor,
+        }
+    }
+}
+
+impl Default for WorkloadFeatures {
+    /// The newest release's defaults.
+    fn default() -> Self {
+        Self::from_gates(&topospread::version::FeatureGates::default())
+    }
+}
+
 /// The default of [`ExpandOptions::max_pods`].
 pub const DEFAULT_MAX_PODS: usize = 1_000_000;
 
@@ -287,6 +341,8 @@ pub struct ExpandOptions<'s> {
     /// Replica counts replacing the manifests' (`--scale`); one naming no workload of
     /// the input is an error.
     pub scale: &'s [Scale],
+    /// The release's gates for the API server and the controllers.
+    pub features: WorkloadFeatures,
 }
 
 /// Expands every workload in `objects` into the pods its controller would create.
@@ -299,6 +355,7 @@ pub fn expand(objects: &[Loaded], seed: u64) -> Expansion {
             seed,
             max_pods: DEFAULT_MAX_PODS,
             scale: &[],
+            features: WorkloadFeatures::default(),
         },
     ) {
         Ok(e) => e,
@@ -325,6 +382,7 @@ pub fn expand_with(
         claimed: BTreeSet::new(),
         seed: options.seed,
         max_pods: options.max_pods,
+        features: options.features,
         too_many: None,
         out: Expansion::default(),
         admission: std::sync::Arc::new(crate::admission::Admission::from_objects(objects)),
@@ -458,6 +516,8 @@ struct Expander<'a> {
     seed: u64,
     /// [`ExpandOptions::max_pods`].
     max_pods: usize,
+    /// [`ExpandOptions::features`].
+    features: WorkloadFeatures,
     /// Set when a workload would pass `max_pods`: expansion stops there.
     too_many: Option<WorkloadError>,
     out: Expansion,
@@ -554,58 +614,7 @@ impl<'a> Expander<'a> {
                     &[],
                 );
             }
-            Object::StatefulSet(ss) => {
-                let owner = Owner {
-                    api_version: "apps/v1",
-                    kind: "StatefulSet",
-                    meta: &ss.metadata,
-                };
-                let spec = &ss.spec;
-                let replicas = self.replicas_for(
-                    "statefulset",
-                    &ns_of(&ss.metadata),
-                    &owner.name(),
-                    spec.replicas.unwrap_or(1),
-                );
-                let template = Some(&spec.template);
-                let first_new = self.out.pods.len();
-                let start = spec
-                    .ordinals
-                    .as_ref()
-                    .and_then(|o| o.start)
-                    .and_then(|n| usize::try_from(n).ok())
-                    .unwrap_or(0);
-                self.pods(
-                    s,
-                    &owner,
-                    "StatefulSet",
-                    template,
-                    replicas,
-                    Naming::Ordinal { start },
-                    &[],
-                );
-                let mut existing: BTreeSet<(String, String)> = self
-                    .objects
-                    .iter()
-                    .chain(&self.out.claims)
-                    .filter_map(|l| match &l.object {
-                        Object::PersistentVolumeClaim(c) => Some((
-                            ns_of(&c.metadata),
-                            c.metadata.name.clone().unwrap_or_default(),
-                        )),
-                        _ => None,
-                    })
-                    .collect();
-                let new_pods = &mut self.out.pods[first_new..];
-                let claims = claims::apply(ss, new_pods, &mut existing);
-                self.out.claims.extend(claims);
-                if spec.pod_management_policy.as_deref() != Some("Parallel") {
-                    self.ordered_set(s, &owner, replicas, start, first_new);
-                }
-                if let Some(note) = ordered::rolling_update_note(s, ss) {
-                    self.out.notes.push(note);
-                }
-            }
+            Object::StatefulSet(ss) => self.stateful_set(s, ss),
             Object::Job(job) => self.job(s, job),
             Object::CronJob(cj) => self.out.notes.push(Note::new(
                 format!(
@@ -621,71 +630,6 @@ impl<'a> Expander<'a> {
             }
             _ => {}
         }
-    }
-
-    /// Records an OrderedReady StatefulSet just expanded (its summary last, its new pods
-    /// from `first_new`): its ordinals in `[0, replicas)`, lowest first.
-    fn ordered_set(
-        &mut self,
-        s: &Source,
-        owner: &Owner<'_>,
-        replicas: i32,
-        start: usize,
-        first_new: usize,
-    ) {
-        let Some(summary) = self.out.workloads.last() else {
-            return;
-        };
-        // Its condemned ordinals go one at a time, once the others are Running and
-        // Ready ([`OrderedSet::sync`]), not all before scheduling.
-        let controller = owner.object();
-        let mut condemned = Vec::new();
-        self.out.removed.retain(|r| {
-            let mine = r.namespace == summary.namespace && r.controller == controller;
-            if mine {
-                condemned.push(r.pod.clone());
-            }
-            !mine
-        });
-        let new = &self.out.pods[first_new..];
-        let start = u64::try_from(start).unwrap_or(0);
-        let end = start.saturating_add(u64::try_from(replicas).unwrap_or(0));
-        let mut ordinals: Vec<(u64, Ordinal)> = summary
-            .pods
-            .iter()
-            .filter_map(|name| {
-                let n = scale::ordinal(name).filter(|n| (start..end).contains(n))?;
-                let slot = match new
-                    .iter()
-                    .find(|p| p.pod.metadata.name.as_deref() == Some(name))
-                {
-                    Some(p) => Ordinal::Missing(Box::new(p.pod.clone())),
-                    None => Ordinal::Created(name.clone()),
-                };
-                Some((n, slot))
-            })
-            .collect();
-        if condemned.is_empty()
-            && !ordinals
-                .iter()
-                .any(|(_, o)| matches!(o, Ordinal::Missing(_)))
-        {
-            return;
-        }
-        ordinals.sort_by_key(|(n, _)| *n);
-        // Until they go, the condemned pods are still the set's.
-        if let Some(summary) = self.out.workloads.last_mut() {
-            summary.pods.extend(condemned.iter().cloned());
-        }
-        let namespace = ns_of(owner.meta);
-        self.out.ordered.push(OrderedSet {
-            source: s.clone(),
-            name: owner.name(),
-            ordinals: ordinals.into_iter().map(|(_, o)| o).collect(),
-            condemned,
-            namespace,
-            admission: self.admission.clone(),
-        });
     }
 
     fn job(&mut self, s: &Source, job: &k8s_openapi::api::batch::v1::Job) {
@@ -743,7 +687,7 @@ impl<'a> Expander<'a> {
         replicas: i32,
         naming: Naming,
         extra_labels: &[(&str, &str)],
-    ) {
+    ) -> Option<Pod> {
         let ns = ns_of(owner.meta);
         let owner_name = owner.name();
         let mut existing: Vec<String> = self.existing.owned(&ns, owner.kind, &owner_name).to_vec();
@@ -767,13 +711,13 @@ impl<'a> Expander<'a> {
                 self.error(s, owner.object(), "spec.template", "Required value".into());
             }
             self.out.workloads.push(summary);
-            return;
+            return None;
         };
         let base = match self.template_pod(s, owner, template, &ns) {
             Some(p) => p,
             None => {
                 self.out.workloads.push(summary);
-                return;
+                return None;
             }
         };
         let missing = want.saturating_sub(existing.len());
@@ -791,7 +735,7 @@ impl<'a> Expander<'a> {
                     self.max_pods
                 ),
             });
-            return;
+            return None;
         }
         let mut made = existing.len();
         let mut index = start.unwrap_or(0);
@@ -820,12 +764,7 @@ impl<'a> Expander<'a> {
                 labels.insert((*k).into(), (*v).into());
             }
             match naming {
-                Naming::Ordinal { .. } => {
-                    labels.insert(STATEFULSET_POD_NAME_LABEL.into(), name.clone());
-                    labels.insert("apps.kubernetes.io/pod-index".into(), ordinal.to_string());
-                    let spec = pod.spec.get_or_insert_with(Default::default);
-                    spec.hostname = Some(name.clone());
-                }
+                Naming::Ordinal { .. } => statefulset::identity(&mut pod, &name, ordinal),
                 Naming::Indexed => {
                     labels.insert(
                         "batch.kubernetes.io/job-completion-index".into(),
@@ -844,6 +783,7 @@ impl<'a> Expander<'a> {
             made += 1;
         }
         self.out.workloads.push(summary);
+        Some(base)
     }
 
     /// `<prefix>-<5 chars>` not yet taken in the namespace.

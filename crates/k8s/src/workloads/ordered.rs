@@ -14,7 +14,8 @@ use super::RemovedPod;
 use crate::admission::Admission;
 use crate::build::{self, BuildError, Refused};
 use crate::load::Source;
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
+use std::collections::HashMap;
 use std::sync::Arc;
 use topospread::snapshot::{PodId, Snapshot};
 
@@ -58,6 +59,50 @@ pub struct OrderedSet {
     /// The admission plugins the new pods go through (shared with every other pod
     /// created, for quotas).
     pub admission: Arc<Admission>,
+    /// The claims of its `volumeClaimTemplates` each missing ordinal still has to make,
+    /// by pod name: created just before the pod, as the controller does
+    /// (`createPersistentVolumeClaims` in `stateful_pod_control.go`), so an ordinal held
+    /// back has none and binds no volume.
+    pub claims: HashMap<String, Vec<PersistentVolumeClaim>>,
+    /// The claims created so far, in creation order (for `-o yaml`).
+    pub created_claims: Vec<PersistentVolumeClaim>,
+    /// `podManagementPolicy: OrderedReady` (`monotonic` upstream): each ordinal waits
+    /// for those below it. A `Parallel` set is held here only for a rolling update; its
+    /// missing ordinals are created without waiting.
+    pub monotonic: bool,
+    /// The rolling update still to carry out, if the set has pods at an older revision.
+    pub update: Option<RollingUpdate>,
+}
+
+/// A StatefulSet's rolling update (`updateStrategy.type: RollingUpdate`, the default),
+/// as `updateStatefulSet` in `stateful_set_control.go` carries it out once every
+/// replica is created (and, for OrderedReady, Running and Ready): it deletes the pod
+/// with the highest ordinal at or above `partition` whose `controller-revision-hash`
+/// is not the update revision, and recreates that ordinal from the set's template; the
+/// next one goes once the recreated pod is Running and Ready. Under
+/// `MaxUnavailableStatefulSet` (`updateStatefulSetAfterInvariantEstablished`) it
+/// deletes up to `maxUnavailable` pods less those unavailable at once.
+#[derive(Clone, Debug)]
+pub struct RollingUpdate {
+    /// The revision pods are updated to (`status.updateRevision`, or for a manifest
+    /// without status `<set>-<hash of its template>`).
+    pub revision: String,
+    /// The first ordinal (`spec.ordinals.start`): `partition` counts from it.
+    pub start: u64,
+    /// `rollingUpdate.partition`: ordinals below `start + partition` keep their revision.
+    pub partition: u64,
+    /// `rollingUpdate.maxUnavailable` under MaxUnavailableStatefulSet (1 by default);
+    /// `None` while the gate is off: one pod at a time, each waiting for the ones above.
+    pub max_unavailable: Option<usize>,
+    /// The existing pods at an older revision not yet replaced, by name.
+    pub outdated: Vec<String>,
+    /// The pod each outdated ordinal is recreated as (from the update revision), with
+    /// the claims it creates that do not exist.
+    pub replacements: HashMap<String, (Box<Pod>, Vec<PersistentVolumeClaim>)>,
+    /// The pods deleted for the update, in order.
+    pub replaced: Vec<String>,
+    /// The replacements created, in order (for `-o yaml`).
+    pub recreated: Vec<Pod>,
 }
 
 /// What one sync of an [`OrderedSet`] did.
@@ -71,6 +116,9 @@ pub enum Synced {
     Refused(Box<Refused>),
     /// It deleted this condemned pod (a scale-down).
     Deleted(RemovedPod),
+    /// It deleted these pods at an older revision (a rolling update); their ordinals
+    /// are recreated from the update revision by the next syncs.
+    Updated(Vec<String>),
 }
 
 impl OrderedSet {
@@ -183,14 +231,20 @@ impl OrderedSet {
             .iter()
             .position(|o| matches!(o, Ordinal::Missing(_)))
         else {
-            if self.first_unready(snapshot).is_some() {
+            if self.monotonic && self.first_unready(snapshot).is_some() {
                 return Ok(Synced::Nothing);
             }
-            return Ok(self.condemn(snapshot, delete));
+            let synced = self.condemn(snapshot, delete);
+            // Scaling takes precedence over updates (`updateStatefulSet`).
+            if !matches!(synced, Synced::Nothing) || !self.condemned.is_empty() {
+                return Ok(synced);
+            }
+            return Ok(self.roll(snapshot, delete));
         };
-        let blocked = self
-            .first_unready(snapshot)
-            .is_some_and(|o| !std::ptr::eq(o, &self.ordinals[index]));
+        let blocked = self.monotonic
+            && self
+                .first_unready(snapshot)
+                .is_some_and(|o| !std::ptr::eq(o, &self.ordinals[index]));
         if blocked {
             return Ok(Synced::Nothing);
         }
@@ -198,6 +252,11 @@ impl OrderedSet {
             return Ok(Synced::Nothing);
         };
         let name = pod.metadata.name.clone().unwrap_or_default();
+        if let Some(claims) = self.claims.remove(&name) {
+            // Refused claims stay out; the pod then waits for them, as in a cluster.
+            build::add_created_claims(snapshot, &claims);
+            self.created_claims.extend(claims);
+        }
         match build::admit_and_add_with(snapshot, pod, &self.source.file, &self.admission)? {
             Some(refused) => {
                 self.ordinals[index] = Ordinal::Refused(name);
@@ -205,6 +264,11 @@ impl OrderedSet {
             }
             None => {
                 let id = snapshot.pod_id(&self.namespace, &name);
+                if let Some(u) = self.update.as_mut()
+                    && u.replaced.contains(&name)
+                {
+                    u.recreated.push((**pod).clone());
+                }
                 self.ordinals[index] = Ordinal::Created(name);
                 Ok(id.map_or(Synced::Nothing, Synced::Created))
             }
@@ -212,40 +276,144 @@ impl OrderedSet {
     }
 }
 
-/// A note for a StatefulSet caught mid rolling update (`status.currentRevision` is not
-/// `status.updateRevision`, strategy not `OnDelete`): the controller would go on
-/// replacing its pods from the highest ordinal down (`updateStatefulSet`), which is
-/// not simulated.
-pub(super) fn rolling_update_note(
-    source: &Source,
-    set: &k8s_openapi::api::apps::v1::StatefulSet,
-) -> Option<crate::notes::Note> {
-    let status = set.status.as_ref()?;
-    let (current, update) = (
-        status.current_revision.as_deref()?,
-        status.update_revision.as_deref()?,
-    );
-    let on_delete = set
-        .spec
-        .update_strategy
-        .as_ref()
-        .and_then(|u| u.type_.as_deref())
-        == Some("OnDelete");
-    if current == update || on_delete {
-        return None;
+impl OrderedSet {
+    /// The update step of a sync, once every replica exists (and, for OrderedReady, is
+    /// Running and Ready) and no condemned pod is left (`updateStatefulSet`, or
+    /// `updateStatefulSetAfterInvariantEstablished` under MaxUnavailableStatefulSet).
+    fn roll(
+        &mut self,
+        snapshot: &mut Snapshot,
+        delete: &mut dyn FnMut(&mut Snapshot, PodId),
+    ) -> Synced {
+        let Some(u) = self.update.as_ref() else {
+            return Synced::Nothing;
+        };
+        let ns = self.namespace.clone();
+        // Ordinals from the highest, down to the partition.
+        let targets: Vec<usize> = (0..self.ordinals.len())
+            .rev()
+            .filter(|i| {
+                super::scale::ordinal(self.ordinals[*i].name())
+                    .is_some_and(|n| n.saturating_sub(u.start) >= u.partition)
+            })
+            .collect();
+        let outdated = |o: &Ordinal| match o {
+            Ordinal::Created(name) => {
+                u.outdated.contains(name)
+                    && snapshot
+                        .pod_id(&ns, name)
+                        .and_then(|id| snapshot.pod(id))
+                        .is_some_and(|p| !p.terminating)
+            }
+            _ => false,
+        };
+        let ready = |o: &Ordinal| match o {
+            Ordinal::Created(name) => snapshot
+                .pod_id(&ns, name)
+                .is_some_and(|id| Self::ready(snapshot, id)),
+            Ordinal::Missing(_) | Ordinal::Refused(_) => false,
+        };
+        let mut doomed = Vec::new();
+        match u.max_unavailable {
+            None => {
+                for &i in &targets {
+                    let o = &self.ordinals[i];
+                    if outdated(o) {
+                        doomed.push(i);
+                        break;
+                    }
+                    if !ready(o) {
+                        break;
+                    }
+                }
+            }
+            Some(max) => {
+                let unavailable = self.ordinals.iter().filter(|o| !ready(o)).count();
+                let room = max.saturating_sub(unavailable);
+                doomed.extend(
+                    targets
+                        .iter()
+                        .copied()
+                        .filter(|i| outdated(&self.ordinals[*i]))
+                        .take(room),
+                );
+            }
+        }
+        let mut deleted = Vec::new();
+        for i in doomed {
+            let name = self.ordinals[i].name().to_string();
+            let Some(id) = snapshot.pod_id(&ns, &name) else {
+                continue;
+            };
+            let Some(u) = self.update.as_mut() else {
+                break;
+            };
+            let Some((pod, claims)) = u.replacements.remove(&name) else {
+                continue;
+            };
+            delete(snapshot, id);
+            u.outdated.retain(|p| *p != name);
+            u.replaced.push(name.clone());
+            if !claims.is_empty() {
+                self.claims.insert(name.clone(), claims);
+            }
+            self.ordinals[i] = Ordinal::Missing(pod);
+            deleted.push(name);
+        }
+        if deleted.is_empty() {
+            Synced::Nothing
+        } else {
+            Synced::Updated(deleted)
+        }
     }
-    Some(crate::notes::Note::new(
-        format!(
-            "{}: statefulset/{}",
-            source.file,
-            set.metadata.name.as_deref().unwrap_or_default()
-        ),
-        format!(
-            "rolling update in progress (status.currentRevision {current}, updateRevision \
-             {update}): not simulated: existing pods keep their revision and no pod is \
-             replaced"
-        ),
-    ))
+
+    /// Whether a rolling update has pods to replace or replaced some.
+    pub fn updating(&self) -> bool {
+        self.update
+            .as_ref()
+            .is_some_and(|u| !u.outdated.is_empty() || !u.replaced.is_empty())
+    }
+
+    /// Where its rolling update stands, as `kubectl rollout status` lets a user
+    /// conclude: `rolling update to revision web-6b: replaced web-2, web-1; web-0 not
+    /// replaced: StatefulSet web waits for web-1 to be Running and Ready`; `None`
+    /// without one.
+    pub fn update_status(&self, snapshot: &Snapshot) -> Option<String> {
+        let u = self.update.as_ref().filter(|_| self.updating())?;
+        let mut out = format!("rolling update to revision {}", u.revision);
+        let (left, kept): (Vec<&String>, Vec<&String>) = u.outdated.iter().partition(|p| {
+            super::scale::ordinal(p).is_some_and(|n| n.saturating_sub(u.start) >= u.partition)
+        });
+        let unready = self.first_unready(snapshot).map(|o| o.name().to_string());
+        if left.is_empty() && unready.is_none() {
+            out.push_str(" complete");
+        }
+        if !u.replaced.is_empty() {
+            out.push_str(&format!(": replaced {}", u.replaced.join(", ")));
+        }
+        if !left.is_empty() {
+            let names: Vec<&str> = left.iter().map(|p| p.as_str()).collect();
+            let why = match &unready {
+                Some(p) => format!(
+                    "StatefulSet {} waits for {p} to be Running and Ready",
+                    self.name
+                ),
+                None => format!("StatefulSet {} has not reached them", self.name),
+            };
+            out.push_str(&format!("; {} not replaced: {why}", names.join(", ")));
+        } else if let Some(p) = &unready {
+            out.push_str(&format!("; {p} is not Running and Ready"));
+        }
+        if !kept.is_empty() {
+            let names: Vec<&str> = kept.iter().map(|p| p.as_str()).collect();
+            out.push_str(&format!(
+                "; {} kept at their revision by partition {}",
+                names.join(", "),
+                u.partition
+            ));
+        }
+        Some(out)
+    }
 }
 
 impl OrderedSet {
@@ -296,7 +464,7 @@ impl OrderedSet {
 mod tests {
     use super::*;
     use crate::load::parse_manifests;
-    use crate::workloads::expand;
+    use crate::workloads::{WorkloadFeatures, expand};
     use topospread::config::SchedulerConfig;
     use topospread::features::Features;
     use topospread::scheduler::Scheduler;
@@ -386,29 +554,112 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_set_caught_mid_rolling_update_is_noted() {
-        let text = |strategy: &str, update: &str| {
-            format!(
-                "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {{name: web}}\nspec:\n  replicas: 1\n  updateStrategy: {{type: {strategy}}}\n  serviceName: web\n  selector: {{matchLabels: {{app: web}}}}\n  template:\n    metadata: {{labels: {{app: web}}}}\n    spec: {{containers: [{{name: c, image: i}}]}}\nstatus: {{replicas: 1, currentRevision: web-1a, updateRevision: {update}}}\n"
-            )
-        };
-        let notes = |t: String| {
-            let m = parse_manifests(&t, "web.yaml").expect("parses");
-            expand(&m.objects, 0)
-                .notes
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(
-            notes(text("RollingUpdate", "web-2b")),
-            [
-                "web.yaml: statefulset/web: rolling update in progress (status.currentRevision web-1a, updateRevision web-2b): not simulated: existing pods keep their revision and no pod is replaced"
-            ]
+    /// A set at revision web-1a whose update revision is web-2b, its three pods bound.
+    fn mid_update(strategy: &str, policy: &str) -> String {
+        let mut text = format!(
+            "apiVersion: v1\nkind: Node\nmetadata: {{name: n1, labels: {{kubernetes.io/hostname: n1}}}}\nstatus: {{allocatable: {{cpu: '4', memory: 8Gi, pods: '110'}}}}\n---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata: {{name: web, uid: u1}}\nspec:\n  replicas: 3\n{policy}  updateStrategy: {strategy}\n  serviceName: web\n  selector: {{matchLabels: {{app: web}}}}\n  template:\n    metadata: {{labels: {{app: web}}}}\n    spec: {{containers: [{{name: c, image: i:2}}]}}\nstatus: {{replicas: 3, currentRevision: web-1a, updateRevision: web-2b}}\n"
         );
-        assert!(notes(text("RollingUpdate", "web-1a")).is_empty());
-        assert!(notes(text("OnDelete", "web-2b")).is_empty());
+        for i in 0..3 {
+            text.push_str(&format!(
+                "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: web-{i}\n  labels: {{app: web, controller-revision-hash: web-1a}}\n  ownerReferences: [{{apiVersion: apps/v1, kind: StatefulSet, name: web, uid: u1, controller: true}}]\nspec:\n  containers: [{{name: c, image: i:1}}]\n  nodeName: n1\n"
+            ));
+        }
+        text
+    }
+
+    #[test]
+    fn a_rolling_update_replaces_the_highest_outdated_ordinal_first() {
+        let m =
+            parse_manifests(&mid_update("{type: RollingUpdate}", ""), "web.yaml").expect("parses");
+        let mut e = expand(&m.objects, 0);
+        assert!(e.notes.is_empty(), "{:?}", e.notes);
+        let set = &mut e.ordered[0];
+        assert!(set.updating());
+        let mut snapshot = build::build(m.objects.iter()).expect("builds").snapshot;
+        let mut remove = |s: &mut Snapshot, id: PodId| {
+            s.remove_pod(id);
+        };
+        let synced = set.sync(&mut snapshot, &mut remove);
+        assert!(
+            matches!(&synced, Ok(Synced::Updated(p)) if p == &["web-2"]),
+            "{synced:?}"
+        );
+        assert!(snapshot.pod_id("default", "web-2").is_none());
+        let Ok(Synced::Created(id)) = set.sync(&mut snapshot, &mut remove) else {
+            panic!("web-2 not recreated");
+        };
+        let pod = snapshot.pod(id).expect("web-2");
+        let revision = snapshot.symbols().get(super::super::REVISION_LABEL);
+        let value = revision.and_then(|k| pod.labels.get(k));
+        assert_eq!(value.map(|v| snapshot.symbols().resolve(v)), Some("web-2b"));
+        // web-2 is not bound yet: web-1 waits.
+        assert!(matches!(
+            set.sync(&mut snapshot, &mut remove),
+            Ok(Synced::Nothing)
+        ));
+        assert_eq!(
+            set.update_status(&snapshot).as_deref(),
+            Some(
+                "rolling update to revision web-2b: replaced web-2; web-0, web-1 not replaced: StatefulSet web waits for web-2 to be Running and Ready"
+            )
+        );
+        let scheduler = Scheduler::new(
+            &SchedulerConfig::default(),
+            Features::default(),
+            &mut snapshot,
+        )
+        .expect("scheduler");
+        let mut sim = Simulation::new(scheduler);
+        sim.enqueue(&snapshot, id).expect("queued");
+        sim.run(&mut snapshot, |_, _| {}).expect("runs");
+        let synced = set.sync(&mut snapshot, &mut remove);
+        assert!(
+            matches!(&synced, Ok(Synced::Updated(p)) if p == &["web-1"]),
+            "{synced:?}"
+        );
+        assert_eq!(set.update.as_ref().map(|u| u.recreated.len()), Some(1));
+    }
+
+    #[test]
+    fn partition_on_delete_and_max_unavailable_shape_the_update() {
+        let outdated = |strategy: &str, policy: &str, features: WorkloadFeatures| {
+            let m = parse_manifests(&mid_update(strategy, policy), "web.yaml").expect("parses");
+            let e = crate::workloads::expand_with(
+                &m.objects,
+                crate::workloads::ExpandOptions {
+                    seed: 0,
+                    max_pods: 100,
+                    scale: &[],
+                    features,
+                },
+            )
+            .map_err(|(e, _)| e)
+            .expect("expands");
+            let mut snapshot = build::build(m.objects.iter()).expect("builds").snapshot;
+            let Some(mut set) = e.ordered.into_iter().next() else {
+                return Vec::new();
+            };
+            match set.sync(&mut snapshot, &mut |s, id| {
+                s.remove_pod(id);
+            }) {
+                Ok(Synced::Updated(p)) => p,
+                other => panic!("{other:?}"),
+            }
+        };
+        let newest = WorkloadFeatures::default();
+        let mut legacy = newest;
+        legacy.max_unavailable_statefulset = false;
+        assert!(outdated("{type: OnDelete}", "", newest).is_empty());
+        let partition = "{type: RollingUpdate, rollingUpdate: {partition: 2}}";
+        assert_eq!(outdated(partition, "", newest), ["web-2"]);
+        let burst = "{type: RollingUpdate, rollingUpdate: {maxUnavailable: 2}}";
+        assert_eq!(outdated(burst, "", newest), ["web-2", "web-1"]);
+        assert_eq!(
+            outdated(burst, "  podManagementPolicy: Parallel\n", newest),
+            ["web-2", "web-1"]
+        );
+        // While MaxUnavailableStatefulSet is off the field is dropped: one at a time.
+        assert_eq!(outdated(burst, "", legacy), ["web-2"]);
     }
 
     #[test]
