@@ -294,7 +294,8 @@ pub(crate) enum LogFormat {
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub(crate) struct BenchArgs {
-    /// `bench load`: loading and simulating a generated cluster dump.
+    /// `bench load`: loading and simulating a generated cluster dump; `bench guard`:
+    /// the guard's planning on a generated cluster.
     #[command(subcommand)]
     pub(crate) command: Option<BenchCommand>,
     /// The workload: topology-spreading, preferred-topology-spreading,
@@ -332,6 +333,29 @@ pub(crate) enum BenchCommand {
     /// Deployment with spread constraints, then measure `simulate` on it: load time,
     /// simulate time and peak RSS, each run in a fresh process.
     Load(BenchLoadArgs),
+    /// Generate a cluster of spread ReplicaSets in memory (the shape of
+    /// tests/rebalance/generate_large.py) and time the guard's planning on it.
+    Guard(BenchGuardArgs),
+}
+
+/// `topospread bench guard`.
+#[derive(Debug, Args)]
+pub(crate) struct BenchGuardArgs {
+    /// Nodes, over three zones.
+    #[arg(long, default_value_t = 5000)]
+    pub(crate) nodes: usize,
+    /// ReplicaSets, each spread over zones (DoNotSchedule) and nodes (ScheduleAnyway).
+    #[arg(long, default_value_t = 500)]
+    pub(crate) replica_sets: usize,
+    /// Pods per ReplicaSet.
+    #[arg(long, default_value_t = 100)]
+    pub(crate) replicas: usize,
+    /// Plan this many times on the same cluster and report the median.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub(crate) runs: u32,
+    /// Output format of the figures.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = BenchFormat::Text)]
+    pub(crate) output: BenchFormat,
 }
 
 /// `topospread bench load`.

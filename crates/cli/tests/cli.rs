@@ -689,6 +689,44 @@ fn bench_load_generates_a_dump_and_measures_simulate() {
 }
 
 #[test]
+fn bench_guard_times_the_planning_on_a_generated_cluster() {
+    let o = run(&[
+        "bench",
+        "guard",
+        "--nodes",
+        "30",
+        "--replica-sets",
+        "7",
+        "--replicas",
+        "12",
+        "--runs",
+        "2",
+        "-o",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("one JSON object");
+    assert_eq!(
+        (
+            v["nodes"].as_u64(),
+            v["pods"].as_u64(),
+            v["replica_sets"].as_u64()
+        ),
+        (Some(30), Some(84), Some(7)),
+        "{v}"
+    );
+    // The five ReplicaSets crowded out of zone zc (6-6-0) need costs, and a scale-in
+    // cannot bring them within maxSkew; the two even ones (4-4-4) keep it.
+    assert!(v["patches"].as_u64().is_some_and(|p| p > 0), "{v}");
+    assert_eq!(v["violated_after_scale_in"].as_u64(), Some(5), "{v}");
+    assert_eq!(v["runs_planning_seconds"].as_array().map(Vec::len), Some(2));
+    assert!(
+        v["planning_seconds"].as_f64().is_some_and(|s| s > 0.0),
+        "{v}"
+    );
+}
+
+#[test]
 fn bench_failing_workloads_report_the_cache() {
     for workload in ["unschedulable-500nodes", "preemption-unhelpful-500nodes"] {
         let o = run(&["bench", workload, "--format", "json"]);

@@ -156,13 +156,15 @@ fn measure(args: &BenchArgs, workload: &perf::PerfWorkload) -> Result<Report> {
 }
 
 pub(crate) fn run(ctx: &topospread_jobs::Context, args: &BenchArgs) -> Result<ExitCode> {
-    if let Some(BenchCommand::Load(load)) = &args.command {
-        return super::bench_load::run(ctx, load);
+    match &args.command {
+        Some(BenchCommand::Load(load)) => return super::bench_load::run(ctx, load),
+        Some(BenchCommand::Guard(guard)) => return super::bench_guard::run(guard),
+        None => {}
     }
     let name = args.workload.as_deref().unwrap_or_default();
     let workload = perf::workload(name).ok_or_else(|| {
         anyhow!(
-            "workload {name:?}: Unsupported value; supported: {}, or `load`",
+            "workload {name:?}: Unsupported value; supported: {}, or `load` or `guard`",
             perf::WORKLOADS.join(", ")
         )
     })?;

@@ -2,6 +2,7 @@
 //! `topospread-jobs`), calls it and renders what it returns.
 
 pub(crate) mod bench;
+pub(crate) mod bench_guard;
 pub(crate) mod bench_load;
 pub(crate) mod explain;
 pub(crate) mod guard;

@@ -19,18 +19,21 @@
 //! ReplicaSet of the Deployment); they only break ties between equal costs, which the
 //! guard never writes twice within a ReplicaSet.
 
+mod tally;
+
 use crate::config::SchedulerConfig;
 use crate::controller::{
-    DELETION_COST_ANNOTATION, DeletionCandidate, PhaseRank, deletion_order, parse_deletion_cost,
+    DELETION_COST_ANNOTATION, DeletionCandidate, deletion_order, parse_deletion_cost,
 };
 use crate::features::Features;
 use crate::plugins::podtopologyspread::CountingGroup;
 use crate::rebalance::Violation;
 use crate::rebalance::measure::{Groups, WorkloadRef};
-use crate::snapshot::{NodeId, PodId, Snapshot};
+use crate::snapshot::{PodId, Snapshot};
 use crate::spread::{SpreadPlugins, excess};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+use tally::Tally;
 
 /// The annotation that marks a cost as the guard's: its value is the cost the guard
 /// last wrote, so a cost that differs from it was set by someone else.
@@ -295,6 +298,45 @@ pub fn plan(
     pods: &[GuardPod],
     options: GuardOptions,
 ) -> Result<GuardPlan, GuardError> {
+    plan_with::<Tally>(snapshot, config, features, pods, options)
+}
+
+/// What the planner reads while one ReplicaSet's pods are removed one at a time:
+/// [`Tally`] keeps each constraint's domain counts and moves them by one per removal;
+/// the tests' reference recounts the snapshot after every trial removal.
+trait Removals: Sized {
+    /// Prepares for `members` (sorted by name) of one ReplicaSet.
+    fn start(snapshot: &Snapshot, groups: &[&CountingGroup], members: &[Member]) -> Self;
+
+    /// The order in which the guard wants its own (free, bound) pods removed: each
+    /// time, among the pods of the state the controller removes first (phase, then
+    /// readiness), the one whose removal leaves the best [`RemovalRank`], of equal pods
+    /// the latest name. Only the latest-named such pod of each node is weighed.
+    fn walk(
+        &mut self,
+        snapshot: &mut Snapshot,
+        groups: &[&CountingGroup],
+        members: &mut [Member],
+    ) -> Result<Vec<usize>, GuardError>;
+
+    /// The measure after each removal of `order` (member indices), in turn.
+    fn scale_in(
+        &mut self,
+        snapshot: &mut Snapshot,
+        groups: &[&CountingGroup],
+        members: &mut [Member],
+        order: &[usize],
+    ) -> Result<Vec<Measure>, GuardError>;
+}
+
+/// [`plan`], with `R` measuring each ReplicaSet's removals.
+fn plan_with<R: Removals>(
+    snapshot: &Snapshot,
+    config: &SchedulerConfig,
+    features: Features,
+    pods: &[GuardPod],
+    options: GuardOptions,
+) -> Result<GuardPlan, GuardError> {
     let mut snapshot = snapshot.clone();
     let plugins = SpreadPlugins::new(config, features, &mut snapshot)?;
     let groups = Groups::build(&snapshot, &plugins, |_| true);
@@ -368,7 +410,7 @@ pub fn plan(
         }
         let mut members = active;
         members.sort_by(|a, b| a.pod.candidate.name.cmp(&b.pod.candidate.name));
-        out.replica_sets.push(plan_replica_set(
+        out.replica_sets.push(plan_replica_set::<R>(
             &mut snapshot,
             &rs_groups,
             namespace,
@@ -380,7 +422,7 @@ pub fn plan(
 }
 
 /// The costs and predictions for one ReplicaSet's `members` (sorted by name).
-fn plan_replica_set(
+fn plan_replica_set<R: Removals>(
     snapshot: &mut Snapshot,
     groups: &[&CountingGroup],
     namespace: &str,
@@ -388,7 +430,8 @@ fn plan_replica_set(
     members: &mut [Member],
 ) -> Result<ReplicaSetGuard, GuardError> {
     let now = measure(snapshot, groups);
-    let walk_order = greedy_walk(snapshot, groups, members)?;
+    let mut removals = R::start(snapshot, groups, members);
+    let walk_order = removals.walk(snapshot, groups, members)?;
     let m = i32::try_from(walk_order.len()).unwrap_or(i32::MAX);
     let mut target: Vec<Option<i32>> = vec![None; members.len()];
     for (i, &k) in walk_order.iter().enumerate() {
@@ -400,8 +443,8 @@ fn plan_replica_set(
         .zip(&target)
         .map(|(m, t)| t.unwrap_or(m.cost.value()))
         .collect();
-    let unguarded = scale_in(snapshot, groups, members, &current)?;
-    let guarded = scale_in(snapshot, groups, members, &proposed)?;
+    let unguarded = scale_in(&mut removals, snapshot, groups, members, &current)?;
+    let guarded = scale_in(&mut removals, snapshot, groups, members, &proposed)?;
     // Minimal churn: costs that already give every scale-in a measure as good as the
     // guard's are kept as they are.
     let already_good = unguarded
@@ -474,6 +517,20 @@ fn plan_replica_set(
     })
 }
 
+/// The measure after each scale-in by 1..n-1 pods in the controller's order with
+/// `costs`.
+fn scale_in<R: Removals>(
+    removals: &mut R,
+    snapshot: &mut Snapshot,
+    groups: &[&CountingGroup],
+    members: &mut [Member],
+    costs: &[i32],
+) -> Result<Vec<Measure>, GuardError> {
+    let mut order = controller_order(members, costs);
+    order.truncate(members.len().saturating_sub(1));
+    removals.scale_in(snapshot, groups, members, &order)
+}
+
 /// The members' indices in the ReplicaSet controller's order with `costs`.
 fn controller_order(members: &[Member], costs: &[i32]) -> Vec<usize> {
     let candidates: Vec<DeletionCandidate> = members
@@ -486,99 +543,6 @@ fn controller_order(members: &[Member], costs: &[i32]) -> Vec<usize> {
         .collect();
     let related: Vec<Option<String>> = candidates.iter().map(|c| c.node.clone()).collect();
     deletion_order(&candidates, &related)
-}
-
-/// The measure after each scale-in by 1..n-1 pods in the controller's order with
-/// `costs`; the snapshot is left as it was.
-fn scale_in(
-    snapshot: &mut Snapshot,
-    groups: &[&CountingGroup],
-    members: &mut [Member],
-    costs: &[i32],
-) -> Result<Vec<Measure>, GuardError> {
-    let order = controller_order(members, costs);
-    let mut removed = Vec::new();
-    let mut steps = Vec::new();
-    for &k in order.iter().take(members.len().saturating_sub(1)) {
-        if let Some(pod) = members[k].id.and_then(|id| snapshot.remove_pod(id)) {
-            removed.push((k, pod));
-        }
-        steps.push(measure(snapshot, groups));
-    }
-    restore(snapshot, members, removed)?;
-    Ok(steps)
-}
-
-/// Puts removed pods back and records their new ids.
-fn restore(
-    snapshot: &mut Snapshot,
-    members: &mut [Member],
-    removed: Vec<(usize, crate::api::Pod)>,
-) -> Result<(), GuardError> {
-    for (k, pod) in removed.into_iter().rev() {
-        members[k].id = Some(snapshot.add_pod(pod)?);
-    }
-    Ok(())
-}
-
-/// The order in which the guard wants its own (free, bound) pods removed: each time,
-/// among the pods of the state the controller removes first (phase, then readiness),
-/// the one whose removal leaves the best measure (see the module's choices).
-fn greedy_walk(
-    snapshot: &mut Snapshot,
-    groups: &[&CountingGroup],
-    members: &mut [Member],
-) -> Result<Vec<usize>, GuardError> {
-    let mut left: Vec<usize> = (0..members.len()).filter(|&k| members[k].free).collect();
-    let mut order = Vec::new();
-    let mut removed = Vec::new();
-    let states: Vec<(PhaseRank, bool)> = members
-        .iter()
-        .map(|m| (m.pod.candidate.phase, m.pod.candidate.ready))
-        .collect();
-    let state = |k: usize| states[k];
-    while !left.is_empty() {
-        let Some(first): Option<(PhaseRank, bool)> = left.iter().map(|&k| state(k)).min() else {
-            break;
-        };
-        let mut per_node: HashMap<NodeId, usize> = HashMap::new();
-        for m in members.iter() {
-            if let Some(n) = m.id.and_then(|id| snapshot.pod_node(id)) {
-                *per_node.entry(n).or_default() += 1;
-            }
-        }
-        let mut tried: HashMap<NodeId, ()> = HashMap::new();
-        let mut best: Option<(RemovalRank, usize)> = None;
-        // The latest name first, so that of equal pods the latest goes.
-        for &k in left.iter().rev().filter(|&&k| state(k) == first) {
-            let Some(id) = members[k].id else { continue };
-            let Some(node) = snapshot.pod_node(id) else {
-                continue;
-            };
-            if tried.insert(node, ()).is_some() {
-                continue;
-            }
-            let Some(pod) = snapshot.remove_pod(id) else {
-                continue;
-            };
-            let after = measure(snapshot, groups);
-            let evenness = sum_of_squares(snapshot, groups);
-            members[k].id = Some(snapshot.add_pod(pod)?);
-            let crowd = per_node.get(&node).copied().unwrap_or(0);
-            let key = (after.violation, evenness, std::cmp::Reverse(crowd));
-            if best.as_ref().is_none_or(|(b, _)| key < *b) {
-                best = Some((key, k));
-            }
-        }
-        let Some((_, k)) = best else { break };
-        if let Some(pod) = members[k].id.and_then(|id| snapshot.remove_pod(id)) {
-            removed.push((k, pod));
-        }
-        left.retain(|&x| x != k);
-        order.push(k);
-    }
-    restore(snapshot, members, removed)?;
-    Ok(order)
 }
 
 /// How good removing a pod is, lower first: the excess left, the evenness left, and
@@ -603,13 +567,7 @@ fn measure(snapshot: &Snapshot, groups: &[&CountingGroup]) -> Measure {
     Measure { violation, skews }
 }
 
-/// How uneven the groups are: the sum of squared domain counts (lower is more even).
-fn sum_of_squares(snapshot: &Snapshot, groups: &[&CountingGroup]) -> i64 {
-    groups
-        .iter()
-        .map(|g| g.counts(snapshot).iter().map(|(_, c)| c * c).sum::<i64>())
-        .sum()
-}
-
+#[cfg(test)]
+mod reference;
 #[cfg(test)]
 mod tests;

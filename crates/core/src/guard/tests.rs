@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::builders::{NodeBuilder, PodBuilder};
+use crate::controller::PhaseRank;
 use crate::convert;
 use proptest::prelude::*;
 
@@ -343,5 +344,236 @@ proptest! {
         }
         let again = run(&s, &facts, GuardOptions::default());
         prop_assert_eq!(again.patches().count(), 0);
+    }
+}
+
+/// One constraint of a ReplicaSet in the comparison: hostname (else zone), maxSkew,
+/// DoNotSchedule (else ScheduleAnyway), minDomains (hard only), node inclusion
+/// policies Honor, and whether it selects `tier=front` besides the app.
+type ConstraintSpec = (bool, i32, bool, Option<i32>, bool, bool);
+
+/// One pod in the comparison: owner (ReplicaSet web, ReplicaSet api, a Job, none),
+/// node (none: pending), the `tier=front` label, phase rank, ready, created, cost
+/// (none, the guard's, a user's, not an integer) and value, being deleted.
+type PodSpec = (
+    usize,
+    Option<usize>,
+    bool,
+    usize,
+    bool,
+    i64,
+    (usize, i32),
+    bool,
+);
+
+/// Nodes `n{i}` in zone `z{zone}` (zone 3: no zone label), some tainted; pods of two
+/// ReplicaSets (web, api), a Job's and a bare pod (both labelled `app=web`, so web's
+/// constraints count them), each with its ReplicaSet's constraints.
+fn mixed_cluster(
+    nodes: &[(usize, bool)],
+    constraints: &[Vec<ConstraintSpec>; 2],
+    pods: &[PodSpec],
+) -> (Snapshot, Vec<GuardPod>) {
+    let mut s = Snapshot::new();
+    for (i, &(zone, tainted)) in nodes.iter().enumerate() {
+        let name = format!("n{i}");
+        let mut b = NodeBuilder::new(&name)
+            .label(HOST, &name)
+            .allocatable("cpu", "64")
+            .allocatable("memory", "64Gi")
+            .allocatable("pods", "110");
+        if zone < 3 {
+            b = b.label(ZONE, &format!("z{zone}"));
+        }
+        if tainted {
+            b = b.taint("dedicated", "batch", "NoSchedule");
+        }
+        let node = convert::node(&b.build(), s.symbols_mut()).expect("node converts");
+        s.add_node(node).expect("node is new");
+    }
+    let mut facts = Vec::new();
+    for (i, &(owner, node, tier, phase, ready, created, (cost_kind, cost), deleting)) in
+        pods.iter().enumerate()
+    {
+        let app = if owner == 1 { "api" } else { "web" };
+        let name = format!("{app}-{i:02}");
+        let mut b = PodBuilder::new(&name)
+            .label("app", app)
+            .request("cpu", "100m");
+        if tier {
+            b = b.label("tier", "front");
+        }
+        let controller = match owner {
+            0 | 1 => {
+                b = b.owner("apps/v1", "ReplicaSet", app);
+                Some(("ReplicaSet".to_string(), app.to_string()))
+            }
+            2 => {
+                b = b.owner("batch/v1", "Job", "batch");
+                Some(("Job".to_string(), "batch".to_string()))
+            }
+            _ => None,
+        };
+        let node = node.map(|n| format!("n{}", n % nodes.len()));
+        if let Some(n) = &node {
+            b = b.node(n);
+        }
+        let specs = &constraints[usize::from(owner == 1)];
+        for &(host, skew, hard, _, honor, tiered) in specs {
+            let mut labels = vec![("app", app)];
+            if tiered {
+                labels.push(("tier", "front"));
+            }
+            let when = if hard {
+                "DoNotSchedule"
+            } else {
+                "ScheduleAnyway"
+            };
+            b = b.spread(skew, if host { HOST } else { ZONE }, when, &labels);
+            if honor {
+                b = b.inclusion_policies("Honor", "Honor");
+            }
+        }
+        let mut pod = b.build();
+        if let Some(cs) = pod
+            .spec
+            .as_mut()
+            .and_then(|s| s.topology_spread_constraints.as_mut())
+        {
+            for (c, &(_, _, hard, min_domains, _, _)) in cs.iter_mut().zip(specs) {
+                if hard {
+                    c.min_domains = min_domains;
+                }
+            }
+        }
+        let pod = convert::pod(&pod, s.symbols_mut()).expect("pod converts");
+        s.add_pod(pod).expect("pod is new");
+        let (cost, managed) = match cost_kind {
+            0 => (None, None),
+            1 => (Some(cost.to_string()), Some(cost.to_string())),
+            2 => (Some(cost.to_string()), None),
+            _ => (Some("cheap".to_string()), None),
+        };
+        facts.push(GuardPod {
+            namespace: "default".into(),
+            controller,
+            deleting,
+            candidate: DeletionCandidate {
+                name,
+                phase: match (&node, phase) {
+                    (None, _) | (_, 0) => PhaseRank::Pending,
+                    (_, 1) => PhaseRank::Unknown,
+                    _ => PhaseRank::Running,
+                },
+                node,
+                ready,
+                deletion_cost: 0,
+                ready_since: Some(created),
+                restarts: 0,
+                created: Some(created),
+            },
+            cost,
+            managed,
+            resource_version: Some(format!("{i}")),
+        });
+    }
+    (s, facts)
+}
+
+/// The incremental planner against the reference recount, with its default bucketing,
+/// every constraint bucketed by count (fine), and every one by domain (coarse).
+fn planners_agree(s: &Snapshot, facts: &[GuardPod], options: GuardOptions) -> GuardPlan {
+    let config = SchedulerConfig::default();
+    let features = Features::default();
+    let reference = plan_with::<reference::Recount>(s, &config, features, facts, options);
+    let incremental = plan_with::<Tally>(s, &config, features, facts, options);
+    assert_eq!(incremental, reference, "default bucketing");
+    let fine = plan_with::<Tally<0>>(s, &config, features, facts, options);
+    assert_eq!(fine, reference, "every constraint bucketed by count");
+    let coarse = plan_with::<Tally<{ usize::MAX }>>(s, &config, features, facts, options);
+    assert_eq!(coarse, reference, "every constraint bucketed by domain");
+    reference.expect("plan")
+}
+
+#[test]
+fn the_incremental_planner_matches_the_reference_over_many_domains() {
+    // 3 zones x 10 nodes, zone and hostname spread (30 hostname domains: bucketed by
+    // count by default), pods crowded on a few nodes and one zone, some not ready.
+    let nodes: Vec<(usize, bool)> = (0..30).map(|i| (i % 3, false)).collect();
+    let constraints = [
+        vec![
+            (false, 1, true, None, false, false),
+            (true, 1, false, None, false, false),
+        ],
+        vec![(true, 2, true, Some(3), false, false)],
+    ];
+    let pods: Vec<PodSpec> = (0..70)
+        .map(|i: usize| {
+            let owner = usize::from(i % 5 == 4);
+            let node = (i * i) % 11 * 3 % 30;
+            let ready = !i.is_multiple_of(7);
+            (
+                owner,
+                Some(node),
+                false,
+                2,
+                ready,
+                (i % 13) as i64,
+                (0, 0),
+                false,
+            )
+        })
+        .collect();
+    let (s, facts) = mixed_cluster(&nodes, &constraints, &pods);
+    let plan = planners_agree(&s, &facts, GuardOptions::default());
+    assert_eq!(plan.replica_sets.len(), 2);
+    assert!(plan.patches().count() > 0, "crowded pods need costs");
+}
+
+fn constraint_spec() -> impl Strategy<Value = ConstraintSpec> {
+    (
+        any::<bool>(),
+        1i32..=3,
+        any::<bool>(),
+        proptest::option::of(1i32..=4),
+        proptest::bool::weighted(0.3),
+        proptest::bool::weighted(0.3),
+    )
+}
+
+fn pod_spec() -> impl Strategy<Value = PodSpec> {
+    (
+        prop_oneof![6 => Just(0usize), 3 => Just(1usize), 1 => Just(2usize), 1 => Just(3usize)],
+        proptest::option::weighted(0.85, 0usize..16),
+        proptest::bool::weighted(0.3),
+        prop_oneof![1 => Just(0usize), 1 => Just(1usize), 6 => Just(2usize)],
+        proptest::bool::weighted(0.8),
+        0i64..30,
+        (
+            prop_oneof![5 => Just(0usize), 3 => Just(1usize), 1 => Just(2usize), 1 => Just(3usize)],
+            -20i32..20,
+        ),
+        proptest::bool::weighted(0.05),
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// The incremental planner gives the reference's plan (order, costs, patches,
+    /// predictions, notes) on random small clusters: several constraints, maxSkew 1..3,
+    /// minDomains, nodes without the zone label or tainted (with inclusion policies),
+    /// pending and unbound pods, pods of other owners, every phase and readiness, and
+    /// costs of every kind.
+    #[test]
+    fn the_incremental_planner_matches_the_reference(
+        nodes in proptest::collection::vec((0usize..4, proptest::bool::weighted(0.15)), 1..9),
+        web in proptest::collection::vec(constraint_spec(), 1..4),
+        api in proptest::collection::vec(constraint_spec(), 1..3),
+        pods in proptest::collection::vec(pod_spec(), 1..24),
+        override_user_costs in proptest::bool::weighted(0.2),
+    ) {
+        let (s, facts) = mixed_cluster(&nodes, &[web, api], &pods);
+        planners_agree(&s, &facts, GuardOptions { override_user_costs });
     }
 }

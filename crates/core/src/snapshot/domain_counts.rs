@@ -100,6 +100,21 @@ impl DomainCounts {
         self.eligible
     }
 
+    /// The largest count over eligible domains, `None` when none is eligible.
+    pub(crate) fn max(&self) -> Option<i64> {
+        self.histogram.keys().next_back().copied()
+    }
+
+    /// How far eligible domains' counts are above `floor`, summed (a constraint's
+    /// excess over `minimum + maxSkew`), read from the histogram: a walk over the
+    /// distinct counts instead of every domain.
+    pub(crate) fn sum_above(&self, floor: i64) -> i64 {
+        self.histogram
+            .range(floor.saturating_add(1)..)
+            .map(|(&c, &n)| (c - floor) * i64::from(n))
+            .sum()
+    }
+
     /// `(domain, count)` for every eligible domain.
     pub(crate) fn iter(&self) -> impl Iterator<Item = (usize, i64)> + '_ {
         self.counts
@@ -175,6 +190,26 @@ impl DomainSums {
             .map_or(n, |d| d as usize)
     }
 
+    /// The slot `node`'s pods count in: its domain of the key, `missing` when `filter`
+    /// admits it without the key, `None` when `filter` leaves it out.
+    pub(crate) fn slot(
+        filter: &NodeFilter,
+        node: &NodeInfo,
+        domains: Option<&KeyDomains>,
+        missing: usize,
+        symbols: &Symbols,
+    ) -> Option<usize> {
+        if !filter.admits(node, symbols) {
+            return None;
+        }
+        let dom = domains.map_or(NO_DOMAIN, |d| d.domain_of(node.id.index()));
+        Some(if dom == NO_DOMAIN {
+            missing
+        } else {
+            dom as usize
+        })
+    }
+
     /// Sums `per_node` over the nodes `filter` admits.
     pub(crate) fn build(
         key: Sym,
@@ -190,16 +225,10 @@ impl DomainSums {
         let slots: Vec<u32> = nodes
             .iter()
             .map(|node| {
-                if !filter.admits(node, symbols) {
+                let Some(slot) = Self::slot(&filter, node, domains, missing, symbols) else {
                     return NO_DOMAIN;
-                }
-                let idx = node.id.index();
-                let dom = domains.map_or(NO_DOMAIN, |d| d.domain_of(idx));
-                let slot = if dom == NO_DOMAIN {
-                    missing
-                } else {
-                    dom as usize
                 };
+                let idx = node.id.index();
                 counts.accumulate(slot, i64::from(per_node.get(idx).copied().unwrap_or(0)));
                 u32::try_from(slot).unwrap_or(NO_DOMAIN)
             })

@@ -513,6 +513,21 @@ impl Snapshot {
         }
     }
 
+    /// The slot of [`Self::domain_counts`]' sums of `key` over `filter` that pods on
+    /// `node` count in, or `None` when `filter` leaves the node out.
+    pub(crate) fn domain_slot(&self, key: Sym, filter: &NodeFilter, node: NodeId) -> Option<usize> {
+        let domains = self.topology.key(key);
+        let missing = DomainSums::missing_slot(domains, self.symbols.get(""));
+        let info = self.nodes.get(node.index())?;
+        DomainSums::slot(filter, info, domains, missing, &self.symbols)
+    }
+
+    /// Whether `pod` counts in the sums of `selector` in `namespace` (as binds and
+    /// removals update them: not terminating, same namespace, selected).
+    pub(crate) fn counts_for(&self, pod: &Pod, namespace: Sym, selector: &Selector) -> bool {
+        counts::counts_for(pod, namespace, selector, &self.symbols)
+    }
+
     /// Every bound pod with its node's index.
     fn bound_pods(&self) -> impl Iterator<Item = (usize, &Pod)> {
         self.nodes.iter().flat_map(|n| {

@@ -5,7 +5,7 @@
 use super::PodTopologySpread;
 use super::common::required_keys;
 use crate::api::{Pod, Selector, Sym, WhenUnsatisfiable};
-use crate::snapshot::{DomainCounts, NodeFilter, Snapshot};
+use crate::snapshot::{DomainCounts, NodeFilter, NodeId, Snapshot};
 use std::sync::Arc;
 
 /// One constraint of one pod as the plugin counts it: pods `selector` matches in
@@ -37,12 +37,27 @@ impl CountingGroup {
     /// The global minimum skew is measured against: 0 while fewer domains than
     /// minDomains are eligible (Filter's `minMatchNum`), else the smallest count.
     pub(crate) fn min_match(&self, counts: &DomainCounts) -> i64 {
-        let eligible = counts.eligible();
+        self.min_match_with(counts.eligible(), counts.min())
+    }
+
+    /// [`Self::min_match`] of `eligible` domains whose smallest count is `min`: what a
+    /// planner needs to price a removal without applying it.
+    pub(crate) fn min_match_with(&self, eligible: usize, min: i64) -> i64 {
         if eligible == 0 || eligible < usize::try_from(self.min_domains).unwrap_or(0) {
             0
         } else {
-            counts.min()
+            min
         }
+    }
+
+    /// The slot of [`Self::counts`] that `pod`, bound to `node`, counts in; `None` when
+    /// it is not counted (terminating, not selected, another namespace, or on a node
+    /// the filter leaves out).
+    pub(crate) fn slot_of(&self, pod: &Pod, node: NodeId, snapshot: &Snapshot) -> Option<usize> {
+        if !snapshot.counts_for(pod, self.namespace, &self.selector) {
+            return None;
+        }
+        snapshot.domain_slot(self.topology_key, &self.filter, node)
     }
 
     /// `zone maxSkew=1 DoNotSchedule app=web`.
