@@ -42,12 +42,81 @@ struct Candidates {
     crowd: HashMap<PodId, i64>,
 }
 
+/// What [`candidates`] reads of a pod that no move changes (a replacement keeps its
+/// original's uid, labels and shape), kept across steps: without it every step hashed
+/// the shape, formatted the workload and matched every selector again for each pod of
+/// the over-full domains, which dominated planning on dumps of large ReplicaSets.
+#[derive(Debug)]
+struct Facts {
+    /// Whose facts these are: a slot reused by another pod is read afresh.
+    uid: Box<str>,
+    namespace: String,
+    name: String,
+    /// Index into [`FactsCache::workloads`].
+    workload: usize,
+    shape: u64,
+    /// The groups counting the pod (its namespace, a selector matching its labels).
+    groups: Vec<usize>,
+}
+
+/// [`Facts`] per pod slot, and the workloads interned.
+#[derive(Debug, Default)]
+pub(crate) struct FactsCache {
+    by_slot: Vec<Option<Facts>>,
+    workloads: HashMap<WorkloadRef, usize>,
+}
+
+impl FactsCache {
+    /// The facts of pod `id`, read now if the slot holds another pod or nothing yet.
+    fn get(
+        &mut self,
+        id: PodId,
+        pod: &crate::api::Pod,
+        snapshot: &crate::snapshot::Snapshot,
+        groups: &[super::measure::Group],
+    ) -> &Facts {
+        let i = id.index();
+        if self.by_slot.len() <= i {
+            self.by_slot.resize_with(i + 1, || None);
+        }
+        let slot = &mut self.by_slot[i];
+        if slot.as_ref().is_some_and(|f| f.uid != pod.uid) {
+            *slot = None;
+        }
+        let workloads = &mut self.workloads;
+        slot.get_or_insert_with(|| {
+            let symbols = snapshot.symbols();
+            let next = workloads.len();
+            let workload = *workloads
+                .entry(WorkloadRef::of(pod, snapshot))
+                .or_insert(next);
+            Facts {
+                uid: pod.uid.clone(),
+                namespace: symbols.resolve(pod.namespace).to_string(),
+                name: pod.name.to_string(),
+                workload,
+                shape: shape(pod),
+                groups: groups
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, g)| {
+                        g.group.namespace == pod.namespace
+                            && g.group.selector.matches(&pod.labels, symbols)
+                    })
+                    .map(|(k, _)| k)
+                    .collect(),
+            }
+        })
+    }
+}
+
 /// The evictable pods in over-full domains of each violated group.
 fn candidates(ctx: &mut Context) -> Candidates {
     let Context {
         snapshot,
         groups,
         evictability,
+        facts,
         ..
     } = ctx;
     let mut violated: Vec<usize> = (0..groups.list.len())
@@ -57,11 +126,10 @@ fn candidates(ctx: &mut Context) -> Candidates {
         let g = &groups.list[i];
         (!g.is_hard(), std::cmp::Reverse(g.excess), i)
     });
-    let mut found: BTreeMap<usize, Vec<(String, String, PodId)>> = BTreeMap::new();
+    let mut found: BTreeMap<usize, Vec<PodId>> = BTreeMap::new();
     let mut second: HashMap<PodId, PodId> = HashMap::new();
     let mut blocked: BTreeMap<usize, BTreeMap<String, usize>> = BTreeMap::new();
     let mut crowd: HashMap<PodId, i64> = HashMap::new();
-    let symbols = snapshot.symbols();
     for &g in &violated {
         let group = &groups.list[g].group;
         let counts = group.counts(snapshot);
@@ -72,8 +140,8 @@ fn candidates(ctx: &mut Context) -> Candidates {
         };
         // Nodes without a pod of the group have no candidate: skip them unread.
         let per_node = snapshot.match_counts(group.namespace, &group.selector);
-        let mut classes: HashMap<(WorkloadRef, NodeId, u64), PodId> = HashMap::new();
-        let mut list: Vec<(String, String, PodId)> = Vec::new();
+        // (pod, its node, the domain's count), then sorted by namespace and name.
+        let mut list: Vec<(PodId, NodeId)> = Vec::new();
         for info in snapshot.nodes() {
             if per_node.get(info.id.index()).is_none_or(|&c| c == 0) {
                 continue;
@@ -81,7 +149,7 @@ fn candidates(ctx: &mut Context) -> Candidates {
             let dom = domains.domain_of(info.id.index());
             if dom == NO_DOMAIN
                 || counts.count(dom as usize) <= floor
-                || !group.filter.admits(info, symbols)
+                || !group.filter.admits(info, snapshot.symbols())
             {
                 continue;
             }
@@ -90,8 +158,11 @@ fn candidates(ctx: &mut Context) -> Candidates {
                     continue;
                 };
                 if pod.terminating
-                    || pod.namespace != group.namespace
-                    || !group.selector.matches(&pod.labels, symbols)
+                    || facts
+                        .get(id, pod, snapshot, &groups.list)
+                        .groups
+                        .binary_search(&g)
+                        .is_err()
                 {
                     continue;
                 }
@@ -108,26 +179,26 @@ fn candidates(ctx: &mut Context) -> Candidates {
                     .entry(id)
                     .and_modify(|c| *c = (*c).max(here))
                     .or_insert(here);
-                list.push((
-                    symbols.resolve(pod.namespace).to_string(),
-                    pod.name.to_string(),
-                    id,
-                ));
+                list.push((id, info.id));
             }
         }
-        list.sort();
+        let slots = &facts.by_slot;
+        let name_of = |id: PodId| {
+            slots[id.index()]
+                .as_ref()
+                .map(|f| (f.namespace.as_str(), f.name.as_str()))
+        };
+        list.sort_by(|a, b| (name_of(a.0), a.0).cmp(&(name_of(b.0), b.0)));
+        let mut classes: HashMap<(usize, NodeId, u64), PodId> = HashMap::new();
         let mut reps = Vec::new();
-        for (ns, name, id) in list {
-            let Some(pod) = snapshot.pod(id) else {
+        for (id, node) in list {
+            let Some(f) = slots[id.index()].as_ref() else {
                 continue;
             };
-            let Some(node) = snapshot.pod_node(id) else {
-                continue;
-            };
-            match classes.entry((WorkloadRef::of(pod, snapshot), node, shape(pod))) {
+            match classes.entry((f.workload, node, f.shape)) {
                 Entry::Vacant(v) => {
                     v.insert(id);
-                    reps.push((ns, name, id));
+                    reps.push(id);
                 }
                 Entry::Occupied(o) => {
                     second.entry(*o.get()).or_insert(id);
@@ -140,12 +211,7 @@ fn candidates(ctx: &mut Context) -> Candidates {
         per_group: violated
             .into_iter()
             .map(|g| {
-                let ids = found
-                    .remove(&g)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(|(_, _, id)| id)
-                    .collect();
+                let ids = found.remove(&g).unwrap_or_default();
                 (g, ids)
             })
             .collect(),
@@ -570,4 +636,89 @@ pub(super) fn unresolved(ctx: &mut Context, at_limit: bool, limit: usize) -> Vec
         });
     }
     out
+}
+
+#[cfg(test)]
+mod facts_tests {
+    use super::*;
+    use crate::builders::{NodeBuilder, PodBuilder};
+    use crate::config::SchedulerConfig;
+    use crate::convert;
+    use crate::features::Features;
+    use crate::snapshot::Snapshot;
+
+    const ZONE: &str = "topology.kubernetes.io/zone";
+
+    fn web(name: &str) -> PodBuilder {
+        PodBuilder::new(name)
+            .label("app", "web")
+            .owner("apps/v1", "ReplicaSet", "web")
+            .request("cpu", "100m")
+            .node("n0")
+            .spread(1, ZONE, "DoNotSchedule", &[("app", "web")])
+    }
+
+    /// The kept facts give the candidates a fresh read gives, after a move and after a
+    /// slot is reused by a pod of another shape.
+    #[test]
+    fn kept_facts_give_the_candidates_a_fresh_read_gives() {
+        let mut s = Snapshot::new();
+        for (name, zone) in [("n0", "z0"), ("n1", "z1"), ("n2", "z2")] {
+            let n = NodeBuilder::new(name)
+                .label(ZONE, zone)
+                .allocatable("cpu", "16")
+                .allocatable("pods", "110")
+                .build();
+            let n = convert::node(&n, s.symbols_mut()).expect("node converts");
+            s.add_node(n).expect("node is new");
+        }
+        for k in 0..6 {
+            let p = convert::pod(&web(&format!("web-{k}")).build(), s.symbols_mut())
+                .expect("pod converts");
+            s.add_pod(p).expect("pod is new");
+        }
+        let options = super::super::RebalanceOptions::default();
+        let mut ctx = Context::new(
+            &s,
+            &SchedulerConfig::default(),
+            Features::default(),
+            &options,
+        )
+        .expect("context");
+        let first = candidates(&mut ctx);
+        assert_eq!(first.per_group.len(), 1);
+        assert_eq!(
+            first.per_group[0].1.len(),
+            1,
+            "six alike pods, one candidate"
+        );
+        // A move, kept.
+        let id = first.per_group[0].1[0];
+        let pod = ctx.snapshot.pod(id).cloned().expect("bound");
+        let changed = ctx.groups.counting(id, &pod, &ctx.snapshot);
+        assert!(ctx.try_move(id).expect("move").is_some());
+        ctx.groups.commit(&changed, &ctx.snapshot);
+        // A slot reused by a pod of another shape: its facts must be read afresh.
+        let gone = ctx
+            .snapshot
+            .pod_id("default", "web-5")
+            .expect("web-5 bound");
+        ctx.snapshot.remove_pod(gone);
+        let canary = web("web-x").label("tier", "canary").build();
+        let canary = convert::pod(&canary, ctx.snapshot.symbols_mut()).expect("pod converts");
+        let reused = ctx.snapshot.add_pod(canary).expect("pod is new");
+        assert_eq!(reused, gone, "the slot is reused");
+        ctx.groups.refresh(&ctx.snapshot);
+        let warm = candidates(&mut ctx);
+        assert_eq!(
+            warm.per_group[0].1.len(),
+            2,
+            "the canary is tried on its own"
+        );
+        ctx.facts = FactsCache::default();
+        let cold = candidates(&mut ctx);
+        assert_eq!(warm.per_group, cold.per_group);
+        assert_eq!(warm.second, cold.second);
+        assert_eq!(warm.crowd, cold.crowd);
+    }
 }

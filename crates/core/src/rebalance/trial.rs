@@ -29,6 +29,8 @@ pub(crate) struct Context {
     pub(crate) scheduler: Scheduler,
     pub(crate) groups: Groups,
     pub(crate) evictability: Evictability,
+    /// What the greedy strategy's candidate search reads of each pod, kept across steps.
+    pub(crate) facts: super::greedy::FactsCache,
     seed: u64,
 }
 
@@ -83,6 +85,7 @@ impl Context {
             scheduler,
             groups,
             evictability,
+            facts: Default::default(),
             seed: options.seed,
         })
     }
