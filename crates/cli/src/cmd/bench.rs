@@ -222,10 +222,7 @@ pub(crate) fn run(ctx: &topospread_jobs::Context, args: &BenchArgs) -> Result<Ex
                 last,
                 if first > 0.0 { last / first } else { 0.0 }
             )?;
-            match report.peak_rss_bytes {
-                Some(b) => writeln!(out, "peak RSS              {:.1} MiB", b as f64 / 1048576.0)?,
-                None => writeln!(out, "peak RSS              unavailable on this platform")?,
-            }
+            write_peak_rss(&mut out, report.peak_rss_bytes)?;
             writeln!(
                 out,
                 "nodes scored per pod  {:.1}",
@@ -258,4 +255,25 @@ pub(crate) fn run(ctx: &topospread_jobs::Context, args: &BenchArgs) -> Result<Ex
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The `peak RSS` line every bench prints.
+pub(super) fn write_peak_rss(out: &mut impl Write, bytes: Option<u64>) -> std::io::Result<()> {
+    match bytes {
+        Some(b) => writeln!(out, "peak RSS              {:.1} MiB", b as f64 / 1048576.0),
+        None => writeln!(out, "peak RSS              unavailable on this platform"),
+    }
+}
+
+/// The `runs (s)` line of a bench measured more than once (nothing for one run).
+pub(super) fn write_runs(out: &mut impl Write, seconds: &[f64]) -> std::io::Result<()> {
+    if seconds.len() < 2 {
+        return Ok(());
+    }
+    let runs: Vec<String> = seconds.iter().map(|s| format!("{s:.3}")).collect();
+    writeln!(
+        out,
+        "runs (s)              {} (the median run is reported)",
+        runs.join(", ")
+    )
 }

@@ -94,22 +94,8 @@ pub(crate) fn run(args: &BenchGuardArgs) -> Result<ExitCode> {
                 "violated after scale-in {} ReplicaSets",
                 report.violated_after_scale_in
             )?;
-            match report.peak_rss_bytes {
-                Some(b) => writeln!(out, "peak RSS              {:.1} MiB", b as f64 / 1048576.0)?,
-                None => writeln!(out, "peak RSS              unavailable on this platform")?,
-            }
-            if report.runs_planning_seconds.len() > 1 {
-                let runs: Vec<String> = report
-                    .runs_planning_seconds
-                    .iter()
-                    .map(|s| format!("{s:.3}"))
-                    .collect();
-                writeln!(
-                    out,
-                    "runs (s)              {} (the median run is reported)",
-                    runs.join(", ")
-                )?;
-            }
+            super::bench::write_peak_rss(&mut out, report.peak_rss_bytes)?;
+            super::bench::write_runs(&mut out, &report.runs_planning_seconds)?;
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -192,27 +192,13 @@ fn print_text(out: &mut impl Write, r: &Report, kept: Option<&Path>) -> Result<(
     writeln!(out, "schedule              {:.3} s", m.schedule_seconds)?;
     writeln!(out, "report                {:.3} s", m.report_seconds)?;
     writeln!(out, "simulate (total)      {:.3} s", m.total_seconds)?;
-    match m.peak_rss_bytes {
-        Some(b) => writeln!(out, "peak RSS              {:.1} MiB", mib(b))?,
-        None => writeln!(out, "peak RSS              unavailable on this platform")?,
-    }
+    super::bench::write_peak_rss(out, m.peak_rss_bytes)?;
     writeln!(
         out,
         "scheduled             {} ({} pending)",
         m.scheduled, m.pending
     )?;
-    if r.runs_total_seconds.len() > 1 {
-        let runs: Vec<String> = r
-            .runs_total_seconds
-            .iter()
-            .map(|t| format!("{t:.3}"))
-            .collect();
-        writeln!(
-            out,
-            "runs (s)              {} (the median run is reported)",
-            runs.join(", ")
-        )?;
-    }
+    super::bench::write_runs(out, &r.runs_total_seconds)?;
     if let Some(dir) = kept {
         writeln!(out, "files                 {}", dir.display())?;
     }

@@ -470,6 +470,17 @@ mod tests {
     use topospread::scheduler::Scheduler;
     use topospread::simulation::Simulation;
 
+    /// Runs the default scheduler over `pod` until it is bound or given up on; the
+    /// simulation is returned for the pods that come next.
+    fn schedule(snapshot: &mut Snapshot, pod: PodId) -> Simulation {
+        let scheduler = Scheduler::new(&SchedulerConfig::default(), Features::default(), snapshot)
+            .expect("scheduler");
+        let mut sim = Simulation::new(scheduler);
+        sim.enqueue(snapshot, pod).expect("queued");
+        sim.run(snapshot, |_, _| {}).expect("runs");
+        sim
+    }
+
     fn manifests(policy: &str) -> String {
         format!(
             "apiVersion: v1\nkind: Node\nmetadata: {{name: n1, labels: {{kubernetes.io/hostname: n1}}}}\nstatus: {{allocatable: {{cpu: '1', memory: 8Gi, pods: '110'}}}}\n---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata: {{name: web}}\nspec:\n  replicas: 3\n{policy}  serviceName: web\n  selector: {{matchLabels: {{app: web}}}}\n  template:\n    metadata: {{labels: {{app: web}}}}\n    spec: {{containers: [{{name: c, image: i, resources: {{requests: {{cpu: 600m}}}}}}]}}\n"
@@ -519,15 +530,7 @@ mod tests {
                 "web-1..web-2 not created: StatefulSet web (OrderedReady) waits for web-0 to be Running and Ready"
             )
         );
-        let scheduler = Scheduler::new(
-            &SchedulerConfig::default(),
-            Features::default(),
-            &mut snapshot,
-        )
-        .expect("scheduler");
-        let mut sim = Simulation::new(scheduler);
-        sim.enqueue(&snapshot, first).expect("queued");
-        sim.run(&mut snapshot, |_, _| {}).expect("runs");
+        let mut sim = schedule(&mut snapshot, first);
         assert!(snapshot.pod_node(first).is_some());
         // Bound, so Running and Ready: web-1 comes, and does not fit.
         let Ok(Synced::Created(second)) = set.sync(&mut snapshot, &mut |s, id| {
@@ -603,15 +606,7 @@ mod tests {
                 "rolling update to revision web-2b: replaced web-2; web-0, web-1 not replaced: StatefulSet web waits for web-2 to be Running and Ready"
             )
         );
-        let scheduler = Scheduler::new(
-            &SchedulerConfig::default(),
-            Features::default(),
-            &mut snapshot,
-        )
-        .expect("scheduler");
-        let mut sim = Simulation::new(scheduler);
-        sim.enqueue(&snapshot, id).expect("queued");
-        sim.run(&mut snapshot, |_, _| {}).expect("runs");
+        schedule(&mut snapshot, id);
         let synced = set.sync(&mut snapshot, &mut remove);
         assert!(
             matches!(&synced, Ok(Synced::Updated(p)) if p == &["web-1"]),
