@@ -2,4 +2,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a failure is a failing test
 
 mod conformance;
+mod releases;
 mod validation_cases;
