@@ -294,7 +294,7 @@ pub(crate) const REGISTRY: &[Registration] = &[
             let a: NodeResourcesFitArgs = args(raw)?;
             let p = Fit::new(&a)
                 .map_err(|e| FieldProblem::new("", e.to_string()))?
-                .for_release(features.kubernetes_version);
+                .for_release(features.kubernetes_version());
             Ok(BuiltPlugin::all_but_queue(Arc::new(p)))
         }),
         ..plugin("NodeResourcesFit", &[PreFilter, Filter, PreScore, Score])
@@ -315,7 +315,7 @@ pub(crate) const REGISTRY: &[Registration] = &[
     Registration {
         factory: Some(|_, features, _| {
             Ok(BuiltPlugin::all_but_queue(Arc::new(
-                VolumeBinding::for_release(features.kubernetes_version),
+                VolumeBinding::for_release(features.kubernetes_version()),
             )))
         }),
         ..plugin(
@@ -375,7 +375,7 @@ pub(crate) const REGISTRY: &[Registration] = &[
             let p = Arc::new(
                 BalancedAllocation::new(&a)
                     .map_err(|e| FieldProblem::new("", e.to_string()))?
-                    .for_release(features.kubernetes_version),
+                    .for_release(features.kubernetes_version()),
             );
             Ok(BuiltPlugin {
                 pre_score: Some(p.clone()),
@@ -390,7 +390,7 @@ pub(crate) const REGISTRY: &[Registration] = &[
         factory: Some(|_, features, _| {
             Ok(BuiltPlugin {
                 score: Some(Arc::new(ImageLocality::for_release(
-                    features.kubernetes_version,
+                    features.kubernetes_version(),
                 ))),
                 ..BuiltPlugin::default()
             })
