@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 /// One constraint's counts per domain and skew.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct ConstraintSpread {
     /// `zone maxSkew=1 DoNotSchedule app=web`.
     pub constraint: String,
@@ -45,6 +46,7 @@ pub enum SpreadError {
 
 /// One constraint of a pod, counted.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CountedConstraint {
     /// Counts per eligible domain, skew and excess.
     pub spread: ConstraintSpread,
@@ -56,6 +58,7 @@ pub struct CountedConstraint {
 
 /// A pod's constraints, counted.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PodSpread {
     /// The constraints are the cluster's default constraints (the pod has none).
     pub from_defaults: bool,

@@ -163,6 +163,7 @@ impl<'de> serde::Deserialize<'de> for KubernetesVersion {
 
 /// Why a version or a gate setting was refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum VersionError {
     /// Not `MAJOR.MINOR`.
     #[error("{0:?} is not a Kubernetes version (expected MAJOR.MINOR, e.g. 1.31)")]
@@ -208,6 +209,7 @@ pub enum VersionError {
 
 /// A gate's maturity in a release (upstream's `featuregate.PreRelease`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Maturity {
     /// Alpha.
     Alpha,

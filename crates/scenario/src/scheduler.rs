@@ -299,6 +299,8 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
             match sim.scheduler().outcome(&snapshot, *id) {
                 PodOutcome::Bound(node) => Ok(snapshot.node(node).node.name.to_string()),
                 PodOutcome::Pending(message) => Err(message),
+                // An outcome newer than this crate: not a placement, shown as it is.
+                other => Err(format!("{other:?}")),
             }
         };
         placements.insert(name.clone(), placement);

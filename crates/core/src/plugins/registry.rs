@@ -32,6 +32,7 @@ use std::sync::Arc;
 
 /// An extension point of the scheduling framework.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Point {
     /// PreEnqueue.
     PreEnqueue,

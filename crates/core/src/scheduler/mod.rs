@@ -48,6 +48,7 @@ pub(crate) const MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: i64 = 5;
 
 /// The outcome of one scheduling cycle.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ScheduleResult {
     /// The pod fits `node`.
     Scheduled {
