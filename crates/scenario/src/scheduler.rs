@@ -451,7 +451,7 @@ cases:
 
     #[test]
     fn preemption_cases_run() {
-        let reports = run_file(CASE, "inline.yaml").unwrap_or_else(|e| panic!("{e}"));
+        let reports = run_file(CASE, "inline.yaml").expect("the test case file runs");
         for r in reports {
             assert_eq!(r.outcome, Outcome::Passed, "{}", r.name);
         }

@@ -171,10 +171,12 @@ fn guard_prints_its_planning_time_on_stderr() {
     let o = run(&["guard", "-f", &shape("crowded-node"), "-o", "json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let err = stderr(&o);
-    let line = err
+    let Some(line) = err
         .lines()
         .find(|l| l.starts_with("planned 6 patches over 1 replicasets in "))
-        .unwrap_or_else(|| panic!("no timing line: {err}"));
+    else {
+        panic!("no timing line: {err}")
+    };
     let ms = line
         .trim_start_matches("planned 6 patches over 1 replicasets in ")
         .trim_end_matches(" ms");

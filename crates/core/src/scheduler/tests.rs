@@ -194,10 +194,10 @@ fn a_backing_off_pod_is_popped_early_only_from_1_33() {
             json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c",
                 "resources": {"requests": {"cpu": "8"}}}]}}),
         );
-        let id = s.add_pod(p).unwrap_or_else(|e| panic!("{e}"));
+        let id = s.add_pod(p).expect("the snapshot takes the pod");
         sched
             .enqueue(&s, id, Duration::ZERO)
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("the pod is queued");
         assert!(matches!(
             sched.schedule_next(&mut s, Duration::ZERO),
             Some(Attempt::Unschedulable { .. })
