@@ -33,6 +33,9 @@ fn guard_json_costs_remove_the_crowded_zone_first_once() {
     let o = run(&["guard", "-f", &shape("crowded-node"), "-o", "json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    // A versioned document, as the other reports (schema: crates/jobs/schema).
+    assert_eq!(v["apiVersion"], "topospread.dev/v1alpha1");
+    assert_eq!(v["kind"], "GuardReport");
     let rs = &v["replica_sets"][0];
     let patches = rs["patches"].as_array().expect("patches");
     assert_eq!(patches.len(), 6);
