@@ -454,22 +454,19 @@ mod tests {
     fn claim_validation_names_the_field() {
         let e = claim(json!({"metadata": {"name": "c"}, "spec": {
             "resources": {"requests": {"storage": "1Gi"}}}}))
-        .err()
-        .expect("the invalid object is refused");
+        .expect_err("the invalid object is refused");
         assert_eq!(
             e.to_string(),
             "persistentvolumeclaim/c: spec.accessModes: Required value: at least 1 access mode is required"
         );
         let e =
             claim(json!({"metadata": {"name": "c"}, "spec": {"accessModes": ["ReadWriteOnce"]}}))
-                .err()
-                .expect("the invalid object is refused");
+                .expect_err("the invalid object is refused");
         assert_eq!(e.field, "spec.resources[storage]");
         let e = claim(json!({"metadata": {"name": "c"}, "spec": {
             "accessModes": ["ReadWriteOncePod", "ReadWriteOnce"],
             "resources": {"requests": {"storage": "1Gi"}}}}))
-        .err()
-        .expect("the invalid object is refused");
+        .expect_err("the invalid object is refused");
         assert_eq!(
             e.message,
             "Forbidden: may not use ReadWriteOncePod with other access modes"
@@ -478,8 +475,7 @@ mod tests {
             json!({"metadata": {"name": "c"}, "spec": {"accessModes": ["Sometimes"],
             "resources": {"requests": {"storage": "1Gi"}}}}),
         )
-        .err()
-        .expect("the invalid object is refused");
+        .expect_err("the invalid object is refused");
         assert!(
             e.message.starts_with("Unsupported value: \"Sometimes\""),
             "{e}"
@@ -508,8 +504,7 @@ mod tests {
             "spec": {"accessModes": ["ReadWriteOnce"], "capacity": {"storage": "1Gi"}}}))
         .expect("the test object deserializes");
         let e = persistent_volume(&pv, &mut Symbols::default())
-            .err()
-            .expect("the invalid object is refused");
+            .expect_err("the invalid object is refused");
         assert_eq!(
             e.to_string(),
             "persistentvolume/v: spec: Required value: must specify a volume type"
@@ -517,16 +512,13 @@ mod tests {
         let sc: storage::StorageClass = serde_json::from_value(json!({"metadata": {"name": "s"},
             "provisioner": "p", "volumeBindingMode": "Later"}))
         .expect("the test object deserializes");
-        let e = storage_class(&sc, &mut Symbols::default())
-            .err()
-            .expect("the invalid object is refused");
+        let e =
+            storage_class(&sc, &mut Symbols::default()).expect_err("the invalid object is refused");
         assert_eq!(e.field, "volumeBindingMode");
         let cn: storage::CSINode = serde_json::from_value(json!({"metadata": {"name": "n"},
             "spec": {"drivers": [{"name": "d", "nodeID": "n", "allocatable": {"count": -1}}]}}))
         .expect("the test object deserializes");
-        let e = csi_node(&cn, &mut Symbols::default())
-            .err()
-            .expect("the invalid object is refused");
+        let e = csi_node(&cn, &mut Symbols::default()).expect_err("the invalid object is refused");
         assert_eq!(e.field, "spec.drivers[0].allocatable.count");
     }
 
