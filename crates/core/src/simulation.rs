@@ -12,6 +12,7 @@ use std::time::Duration;
 
 /// Something that happened in a run, in order.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub enum SimEvent {
     /// A pod was bound.
     Bound {

@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 /// One constraint's counts per domain and skew.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct ConstraintSpread {
     /// `zone maxSkew=1 DoNotSchedule app=web`.
     pub constraint: String,
@@ -45,6 +46,7 @@ pub enum SpreadError {
 
 /// One constraint of a pod, counted.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CountedConstraint {
     /// Counts per eligible domain, skew and excess.
     pub spread: ConstraintSpread,
@@ -56,6 +58,7 @@ pub struct CountedConstraint {
 
 /// A pod's constraints, counted.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PodSpread {
     /// The constraints are the cluster's default constraints (the pod has none).
     pub from_defaults: bool,
@@ -259,9 +262,9 @@ mod tests {
             let mut s = Snapshot::new();
             for (i, (zone, tainted, tier)) in nodes.iter().enumerate() {
                 let n: core::Node = serde_json::from_value(node(i, *zone, *tainted, *tier))
-                    .unwrap_or_else(|e| panic!("{e}"));
-                let n = convert::node(&n, s.symbols_mut()).unwrap_or_else(|e| panic!("{e}"));
-                s.add_node(n).unwrap_or_else(|e| panic!("{e}"));
+                    .expect("the test object deserializes");
+                let n = convert::node(&n, s.symbols_mut()).expect("the test node converts");
+                s.add_node(n).expect("the snapshot takes the node");
             }
             for (i, (at, web, other_ns)) in pods.iter().enumerate() {
                 let p: core::Pod = serde_json::from_value(json!({"metadata": {
@@ -269,9 +272,9 @@ mod tests {
                     "namespace": if *other_ns { "other" } else { "default" },
                     "labels": {"app": if *web { "web" } else { "db" }}},
                     "spec": {"containers": [{"name": "c"}]}}))
-                    .unwrap_or_else(|e| panic!("{e}"));
-                let p = convert::pod(&p, s.symbols_mut()).unwrap_or_else(|e| panic!("{e}"));
-                let id = s.add_pod(p).unwrap_or_else(|e| panic!("{e}"));
+                    .expect("the test pod deserializes");
+                let p = convert::pod(&p, s.symbols_mut()).expect("the test pod converts");
+                let id = s.add_pod(p).expect("the snapshot takes the pod");
                 let at = u32::try_from(at % nodes.len()).unwrap_or(0);
                 s.bind(id, NodeId(at));
             }
@@ -285,10 +288,10 @@ mod tests {
             }
             let pod: core::Pod = serde_json::from_value(json!({
                 "metadata": {"name": "incoming", "labels": {"app": "web"}}, "spec": spec}))
-                .unwrap_or_else(|e| panic!("{e}"));
-            let pod = convert::pod(&pod, s.symbols_mut()).unwrap_or_else(|e| panic!("{e}"));
+                .expect("the incoming pod deserializes");
+            let pod = convert::pod(&pod, s.symbols_mut()).expect("the test pod converts");
             let plugin = PodTopologySpread::new(&PodTopologySpreadArgs::default(), Features::default(), s.symbols_mut())
-                .unwrap_or_else(|e| panic!("{e}"));
+                .expect("the plugin builds with default arguments");
             let state = plugin.pre_filter_state(&pod, &s);
             let reported = count(&plugin, &pod, &s);
             let filtered = state.domain_counts(&s);

@@ -6,7 +6,7 @@
 //! server's gates are read. Every entry names the upstream change it follows.
 
 use crate::api::resources::RequestOptions;
-use crate::features::Features;
+use crate::features::{Feature, Features};
 use std::fmt;
 use std::str::FromStr;
 
@@ -163,6 +163,7 @@ impl<'de> serde::Deserialize<'de> for KubernetesVersion {
 
 /// Why a version or a gate setting was refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum VersionError {
     /// Not `MAJOR.MINOR`.
     #[error("{0:?} is not a Kubernetes version (expected MAJOR.MINOR, e.g. 1.31)")]
@@ -208,6 +209,7 @@ pub enum VersionError {
 
 /// A gate's maturity in a release (upstream's `featuregate.PreRelease`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Maturity {
     /// Alpha.
     Alpha,
@@ -733,16 +735,10 @@ impl FeatureGates {
 
     /// What the scheduler's plugins read.
     pub fn scheduler_features(&self) -> Features {
-        Features {
-            min_domains: self.enabled("MinDomainsInPodTopologySpread"),
-            node_inclusion_policy: self.enabled("NodeInclusionPolicyInPodTopologySpread"),
-            match_label_keys: self.enabled("MatchLabelKeysInPodTopologySpread"),
-            taint_toleration_comparison_operators: self
-                .enabled("TaintTolerationComparisonOperators"),
-            scheduler_pop_from_backoff_q: self.enabled("SchedulerPopFromBackoffQ"),
-            empty_selector_matches_all: self.version.empty_selector_matches_all(),
-            kubernetes_version: self.version,
-        }
+        Feature::ALL.into_iter().fold(
+            Features::default().with_kubernetes_version(self.version),
+            |f, gate| f.with(gate, self.enabled(gate.name())),
+        )
     }
 }
 
@@ -807,28 +803,30 @@ mod tests {
 
     #[test]
     fn defaults_follow_the_releases() {
+        let on = |f: &Features| {
+            [
+                Feature::MinDomainsInPodTopologySpread,
+                Feature::NodeInclusionPolicyInPodTopologySpread,
+                Feature::MatchLabelKeysInPodTopologySpread,
+            ]
+            .map(|g| f.enabled(g))
+        };
         let f = FeatureGates::new(v(25)).scheduler_features();
-        assert!(!f.min_domains && !f.node_inclusion_policy && !f.match_label_keys);
-        assert!(f.empty_selector_matches_all);
+        assert_eq!(on(&f), [false, false, false]);
+        assert!(f.empty_selector_matches_all());
         let f = FeatureGates::new(v(26)).scheduler_features();
-        assert!(!f.min_domains && f.node_inclusion_policy && !f.match_label_keys);
+        assert_eq!(on(&f), [false, true, false]);
         let f = FeatureGates::new(v(27)).scheduler_features();
-        assert!(f.min_domains && f.node_inclusion_policy && f.match_label_keys);
-        assert!(!f.empty_selector_matches_all);
+        assert_eq!(on(&f), [true, true, true]);
+        assert!(!f.empty_selector_matches_all());
         assert!(
             !FeatureGates::new(v(37))
                 .scheduler_features()
-                .empty_selector_matches_all
+                .empty_selector_matches_all()
         );
         let newest = FeatureGates::default().scheduler_features();
-        assert!(newest.empty_selector_matches_all);
-        assert_eq!(
-            Features {
-                empty_selector_matches_all: true,
-                ..newest
-            },
-            Features::default()
-        );
+        assert!(newest.empty_selector_matches_all());
+        assert_eq!(newest, Features::default());
         assert!(!FeatureGates::new(v(33)).enabled("PodLevelResources"));
         assert!(FeatureGates::new(v(34)).enabled("PodLevelResources"));
     }
@@ -840,7 +838,9 @@ mod tests {
             .apply("MinDomainsInPodTopologySpread=false, MatchLabelKeysInPodTopologySpread=FALSE")
             .expect("valid gates");
         let f = gates.scheduler_features();
-        assert!(!f.min_domains && !f.match_label_keys && f.node_inclusion_policy);
+        assert!(!f.enabled(Feature::MinDomainsInPodTopologySpread));
+        assert!(!f.enabled(Feature::MatchLabelKeysInPodTopologySpread));
+        assert!(f.enabled(Feature::NodeInclusionPolicyInPodTopologySpread));
         assert!(matches!(
             gates.apply("NoSuchGate=true"),
             Err(VersionError::UnknownGate { .. })
@@ -910,7 +910,11 @@ mod tests {
                 .unwrap_or(false),
             "{e:?}"
         );
-        assert!(FeatureGates::new(v(33)).scheduler_features().min_domains);
+        assert!(
+            FeatureGates::new(v(33))
+                .scheduler_features()
+                .enabled(Feature::MinDomainsInPodTopologySpread)
+        );
         assert!(FeatureGates::new(v(38)).enabled("MinDomainsInPodTopologySpread"));
         // Modelled gates set on the command line need no note.
         let mut modelled = FeatureGates::new(v(35));

@@ -6,17 +6,14 @@
 use crate::chart::{self, Counts};
 use crate::page::{Esc, Page, list_section};
 use std::fmt::Write as _;
-use topospread::rebalance::{ConstraintSpread, Strategy, WorkloadSpread};
+use topospread::rebalance::{ConstraintSpread, WorkloadSpread};
 use topospread::snapshot::Snapshot;
 use topospread_jobs::rebalance::{RebalanceReport, ScaleDownReport};
 
 /// The page for a rebalancing plan.
 pub fn rebalance(report: &RebalanceReport) -> String {
     let p = &report.plan;
-    let strategy = match p.strategy {
-        Strategy::Topospread => "topospread",
-        Strategy::Descheduler => "descheduler",
-    };
+    let strategy = p.strategy.name();
     let mut page = Page::new(
         "topospread rebalance",
         &format!(

@@ -25,6 +25,7 @@ mod error;
 
 pub mod config;
 pub mod explain;
+pub mod guard;
 pub mod input;
 pub mod rebalance;
 pub mod runtime;

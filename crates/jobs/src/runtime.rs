@@ -87,6 +87,8 @@ impl Runtime {
         match self.sim.scheduler().outcome(snapshot, id) {
             PodOutcome::Bound(node) => Placement::Scheduled(node),
             PodOutcome::Pending(m) => Placement::Unschedulable(m),
+            // An outcome newer than this crate: not a placement, shown as it is.
+            other => Placement::Unschedulable(format!("{other:?}")),
         }
     }
 
@@ -258,6 +260,7 @@ fn view(e: &Explanation, snapshot: &Snapshot, pod: &Pod) -> ExplainView {
         ScheduleResult::Scheduled { node, .. } => Ok(snapshot.node(*node).node.name.to_string()),
         ScheduleResult::Unschedulable { message, .. } => Err(message.clone()),
         ScheduleResult::Error(s) => Err(format!("error: {s}")),
+        other => Err(format!("{other:?}")),
     };
     ExplainView {
         pod: format!("{}/{}", symbols.resolve(pod.namespace), pod.name),

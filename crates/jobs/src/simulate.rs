@@ -347,7 +347,8 @@ fn evictions(runtime: &Runtime, snapshot: &Snapshot) -> Vec<(String, Option<PodI
                 Some(entry) => entry.1 = Some(*replacement),
                 None => out.push((victim.clone(), Some(*replacement))),
             },
-            SimEvent::Bound { .. } => {}
+            // Bindings, and events newer than this crate, evict nothing.
+            _ => {}
         }
     }
     out
@@ -393,7 +394,8 @@ pub fn schedule_all(
                     format!("{}/{}", symbols.resolve(p.namespace), p.name)
                 }),
             }),
-            SimEvent::Bound { .. } => {}
+            // Bindings, and events newer than this crate, add no pod to report.
+            _ => {}
         }
     }
     let results = order

@@ -208,7 +208,8 @@ fn controller_kind(kind: &topospread::api::ControllerKind) -> &'static str {
         K::StatefulSet => "statefulset",
         K::ReplicationController => "replicationcontroller",
         K::DaemonSet => "daemonset",
-        K::Other => "controller",
+        // `Other`, and kinds newer than this crate.
+        _ => "controller",
     }
 }
 

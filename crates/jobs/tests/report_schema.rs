@@ -45,6 +45,7 @@ fn the_checked_in_schemas_are_the_generated_ones() {
     assert_checked_in("rebalance-report.json", &rebalance);
     assert_checked_in("scale-down-report.json", &scale_down);
     assert_checked_in("show-report.json", &topospread_jobs::show::schema());
+    assert_checked_in("guard-report.json", &topospread_jobs::guard::schema());
 }
 
 #[test]
@@ -538,4 +539,36 @@ fn show_reports_validate_with_and_without_a_selector() {
     let mut bad = ShowRequest::new(ClusterSource::default());
     bad.selector = Some("app in (".into());
     assert!(show(&Context::new(), bad).is_err());
+}
+
+#[test]
+fn guard_reports_validate_with_patches_user_costs_and_notes() {
+    let shapes = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/guard");
+    // (shape, at least this many patches, notes, user-set costs left alone)
+    for (shape, patches, notes, user_costs) in [("crowded-node", 6, 0, 0), ("bad-pods", 1, 3, 1)] {
+        let request =
+            topospread_jobs::guard::GuardRequest::new(vec![shapes.join(format!("{shape}.yaml"))]);
+        let report = topospread_jobs::guard::plan(&Context::new(), &request).expect("guard plans");
+        let value = serde_json::to_value(&report).expect("serializes");
+        assert_eq!(value["apiVersion"], "topospread.dev/v1alpha1", "{shape}");
+        assert_eq!(value["kind"], "GuardReport", "{shape}");
+        assert!(
+            report.plan.patches().count() >= patches,
+            "{shape}: {} patches",
+            report.plan.patches().count()
+        );
+        assert!(
+            report.plan.notes.len() >= notes,
+            "{shape}: {:?}",
+            report.plan.notes
+        );
+        let kept: usize = report
+            .plan
+            .replica_sets
+            .iter()
+            .map(|r| r.user_costs.len())
+            .sum();
+        assert_eq!(kept, user_costs, "{shape}");
+        assert_valid_against(&value, &schema_path("guard-report.json"));
+    }
 }

@@ -599,8 +599,8 @@ spec:
     // (DefaultStorageClass admission), and a pod's ephemeral volume gets its claim.
     #[test]
     fn storage_objects_load_one_by_one() {
-        let m = parse_manifests(STORAGE, "storage.yaml").unwrap_or_else(|e| panic!("{e}"));
-        let built = build(&m.objects).unwrap_or_else(|e| panic!("{e}"));
+        let m = parse_manifests(STORAGE, "storage.yaml").expect("the test manifests parse");
+        let built = build(&m.objects).expect("the test objects build");
         let refused: Vec<String> = built
             .refused_storage
             .iter()
@@ -616,7 +616,7 @@ spec:
         let ns = s
             .symbols()
             .get("default")
-            .unwrap_or_else(|| panic!("no namespace"));
+            .expect("the default namespace exists");
         let data = s.persistent_volume_claim(ns, "data");
         assert_eq!(data.map(|c| &*c.storage_class), Some("standard"));
         let tmp = s.persistent_volume_claim(ns, "scratch-tmp");

@@ -150,7 +150,7 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
             }
         }
     }
-    let mut gates = FeatureGates::new(case.features.kubernetes_version);
+    let mut gates = FeatureGates::new(case.features.kubernetes_version());
     if let Some(spec) = &case.feature_gates {
         gates.apply(spec).map_err(|e| bad("featureGates", &e))?;
     }

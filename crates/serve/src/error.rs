@@ -149,7 +149,7 @@ mod tests {
             "status": "Failure", "code": 409, "reason": "Conflict",
             "message": "Operation cannot be fulfilled on pods \"web-0\": the object has been modified",
         }))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("the test Status deserializes");
         let e = kube::Error::Api(Box::new(status.clone()));
         assert_eq!(
             describe(&e),
@@ -165,7 +165,7 @@ mod tests {
             "the watch failed: Error from server (Conflict): Operation cannot be fulfilled on pods \"web-0\": the object has been modified"
         );
         let bare: kube::core::Status = serde_json::from_value(serde_json::json!({"code": 500}))
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("the test object deserializes");
         assert_eq!(
             status_line(&bare),
             "Error from server: the server responded with the status code 500"

@@ -657,6 +657,8 @@ impl Loop {
                 self.metrics.incoming("backoff", "ScheduleAttemptFailure");
                 warn!(?pod, message, "scheduling cycle failed");
             }
+            // An attempt newer than this crate: nothing it knows how to write back.
+            other => warn!(?other, "scheduling attempt this scheduler cannot carry out"),
         }
     }
 }

@@ -34,7 +34,8 @@ pub(crate) fn workload_skews(snapshot: &Snapshot) -> Vec<WorkloadSkew> {
             ControllerKind::StatefulSet => "StatefulSet",
             ControllerKind::ReplicationController => "ReplicationController",
             ControllerKind::DaemonSet => "DaemonSet",
-            ControllerKind::Other => "Controller",
+            // `Other`, and kinds newer than this crate.
+            _ => "Controller",
         };
         for c in &pod.spread_constraints {
             if !seen.insert((pod.namespace, kind, controller.name.clone(), c.topology_key)) {

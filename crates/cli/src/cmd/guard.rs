@@ -9,9 +9,9 @@ use std::fmt::Write as _;
 use std::io::Write;
 use std::process::ExitCode;
 use topospread::controller::DELETION_COST_ANNOTATION;
-use topospread::guard::{self, GuardOptions, GuardPlan, GuardPod, MANAGED_ANNOTATION, ScaleInSkew};
-use topospread_jobs::{Context, config, input};
-use topospread_k8s::load::Object;
+use topospread::guard::{GuardOptions, GuardPlan, MANAGED_ANNOTATION, ScaleInSkew};
+use topospread_jobs::Context;
+use topospread_jobs::guard::GuardRequest;
 
 /// Exit 0 when every predicted scale-in keeps the DoNotSchedule constraints within
 /// maxSkew, 1 when one does not (as `rebalance` exits 1 on what it cannot repair),
@@ -20,39 +20,24 @@ pub(crate) fn run(ctx: &Context, args: &GuardArgs) -> Result<ExitCode> {
     if args.live {
         return live(ctx, args);
     }
-    let input = input::load_admitted(ctx, &args.files, None, 0, input::PodForm::Whole)?;
-    let setup = config::load(ctx, args.config.as_deref(), &input)?;
-    let world = input::build(ctx, &input, 0, &[])?;
-    // Only pods that exist are guarded: pods workload expansion would create are not.
-    let pods: Vec<GuardPod> = input
-        .objects
-        .iter()
-        .filter_map(|l| match &l.object {
-            Object::Pod(p) => Some(GuardPod::of_pod(p)),
-            _ => None,
-        })
-        .collect();
-    let start = std::time::Instant::now();
-    let plan = guard::plan(
-        &world.snapshot,
-        &setup.config,
-        setup.features,
-        &pods,
-        GuardOptions {
-            override_user_costs: args.override_user_costs,
-        },
-    )?;
+    let mut request = GuardRequest::new(args.files.clone());
+    request.config = args.config.clone();
+    request.options = GuardOptions {
+        override_user_costs: args.override_user_costs,
+    };
+    let report = topospread_jobs::guard::plan(ctx, &request)?;
+    let plan = &report.plan;
     // Timing goes to stderr so stdout stays reproducible (as `rebalance` does).
     eprintln!(
         "planned {} patches over {} replicasets in {} ms",
         plan.patches().count(),
         plan.replica_sets.len(),
-        start.elapsed().as_millis()
+        report.planned_in.as_millis()
     );
     let text = match args.output {
-        OutputFormat::Json => serde_json::to_string_pretty(&plan)? + "\n",
-        OutputFormat::Yaml => patch_documents(&plan)?,
-        OutputFormat::Table => table(&plan),
+        OutputFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
+        OutputFormat::Yaml => patch_documents(plan)?,
+        OutputFormat::Table => table(plan),
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
     if args.output == OutputFormat::Yaml {
@@ -60,17 +45,11 @@ pub(crate) fn run(ctx: &Context, args: &GuardArgs) -> Result<ExitCode> {
             eprintln!("note: {n}");
         }
     }
-    Ok(
-        if plan
-            .replica_sets
-            .iter()
-            .any(guard::ReplicaSetGuard::violated_after_scale_in)
-        {
-            ExitCode::from(1)
-        } else {
-            ExitCode::SUCCESS
-        },
-    )
+    Ok(if report.violated_after_scale_in() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// One merge-patch document per pod, each applicable with
@@ -231,7 +210,11 @@ fn live(ctx: &Context, args: &GuardArgs) -> Result<ExitCode> {
     use anyhow::Context as _;
     use std::sync::Arc;
     crate::cmd::serve::init_logs(crate::cli::LogFormat::Text);
-    let setup = config::load(ctx, args.config.as_deref(), &input::Input::default())?;
+    let setup = topospread_jobs::config::load(
+        ctx,
+        args.config.as_deref(),
+        &topospread_jobs::input::Input::default(),
+    )?;
     // A certificate that does not parse ends it here, before any request.
     let tls = crate::cmd::serve::serving_tls(&args.serving, GUARD_PORT)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -95,10 +95,7 @@ fn scale_table(p: &ScalePlan) -> String {
 /// The plan for people: moves, spread before and after, what is left.
 fn table(p: &Plan, notes: &[String]) -> String {
     let mut out = String::new();
-    let strategy = match p.strategy {
-        Strategy::Topospread => "topospread",
-        Strategy::Descheduler => "descheduler",
-    };
+    let strategy = p.strategy.name();
     let _ = writeln!(
         out,
         "Plan ({strategy}): {} moves, {} rounds",

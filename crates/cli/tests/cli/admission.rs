@@ -193,12 +193,14 @@ fn a_resource_quota_stops_a_deployment_and_its_replica_set_reports_failed_create
             )
         );
     }
-    let web = v["workloads"]
+    let Some(web) = v["workloads"]
         .as_array()
         .unwrap()
         .iter()
         .find(|w| w["name"] == "web")
-        .unwrap_or_else(|| panic!("no workload web: {v}"));
+    else {
+        panic!("no workload web: {v}")
+    };
     assert_eq!(web["pods"], 2, "{web}");
     let events: Vec<String> = web["failed_create"]
         .as_array()

@@ -33,6 +33,9 @@ fn guard_json_costs_remove_the_crowded_zone_first_once() {
     let o = run(&["guard", "-f", &shape("crowded-node"), "-o", "json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    // A versioned document, as the other reports (schema: crates/jobs/schema).
+    assert_eq!(v["apiVersion"], "topospread.dev/v1alpha1");
+    assert_eq!(v["kind"], "GuardReport");
     let rs = &v["replica_sets"][0];
     let patches = rs["patches"].as_array().expect("patches");
     assert_eq!(patches.len(), 6);
@@ -171,10 +174,12 @@ fn guard_prints_its_planning_time_on_stderr() {
     let o = run(&["guard", "-f", &shape("crowded-node"), "-o", "json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let err = stderr(&o);
-    let line = err
+    let Some(line) = err
         .lines()
         .find(|l| l.starts_with("planned 6 patches over 1 replicasets in "))
-        .unwrap_or_else(|| panic!("no timing line: {err}"));
+    else {
+        panic!("no timing line: {err}")
+    };
     let ms = line
         .trim_start_matches("planned 6 patches over 1 replicasets in ")
         .trim_end_matches(" ms");

@@ -103,10 +103,9 @@ fn files_add_to_the_live_cluster() {
     // both new pods must go to zone b.
     let pods = report["pods"].as_array().unwrap();
     for name in ["web-new-1", "web-new-2"] {
-        let p = pods
-            .iter()
-            .find(|p| p["pod"] == name)
-            .unwrap_or_else(|| panic!("{name}: {report}"));
+        let Some(p) = pods.iter().find(|p| p["pod"] == name) else {
+            panic!("{name}: {report}")
+        };
         assert_eq!(p["zone"], "b", "{name}: {report}");
     }
     assert!(pods.iter().all(|p| p["pod"] != "web-done"), "{report}");
@@ -230,10 +229,9 @@ fn the_clusters_volumes_and_limit_ranges_apply_to_the_files_pods() {
     });
     assert_eq!(o.status.code(), Some(1), "{report}");
     let pods = report["pods"].as_array().unwrap();
-    let db = pods
-        .iter()
-        .find(|p| p["pod"] == "db")
-        .unwrap_or_else(|| panic!("{report}"));
+    let Some(db) = pods.iter().find(|p| p["pod"] == "db") else {
+        panic!("{report}")
+    };
     // Zone a holds the `web` pods; the claim's volume is in zone b: the pod goes there.
     assert_eq!(db["zone"], "b", "{report}");
     let refused = report["refused"].as_array().unwrap();
@@ -308,8 +306,9 @@ fn simulate_empty_selector(
     ];
     args.extend_from_slice(extra);
     let o = run(&args);
-    let report: Value = serde_json::from_str(&stdout(&o))
-        .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&o), stderr(&o)));
+    let Ok(report) = serde_json::from_str::<Value>(&stdout(&o)) else {
+        panic!("not JSON: {} {}", stdout(&o), stderr(&o))
+    };
     let node = report["pods"]
         .as_array()
         .unwrap()

@@ -305,12 +305,14 @@ fn a_statefulset_without_a_default_storage_class_waits_for_its_claims() {
     );
     assert!(pods(&v, "web-1").is_empty(), "{v}");
     assert_eq!(v["pending"], 1, "{v}");
-    let set = v["workloads"]
+    let Some(set) = v["workloads"]
         .as_array()
         .into_iter()
         .flatten()
         .find(|w| w["kind"] == "StatefulSet" && w["name"] == "web")
-        .unwrap_or_else(|| panic!("no StatefulSet web: {v}"));
+    else {
+        panic!("no StatefulSet web: {v}")
+    };
     assert_eq!(
         (set["pods"].as_u64(), set["pending"].as_u64()),
         (Some(1), Some(1))
@@ -436,11 +438,13 @@ fn every_real_case_names_its_source_commit_and_path() {
         let mut lines = text.lines();
         let source = lines.next().unwrap_or("");
         let path = lines.next().unwrap_or("");
-        let (repo, commit) = source
+        let Some((repo, commit)) = source
             .strip_prefix("# Source: https://github.com/")
             .and_then(|rest| rest.split_once(" ("))
             .and_then(|(repo, rest)| Some((repo, rest.split_once(", commit ")?.1)))
-            .unwrap_or_else(|| panic!("{}: {source}", f.display()));
+        else {
+            panic!("{}: {source}", f.display())
+        };
         let commit = commit.trim_end_matches(')');
         assert_eq!(commit.len(), 40, "{}: {source}", f.display());
         assert!(

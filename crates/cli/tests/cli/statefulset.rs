@@ -18,16 +18,22 @@ fn json(file: &str, extra: &[&str]) -> Value {
     let mut args = extra.to_vec();
     args.extend(["-o", "json"]);
     let (out, err, _) = simulate(file, &args);
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}\n{err}"))
+    let Ok(v) = serde_json::from_str(&out) else {
+        panic!("not JSON: {out}\n{err}")
+    };
+    v
 }
 
 fn workload<'a>(v: &'a Value, name: &str) -> &'a Value {
-    v["workloads"]
+    let found = v["workloads"]
         .as_array()
         .into_iter()
         .flatten()
-        .find(|w| w["kind"] == "StatefulSet" && w["name"] == name)
-        .unwrap_or_else(|| panic!("no StatefulSet {name}: {v}"))
+        .find(|w| w["kind"] == "StatefulSet" && w["name"] == name);
+    let Some(w) = found else {
+        panic!("no StatefulSet {name}: {v}")
+    };
+    w
 }
 
 #[test]

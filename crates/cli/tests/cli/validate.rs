@@ -169,11 +169,9 @@ fn json_schema() {
 fn a_rollout_that_cannot_finish_is_linted() {
     let r = validate(&["-f", "rollout-stall.yaml"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-    let line = r
-        .stdout
-        .lines()
-        .find(|l| l.contains("[TS009]"))
-        .unwrap_or_else(|| panic!("no TS009: {}", r.stdout));
+    let Some(line) = r.stdout.lines().find(|l| l.contains("[TS009]")) else {
+        panic!("no TS009: {}", r.stdout)
+    };
     assert!(
         line.starts_with(
             "deployment/web (namespace default): spec.template.spec.topologySpreadConstraints[0]: warning[TS009]: a rollout can never finish: the strategy resolves to maxUnavailable 0 (maxSurge 1) for 3 replicas"

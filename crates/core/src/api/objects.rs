@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 
 /// The kind of a pod's controller, as the default-spreading selector needs it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ControllerKind {
     /// `v1` ReplicationController.
     ReplicationController,

@@ -26,6 +26,7 @@ const MAX_NANOS_DIGITS: usize = 30;
 
 /// Why a string is not a quantity. The messages are upstream's, word for word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum QuantityError {
     /// The string is empty or is not a number followed by a suffix.
     #[error("quantities must match the regular expression '{SPLIT_RE}'")]

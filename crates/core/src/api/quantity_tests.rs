@@ -12,9 +12,10 @@ fn dec(mantissa: i128, exponent: i32) -> i128 {
 }
 
 fn nanos(s: &str) -> i128 {
-    Quantity::parse(s)
-        .unwrap_or_else(|e| panic!("{s:?} should parse: {e}"))
-        .nanos
+    let Ok(q) = Quantity::parse(s) else {
+        panic!("{s:?} should parse")
+    };
+    q.nanos
 }
 
 /// TestQuantityParse's table: input and exact value.

@@ -9,6 +9,7 @@ pub struct SelectorError(pub String);
 
 /// What a requirement asks of one label.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Op {
     /// The label is present with one of these values (sorted, deduplicated).
     In(Box<[Sym]>),

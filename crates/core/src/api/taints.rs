@@ -58,6 +58,7 @@ impl std::fmt::Display for Taint {
 
 /// How a toleration compares values.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum TolerationOp {
     /// Values must be equal (also the meaning of an empty operator).
     Equal,

@@ -203,6 +203,7 @@ pub struct CsiNode {
 
 /// A volume of a pod that some volume plugin reads; other volume types are left out.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum PodVolume {
     /// `persistentVolumeClaim`.
     Claim {

@@ -445,7 +445,7 @@ mod tests {
 
     fn claim(v: serde_json::Value) -> Result<PersistentVolumeClaim, ConvertError> {
         let c: core::PersistentVolumeClaim =
-            serde_json::from_value(v).unwrap_or_else(|e| panic!("{e}"));
+            serde_json::from_value(v).expect("the test object deserializes");
         persistent_volume_claim(&c, &mut Symbols::default())
     }
 
@@ -454,22 +454,19 @@ mod tests {
     fn claim_validation_names_the_field() {
         let e = claim(json!({"metadata": {"name": "c"}, "spec": {
             "resources": {"requests": {"storage": "1Gi"}}}}))
-        .err()
-        .unwrap_or_else(|| panic!("accepted"));
+        .expect_err("the invalid object is refused");
         assert_eq!(
             e.to_string(),
             "persistentvolumeclaim/c: spec.accessModes: Required value: at least 1 access mode is required"
         );
         let e =
             claim(json!({"metadata": {"name": "c"}, "spec": {"accessModes": ["ReadWriteOnce"]}}))
-                .err()
-                .unwrap_or_else(|| panic!("accepted"));
+                .expect_err("the invalid object is refused");
         assert_eq!(e.field, "spec.resources[storage]");
         let e = claim(json!({"metadata": {"name": "c"}, "spec": {
             "accessModes": ["ReadWriteOncePod", "ReadWriteOnce"],
             "resources": {"requests": {"storage": "1Gi"}}}}))
-        .err()
-        .unwrap_or_else(|| panic!("accepted"));
+        .expect_err("the invalid object is refused");
         assert_eq!(
             e.message,
             "Forbidden: may not use ReadWriteOncePod with other access modes"
@@ -478,8 +475,7 @@ mod tests {
             json!({"metadata": {"name": "c"}, "spec": {"accessModes": ["Sometimes"],
             "resources": {"requests": {"storage": "1Gi"}}}}),
         )
-        .err()
-        .unwrap_or_else(|| panic!("accepted"));
+        .expect_err("the invalid object is refused");
         assert!(
             e.message.starts_with("Unsupported value: \"Sometimes\""),
             "{e}"
@@ -494,7 +490,7 @@ mod tests {
             "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "u1", "controller": true}]},
             "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "ga", "volumeName": "pv1",
                      "resources": {"requests": {"storage": "1Gi"}}}}))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("the test claim converts");
         assert_eq!(&*c.storage_class, "beta");
         assert_eq!(c.volume_name.as_deref(), Some("pv1"));
         assert!(c.bind_completed);
@@ -506,27 +502,23 @@ mod tests {
     fn volume_and_class_validation() {
         let pv: core::PersistentVolume = serde_json::from_value(json!({"metadata": {"name": "v"},
             "spec": {"accessModes": ["ReadWriteOnce"], "capacity": {"storage": "1Gi"}}}))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("the test object deserializes");
         let e = persistent_volume(&pv, &mut Symbols::default())
-            .err()
-            .unwrap_or_else(|| panic!("accepted"));
+            .expect_err("the invalid object is refused");
         assert_eq!(
             e.to_string(),
             "persistentvolume/v: spec: Required value: must specify a volume type"
         );
         let sc: storage::StorageClass = serde_json::from_value(json!({"metadata": {"name": "s"},
             "provisioner": "p", "volumeBindingMode": "Later"}))
-        .unwrap_or_else(|e| panic!("{e}"));
-        let e = storage_class(&sc, &mut Symbols::default())
-            .err()
-            .unwrap_or_else(|| panic!("accepted"));
+        .expect("the test object deserializes");
+        let e =
+            storage_class(&sc, &mut Symbols::default()).expect_err("the invalid object is refused");
         assert_eq!(e.field, "volumeBindingMode");
         let cn: storage::CSINode = serde_json::from_value(json!({"metadata": {"name": "n"},
             "spec": {"drivers": [{"name": "d", "nodeID": "n", "allocatable": {"count": -1}}]}}))
-        .unwrap_or_else(|e| panic!("{e}"));
-        let e = csi_node(&cn, &mut Symbols::default())
-            .err()
-            .unwrap_or_else(|| panic!("accepted"));
+        .expect("the test object deserializes");
+        let e = csi_node(&cn, &mut Symbols::default()).expect_err("the invalid object is refused");
         assert_eq!(e.field, "spec.drivers[0].allocatable.count");
     }
 
@@ -537,8 +529,8 @@ mod tests {
             "provisioner": "p", "volumeBindingMode": "WaitForFirstConsumer",
             "allowedTopologies": [{"matchLabelExpressions": [
                 {"key": "topology.kubernetes.io/zone", "values": ["a"]}]}]}))
-        .unwrap_or_else(|e| panic!("{e}"));
-        let sc = storage_class(&sc, &mut symbols).unwrap_or_else(|e| panic!("{e}"));
+        .expect("the test object deserializes");
+        let sc = storage_class(&sc, &mut symbols).expect("the test storage class converts");
         assert!(sc.wait_for_first_consumer);
         let mut labels = BTreeMap::new();
         labels.insert("topology.kubernetes.io/zone".to_string(), "a".to_string());

@@ -7,6 +7,7 @@ use std::ops::BitOr;
 
 /// What kind of object an event is about.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum EventResource {
     /// A pod bound (or assumed) to a node.
     AssignedPod,

@@ -440,7 +440,7 @@ impl Profile {
             });
         }
         let custom = config.plugins.clone().unwrap_or_default();
-        let release = features.kubernetes_version;
+        let release = features.kubernetes_version();
         check_names(&custom, &prefix, release)?;
         let defaults: Vec<PluginRef> = registry::defaults_in(release)
             .map(|r| PluginRef {

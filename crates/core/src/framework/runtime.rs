@@ -12,6 +12,7 @@ use std::collections::BTreeSet;
 
 /// One plugin's score for a node: raw, after NormalizeScore, and weighted.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PluginScore {
     /// The plugin.
     pub plugin: &'static str,
@@ -25,6 +26,7 @@ pub struct PluginScore {
 
 /// Every plugin's score for one node and their sum (`NodePluginScores`).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct NodePluginScores {
     /// The node.
     pub node: NodeId,

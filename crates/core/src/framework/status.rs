@@ -3,6 +3,7 @@ use std::fmt;
 
 /// A plugin's verdict code, as upstream's `framework.Code`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Code {
     /// The plugin ran and the pod may proceed.
     Success,

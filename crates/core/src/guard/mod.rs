@@ -103,7 +103,9 @@ pub struct GuardOptions {
 }
 
 /// One pod's new cost.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct CostPatch {
     /// The namespace.
     pub namespace: String,
@@ -146,7 +148,9 @@ impl CostPatch {
 
 /// One constraint of a ReplicaSet: its skew now and after scale-ins, as the
 /// ReplicaSet controller's order would remove pods.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct ScaleInSkew {
     /// `zone maxSkew=1 DoNotSchedule app=web`.
     pub constraint: String,
@@ -169,7 +173,9 @@ pub struct ScaleInSkew {
 }
 
 /// The guard's answer for one ReplicaSet.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct ReplicaSetGuard {
     /// The namespace.
     pub namespace: String,
@@ -202,7 +208,9 @@ impl ReplicaSetGuard {
 }
 
 /// Every ReplicaSet with spread constraints, and the pods the guard skipped.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct GuardPlan {
     /// Per ReplicaSet, by namespace and name.
     pub replica_sets: Vec<ReplicaSetGuard>,

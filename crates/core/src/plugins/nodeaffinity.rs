@@ -391,8 +391,9 @@ mod tests {
 
     fn added(s: &mut Snapshot, added: Value) -> NodeAffinity {
         let args: NodeAffinityArgs = serde_json::from_value(json!({ "addedAffinity": added }))
-            .unwrap_or_else(|e| panic!("{e}"));
-        NodeAffinity::new(&args, s.symbols_mut()).unwrap_or_else(|e| panic!("{e:?}"))
+            .expect("the test object deserializes");
+        NodeAffinity::new(&args, s.symbols_mut())
+            .expect("the plugin builds from the test arguments")
     }
 
     fn zones() -> Snapshot {
@@ -459,7 +460,7 @@ mod tests {
             "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
                 {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]},
                 {"matchExpressions": [{"key": "zone", "operator": "Bad"}]}]}}}))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("the arguments deserialize");
         let err = NodeAffinity::new(&args, s.symbols_mut()).err();
         let crate::config::FieldProblem {
             field: path,

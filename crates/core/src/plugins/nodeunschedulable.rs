@@ -2,7 +2,7 @@
 //! tolerate the `node.kubernetes.io/unschedulable:NoSchedule` taint.
 
 use crate::api::{Pod, Taint, TaintEffect};
-use crate::features::Features;
+use crate::features::{Feature, Features};
 use crate::framework::{ActionType as A, ClusterEvent, EventResource as R};
 use crate::framework::{Code, CycleState, FilterPlugin, Plugin, Status};
 use crate::snapshot::{NodeInfo, Snapshot};
@@ -30,7 +30,7 @@ impl NodeUnschedulable {
                 value: "".into(),
                 effect: TaintEffect::NoSchedule,
             },
-            comparison_ops: features.taint_toleration_comparison_operators,
+            comparison_ops: features.enabled(Feature::TaintTolerationComparisonOperators),
         }
     }
 }

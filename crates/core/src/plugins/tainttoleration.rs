@@ -3,7 +3,7 @@
 
 use super::helper::default_normalize_score;
 use crate::api::{Pod, TaintEffect, Toleration, find_untolerated_taint};
-use crate::features::Features;
+use crate::features::{Feature, Features};
 use crate::framework::{ActionType as A, ClusterEvent, EventResource as R};
 use crate::framework::{
     Code, CycleState, FilterPlugin, NodeScore, Plugin, PreScorePlugin, ScorePlugin, Screen, Status,
@@ -24,7 +24,7 @@ impl TaintToleration {
     /// Builds the plugin; the Gt/Lt toleration gate is resolved here.
     pub fn new(features: Features) -> Self {
         Self {
-            comparison_ops: features.taint_toleration_comparison_operators,
+            comparison_ops: features.enabled(Feature::TaintTolerationComparisonOperators),
         }
     }
 }

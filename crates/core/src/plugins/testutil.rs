@@ -15,13 +15,14 @@ pub(crate) fn snapshot(nodes: &[Value], pods: &[Value]) -> Snapshot {
     let mut s = Snapshot::new();
     s.set_volumes_tracked(true);
     for n in nodes {
-        let n: core::Node = serde_json::from_value(n.clone()).unwrap_or_else(|e| panic!("{e}"));
-        let node = convert::node(&n, s.symbols_mut()).unwrap_or_else(|e| panic!("{e}"));
-        s.add_node(node).unwrap_or_else(|e| panic!("{e}"));
+        let n: core::Node =
+            serde_json::from_value(n.clone()).expect("the test object deserializes");
+        let node = convert::node(&n, s.symbols_mut()).expect("the test node converts");
+        s.add_node(node).expect("the snapshot takes the node");
     }
     for p in pods {
         let p = pod(&mut s, p.clone());
-        s.add_pod(p).unwrap_or_else(|e| panic!("{e}"));
+        s.add_pod(p).expect("the snapshot takes the pod");
     }
     s
 }
@@ -31,26 +32,26 @@ pub(crate) fn snapshot(nodes: &[Value], pods: &[Value]) -> Snapshot {
 pub(crate) fn storage(s: &mut Snapshot, objects: &[Value]) {
     use k8s_openapi::api::storage::v1 as st;
     fn parse<T: serde::de::DeserializeOwned>(v: &Value) -> T {
-        serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{e}"))
+        serde_json::from_value(v.clone()).expect("the test object deserializes")
     }
     for o in objects {
         let sym = s.symbols_mut();
         match o.get("kind").and_then(Value::as_str) {
             Some("PersistentVolumeClaim") => {
                 let c = convert::persistent_volume_claim(&parse(o), sym);
-                s.set_persistent_volume_claim(c.unwrap_or_else(|e| panic!("{e}")));
+                s.set_persistent_volume_claim(c.expect("the test claim converts"));
             }
             Some("PersistentVolume") => {
                 let v = convert::persistent_volume(&parse(o), sym);
-                s.set_persistent_volume(v.unwrap_or_else(|e| panic!("{e}")));
+                s.set_persistent_volume(v.expect("the test volume converts"));
             }
             Some("StorageClass") => {
                 let c = convert::storage_class(&parse::<st::StorageClass>(o), sym);
-                s.set_storage_class(c.unwrap_or_else(|e| panic!("{e}")));
+                s.set_storage_class(c.expect("the test storage class converts"));
             }
             Some("CSINode") => {
                 let n = convert::csi_node(&parse::<st::CSINode>(o), sym);
-                s.set_csi_node(n.unwrap_or_else(|e| panic!("{e}")));
+                s.set_csi_node(n.expect("the test CSINode converts"));
             }
             other => panic!("not a storage kind: {other:?}"),
         }
@@ -59,8 +60,8 @@ pub(crate) fn storage(s: &mut Snapshot, objects: &[Value]) {
 
 /// A pod from its manifest.
 pub(crate) fn pod(s: &mut Snapshot, v: Value) -> Pod {
-    let p: core::Pod = serde_json::from_value(v).unwrap_or_else(|e| panic!("{e}"));
-    convert::pod(&p, s.symbols_mut()).unwrap_or_else(|e| panic!("{e}"))
+    let p: core::Pod = serde_json::from_value(v).expect("the test object deserializes");
+    convert::pod(&p, s.symbols_mut()).expect("the test pod converts")
 }
 
 /// PreFilter (if any), then Filter on every node unless PreFilter skipped: each node's
@@ -135,7 +136,7 @@ pub(crate) fn scores<P: PreScorePlugin + ScorePlugin>(
             node,
             score: plugin
                 .score(&state, pod, s.node(node), s)
-                .unwrap_or_else(|e| panic!("{e}")),
+                .expect("the plugin scores the node"),
         })
         .collect();
     let st = plugin.normalize_score(&state, pod, &mut out);

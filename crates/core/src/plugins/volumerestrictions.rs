@@ -229,7 +229,7 @@ mod tests {
                 .is_success()
         );
         let user = s.pod(crate::snapshot::PodId(0)).cloned();
-        let user = user.unwrap_or_else(|| panic!("no user pod"));
+        let user = user.expect("the user pod exists");
         let node = s.node(crate::snapshot::NodeId(0));
         assert!(
             VolumeRestrictions

@@ -43,6 +43,7 @@ pub enum QueueError {
 
 /// Where a queued pod waits.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum QueueName {
     /// Ready to be popped.
     Active,
@@ -58,6 +59,7 @@ pub enum QueueName {
 
 /// How many pods wait where (`scheduler_pending_pods{queue}`).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PendingCounts {
     /// In the active queue.
     pub active: usize,

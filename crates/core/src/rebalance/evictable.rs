@@ -21,6 +21,7 @@ const EVICT_ANNOTATION: &str = "descheduler.alpha.kubernetes.io/evict";
 /// Why a pod is never evicted, whatever the plan would gain.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, thiserror::Error)]
 #[serde(rename_all = "camelCase", tag = "reason")]
+#[non_exhaustive]
 pub enum NotEvictable {
     /// No controller would recreate it.
     #[error("not managed by a controller (nothing would recreate it)")]

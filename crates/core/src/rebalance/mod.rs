@@ -32,12 +32,23 @@ use std::collections::BTreeMap;
 
 /// How the plan is made.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Strategy {
     /// Greedy moves checked with the scheduler, each lowering the global measure.
     #[default]
     Topospread,
     /// The descheduler's RemovePodsViolatingTopologySpreadConstraint, in rounds.
     Descheduler,
+}
+
+impl Strategy {
+    /// The strategy's name as `--strategy` takes it and the reports print it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Topospread => "topospread",
+            Strategy::Descheduler => "descheduler",
+        }
+    }
 }
 
 /// What to plan for.
@@ -94,6 +105,7 @@ impl Default for RebalanceOptions {
 /// One step of a plan.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Move {
     /// The pod's namespace.
     pub namespace: String,
@@ -111,6 +123,7 @@ pub struct Move {
 /// A constraint the plan leaves violated, and why.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Unresolved {
     /// `namespace/kind/name` of the workloads declaring it.
     pub workload: String,
@@ -123,6 +136,7 @@ pub struct Unresolved {
 /// A workload's constraints.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct WorkloadSpread {
     /// The namespace.
     pub namespace: String,
@@ -135,6 +149,7 @@ pub struct WorkloadSpread {
 /// A plan and what it leads to.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
 pub struct Plan {
     /// The strategy that made it.
     #[serde(serialize_with = "strategy_name")]
@@ -166,10 +181,7 @@ pub struct Plan {
 }
 
 fn strategy_name<S: serde::Serializer>(s: &Strategy, ser: S) -> Result<S::Ok, S::Error> {
-    ser.serialize_str(match s {
-        Strategy::Topospread => "topospread",
-        Strategy::Descheduler => "descheduler",
-    })
+    ser.serialize_str(s.name())
 }
 
 /// Why no plan could be made.

@@ -16,6 +16,7 @@ pub use crate::controller::DELETION_COST_ANNOTATION;
 /// One pod's deletion cost.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct DeletionCost {
     /// The namespace.
     pub namespace: String,
@@ -33,6 +34,7 @@ pub struct DeletionCost {
 /// Which pods go, and the spread before and after.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
 pub struct ScalePlan {
     /// `namespace/name` of the controller.
     pub workload: String,

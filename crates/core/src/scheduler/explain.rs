@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 /// Every Filter plugin's verdict on one node.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct NodeFilterVerdicts {
     /// The node.
     pub node: NodeId,
@@ -28,6 +29,7 @@ pub struct NodeFilterVerdicts {
 /// A pod preemption chose to evict, as it was when the cycle chose it (it is gone from
 /// the cache once evicted).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Victim {
     /// `metadata.namespace`.
     pub namespace: String,
@@ -39,6 +41,7 @@ pub struct Victim {
 
 /// One scheduling cycle, recorded.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Explanation {
     /// Each PreFilter plugin's status.
     pub pre_filter: Vec<(&'static str, Status)>,

@@ -19,7 +19,7 @@ pub use schedule_one::{Attempt, EnqueueError, PodOutcome};
 
 use crate::api::Pod;
 use crate::config::SchedulerConfig;
-use crate::features::Features;
+use crate::features::{Feature, Features};
 use crate::framework::{ConfigError, CycleState, Profile, QueuedPod, ScoreTable, Status};
 use crate::queue::{QueueConfig, SchedulingQueue};
 use crate::rng::Rng;
@@ -48,6 +48,7 @@ pub(crate) const MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: i64 = 5;
 
 /// The outcome of one scheduling cycle.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ScheduleResult {
     /// The pod fits `node`.
     Scheduled {
@@ -195,7 +196,7 @@ impl Scheduler {
         let queue = SchedulingQueue::new(QueueConfig {
             initial_backoff: backoff_seconds(config.pod_initial_backoff_seconds, 1),
             max_backoff: backoff_seconds(config.pod_max_backoff_seconds, 10),
-            pop_from_backoff: features.scheduler_pop_from_backoff_q,
+            pop_from_backoff: features.enabled(Feature::SchedulerPopFromBackoffQ),
             ..QueueConfig::default()
         });
         Ok(Self {
@@ -214,7 +215,7 @@ impl Scheduler {
             percentage_of_nodes_to_score: config.percentage_of_nodes_to_score.unwrap_or(0),
             next_start_node_index: 0,
             rng: Rng::new(0),
-            release: features.kubernetes_version,
+            release: features.kubernetes_version(),
         })
     }
 

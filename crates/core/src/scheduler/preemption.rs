@@ -98,6 +98,7 @@ impl Limits {
 
 /// A preemption DefaultPreemption decided on: evict `victims` and nominate `node`.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Preemption {
     /// The nominated node.
     pub node: NodeId,

@@ -14,7 +14,8 @@ fn two_profiles(s: &mut Snapshot) -> Scheduler {
     };
     let mut config = SchedulerConfig::default();
     config.profiles.push(second);
-    Scheduler::new(&config, Features::default(), s).unwrap_or_else(|e| panic!("{e}"))
+    Scheduler::new(&config, Features::default(), s)
+        .expect("the scheduler builds from the test configuration")
 }
 
 fn cpu_pod(
@@ -55,8 +56,8 @@ fn each_pod_goes_to_the_profile_it_names() {
         "1",
         json!({"schedulerName": "elsewhere"}),
     );
-    let mine = s.add_pod(mine).unwrap_or_else(|e| panic!("{e}"));
-    let other = s.add_pod(other).unwrap_or_else(|e| panic!("{e}"));
+    let mine = s.add_pod(mine).expect("the snapshot takes the pod");
+    let other = s.add_pod(other).expect("the snapshot takes the pod");
     assert!(sched.enqueue(&s, mine, T0).is_ok());
     let err = sched.enqueue(&s, other, T0).map_err(|e| e.to_string());
     assert_eq!(
@@ -90,7 +91,7 @@ fn a_nominated_pod_keeps_its_room_from_lower_priority_pods() {
     let mut s = snapshot(1);
     let mut sched = scheduler(&mut s);
     let high = cpu_pod(&mut s, "high", 100, "3", json!({}));
-    let high = s.add_pod(high).unwrap_or_else(|e| panic!("{e}"));
+    let high = s.add_pod(high).expect("the snapshot takes the pod");
     sched.nominator.add(high, NodeId(0));
     let low = cpu_pod(&mut s, "low", 1, "2", json!({}));
     match sched.schedule_one(&s, &low) {
@@ -112,8 +113,8 @@ fn a_failed_binding_is_forgotten_and_backs_off() {
     let mut s = snapshot(1);
     let mut sched = scheduler(&mut s);
     let p = cpu_pod(&mut s, "p", 0, "1", json!({}));
-    let id = s.add_pod(p).unwrap_or_else(|e| panic!("{e}"));
-    sched.enqueue(&s, id, T0).unwrap_or_else(|e| panic!("{e}"));
+    let id = s.add_pod(p).expect("the snapshot takes the pod");
+    sched.enqueue(&s, id, T0).expect("the pod is queued");
     let Some(Attempt::Assumed { node, .. }) = sched.schedule_next(&mut s, T0) else {
         panic!("not assumed");
     };
@@ -121,7 +122,7 @@ fn a_failed_binding_is_forgotten_and_backs_off() {
     assert!(s.node(node).requested().milli_cpu > 0);
     sched
         .binding_failed(&mut s, id, T0)
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("the failed binding is undone");
     assert_eq!(s.pod_node(id), None);
     assert_eq!(s.node(node).requested().milli_cpu, 0);
     assert_eq!(

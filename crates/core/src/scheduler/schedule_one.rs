@@ -17,6 +17,7 @@ use std::time::Duration;
 
 /// What `schedule_next` did with the pod it popped.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Attempt {
     /// The pod was assumed on `node`: the caller binds it, then calls
     /// [`Scheduler::finish_binding`] (or [`Scheduler::binding_failed`]).
@@ -51,6 +52,7 @@ pub enum Attempt {
 
 /// Where a pod stands after the scheduler is done with it for now.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PodOutcome {
     /// Bound (or assumed) to a node.
     Bound(NodeId),

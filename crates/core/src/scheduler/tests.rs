@@ -194,10 +194,10 @@ fn a_backing_off_pod_is_popped_early_only_from_1_33() {
             json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c",
                 "resources": {"requests": {"cpu": "8"}}}]}}),
         );
-        let id = s.add_pod(p).unwrap_or_else(|e| panic!("{e}"));
+        let id = s.add_pod(p).expect("the snapshot takes the pod");
         sched
             .enqueue(&s, id, Duration::ZERO)
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("the pod is queued");
         assert!(matches!(
             sched.schedule_next(&mut s, Duration::ZERO),
             Some(Attempt::Unschedulable { .. })
@@ -429,24 +429,44 @@ fn preemption_evicts_the_fewest_lowest_priority_pods() {
     );
 }
 
+/// 2,000 pods, each spread over three zones (maxSkew 1, DoNotSchedule) and preferring
+/// other hosts than its peers, on 1,000 nodes: every pod binds, the zones stay within
+/// maxSkew after every bind, no node holds more than its allocatable, and incremental
+/// counting places every pod on the node full recounts choose. Prints pods/s.
 #[test]
-#[ignore = "timing; run with --release -- --ignored --nocapture"]
+#[ignore = "slow in debug (26 s of CPU for its two runs of 2,000 cycles on 1,000 nodes, \
+            one recounting every match): run with `--release -- --ignored --nocapture`"]
 fn many_pods_on_many_nodes() {
+    let incremental = place_many_pods(true);
+    let recounted = place_many_pods(false);
+    assert_eq!(incremental, recounted, "incremental counting moved a pod");
+}
+
+/// Schedules and binds the 2,000 pods of [`many_pods_on_many_nodes`] one by one and
+/// returns each pod's node index; panics on the first broken invariant.
+fn place_many_pods(incremental: bool) -> Vec<u32> {
+    const NODES: usize = 1000;
+    const PODS: usize = 2000;
+    const ZONES: usize = 3;
     let mut s = Snapshot::new();
-    for i in 0..1000 {
+    s.set_incremental(incremental);
+    for i in 0..NODES {
         let n: core::Node = serde_json::from_value(json!({
             "metadata": {"name": format!("n{i}"), "labels": {
                 "kubernetes.io/hostname": format!("n{i}"),
-                "topology.kubernetes.io/zone": format!("z{}", i % 3)}},
+                "topology.kubernetes.io/zone": format!("z{}", i % ZONES)}},
             "status": {"allocatable": {"cpu": "64", "memory": "256Gi", "pods": "110"}}
         }))
-        .unwrap();
-        let node = convert::node(&n, s.symbols_mut()).unwrap();
-        s.add_node(node).unwrap();
+        .expect("the test node deserializes");
+        let node = convert::node(&n, s.symbols_mut()).expect("the test node converts");
+        s.add_node(node).expect("the snapshot takes the node");
     }
     let mut sched = scheduler(&mut s);
+    let mut per_zone = [0usize; ZONES];
+    let mut per_node = vec![0usize; NODES];
+    let mut placed = Vec::with_capacity(PODS);
     let start = std::time::Instant::now();
-    for i in 0..2000 {
+    for i in 0..PODS {
         let p = pod(
             &mut s,
             json!({"metadata": {"name": format!("p{i}"), "labels": {"app": "web"}}, "spec": {
@@ -457,17 +477,34 @@ fn many_pods_on_many_nodes() {
                     {"weight": 10, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "web"}},
                      "topologyKey": "kubernetes.io/hostname"}}]}}}}),
         );
-        let id = s.add_pod(p.clone()).unwrap();
-        match sched.schedule_one(&s, &p) {
-            ScheduleResult::Scheduled { node, .. } => s.bind(id, node),
-            other => panic!("{other:?}"),
-        }
+        let id = s.add_pod(p.clone()).expect("the snapshot takes the pod");
+        let node = match sched.schedule_one(&s, &p) {
+            ScheduleResult::Scheduled { node, .. } => node,
+            other => panic!("p{i} (incremental {incremental}): {other:?}"),
+        };
+        s.bind(id, node);
+        let at = usize::try_from(node.0).expect("a node index fits usize");
+        per_node[at] += 1;
+        per_zone[at % ZONES] += 1;
+        let (min, max) = (per_zone.iter().min(), per_zone.iter().max());
+        assert!(
+            max.zip(min).is_some_and(|(max, min)| max - min <= 1),
+            "after p{i}: zones {per_zone:?} exceed maxSkew 1"
+        );
+        placed.push(node.0);
     }
     let took = start.elapsed();
     println!(
-        "2000 pods on 1000 nodes: {took:?} ({:.0} pods/s)",
-        2000.0 / took.as_secs_f64()
+        "{PODS} pods on {NODES} nodes (incremental {incremental}): {took:?} ({:.0} pods/s)",
+        PODS as f64 / took.as_secs_f64()
     );
+    assert_eq!(per_zone.iter().sum::<usize>(), PODS);
+    // Each pod asks 100m CPU and 128Mi; a node has 64 CPUs, 256Gi and 110 pods.
+    let most = per_node.iter().copied().max().unwrap_or(0);
+    assert!(most <= 110, "a node holds {most} pods");
+    assert!(most * 100 <= 64_000, "a node holds {}m CPU", most * 100);
+    assert!(most * 128 <= 256 * 1024, "a node holds {}Mi", most * 128);
+    placed
 }
 
 /// A pending pod of `cpu` cores and `priority`, nominated to `nominated` by its status.

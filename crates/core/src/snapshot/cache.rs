@@ -20,6 +20,7 @@ use crate::api::{Node, Pod};
 
 /// Where a stored pod is in the cache's life cycle.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum PodState {
     /// Not on a node: waiting to be scheduled.
     Pending,

@@ -57,7 +57,7 @@ fn node(s: &mut Snapshot, i: u8, zone: Option<u8>, tainted: bool) -> crate::api:
     if tainted {
         b = b.taint("dedicated", "x", "NoSchedule");
     }
-    convert::node(&b.build(), s.symbols_mut()).unwrap_or_else(|e| panic!("{e}"))
+    convert::node(&b.build(), s.symbols_mut()).expect("the test node converts")
 }
 
 fn pod(s: &mut Snapshot, i: u8, app: u8, on: Option<u8>) -> Pod {
@@ -78,7 +78,7 @@ fn pod(s: &mut Snapshot, i: u8, app: u8, on: Option<u8>) -> Pod {
             ..Default::default()
         }]);
     }
-    convert::pod(&p, s.symbols_mut()).unwrap_or_else(|e| panic!("{e}"))
+    convert::pod(&p, s.symbols_mut()).expect("the test pod converts")
 }
 
 fn probe(s: &mut Snapshot) -> Pod {
@@ -97,7 +97,7 @@ fn probe(s: &mut Snapshot) -> Pod {
             "DoNotSchedule",
             &[("app", "a0")],
         );
-    convert::pod(&b.build(), s.symbols_mut()).unwrap_or_else(|e| panic!("{e}"))
+    convert::pod(&b.build(), s.symbols_mut()).expect("the test pod converts")
 }
 
 /// Applies one event; errors are part of the stream (they must leave no trace).
@@ -150,11 +150,12 @@ fn rebuild(s: &Snapshot) -> Snapshot {
     let mut r = Snapshot::new();
     *r.symbols_mut() = s.symbols().clone();
     for n in s.nodes() {
-        r.add_node(n.node.clone()).unwrap_or_else(|e| panic!("{e}"));
+        r.add_node(n.node.clone())
+            .expect("the snapshot takes the node");
     }
     for (id, p) in s.pods() {
         if s.pod_node(id).is_some() || p.node_name.is_none() {
-            r.add_pod(p.clone()).unwrap_or_else(|e| panic!("{e}"));
+            r.add_pod(p.clone()).expect("the snapshot takes the pod");
         }
     }
     *r.workloads_mut() = s.workloads().clone();
@@ -241,7 +242,7 @@ fn observe(s: &mut Snapshot) -> Vec<String> {
     }
     let p = probe(s);
     let mut sched = Scheduler::new(&SchedulerConfig::default(), Features::default(), s)
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("the scheduler builds from the test configuration");
     sched.set_seed(3);
     let result = match sched.schedule_one(s, &p) {
         ScheduleResult::Scheduled { node, .. } => format!("on {}", s.node(node).node.name),

@@ -9,6 +9,7 @@ use crate::api::{Labels, Selector, Sym};
 
 /// The kinds of workload objects default spreading reads.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum WorkloadKind {
     /// `v1` Service.
     Service,

@@ -51,9 +51,9 @@ proptest! {
         let mut s = Snapshot::new();
         for i in 0..3 {
             let n: core::Node = serde_json::from_value(json!({"metadata": {"name": format!("n{i}"), "labels": {"zone": "z"}}}))
-                .unwrap_or_else(|e| panic!("{e}"));
-            let node = convert::node(&n, s.symbols_mut()).unwrap_or_else(|e| panic!("{e}"));
-            s.add_node(node).unwrap_or_else(|e| panic!("{e}"));
+                .expect("the test object deserializes");
+            let node = convert::node(&n, s.symbols_mut()).expect("the test node converts");
+            s.add_node(node).expect("the snapshot takes the node");
         }
         let mut live: Vec<PodId> = Vec::new();
         for (i, (node, cpu, with_port, anti, remove)) in ops.into_iter().enumerate() {
@@ -65,9 +65,9 @@ proptest! {
                 continue;
             }
             let p: core::Pod = serde_json::from_value(pod_manifest(i, cpu, port, anti))
-                .unwrap_or_else(|e| panic!("{e}"));
-            let p = convert::pod(&p, s.symbols_mut()).unwrap_or_else(|e| panic!("{e}"));
-            let id = s.add_pod(p).unwrap_or_else(|e| panic!("{e}"));
+                .expect("the test object deserializes");
+            let p = convert::pod(&p, s.symbols_mut()).expect("the test pod converts");
+            let id = s.add_pod(p).expect("the snapshot takes the pod");
             s.bind(id, super::NodeId(u32::try_from(node).unwrap_or(0)));
             live.push(id);
         }

@@ -73,6 +73,7 @@ impl fmt::Display for FieldPath {
 
 /// Why a field is invalid: the `field.ErrorType`s that topology spread validation uses.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub enum ErrorType {
     /// Malformed or out-of-range value (`FieldValueInvalid`).
     Invalid,

@@ -143,12 +143,14 @@ fn run(
                 victim,
                 replacement,
             } => format!("{victim} replaced by {}", replacement.0),
+            other => format!("{other:?}"),
         });
     }
     for (id, p) in s.pods() {
         let outcome = match sim.scheduler().outcome(&s, id) {
             PodOutcome::Bound(n) => format!("on {}", n.0),
             PodOutcome::Pending(m) => format!("pending: {m}"),
+            other => format!("{other:?}"),
         };
         out.push(format!("{}: {outcome}", p.name));
     }

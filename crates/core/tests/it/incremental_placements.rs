@@ -170,6 +170,7 @@ fn run(nodes: &[NodeSpec], steps: &[Step], mode: Mode) -> Vec<String> {
                         out.push(format!("{} pending: {message}", p.name));
                     }
                     ScheduleResult::Error(e) => out.push(format!("{} error: {e}", p.name)),
+                    other => out.push(format!("{} {other:?}", p.name)),
                 }
             }
         }

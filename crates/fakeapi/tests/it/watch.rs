@@ -221,11 +221,16 @@ async fn watcher_relists_after_expiry_and_cache_matches_server() {
     .unwrap();
     let mut saw_gone = false;
     loop {
-        match next(&mut stream).await {
-            Err(watcher::Error::WatchError(e)) if e.code == 410 => saw_gone = true,
-            Ok(Event::InitDone) if saw_gone => break,
-            Ok(_) => {}
-            Err(e) => panic!("{e}"),
+        let event = next(&mut stream).await;
+        if let Err(watcher::Error::WatchError(e)) = &event
+            && e.code == 410
+        {
+            saw_gone = true;
+            continue;
+        }
+        let event = event.expect("the watch yields events, or 410 Gone");
+        if saw_gone && matches!(event, Event::InitDone) {
+            break;
         }
     }
     let mut cached: Vec<(String, String)> = reader

@@ -57,7 +57,7 @@ mod tests {
     use super::*;
 
     fn pod(yaml: &str) -> Pod {
-        serde_saphyr::from_str(yaml).unwrap_or_else(|e| panic!("{e}"))
+        serde_saphyr::from_str(yaml).expect("the test object deserializes")
     }
 
     #[test]

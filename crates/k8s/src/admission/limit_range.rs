@@ -391,14 +391,14 @@ mod tests {
         serde_saphyr::from_str(&format!(
             "metadata: {{name: lr}}\nspec:\n  limits: {items}\n"
         ))
-        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("the test object deserializes")
     }
 
     fn pod(containers: &str) -> Pod {
         serde_saphyr::from_str(&format!(
             "metadata: {{name: p}}\nspec:\n  containers: {containers}\n"
         ))
-        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("the test object deserializes")
     }
 
     fn resources(p: &Pod) -> (BTreeMap<String, String>, BTreeMap<String, String>) {

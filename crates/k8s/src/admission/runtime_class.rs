@@ -114,12 +114,12 @@ mod tests {
     use super::*;
 
     fn class(yaml: &str) -> BTreeMap<String, RuntimeClass> {
-        let c: RuntimeClass = serde_saphyr::from_str(yaml).unwrap_or_else(|e| panic!("{e}"));
+        let c: RuntimeClass = serde_saphyr::from_str(yaml).expect("the test object deserializes");
         BTreeMap::from([(c.metadata.name.clone().unwrap_or_default(), c)])
     }
 
     fn pod(yaml: &str) -> Pod {
-        serde_saphyr::from_str(yaml).unwrap_or_else(|e| panic!("{e}"))
+        serde_saphyr::from_str(yaml).expect("the test object deserializes")
     }
 
     const KATA: &str = "metadata: {name: kata}\nhandler: kata\noverhead: {podFixed: {cpu: 250m, memory: 120Mi}}\nscheduling:\n  nodeSelector: {runtime: kata}\n  tolerations: [{key: kata, operator: Exists, effect: NoSchedule}]\n";

@@ -106,7 +106,7 @@ mod tests {
                         "spec": {"accessModes": ["ReadWriteOnce"],
                                  "resources": {"requests": {"storage": "1Gi"}}}}]}
         }))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("the test StatefulSet deserializes");
         let source = Source {
             file: "f.yaml".into(),
             document: 1,
@@ -117,7 +117,7 @@ mod tests {
             .map(|n| ExpandedPod {
                 source: source.clone(),
                 pod: serde_json::from_value(json!({"metadata": {"name": n}}))
-                    .unwrap_or_else(|e| panic!("{e}")),
+                    .expect("the test object deserializes"),
             })
             .collect();
         let mut existing = BTreeSet::from([("prod".to_string(), "data-db-1".to_string())]);

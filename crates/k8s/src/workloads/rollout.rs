@@ -306,6 +306,8 @@ impl Rollout {
                         pod: name.clone(),
                         message,
                     }),
+                    // An outcome newer than this crate names no pending reason to report.
+                    _ => None,
                 }
             })
             .collect();

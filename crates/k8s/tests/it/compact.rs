@@ -54,11 +54,11 @@ fn read(text: &str, file: &str, compact: bool) -> (Vec<Loaded>, Compactor) {
             file,
             Compactor::new(RequestOptions::default(), ApiServerFeatures::default()),
         )
-        .unwrap_or_else(|e| panic!("{file}: {e}"));
+        .expect("the fixture loads compacted (the error names the file)");
         (m.objects, c)
     } else {
-        let m =
-            parse_manifests_reader(text.as_bytes(), file).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let m = parse_manifests_reader(text.as_bytes(), file)
+            .expect("the fixture loads (the error names the file)");
         (m.objects, Compactor::default())
     }
 }

@@ -19,16 +19,21 @@ fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     Ok(())
 }
 
+/// `path` with the I/O error that stopped reading it.
+fn at(path: &Path) -> impl Fn(std::io::Error) -> String + '_ {
+    move |e| format!("{}: {e}", path.display())
+}
+
 #[test]
-fn conformance_cases_pass() {
+fn conformance_cases_pass() -> Result<(), String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/conformance");
     let mut files = Vec::new();
-    yaml_files(&root, &mut files).unwrap_or_else(|e| panic!("{}: {e}", root.display()));
+    yaml_files(&root, &mut files).map_err(at(&root))?;
     assert!(!files.is_empty(), "no case files under {}", root.display());
     let (mut passed, mut failures) = (0, Vec::new());
     for f in &files {
-        let text = std::fs::read_to_string(f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
-        let reports = run_file(&text, &f.display().to_string()).unwrap_or_else(|e| panic!("{e}"));
+        let text = std::fs::read_to_string(f).map_err(at(f))?;
+        let reports = run_file(&text, &f.display().to_string()).map_err(|e| e.to_string())?;
         assert!(!reports.is_empty(), "{}: holds no case", f.display());
         for r in reports {
             match r.outcome {
@@ -55,4 +60,5 @@ fn conformance_cases_pass() {
         failures.len(),
         failures.join("\n")
     );
+    Ok(())
 }

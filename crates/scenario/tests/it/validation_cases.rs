@@ -4,20 +4,20 @@ use std::path::{Path, PathBuf};
 
 use topospread_scenario::ValidationCaseFile;
 
-fn case_files() -> Vec<PathBuf> {
+fn case_files() -> Result<Vec<PathBuf>, String> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/conformance/validation");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
+        .map_err(|e| format!("reading {}: {e}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
         .collect();
     files.sort();
-    files
+    Ok(files)
 }
 
 #[test]
-fn validation_cases() {
-    let files = case_files();
+fn validation_cases() -> Result<(), String> {
+    let files = case_files()?;
     assert!(
         files.iter().any(|f| f.ends_with("pod-validation.yaml"))
             && files.iter().any(|f| f.ends_with("args-validation.yaml")),
@@ -27,9 +27,9 @@ fn validation_cases() {
     let mut count = 0;
     for file in &files {
         let text = std::fs::read_to_string(file)
-            .unwrap_or_else(|e| panic!("reading {}: {e}", file.display()));
+            .map_err(|e| format!("reading {}: {e}", file.display()))?;
         let cases = ValidationCaseFile::from_yaml(&text)
-            .unwrap_or_else(|e| panic!("parsing {}: {e}", file.display()));
+            .map_err(|e| format!("parsing {}: {e}", file.display()))?;
         let mut names = std::collections::HashSet::new();
         for case in &cases.cases {
             count += 1;
@@ -58,4 +58,5 @@ fn validation_cases() {
         failures.join("\n")
     );
     eprintln!("{count} validation cases passed");
+    Ok(())
 }

@@ -161,7 +161,9 @@ async fn preemption_evicts_the_minimum_and_holds_the_room_against_replacements()
             .as_ref()
             .and_then(|s| s.conditions.as_ref())
             .and_then(|cs| cs.iter().find(|c| c.type_ == "DisruptionTarget"));
-        let c = c.unwrap_or_else(|| panic!("{:?} has no DisruptionTarget", v.metadata.name));
+        let Some(c) = c else {
+            panic!("{:?} has no DisruptionTarget", v.metadata.name)
+        };
         assert_eq!(
             (c.status.as_str(), c.reason.as_deref()),
             ("True", Some("PreemptionByScheduler"))

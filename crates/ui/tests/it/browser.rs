@@ -52,12 +52,14 @@ fn self_test(session: Session, kind: &str) -> serde_json::Value {
             &url,
         ])
         .output()
-        .unwrap_or_else(|e| panic!("{chromium}: {e}"));
+        .expect("headless Chromium runs");
     let dom = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let text = element_text(&dom, "selftest").unwrap_or_default();
-    let result: serde_json::Value = serde_json::from_str(&text.replace("&quot;", "\""))
-        .unwrap_or_else(|e| panic!("no self-test result ({e}) in the page:\n{dom}\n{stderr}"));
+    let Ok(result) = serde_json::from_str::<serde_json::Value>(&text.replace("&quot;", "\""))
+    else {
+        panic!("no self-test result in the page:\n{dom}\n{stderr}")
+    };
     eprintln!("self-test: {result}");
     let console_errors: Vec<&str> = stderr
         .lines()

@@ -28,7 +28,10 @@ impl Answer {
     }
 
     fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
+        let Ok(v) = serde_json::from_str(&self.body) else {
+            panic!("not JSON: {}", self.body)
+        };
+        v
     }
 
     /// The one-line error of a 4xx answer.
@@ -304,10 +307,12 @@ async fn unknown_pods_and_missing_parameters_are_4xx_one_line_errors() {
 
 /// `workload`'s pod count and its first constraint's counts on one side.
 fn side<'a>(v: &'a Value, workload: &str) -> (u64, &'a Value) {
-    let w = v["workloads"]
+    let Some(w) = v["workloads"]
         .as_array()
         .and_then(|ws| ws.iter().find(|w| w["workload"] == workload))
-        .unwrap_or_else(|| panic!("{workload} in {v}"));
+    else {
+        panic!("{workload} in {v}")
+    };
     (
         w["pods"].as_u64().unwrap_or(0),
         &w["constraints"][0]["counts"],

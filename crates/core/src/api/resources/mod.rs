@@ -36,6 +36,7 @@ pub const PODS: &str = "pods";
 
 /// A resource list could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ResourceError {
     /// A quantity does not parse.
     #[error("{path}: {value:?}: {error}")]

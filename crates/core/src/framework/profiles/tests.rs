@@ -22,17 +22,17 @@ fn every_profile_is_built_and_found_by_scheduler_name() {
         ]})),
         Features::default(),
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("the two-profile configuration is valid");
     let profiles = Profiles::build(&config, Features::default(), &mut Symbols::default())
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("the profiles build");
     assert_eq!(profiles.as_slice().len(), 2);
-    let b = profiles.get("b").unwrap_or_else(|| panic!("no profile b"));
+    let b = profiles.get("b").expect("profile b is built");
     assert_eq!(
         b.default_preemption_args().min_candidate_nodes_percentage,
         20
     );
     assert_eq!(b.default_preemption_args().min_candidate_nodes_absolute, 5);
-    let a = profiles.get("a").unwrap_or_else(|| panic!("no profile a"));
+    let a = profiles.get("a").expect("profile a is built");
     assert_eq!(
         a.default_preemption_args().min_candidate_nodes_absolute,
         100
@@ -42,15 +42,15 @@ fn every_profile_is_built_and_found_by_scheduler_name() {
 
 #[test]
 fn backoff_defaults() {
-    let config =
-        check_configuration(&doc(json!({})), Features::default()).unwrap_or_else(|e| panic!("{e}"));
+    let config = check_configuration(&doc(json!({})), Features::default())
+        .expect("the test configuration is valid");
     assert_eq!(config.pod_initial_backoff_seconds(), 1);
     assert_eq!(config.pod_max_backoff_seconds(), 10);
     let config = check_configuration(
         &doc(json!({"podInitialBackoffSeconds": 2, "podMaxBackoffSeconds": 30})),
         Features::default(),
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("the test configuration is valid");
     assert_eq!(config.pod_initial_backoff_seconds(), 2);
     assert_eq!(config.pod_max_backoff_seconds(), 30);
 }
@@ -76,7 +76,7 @@ fn refusals_name_the_field() {
     assert!(matches!(e, ConfigError::UnknownPlugin { .. }), "{e}");
     let e = err(json!({"parallelism": 0, "podInitialBackoffSeconds": 0}));
     let ConfigError::Invalid { errors } = &e else {
-        panic!("{e}")
+        panic!("want ConfigError::Invalid, got {e}")
     };
     let fields: Vec<&str> = errors.iter().map(|e| e.field.as_str()).collect();
     assert_eq!(fields, ["parallelism", "podInitialBackoffSeconds"]);

@@ -17,6 +17,7 @@ pub(crate) const REASON_INSUFFICIENT_EPHEMERAL_STORAGE: &str = "Insufficient eph
 
 /// One resource the node is short of, as upstream's `InsufficientResource`.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct InsufficientResource {
     /// The resource name (`pods`, `cpu`, `memory`, `ephemeral-storage` or a scalar).
     pub resource: Box<str>,

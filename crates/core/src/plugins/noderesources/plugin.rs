@@ -29,6 +29,7 @@ pub const BALANCED_ALLOCATION_NAME: &str = "NodeResourcesBalancedAllocation";
 
 /// Why a plugin could not be built from its args.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ResourceArgsError {
     /// `scoringStrategy.type` is not a known strategy.
     #[error(

@@ -7,6 +7,7 @@ use crate::api::{
     ControllerKind, Labels, NodeInclusionPolicy, Pod, Requirement, Selector, SpreadConstraintSpec,
     Sym, WhenUnsatisfiable,
 };
+use crate::features::Feature;
 use crate::snapshot::{NodeFilter, Snapshot};
 use smallvec::SmallVec;
 
@@ -60,7 +61,10 @@ impl PodTopologySpread {
             .iter()
             .filter(|c| &c.when_unsatisfiable == action)
             .map(|c| {
-                let selector = if self.features.match_label_keys {
+                let selector = if self
+                    .features
+                    .enabled(Feature::MatchLabelKeysInPodTopologySpread)
+                {
                     c.selector_for(pod_labels)
                 } else {
                     c.selector.clone()
@@ -69,7 +73,8 @@ impl PodTopologySpread {
                 // (`countPodsMatchSelector`'s `Empty()` check). Counting with Nothing is the
                 // same verdict: every count is 0, so Filter's skew is at most 1 <= maxSkew
                 // and every node scores alike.
-                let selector = if !self.features.empty_selector_matches_all && selector.is_empty() {
+                let selector = if !self.features.empty_selector_matches_all() && selector.is_empty()
+                {
                     Selector::Nothing
                 } else {
                     selector
@@ -82,12 +87,17 @@ impl PodTopologySpread {
                     node_affinity_policy: NodeInclusionPolicy::Honor,
                     node_taints_policy: NodeInclusionPolicy::Ignore,
                 };
-                if self.features.min_domains
+                if self
+                    .features
+                    .enabled(Feature::MinDomainsInPodTopologySpread)
                     && let Some(m) = c.min_domains
                 {
                     constraint.min_domains = m;
                 }
-                if self.features.node_inclusion_policy {
+                if self
+                    .features
+                    .enabled(Feature::NodeInclusionPolicyInPodTopologySpread)
+                {
                     if let Some(p) = c.node_affinity_policy {
                         constraint.node_affinity_policy = p;
                     }
@@ -109,7 +119,9 @@ impl PodTopologySpread {
         pod: &Pod,
         required_keys: SmallVec<[Sym; 2]>,
     ) -> NodeFilter {
-        let nip = self.features.node_inclusion_policy;
+        let nip = self
+            .features
+            .enabled(Feature::NodeInclusionPolicyInPodTopologySpread);
         let honor_affinity = !nip || c.node_affinity_policy == NodeInclusionPolicy::Honor;
         let honor_taints = nip && c.node_taints_policy == NodeInclusionPolicy::Honor;
         NodeFilter {
@@ -119,7 +131,8 @@ impl PodTopologySpread {
             tolerations: honor_taints.then(|| {
                 (
                     pod.tolerations.clone(),
-                    self.features.taint_toleration_comparison_operators,
+                    self.features
+                        .enabled(Feature::TaintTolerationComparisonOperators),
                 )
             }),
         }

@@ -30,6 +30,7 @@ pub const LABEL_TOPOLOGY_ZONE: &str = "topology.kubernetes.io/zone";
 
 /// Why the plugin could not be built from its args.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum NewError {
     /// `defaultingType` is neither System nor List.
     #[error(

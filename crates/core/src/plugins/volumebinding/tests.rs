@@ -158,23 +158,23 @@ fn binding_provisions_in_the_nodes_topology() {
         ],
     );
     let first = pod(&mut s, claim_pod("first", &["data"]));
-    let first = s.add_pod(first).unwrap_or_else(|e| panic!("{e}"));
+    let first = s.add_pod(first).expect("the snapshot takes the pod");
     assert_eq!(first, PodId(0));
-    let node_b = s.node_id("node-b").unwrap_or_else(|| panic!("no node-b"));
+    let node_b = s.node_id("node-b").expect("node-b exists");
     let done = bind_pod_volumes(&mut s, first, node_b);
     assert_eq!(done.provisioned, 1);
     let ns = s
         .symbols()
         .get("default")
-        .unwrap_or_else(|| panic!("no namespace"));
+        .expect("the default namespace exists");
     let c = s.persistent_volume_claim(ns, "data").cloned();
-    let c = c.unwrap_or_else(|| panic!("claim gone"));
+    let c = c.expect("the claim is kept");
     assert!(is_fully_bound(&c));
     let pv = c
         .volume_name
         .as_deref()
         .and_then(|n| s.persistent_volume(n));
-    let pv = pv.unwrap_or_else(|| panic!("no volume"));
+    let pv = pv.expect("the volume exists");
     assert_eq!(pv.csi.as_ref().map(|c| &*c.0), Some("ebs.csi.aws.com"));
     let second = pod(&mut s, claim_pod("second", &["data"]));
     let got = filter_all(&VolumeBinding::default(), &s, &second);
@@ -215,7 +215,7 @@ fn the_pv_controller_binds_immediate_claims() {
     let ns = s
         .symbols()
         .get("default")
-        .unwrap_or_else(|| panic!("no namespace"));
+        .expect("the default namespace exists");
     let name = |c: &str| {
         s.persistent_volume_claim(ns, c)
             .and_then(|c| c.volume_name.as_deref().map(str::to_string))
@@ -256,30 +256,31 @@ fn a_drained_ordinal_follows_its_volume() {
     manifest["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1",
         "kind": "StatefulSet", "name": "db", "uid": "s1", "controller": true}]);
     let p = pod(&mut s, manifest);
-    s.add_pod(p).unwrap_or_else(|e| panic!("{e}"));
+    s.add_pod(p).expect("the snapshot takes the pod");
     let scheduler = Scheduler::new(&SchedulerConfig::default(), Features::default(), &mut s)
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("the scheduler builds from the test configuration");
     let mut sim = Simulation::new(scheduler);
     sim.enqueue_pending(&s);
-    sim.run(&mut s, |_, _| {}).unwrap_or_else(|e| panic!("{e}"));
+    sim.run(&mut s, |_, _| {}).expect("the simulation runs");
     let placed = |s: &Snapshot| {
         let id = s.pod_id("default", "db-0")?;
         let node = s.pod_node(id)?;
         Some(s.node(node).node.name.to_string())
     };
-    let first = placed(&s).unwrap_or_else(|| panic!("db-0 not bound"));
+    let first = placed(&s).expect("db-0 is bound");
     let ns = s
         .symbols()
         .get("default")
-        .unwrap_or_else(|| panic!("no namespace"));
+        .expect("the default namespace exists");
     assert!(
         s.persistent_volume_claim(ns, "data-db-0")
             .is_some_and(is_fully_bound)
     );
     let zone_of = |n: &str| zone_nodes.iter().find(|(m, _)| *m == n).map(|(_, z)| *z);
     sim.drain(&mut s, std::slice::from_ref(&first))
-        .unwrap_or_else(|e| panic!("{e}"));
-    sim.run(&mut s, |_, _| {}).unwrap_or_else(|e| panic!("{e}"));
+        .expect("the node drains");
+    sim.run(&mut s, |_, _| {})
+        .expect("the simulation runs after the drain");
     // Zone b has one node: a replacement there has nowhere to go and waits.
     match placed(&s) {
         Some(second) => {
@@ -305,7 +306,7 @@ fn volume_events_requeue_the_plugins_pods() {
         crate::Features::default(),
         &mut Symbols::default(),
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("the default profile builds");
     let claim_update = ClusterEvent::new(R::PersistentVolumeClaim, A::UPDATE);
     let claim_add = ClusterEvent::new(R::PersistentVolumeClaim, A::ADD);
     let csi_node_add = ClusterEvent::new(R::CsiNode, A::ADD);

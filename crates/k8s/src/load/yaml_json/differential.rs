@@ -267,7 +267,9 @@ fn same_objects(piece: &str) -> bool {
     for kind in KINDS {
         let (yaml, json) = super::super::stream::typed_both(piece, kind);
         let Some(Some(json)) = json else { continue };
-        let yaml = yaml.unwrap_or_else(|| panic!("{kind} types through JSON only: {piece:?}"));
+        let Some(yaml) = yaml else {
+            panic!("{kind} types through JSON only: {piece:?}")
+        };
         assert_eq!(
             object_value(&json),
             object_value(&yaml),

@@ -15,7 +15,7 @@ use topospread::api::{Pod, WhenUnsatisfiable};
 use topospread::config::PodTopologySpreadArgs;
 use topospread::controller::Strategy;
 use topospread::convert;
-use topospread::features::Features;
+use topospread::features::{Feature, Features};
 use topospread::framework::{CycleState, FilterPlugin, PreFilterPlugin};
 use topospread::plugins::podtopologyspread::{
     ERR_REASON_NODE_LABEL_NOT_MATCH, NewError, PodTopologySpread,
@@ -182,12 +182,15 @@ impl ClusterLinter {
         let mut lints = Vec::new();
         // Hard constraints come first in the count, in the pod's order.
         for ((i, c), counted) in hard.zip(&spread.constraints) {
-            let selector = if self.features.match_label_keys {
+            let selector = if self
+                .features
+                .enabled(Feature::MatchLabelKeysInPodTopologySpread)
+            {
                 c.selector_for(&pod.labels)
             } else {
                 c.selector.clone()
             };
-            let counts_nothing = selector.is_empty() && !self.features.empty_selector_matches_all;
+            let counts_nothing = selector.is_empty() && !self.features.empty_selector_matches_all();
             if counts_nothing
                 || !selector.matches(&pod.labels, symbols)
                 || !selector.matches(&old, symbols)
