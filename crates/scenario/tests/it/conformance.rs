@@ -1,8 +1,11 @@
 //! Runs every scenario case under `tests/conformance/` through the engine. Every file
-//! must hold at least one case and every case must pass; the counts are printed.
+//! must hold at least one case and every case must pass, at the newest release and at the
+//! oldest; the counts are printed.
 
 use std::path::{Path, PathBuf};
-use topospread_scenario::{Outcome, run_file};
+use topospread::features::Features;
+use topospread::version::{FeatureGates, KubernetesVersion};
+use topospread_scenario::{Outcome, run_file_with};
 
 fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     let mut entries = std::fs::read_dir(dir)?
@@ -24,8 +27,9 @@ fn at(path: &Path) -> impl Fn(std::io::Error) -> String + '_ {
     move |e| format!("{}: {e}", path.display())
 }
 
-#[test]
-fn conformance_cases_pass() -> Result<(), String> {
+/// Runs every case file under `tests/conformance/` with `base` as the run's release and
+/// gates; the number of cases that passed, and each failing expectation.
+fn run_all(base: &Features) -> Result<(usize, Vec<String>), String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/conformance");
     let mut files = Vec::new();
     yaml_files(&root, &mut files).map_err(at(&root))?;
@@ -33,7 +37,8 @@ fn conformance_cases_pass() -> Result<(), String> {
     let (mut passed, mut failures) = (0, Vec::new());
     for f in &files {
         let text = std::fs::read_to_string(f).map_err(at(f))?;
-        let reports = run_file(&text, &f.display().to_string()).map_err(|e| e.to_string())?;
+        let reports =
+            run_file_with(&text, &f.display().to_string(), base).map_err(|e| e.to_string())?;
         assert!(!reports.is_empty(), "{}: holds no case", f.display());
         for r in reports {
             match r.outcome {
@@ -53,6 +58,12 @@ fn conformance_cases_pass() -> Result<(), String> {
             }
         }
     }
+    Ok((passed, failures))
+}
+
+#[test]
+fn conformance_cases_pass() -> Result<(), String> {
+    let (passed, failures) = run_all(&Features::default())?;
     eprintln!("{passed} passed, {} failing expectations", failures.len());
     assert!(
         failures.is_empty(),
@@ -60,5 +71,27 @@ fn conformance_cases_pass() -> Result<(), String> {
         failures.len(),
         failures.join("\n")
     );
+    Ok(())
+}
+
+/// A case that does not name its release (`features.kubernetesVersion`) must hold at every
+/// release: run at the oldest, the set stays green under `topospread test
+/// --kubernetes-version`, so expectations that changed over releases are pinned.
+#[test]
+fn cases_that_do_not_name_their_release_hold_at_the_oldest() -> Result<(), String> {
+    let oldest = KubernetesVersion::parse_any("1.25").map_err(|e| e.to_string())?;
+    let base = FeatureGates::new(oldest).scheduler_features();
+    assert_ne!(
+        base,
+        Features::default(),
+        "1.25 differs from the newest release"
+    );
+    let (passed, failures) = run_all(&base)?;
+    eprintln!(
+        "at 1.25: {passed} passed, {} failing expectations",
+        failures.len()
+    );
+    assert!(passed > 300, "only {passed} cases ran");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
     Ok(())
 }

@@ -2,5 +2,4 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a failure is a failing test
 
 mod conformance;
-mod releases;
 mod validation_cases;
