@@ -382,6 +382,10 @@ pub(crate) struct BenchLoadArgs {
     /// Write the files here and keep them (default: a temporary folder, removed after).
     #[arg(long)]
     pub(crate) dir: Option<PathBuf>,
+    /// Measure this existing dump (JSON or YAML, e.g. `gen_dump.py`'s) instead of
+    /// generating one; `json.load` reads it, or for YAML the `.json` file of the same name.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["nodes", "pods", "format"])]
+    pub(crate) dump: Option<PathBuf>,
     /// Internal: measure `simulate` on these files in this process and print one JSON
     /// line (the parent runs each measurement in a fresh process).
     #[arg(long, hide = true, num_args = 1..)]

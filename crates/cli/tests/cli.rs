@@ -689,6 +689,91 @@ fn bench_load_generates_a_dump_and_measures_simulate() {
 }
 
 #[test]
+fn bench_load_measures_a_given_dump_beside_json_load() {
+    // A generated YAML dump kept with its JSON form, as gen_dump.py writes them.
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("cli-bench-dump-{}", std::process::id()));
+    let dir_arg = dir.display().to_string();
+    let o = run(&[
+        "bench", "load", "--nodes", "12", "--pods", "60", "--format", "yaml", "--dir", &dir_arg,
+        "-o", "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let yaml = dir.join("cluster.yaml").display().to_string();
+    let o = run(&[
+        "bench",
+        "load",
+        "--dump",
+        &yaml,
+        "--replicas",
+        "6",
+        "--runs",
+        "2",
+        "-o",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("one JSON object");
+    assert_eq!(v["format"], "yaml", "{v}");
+    assert_eq!(v["dump"].as_str(), Some(yaml.as_str()), "{v}");
+    assert!(v["nodes"].is_null() && v["pods"].is_null(), "{v}");
+    assert_eq!(
+        (v["scheduled"].as_u64(), v["pending"].as_u64()),
+        (Some(6), Some(0)),
+        "{v}"
+    );
+    let python = Command::new("python3").arg("--version").output().is_ok();
+    if python {
+        // json.load read cluster.json, beside the YAML dump, after each of the two runs.
+        assert_eq!(
+            v["runs_json_load_seconds"].as_array().map(Vec::len),
+            Some(2),
+            "{v}"
+        );
+        let (j, ratio, total) = (
+            v["json_load_seconds"].as_f64(),
+            v["ratio_to_json_load"].as_f64(),
+            v["total_seconds"].as_f64(),
+        );
+        assert!(j.is_some_and(|j| j > 0.0), "{v}");
+        let expected = total.zip(j).map(|(t, j)| t / j);
+        assert!(
+            ratio
+                .zip(expected)
+                .is_some_and(|(r, e)| (r - e).abs() < 1e-9),
+            "{v}"
+        );
+        assert!(v["json_load_not_measured"].is_null(), "{v}");
+    }
+    // Without python3 on PATH, the text says so and the rest is measured.
+    let o = Command::new(env!("CARGO_BIN_EXE_topospread"))
+        .args(["bench", "load", "--dump", &yaml, "--replicas", "6"])
+        .env("PATH", dir.join("no-such-dir"))
+        .output()
+        .expect("the binary runs");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("json.load: not measured (python3 not found)"),
+        "{text}"
+    );
+    assert!(text.contains("simulate (total)"), "{text}");
+    // A YAML dump without a JSON form beside it is measured without json.load.
+    std::fs::remove_file(dir.join("cluster.json")).expect("removed");
+    let o = run(&["bench", "load", "--dump", &yaml, "--replicas", "6"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("json.load: not measured (no JSON form of the dump: "),
+        "{}",
+        stdout(&o)
+    );
+    // --dump measures the dump it is given: the generator's flags do not go with it.
+    let o = run(&["bench", "load", "--dump", &yaml, "--nodes", "3"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn bench_guard_times_the_planning_on_a_generated_cluster() {
     let o = run(&[
         "bench",

@@ -1,8 +1,10 @@
 //! `topospread bench load`: how long `simulate` takes on a large cluster dump, and how
 //! much memory. The dump is generated (nodes and bound pods as `kubectl get -o json`
-//! or `-o yaml` prints them, plus a Deployment with spread constraints), then each
-//! measurement runs `simulate` in a fresh process of this binary, so the generator's
-//! memory never counts and every run starts cold.
+//! or `-o yaml` prints them) or given (`--dump`), a Deployment with spread constraints
+//! goes beside it, then each measurement runs `simulate` in a fresh process of this
+//! binary, so the generator's memory never counts and every run starts cold. After each
+//! run, Python's `json.load` of the same dump in JSON is timed as the machine's
+//! yardstick (issue 27's targets are ratios to it), when `python3` is on `PATH`.
 
 use super::simulate;
 use crate::cli::{BenchFormat, BenchLoadArgs, DumpFormatArg, SimulateArgs};
@@ -37,8 +39,11 @@ struct Measured {
 /// What `bench load` reports.
 #[derive(Debug, Serialize)]
 struct Report {
-    nodes: usize,
-    pods: usize,
+    /// Nodes and bound pods of a generated dump (`None` for `--dump`).
+    nodes: Option<usize>,
+    pods: Option<usize>,
+    /// The dump measured, when given with `--dump`.
+    dump: Option<PathBuf>,
     replicas: i32,
     format: &'static str,
     dump_bytes: u64,
@@ -47,7 +52,18 @@ struct Report {
     median: Measured,
     /// Every run's total seconds, in run order.
     runs_total_seconds: Vec<f64>,
+    /// The median of Python's `json.load` of the dump in JSON, timed after each run.
+    json_load_seconds: Option<f64>,
+    /// Every `json.load`, in run order.
+    runs_json_load_seconds: Vec<f64>,
+    /// The median total over the median `json.load`.
+    ratio_to_json_load: Option<f64>,
+    /// Why `json.load` was not timed, when it was not.
+    json_load_not_measured: Option<String>,
 }
+
+/// The yardstick: Python's `json.load` of a file, the process timed whole.
+const JSON_LOAD: &str = "import json,sys; json.load(open(sys.argv[1]))";
 
 pub(crate) fn run(ctx: &Context, args: &BenchLoadArgs) -> Result<ExitCode> {
     if !args.measure.is_empty() {
@@ -61,7 +77,7 @@ pub(crate) fn run(ctx: &Context, args: &BenchLoadArgs) -> Result<ExitCode> {
         ),
     };
     std::fs::create_dir_all(&dir).with_context(|| format!("{}: cannot create", dir.display()))?;
-    let result = generate_and_measure(args, &dir);
+    let result = prepare(args, &dir).and_then(|files| measure(args, &files));
     if !keep {
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -74,32 +90,108 @@ pub(crate) fn run(ctx: &Context, args: &BenchLoadArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes the dump and the Deployment into `dir`, then measures `args.runs` times.
-fn generate_and_measure(args: &BenchLoadArgs, dir: &Path) -> Result<Report> {
-    let (format, ext) = match args.format {
-        DumpFormatArg::Json => (DumpFormat::Json, "json"),
-        DumpFormatArg::Yaml => (DumpFormat::Yaml, "yaml"),
-    };
-    let dump_path = dir.join(format!("cluster.{ext}"));
-    let deployment_path = dir.join("deployment.yaml");
+/// The files a measurement reads.
+struct Files {
+    dump: PathBuf,
+    format: &'static str,
+    /// The same dump in JSON, for `json.load`, or why there is none.
+    json: Result<PathBuf, String>,
+    deployment: PathBuf,
+    /// What the report says of the dump's size.
+    nodes: Option<usize>,
+    pods: Option<usize>,
+}
+
+/// Writes the Deployment into `dir`, and the dump unless one is given: in the format
+/// asked for, and in JSON besides for `json.load` when that is YAML.
+fn prepare(args: &BenchLoadArgs, dir: &Path) -> Result<Files> {
+    let deployment = dir.join("deployment.yaml");
+    std::fs::write(
+        &deployment,
+        dump::to_yaml_document(&dump::deployment(args.replicas)),
+    )
+    .with_context(|| format!("{}: cannot write", deployment.display()))?;
+    if let Some(given) = &args.dump {
+        let (format, json) = given_dump(given)?;
+        return Ok(Files {
+            dump: given.clone(),
+            format,
+            json,
+            deployment,
+            nodes: None,
+            pods: None,
+        });
+    }
     let spec = DumpSpec {
         nodes: args.nodes,
         pods: args.pods,
     };
-    let file = std::fs::File::create(&dump_path)
-        .with_context(|| format!("{}: cannot create", dump_path.display()))?;
+    let json = dir.join("cluster.json");
+    write_generated(&json, spec, DumpFormat::Json)?;
+    let (dump, format) = match args.format {
+        DumpFormatArg::Json => (json.clone(), "json"),
+        DumpFormatArg::Yaml => {
+            let yaml = dir.join("cluster.yaml");
+            write_generated(&yaml, spec, DumpFormat::Yaml)?;
+            (yaml, "yaml")
+        }
+    };
+    Ok(Files {
+        dump,
+        format,
+        json: Ok(json),
+        deployment,
+        nodes: Some(args.nodes),
+        pods: Some(args.pods),
+    })
+}
+
+fn write_generated(path: &Path, spec: DumpSpec, format: DumpFormat) -> Result<()> {
+    let file = std::fs::File::create(path)
+        .with_context(|| format!("{}: cannot create", path.display()))?;
     let mut w = BufWriter::new(file);
     dump::write_dump(&mut w, spec, format)
         .and_then(|()| w.flush())
-        .with_context(|| format!("{}: cannot write", dump_path.display()))?;
-    std::fs::write(
-        &deployment_path,
-        dump::to_yaml_document(&dump::deployment(args.replicas)),
-    )
-    .with_context(|| format!("{}: cannot write", deployment_path.display()))?;
-    let dump_bytes = std::fs::metadata(&dump_path).map(|m| m.len()).unwrap_or(0);
+        .with_context(|| format!("{}: cannot write", path.display()))
+}
+
+/// A given dump's format (JSON when its first character opens a JSON value), and the
+/// JSON file `json.load` reads: the dump itself, or for YAML a `.json` file of the same
+/// name beside it (as `gen_dump.py` writes them).
+fn given_dump(path: &Path) -> Result<(&'static str, Result<PathBuf, String>)> {
+    use std::io::Read;
+    let mut head = [0u8; 4096];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .with_context(|| format!("{}: cannot read", path.display()))?;
+    let first = head[..n]
+        .iter()
+        .copied()
+        .find(|b| !b.is_ascii_whitespace() && *b != 0xEF && *b != 0xBB && *b != 0xBF);
+    if matches!(first, Some(b'{' | b'[')) {
+        return Ok(("json", Ok(path.to_path_buf())));
+    }
+    let beside = path.with_extension("json");
+    let json = if beside.is_file() {
+        Ok(beside)
+    } else {
+        Err(format!(
+            "no JSON form of the dump: {} not found",
+            beside.display()
+        ))
+    };
+    Ok(("yaml", json))
+}
+
+/// Measures `args.runs` times, each `simulate` run followed by a `json.load`.
+fn measure(args: &BenchLoadArgs, files: &Files) -> Result<Report> {
+    let dump_bytes = std::fs::metadata(&files.dump)
+        .with_context(|| format!("{}: cannot read", files.dump.display()))?
+        .len();
     let exe = std::env::current_exe().context("cannot find this program to run it again")?;
     let mut runs = Vec::new();
+    let mut json_loads = Vec::new();
+    let mut not_measured = files.json.as_ref().err().cloned();
     for _ in 0..args.runs {
         // The dump may be over the default input cap: the measurement reads it whole.
         let cap = dump_bytes.max(topospread_jobs::DEFAULT_MAX_INPUT_BYTES) + 1024 * 1024;
@@ -111,8 +203,8 @@ fn generate_and_measure(args: &BenchLoadArgs, dir: &Path) -> Result<Report> {
                 &cap.to_string(),
                 "--measure",
             ])
-            .arg(&dump_path)
-            .arg(&deployment_path)
+            .arg(&files.dump)
+            .arg(&files.deployment)
             .output()
             .context("running the measurement")?;
         if !out.status.success() {
@@ -124,20 +216,65 @@ fn generate_and_measure(args: &BenchLoadArgs, dir: &Path) -> Result<Report> {
         let m: Measured =
             serde_json::from_slice(&out.stdout).context("reading the measurement's figures")?;
         runs.push(m);
+        if let (Ok(json), None) = (&files.json, &not_measured) {
+            match time_json_load(json) {
+                Ok(seconds) => json_loads.push(seconds),
+                Err(why) => not_measured = Some(why),
+            }
+        }
     }
     let totals: Vec<f64> = runs.iter().map(|m| m.total_seconds).collect();
     let mut order: Vec<usize> = (0..runs.len()).collect();
     order.sort_by(|&a, &b| totals[a].total_cmp(&totals[b]));
     let median = runs.swap_remove(order[order.len() / 2]);
+    if not_measured.is_some() {
+        json_loads.clear();
+    }
+    let json_load_seconds = median_of(&json_loads);
     Ok(Report {
-        nodes: args.nodes,
-        pods: args.pods,
+        nodes: files.nodes,
+        pods: files.pods,
+        dump: args.dump.clone(),
         replicas: args.replicas,
-        format: ext,
+        format: files.format,
         dump_bytes,
+        ratio_to_json_load: json_load_seconds.map(|j| median.total_seconds / j),
         median,
         runs_total_seconds: totals,
+        json_load_seconds,
+        runs_json_load_seconds: json_loads,
+        json_load_not_measured: not_measured,
     })
+}
+
+/// The median of some figures (the upper one of an even count, as for the runs).
+fn median_of(figures: &[f64]) -> Option<f64> {
+    let mut sorted = figures.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted.get(sorted.len() / 2).copied()
+}
+
+/// Seconds `python3` takes to `json.load` the file (the process, start to end), or why
+/// it was not timed.
+fn time_json_load(json: &Path) -> std::result::Result<f64, String> {
+    let start = Instant::now();
+    let out = Command::new("python3")
+        .args(["-c", JSON_LOAD])
+        .arg(json)
+        .output();
+    let elapsed = start.elapsed().as_secs_f64();
+    match out {
+        Ok(out) if out.status.success() => Ok(elapsed),
+        Ok(out) => Err(format!(
+            "python3 failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .last()
+                .unwrap_or("no message")
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err("python3 not found".to_string()),
+        Err(e) => Err(format!("python3 could not run: {e}")),
+    }
 }
 
 /// The child's side: `simulate -f FILES -o json` in this process, timed, and one JSON
@@ -178,11 +315,14 @@ fn simulate_args(files: &[PathBuf]) -> Result<SimulateArgs> {
 
 fn print_text(out: &mut impl Write, r: &Report, kept: Option<&Path>) -> Result<()> {
     let mib = |b: u64| b as f64 / 1_048_576.0;
+    let what = match (r.nodes, r.pods, &r.dump) {
+        (Some(nodes), Some(pods), _) => format!("{nodes} nodes, {pods} bound pods"),
+        (_, _, Some(dump)) => dump.display().to_string(),
+        _ => "a dump".to_string(),
+    };
     writeln!(
         out,
-        "bench load: {} nodes, {} bound pods ({} dump, {:.1} MiB) + a Deployment of {} replicas",
-        r.nodes,
-        r.pods,
+        "bench load: {what} ({} dump, {:.1} MiB) + a Deployment of {} replicas",
         r.format,
         mib(r.dump_bytes),
         r.replicas
@@ -199,6 +339,24 @@ fn print_text(out: &mut impl Write, r: &Report, kept: Option<&Path>) -> Result<(
         m.scheduled, m.pending
     )?;
     super::bench::write_runs(out, &r.runs_total_seconds)?;
+    match (
+        r.json_load_seconds,
+        r.ratio_to_json_load,
+        &r.json_load_not_measured,
+    ) {
+        (Some(seconds), Some(ratio), _) => {
+            writeln!(
+                out,
+                "json.load             {seconds:.3} s (python3, the dump in JSON, after each run)"
+            )?;
+            writeln!(out, "simulate / json.load  {ratio:.2}")?;
+        }
+        (_, _, why) => writeln!(
+            out,
+            "json.load: not measured ({})",
+            why.as_deref().unwrap_or("no run")
+        )?,
+    }
     if let Some(dir) = kept {
         writeln!(out, "files                 {}", dir.display())?;
     }

@@ -108,6 +108,13 @@ impl CompactPod {
 #[derive(Clone, Debug, Default)]
 pub struct Compactor {
     symbols: Symbols,
+    rules: Rules,
+}
+
+/// The gates a pod is compacted under: all of compaction but the symbol table, so the
+/// typing workers admit pods while conversion, which interns, runs in file order.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Rules {
     request_options: RequestOptions,
     features: ApiServerFeatures,
 }
@@ -117,8 +124,10 @@ impl Compactor {
     pub fn new(request_options: RequestOptions, features: ApiServerFeatures) -> Self {
         Self {
             symbols: Symbols::default(),
-            request_options,
-            features,
+            rules: Rules {
+                request_options,
+                features,
+            },
         }
     }
 
@@ -128,66 +137,105 @@ impl Compactor {
         self.symbols
     }
 
+    /// The gates, for the typing workers.
+    pub(crate) fn rules(&self) -> Rules {
+        self.rules
+    }
+
+    /// The symbol table, for conversion elsewhere in file order; given back with
+    /// [`Compactor::restore_symbols`] before this compactor converts again.
+    pub(crate) fn take_symbols(&mut self) -> Symbols {
+        std::mem::take(&mut self.symbols)
+    }
+
+    /// Gives back the table [`Compactor::take_symbols`] lent.
+    pub(crate) fn restore_symbols(&mut self, symbols: Symbols) {
+        self.symbols = symbols;
+    }
+
     /// Replaces every whole bound pod of `objects` by its compact form. Pods without a
     /// node, or named only by `generateName`, stay whole.
     pub fn compact(&mut self, objects: &mut [Loaded]) {
         for l in objects {
-            if !matches!(&l.object, Object::Pod(p) if compactable(p)) {
-                continue;
+            if let Some(admitted) = self.rules.admit(l) {
+                self.rules.convert(l, admitted, &mut self.symbols);
             }
-            let refusals = validate_objects_with(std::slice::from_ref(l), &self.features);
-            let Object::Pod(p) = &mut l.object else {
-                continue;
-            };
-            // The API server's defaults (a pod read back from a cluster has them already).
-            crate::admission::set_pod_defaults(p);
-            let compact = self.convert(p, refusals);
-            l.object = Object::CompactPod(Box::new(compact));
         }
     }
+}
 
-    fn convert(&mut self, p: &Pod, refusals: Vec<Refusal>) -> CompactPod {
-        let meta = &p.metadata;
-        let spec = p.spec.as_ref();
-        let controller = meta
-            .owner_references
-            .iter()
-            .flatten()
-            .find(|o| o.controller == Some(true))
-            .map(|o| (o.kind.clone(), o.name.clone()));
-        let revision = controller
-            .as_ref()
-            .filter(|(kind, _)| kind == "StatefulSet")
-            .and_then(|_| meta.labels.as_ref()?.get(crate::workloads::REVISION_LABEL))
-            .cloned();
-        CompactPod {
-            namespace: meta
-                .namespace
-                .clone()
-                .unwrap_or_else(|| DEFAULT_NAMESPACE.to_string()),
-            name: meta.name.clone().unwrap_or_default(),
-            namespace_written: meta.namespace.clone(),
-            controller,
-            phase: p.status.as_ref().and_then(|s| s.phase.clone()),
-            terminating: meta.deletion_timestamp.is_some(),
-            daemon_node: crate::workloads::pod_node(p),
-            candidate: crate::workloads::deletion_candidate(p),
-            priority_class_name: spec.and_then(|s| s.priority_class_name.clone()),
-            priority: spec.and_then(|s| s.priority),
-            preemption_policy: spec.and_then(|s| s.preemption_policy.clone()),
-            refusals,
-            quota: crate::admission::resource_quota::QuotaPod::of(p),
-            mirror: meta
-                .annotations
-                .as_ref()
-                .is_some_and(|a| a.contains_key("kubernetes.io/config.mirror")),
-            revision,
-            converted: Mutex::new(Some(Box::new(convert::pod_with(
-                p,
-                &mut self.symbols,
-                self.request_options,
-            )))),
+impl Rules {
+    /// Everything compaction does to a whole bound pod before conversion: the API
+    /// server's validation and defaults (applied to the object in place), and what
+    /// controllers, admission and reports read of it. `None` for any other object.
+    pub(crate) fn admit(&self, l: &mut Loaded) -> Option<Box<CompactPod>> {
+        if !matches!(&l.object, Object::Pod(p) if compactable(p)) {
+            return None;
         }
+        let refusals = validate_objects_with(std::slice::from_ref(l), &self.features);
+        let Object::Pod(p) = &mut l.object else {
+            return None;
+        };
+        // The API server's defaults (a pod read back from a cluster has them already).
+        crate::admission::set_pod_defaults(p);
+        Some(Box::new(admitted(p, refusals)))
+    }
+
+    /// Converts the pod `admit` admitted (interning into `symbols`) and puts its compact
+    /// form in place of the whole object, which is dropped.
+    pub(crate) fn convert(
+        &self,
+        l: &mut Loaded,
+        mut compact: Box<CompactPod>,
+        symbols: &mut Symbols,
+    ) {
+        let Object::Pod(p) = &l.object else {
+            return;
+        };
+        let converted = convert::pod_with(p, symbols, self.request_options);
+        compact.converted = Mutex::new(Some(Box::new(converted)));
+        l.object = Object::CompactPod(compact);
+    }
+}
+
+/// What is read of an admitted pod besides its conversion (made later, in file order).
+fn admitted(p: &Pod, refusals: Vec<Refusal>) -> CompactPod {
+    let meta = &p.metadata;
+    let spec = p.spec.as_ref();
+    let controller = meta
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|o| o.controller == Some(true))
+        .map(|o| (o.kind.clone(), o.name.clone()));
+    let revision = controller
+        .as_ref()
+        .filter(|(kind, _)| kind == "StatefulSet")
+        .and_then(|_| meta.labels.as_ref()?.get(crate::workloads::REVISION_LABEL))
+        .cloned();
+    CompactPod {
+        namespace: meta
+            .namespace
+            .clone()
+            .unwrap_or_else(|| DEFAULT_NAMESPACE.to_string()),
+        name: meta.name.clone().unwrap_or_default(),
+        namespace_written: meta.namespace.clone(),
+        controller,
+        phase: p.status.as_ref().and_then(|s| s.phase.clone()),
+        terminating: meta.deletion_timestamp.is_some(),
+        daemon_node: crate::workloads::pod_node(p),
+        candidate: crate::workloads::deletion_candidate(p),
+        priority_class_name: spec.and_then(|s| s.priority_class_name.clone()),
+        priority: spec.and_then(|s| s.priority),
+        preemption_policy: spec.and_then(|s| s.preemption_policy.clone()),
+        refusals,
+        quota: crate::admission::resource_quota::QuotaPod::of(p),
+        mirror: meta
+            .annotations
+            .as_ref()
+            .is_some_and(|a| a.contains_key("kubernetes.io/config.mirror")),
+        revision,
+        converted: Mutex::new(None),
     }
 }
 

@@ -650,6 +650,8 @@ pub struct Manifests {
     compactor: Option<Compactor>,
     /// How many objects have been offered to the compactor.
     compacted: usize,
+    /// How many threads read a list's items (0: one per core, up to 8).
+    workers: usize,
 }
 
 impl Manifests {

@@ -1,9 +1,11 @@
-//! A list's items as the splitters cut them out: typed in parallel, a batch at a time,
-//! and taken in file order; items that leave their kind to the list wait for it.
+//! A list's items as the splitters cut them out: read a batch at a time on worker
+//! threads ([`pipeline`](super::pipeline)) while the next are cut out, and taken back in
+//! file order; items that leave their kind to the list wait for it.
 
 use super::piece::{Piece, read_piece, thorough, tree};
-use super::typing::{Head, head, prepare};
-use crate::load::{LoadError, Loaded, Manifests, Object, Source, is_list};
+use super::pipeline::{Outcome, Pipeline, read_batch};
+use super::typing::{Head, head};
+use crate::load::{LoadError, Manifests, Source, is_list};
 use serde_json::Value;
 
 /// A document whose items are read before its own `kind` is known (kubectl prints
@@ -14,13 +16,21 @@ pub(super) struct ListState {
     objects_before: usize,
     skipped_before: usize,
     waiting: Vec<(Piece, Source)>,
-    /// Items cut out but not yet read: they are typed in parallel, a batch at a time.
+    /// Items cut out but not yet sent to be read.
     batch: Vec<(Piece, Source)>,
+    /// The workers reading the batches sent, once there is more than one batch.
+    pipeline: Option<Pipeline>,
     any: bool,
 }
 
-/// How many items are typed together (over the machine's cores).
+/// How many items are read together.
 const BATCH: usize = 512;
+
+/// The threads that read a list's items when `workers` asks for none in particular:
+/// one per core, up to 8.
+fn default_workers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+}
 
 impl ListState {
     pub(super) fn new(out: &Manifests) -> Self {
@@ -29,6 +39,7 @@ impl ListState {
             skipped_before: out.skipped.len(),
             waiting: Vec::new(),
             batch: Vec::new(),
+            pipeline: None,
             any: false,
         }
     }
@@ -42,28 +53,83 @@ impl ListState {
         self.any = true;
         self.batch.push((piece, source));
         if self.batch.len() >= BATCH {
-            self.flush(out)?;
+            self.send(out)?;
         }
         Ok(())
     }
 
-    /// Reads the batch: typed in parallel while the objects of the batch before are
-    /// compacted, then taken in file order (so the first error in the file is the one
-    /// reported).
-    fn flush(&mut self, out: &mut Manifests) -> Result<(), LoadError> {
+    /// Sends the batch to the workers (started with the first full batch, when there
+    /// is more than one core), then takes back what is read, in file order: whatever
+    /// is ready, and waiting while more than one batch per worker is out.
+    fn send(&mut self, out: &mut Manifests) -> Result<(), LoadError> {
         let batch = std::mem::take(&mut self.batch);
-        let prepared = std::thread::scope(|scope| {
-            let typing = scope.spawn(|| prepare_all(&batch));
+        let workers = match out.workers {
+            0 => default_workers(),
+            n => n,
+        };
+        if self.pipeline.is_none() {
+            if workers < 2 {
+                let (outcomes, _) = read_batch(batch, None);
+                return self.take(outcomes, out);
+            }
+            // What was read before the list is converted first: symbols in file order.
             out.compact_new();
-            typing
-                .join()
-                .unwrap_or_else(|e| std::panic::resume_unwind(e))
-        });
-        for ((piece, source), (head, object)) in batch.into_iter().zip(prepared) {
-            match (head, object) {
-                (_, Some(object)) => out.objects.push(Loaded { source, object }),
-                (Some(h), None) if h.kind.is_some() => thorough(&piece, &source, None, 1, out)?,
-                _ => self.waiting.push((piece, source)),
+            let compaction = out
+                .compactor
+                .as_mut()
+                .map(|c| (c.rules(), c.take_symbols()));
+            self.pipeline = Some(Pipeline::start(workers, compaction));
+        }
+        let Some(pipeline) = self.pipeline.as_mut() else {
+            return Ok(());
+        };
+        pipeline.send(batch);
+        let limit = u64::try_from(workers).unwrap_or(u64::MAX).saturating_add(1);
+        loop {
+            let Some(pipeline) = self.pipeline.as_mut() else {
+                return Ok(());
+            };
+            let wait = pipeline.in_flight() > limit;
+            match pipeline.next(wait) {
+                Some(outcomes) => self.take(outcomes, out)?,
+                None => return Ok(()),
+            }
+        }
+    }
+
+    /// Reads what is left of the items, takes back every batch, and gives the symbol
+    /// table back to the compactor.
+    fn flush(&mut self, out: &mut Manifests) -> Result<(), LoadError> {
+        let Some(mut pipeline) = self.pipeline.take() else {
+            // A list of one batch: read here, its pods compacted with the file's.
+            let (outcomes, _) = read_batch(std::mem::take(&mut self.batch), None);
+            return self.take(outcomes, out);
+        };
+        if !self.batch.is_empty() {
+            pipeline.send(std::mem::take(&mut self.batch));
+        }
+        while let Some(outcomes) = pipeline.next(true) {
+            self.take(outcomes, out)?;
+        }
+        if let (Some(symbols), Some(compactor)) = (pipeline.finish(), out.compactor.as_mut()) {
+            compactor.restore_symbols(symbols);
+        }
+        // Every object read so far is compact already.
+        out.compacted = out.objects.len();
+        Ok(())
+    }
+
+    /// Takes a batch's outcomes, in file order: the first error is the file's.
+    fn take(&mut self, outcomes: Vec<Outcome>, out: &mut Manifests) -> Result<(), LoadError> {
+        for outcome in outcomes {
+            match outcome {
+                Outcome::Typed(l) => out.objects.push(l),
+                Outcome::Thorough(objects, skipped) => {
+                    out.objects.extend(objects);
+                    out.skipped.extend(skipped);
+                }
+                Outcome::Failed(e) => return Err(e),
+                Outcome::Waiting(piece, source) => self.waiting.push((piece, source)),
             }
         }
         Ok(())
@@ -150,25 +216,4 @@ impl ListState {
         }
         Ok(())
     }
-}
-
-/// [`prepare`] for every item, spread over the machine's cores.
-fn prepare_all(batch: &[(Piece, Source)]) -> Vec<(Option<Head>, Option<Object>)> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-    if threads < 2 || batch.len() < 2 {
-        return batch.iter().map(|(p, _)| prepare(p)).collect();
-    }
-    let per = batch.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = batch
-            .chunks(per)
-            .map(|chunk| {
-                scope.spawn(move || chunk.iter().map(|(p, _)| prepare(p)).collect::<Vec<_>>())
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    })
 }

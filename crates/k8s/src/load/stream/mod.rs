@@ -18,6 +18,7 @@
 
 mod list;
 mod piece;
+mod pipeline;
 mod source;
 mod split_json;
 mod split_yaml;
@@ -47,8 +48,20 @@ pub fn parse_manifests_reader_compact(
     file: &str,
     compactor: Compactor,
 ) -> Result<(Manifests, Compactor), LoadError> {
+    read_compact(reader, file, compactor, 0)
+}
+
+/// [`parse_manifests_reader_compact`] with `workers` threads reading a list's items (0:
+/// one per core, up to 8).
+pub(super) fn read_compact(
+    reader: impl BufRead,
+    file: &str,
+    compactor: Compactor,
+    workers: usize,
+) -> Result<(Manifests, Compactor), LoadError> {
     let out = Manifests {
         compactor: Some(compactor),
+        workers,
         ..Manifests::default()
     };
     let mut out = read_manifests(reader, file, out)?;

@@ -269,3 +269,130 @@ mod generated {
         }
     }
 }
+
+mod batches {
+    //! Lists of many batches, read by several threads: the same objects, notes, symbol
+    //! table and first error as one thread reading them.
+
+    use crate::load::Compactor;
+    use crate::validation::ApiServerFeatures;
+    use serde_json::{Value, json};
+    use topospread::api::resources::RequestOptions;
+
+    /// A `List` of nodes and 1,600 pods (bound ones with labels, affinity and spread
+    /// constraints that intern new strings all along; a few read the thorough way, a few
+    /// pending, a few ConfigMaps), then a `PodList` whose 600 items wait for its kind.
+    fn dump(yaml: bool) -> String {
+        let mut items: Vec<Value> = (0..20)
+            .map(|n| {
+                json!({"apiVersion": "v1", "kind": "Node",
+                    "metadata": {"name": format!("n{n}"), "labels": {"zone": format!("z{}", n % 4)}},
+                    "status": {"allocatable": {"cpu": "64", "pods": "500"}}})
+            })
+            .collect();
+        for i in 0..1600 {
+            if i % 250 == 7 {
+                items.push(json!({"apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": format!("c{i}")}}));
+            }
+            let mut pod = pod(i);
+            pod["apiVersion"] = json!("v1");
+            pod["kind"] = json!("Pod");
+            if i % 97 == 5 {
+                // Read back from a newer server: typed the thorough way, with a note.
+                pod["spec"]["futureField"] = json!("x");
+            }
+            if i % 101 == 3 {
+                pod["spec"].as_object_mut().map(|s| s.remove("nodeName"));
+            }
+            items.push(pod);
+        }
+        let list = json!({"apiVersion": "v1", "kind": "List", "items": items});
+        let typed = json!({"apiVersion": "v1", "kind": "PodList",
+            "items": (1600..2200).map(pod).collect::<Vec<_>>()});
+        if yaml {
+            let to = |v: &Value| serde_saphyr::to_string(v).expect("serializes");
+            format!("{}---\n{}", to(&list), to(&typed))
+        } else {
+            format!("{list}\n{typed}")
+        }
+    }
+
+    fn pod(i: usize) -> Value {
+        json!({
+            "metadata": {"name": format!("p{i}"), "namespace": format!("ns{}", i % 7),
+                "uid": format!("u{i}"),
+                "labels": {"app": format!("a{}", i % 13), "pod-name": format!("p{i}"),
+                    format!("k{}", i % 11): format!("v{}", i % 17)}},
+            "spec": {
+                "nodeName": format!("n{}", i % 20),
+                "containers": [{"name": "c", "image": format!("img{}", i % 5),
+                    "resources": {"limits": {"cpu": "100m", "memory": format!("{}Mi", 1 + i % 9)}}}],
+                "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+                    {"nodeSelectorTerms": [{"matchExpressions": [
+                        {"key": "zone", "operator": "In", "values": [format!("z{}", i % 4), format!("w{i}")]}]}]}}},
+                "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": format!("t{}", i % 23),
+                    "whenUnsatisfiable": "ScheduleAnyway",
+                    "labelSelector": {"matchLabels": {"app": format!("a{}", i % 13)}}}]
+            }
+        })
+    }
+
+    /// What a read gave: each object (compact pods with their symbol numbers), each note,
+    /// and the symbol table's strings in symbol order.
+    fn read(text: &str, workers: usize) -> Result<(Vec<String>, Vec<String>, String), String> {
+        let compactor = Compactor::new(RequestOptions::default(), ApiServerFeatures::default());
+        let (m, c) = super::super::read_compact(text.as_bytes(), "dump", compactor, workers)
+            .map_err(|e| e.to_string())?;
+        let objects = m.objects.iter().map(|l| format!("{l:?}")).collect();
+        let notes = m.skipped.iter().map(ToString::to_string).collect();
+        // The Debug form's `texts` lists the strings by symbol (its map is unordered).
+        let symbols = format!("{:?}", c.into_symbols());
+        let texts = symbols.split_once("texts: ").map(|(_, t)| t.to_string());
+        Ok((objects, notes, texts.unwrap_or_default()))
+    }
+
+    #[test]
+    fn many_batches_compact_the_same_on_any_number_of_threads() {
+        for yaml in [false, true] {
+            let text = dump(yaml);
+            let one = read(&text, 1).expect("reads");
+            let (objects, notes, texts) = &one;
+            assert_eq!(objects.len(), 20 + 1600 + 600, "yaml {yaml}");
+            let compact = objects.iter().filter(|o| o.contains("CompactPod")).count();
+            let pending = (0..1600).filter(|i| i % 101 == 3).count();
+            assert_eq!(compact, 1600 + 600 - pending, "yaml {yaml}");
+            let newer = (0..1600).filter(|i| i % 97 == 5).count();
+            let config_maps = (0..1600).filter(|i| i % 250 == 7).count();
+            assert_eq!(notes.len(), newer + config_maps, "yaml {yaml}: {notes:?}");
+            assert!(texts.contains("\"w1599\"") && texts.contains("\"w2199\""));
+            for workers in [2, 5] {
+                let many = read(&text, workers);
+                assert!(many == Ok(one.clone()), "yaml {yaml}, {workers} threads");
+            }
+        }
+    }
+
+    #[test]
+    fn the_first_error_in_the_file_is_the_one_reported_on_any_number_of_threads() {
+        let text = dump(false)
+            .replacen(
+                "\"name\":\"p1400\"",
+                "\"name\":\"p1400\",\"generation\":\"x\"",
+                1,
+            )
+            .replacen(
+                "\"name\":\"p900\"",
+                "\"name\":\"p900\",\"generation\":[]",
+                1,
+            );
+        let one = read(&text, 1).expect_err("refused");
+        assert!(
+            one.starts_with("dump: pod/p900 (namespace ns4): metadata.generation: "),
+            "{one}"
+        );
+        for workers in [2, 4] {
+            assert_eq!(read(&text, workers).expect_err("refused"), one);
+        }
+    }
+}
