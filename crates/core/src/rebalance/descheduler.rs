@@ -19,6 +19,7 @@
 //! PodDisruptionBudgets, and the scheduler places the replacements. Rounds repeat until
 //! one evicts nothing or the limit.
 
+use super::candidates::Index;
 use super::greedy::unresolved;
 use super::trial::Context;
 use super::{Move, Plan, RebalanceError, RebalanceOptions, Strategy};
@@ -447,7 +448,7 @@ pub(super) fn run(ctx: &mut Context, options: &RebalanceOptions) -> Result<Plan,
         ctx.groups.refresh(&ctx.snapshot);
     }
     let hit_limit = rounds >= options.max_rounds;
-    let mut unresolved = unresolved(ctx, false, options.max_moves);
+    let mut unresolved = unresolved(ctx, &mut Index::default(), false, options.max_moves);
     if hit_limit {
         for u in &mut unresolved {
             u.why = format!(

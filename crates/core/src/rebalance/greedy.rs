@@ -8,12 +8,12 @@
 //! helps, try a two-move "make room" step: move a pod off a node of an under-full
 //! domain first. Every step strictly lowers the measure, so the plan ends.
 
-use super::measure::{Violation, WorkloadRef};
+use super::candidates::{Candidates, Index, Search};
+use super::measure::Violation;
 use super::trial::Context;
 use super::{Move, Plan, RebalanceError, RebalanceOptions, Strategy, Unresolved};
 use crate::snapshot::{NO_DOMAIN, NodeId, PodId};
-use std::collections::hash_map::Entry;
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// Candidate pods tried per step, taken round-robin over the violated groups (the most
 /// violated first), so a step costs a bounded number of scheduling cycles.
@@ -29,217 +29,6 @@ const MAKE_ROOM_HELPERS: usize = 3;
 /// Evictions in pairs: pairs are formed among this many candidates.
 const MAX_PAIR_CANDIDATES: usize = 8;
 
-/// Per violated group (most violated first): its candidate pods, sorted by name.
-struct Candidates {
-    per_group: Vec<(usize, Vec<PodId>)>,
-    /// Per group: why pods in its over-full domains cannot move, with how many.
-    blocked: BTreeMap<usize, BTreeMap<String, usize>>,
-    /// A second pod of a candidate's workload on its node, for evictions in pairs.
-    second: HashMap<PodId, PodId>,
-    /// Per candidate: the most pods its domain holds in a group that lists it. Moves
-    /// that lower the measure alike prefer the more crowded source: from [4, 1, 6],
-    /// taking from the 6 first repairs in two moves, taking from the 4 needs three.
-    crowd: HashMap<PodId, i64>,
-}
-
-/// What [`candidates`] reads of a pod that no move changes (a replacement keeps its
-/// original's uid, labels and shape), kept across steps: without it every step hashed
-/// the shape, formatted the workload and matched every selector again for each pod of
-/// the over-full domains, which dominated planning on dumps of large ReplicaSets.
-#[derive(Debug)]
-struct Facts {
-    /// Whose facts these are: a slot reused by another pod is read afresh.
-    uid: Box<str>,
-    namespace: String,
-    name: String,
-    /// Index into [`FactsCache::workloads`].
-    workload: usize,
-    shape: u64,
-    /// The groups counting the pod (its namespace, a selector matching its labels).
-    groups: Vec<usize>,
-}
-
-/// [`Facts`] per pod slot, and the workloads interned.
-#[derive(Debug, Default)]
-pub(crate) struct FactsCache {
-    by_slot: Vec<Option<Facts>>,
-    workloads: HashMap<WorkloadRef, usize>,
-}
-
-impl FactsCache {
-    /// The facts of pod `id`, read now if the slot holds another pod or nothing yet.
-    fn get(
-        &mut self,
-        id: PodId,
-        pod: &crate::api::Pod,
-        snapshot: &crate::snapshot::Snapshot,
-        groups: &[super::measure::Group],
-    ) -> &Facts {
-        let i = id.index();
-        if self.by_slot.len() <= i {
-            self.by_slot.resize_with(i + 1, || None);
-        }
-        let slot = &mut self.by_slot[i];
-        if slot.as_ref().is_some_and(|f| f.uid != pod.uid) {
-            *slot = None;
-        }
-        let workloads = &mut self.workloads;
-        slot.get_or_insert_with(|| {
-            let symbols = snapshot.symbols();
-            let next = workloads.len();
-            let workload = *workloads
-                .entry(WorkloadRef::of(pod, snapshot))
-                .or_insert(next);
-            Facts {
-                uid: pod.uid.clone(),
-                namespace: symbols.resolve(pod.namespace).to_string(),
-                name: pod.name.to_string(),
-                workload,
-                shape: shape(pod),
-                groups: groups
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, g)| {
-                        g.group.namespace == pod.namespace
-                            && g.group.selector.matches(&pod.labels, symbols)
-                    })
-                    .map(|(k, _)| k)
-                    .collect(),
-            }
-        })
-    }
-}
-
-/// The evictable pods in over-full domains of each violated group.
-fn candidates(ctx: &mut Context) -> Candidates {
-    let Context {
-        snapshot,
-        groups,
-        evictability,
-        facts,
-        ..
-    } = ctx;
-    let mut violated: Vec<usize> = (0..groups.list.len())
-        .filter(|&i| groups.list[i].excess > 0)
-        .collect();
-    violated.sort_by_key(|&i| {
-        let g = &groups.list[i];
-        (!g.is_hard(), std::cmp::Reverse(g.excess), i)
-    });
-    let mut found: BTreeMap<usize, Vec<PodId>> = BTreeMap::new();
-    let mut second: HashMap<PodId, PodId> = HashMap::new();
-    let mut blocked: BTreeMap<usize, BTreeMap<String, usize>> = BTreeMap::new();
-    let mut crowd: HashMap<PodId, i64> = HashMap::new();
-    for &g in &violated {
-        let group = &groups.list[g].group;
-        let counts = group.counts(snapshot);
-        // A domain is over-full above the global minimum plus maxSkew.
-        let floor = group.min_match(&counts) + i64::from(group.max_skew);
-        let Some(domains) = snapshot.domains(group.topology_key) else {
-            continue;
-        };
-        // Nodes without a pod of the group have no candidate: skip them unread.
-        let per_node = snapshot.match_counts(group.namespace, &group.selector);
-        // (pod, its node, the domain's count), then sorted by namespace and name.
-        let mut list: Vec<(PodId, NodeId)> = Vec::new();
-        for info in snapshot.nodes() {
-            if per_node.get(info.id.index()).is_none_or(|&c| c == 0) {
-                continue;
-            }
-            let dom = domains.domain_of(info.id.index());
-            if dom == NO_DOMAIN
-                || counts.count(dom as usize) <= floor
-                || !group.filter.admits(info, snapshot.symbols())
-            {
-                continue;
-            }
-            for &id in info.pods() {
-                let Some(pod) = snapshot.pod(id) else {
-                    continue;
-                };
-                if pod.terminating
-                    || facts
-                        .get(id, pod, snapshot, &groups.list)
-                        .groups
-                        .binary_search(&g)
-                        .is_err()
-                {
-                    continue;
-                }
-                if let Some(b) = evictability.candidate_blocker(pod, snapshot) {
-                    *blocked
-                        .entry(g)
-                        .or_default()
-                        .entry(b.to_string())
-                        .or_default() += 1;
-                    continue;
-                }
-                let here = counts.count(dom as usize);
-                crowd
-                    .entry(id)
-                    .and_modify(|c| *c = (*c).max(here))
-                    .or_insert(here);
-                list.push((id, info.id));
-            }
-        }
-        let slots = &facts.by_slot;
-        let name_of = |id: PodId| {
-            slots[id.index()]
-                .as_ref()
-                .map(|f| (f.namespace.as_str(), f.name.as_str()))
-        };
-        list.sort_by(|a, b| (name_of(a.0), a.0).cmp(&(name_of(b.0), b.0)));
-        let mut classes: HashMap<(usize, NodeId, u64), PodId> = HashMap::new();
-        let mut reps = Vec::new();
-        for (id, node) in list {
-            let Some(f) = slots[id.index()].as_ref() else {
-                continue;
-            };
-            match classes.entry((f.workload, node, f.shape)) {
-                Entry::Vacant(v) => {
-                    v.insert(id);
-                    reps.push(id);
-                }
-                Entry::Occupied(o) => {
-                    second.entry(*o.get()).or_insert(id);
-                }
-            }
-        }
-        found.insert(g, reps);
-    }
-    Candidates {
-        per_group: violated
-            .into_iter()
-            .map(|g| {
-                let ids = found.remove(&g).unwrap_or_default();
-                (g, ids)
-            })
-            .collect(),
-        blocked,
-        second,
-        crowd,
-    }
-}
-
-/// What the scheduler reads of a pod besides its name: pods of one workload on one node
-/// with the same shape are interchangeable candidates; one pinned by a nodeSelector, or
-/// with other requests, tolerations or labels, is tried on its own.
-fn shape(pod: &crate::api::Pod) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    pod.labels.hash(&mut h);
-    pod.priority.hash(&mut h);
-    pod.required_node_affinity.hash(&mut h);
-    pod.preferred_node_affinity.hash(&mut h);
-    pod.tolerations.hash(&mut h);
-    pod.affinity.hash(&mut h);
-    pod.spread_constraints.hash(&mut h);
-    pod.requests.requested.hash(&mut h);
-    pod.host_ports.hash(&mut h);
-    pod.volumes.hash(&mut h);
-    h.finish()
-}
-
 /// The best move found in a step.
 struct Best {
     violation: Violation,
@@ -252,13 +41,13 @@ struct Best {
 /// Takes up to `limit` candidates round-robin over the groups (the most violated
 /// first); when that is all of them, orders them by name. Also says whether it is all.
 fn pick(ctx: &Context, c: &Candidates, limit: usize) -> (Vec<PodId>, bool) {
-    let total: usize = c.per_group.iter().map(|(_, v)| v.len()).sum();
+    let total: usize = c.per_group.iter().map(|g| g.total).sum();
     let mut out: Vec<PodId> = Vec::new();
     let mut seen = HashSet::new();
-    let longest = c.per_group.iter().map(|(_, v)| v.len()).max().unwrap_or(0);
+    let longest = c.per_group.iter().map(|g| g.first.len()).max().unwrap_or(0);
     'outer: for k in 0..longest {
-        for (_, ids) in &c.per_group {
-            if let Some(&id) = ids.get(k)
+        for g in &c.per_group {
+            if let Some(&id) = g.first.get(k)
                 && seen.insert(id)
             {
                 out.push(id);
@@ -360,11 +149,11 @@ fn try_together(ctx: &mut Context, a: PodId, b: PodId) -> Result<Option<Best>, R
     changed.sort_unstable();
     changed.dedup();
     // Both out first; the replacements come back pending, then are placed in order.
-    let Some(out_a) = ctx.snapshot.remove_pod(a) else {
+    let Some(out_a) = ctx.remove_pod(a) else {
         return Ok(None);
     };
-    let Some(out_b) = ctx.snapshot.remove_pod(b) else {
-        ctx.snapshot.add_pod(out_a)?;
+    let Some(out_b) = ctx.remove_pod(b) else {
+        ctx.add_pod(out_a)?;
         return Ok(None);
     };
     let mut result = None;
@@ -374,10 +163,10 @@ fn try_together(ctx: &mut Context, a: PodId, b: PodId) -> Result<Option<Best>, R
     rb.node_name = None;
     if let Some(to_a) = ctx.place(&ra).filter(|n| *n != from_a) {
         ra.node_name = Some(ctx.snapshot.node(to_a).node.name.clone());
-        let id_a = ctx.snapshot.add_pod(ra)?;
+        let id_a = ctx.add_pod(ra)?;
         if let Some(to_b) = ctx.place(&rb).filter(|n| *n != from_b) {
             rb.node_name = Some(ctx.snapshot.node(to_b).node.name.clone());
-            let id_b = ctx.snapshot.add_pod(rb)?;
+            let id_b = ctx.add_pod(rb)?;
             let (v, reason) = ctx.groups.measure_with(&changed, &ctx.snapshot);
             if v < ctx.groups.total {
                 result = Some(Best {
@@ -386,13 +175,13 @@ fn try_together(ctx: &mut Context, a: PodId, b: PodId) -> Result<Option<Best>, R
                     together: true,
                 });
             }
-            ctx.snapshot.remove_pod(id_b);
+            ctx.remove_pod(id_b);
         }
-        ctx.snapshot.remove_pod(id_a);
+        ctx.remove_pod(id_a);
     }
     // Back in the order they left, so each gets its slot back.
-    ctx.snapshot.add_pod(out_b)?;
-    ctx.snapshot.add_pod(out_a)?;
+    ctx.add_pod(out_b)?;
+    ctx.add_pod(out_a)?;
     Ok(result)
 }
 
@@ -400,11 +189,11 @@ fn try_together(ctx: &mut Context, a: PodId, b: PodId) -> Result<Option<Best>, R
 /// then one of the group's pods; the best pair that lowers the measure.
 fn best_make_room(ctx: &mut Context, c: &Candidates) -> Result<Option<Best>, RebalanceError> {
     let mut best: Option<Best> = None;
-    for (g, movers) in &c.per_group {
-        if !ctx.groups.list[*g].is_hard() {
+    for candidates in &c.per_group {
+        if !ctx.groups.list[candidates.group].is_hard() {
             continue;
         }
-        let group = ctx.groups.list[*g].group.clone();
+        let group = ctx.groups.list[candidates.group].group.clone();
         let counts = group.counts(&ctx.snapshot);
         let min = group.min_match(&counts);
         let Some(domains) = ctx.snapshot.domains(group.topology_key) else {
@@ -424,7 +213,7 @@ fn best_make_room(ctx: &mut Context, c: &Candidates) -> Result<Option<Best>, Reb
             .collect();
         targets.sort();
         targets.truncate(MAKE_ROOM_NODES);
-        for &mover in movers.iter().take(MAKE_ROOM_MOVERS) {
+        for &mover in candidates.first.iter().take(MAKE_ROOM_MOVERS) {
             for (_, node) in &targets {
                 let mut helpers: Vec<(std::cmp::Reverse<i64>, (String, String), PodId)> = ctx
                     .snapshot
@@ -497,6 +286,15 @@ fn try_pair(
 
 /// Runs the strategy.
 pub(super) fn run(ctx: &mut Context, options: &RebalanceOptions) -> Result<Plan, RebalanceError> {
+    run_with(ctx, options, &mut Index::default())
+}
+
+/// Runs the strategy with the candidates `search` finds.
+pub(super) fn run_with(
+    ctx: &mut Context,
+    options: &RebalanceOptions,
+    search: &mut impl Search,
+) -> Result<Plan, RebalanceError> {
     let before = ctx.groups.report(&ctx.snapshot);
     let violation_before = ctx.groups.total;
     let mut moves: Vec<Move> = Vec::new();
@@ -505,7 +303,7 @@ pub(super) fn run(ctx: &mut Context, options: &RebalanceOptions) -> Result<Plan,
         if ctx.groups.total == Violation::default() {
             break;
         }
-        let c = candidates(ctx);
+        let c = search.candidates(ctx, MAX_CANDIDATES_PER_STEP);
         let (ids, exhaustive) = pick(ctx, &c, MAX_CANDIDATES_PER_STEP);
         let best = match best_direct(ctx, &ids, &c.crowd, exhaustive)? {
             Some(b) => Some(b),
@@ -561,7 +359,7 @@ pub(super) fn run(ctx: &mut Context, options: &RebalanceOptions) -> Result<Plan,
             });
         }
     }
-    let unresolved = unresolved(ctx, stopped_at_limit, options.max_moves);
+    let unresolved = unresolved(ctx, search, stopped_at_limit, options.max_moves);
     Ok(Plan {
         strategy: Strategy::Topospread,
         rounds: moves.len(),
@@ -578,10 +376,16 @@ pub(super) fn run(ctx: &mut Context, options: &RebalanceOptions) -> Result<Plan,
 }
 
 /// Every in-scope group still violated, with the reason no move repairs it.
-pub(super) fn unresolved(ctx: &mut Context, at_limit: bool, limit: usize) -> Vec<Unresolved> {
-    let c = candidates(ctx);
+pub(super) fn unresolved(
+    ctx: &mut Context,
+    search: &mut impl Search,
+    at_limit: bool,
+    limit: usize,
+) -> Vec<Unresolved> {
+    let c = search.candidates(ctx, MAX_CANDIDATES_PER_STEP);
     let mut out = Vec::new();
-    for (g, movable) in &c.per_group {
+    for candidates in &c.per_group {
+        let g = &candidates.group;
         let group = &ctx.groups.list[*g];
         if !group.in_scope {
             continue;
@@ -597,7 +401,7 @@ pub(super) fn unresolved(ctx: &mut Context, at_limit: bool, limit: usize) -> Vec
             )
         } else if at_limit {
             format!("stopped at --max-moves {limit}")
-        } else if movable.is_empty() {
+        } else if candidates.total == 0 {
             match blocked {
                 Some(b) => {
                     let reasons: Vec<String> =
@@ -636,89 +440,4 @@ pub(super) fn unresolved(ctx: &mut Context, at_limit: bool, limit: usize) -> Vec
         });
     }
     out
-}
-
-#[cfg(test)]
-mod facts_tests {
-    use super::*;
-    use crate::builders::{NodeBuilder, PodBuilder};
-    use crate::config::SchedulerConfig;
-    use crate::convert;
-    use crate::features::Features;
-    use crate::snapshot::Snapshot;
-
-    const ZONE: &str = "topology.kubernetes.io/zone";
-
-    fn web(name: &str) -> PodBuilder {
-        PodBuilder::new(name)
-            .label("app", "web")
-            .owner("apps/v1", "ReplicaSet", "web")
-            .request("cpu", "100m")
-            .node("n0")
-            .spread(1, ZONE, "DoNotSchedule", &[("app", "web")])
-    }
-
-    /// The kept facts give the candidates a fresh read gives, after a move and after a
-    /// slot is reused by a pod of another shape.
-    #[test]
-    fn kept_facts_give_the_candidates_a_fresh_read_gives() {
-        let mut s = Snapshot::new();
-        for (name, zone) in [("n0", "z0"), ("n1", "z1"), ("n2", "z2")] {
-            let n = NodeBuilder::new(name)
-                .label(ZONE, zone)
-                .allocatable("cpu", "16")
-                .allocatable("pods", "110")
-                .build();
-            let n = convert::node(&n, s.symbols_mut()).expect("node converts");
-            s.add_node(n).expect("node is new");
-        }
-        for k in 0..6 {
-            let p = convert::pod(&web(&format!("web-{k}")).build(), s.symbols_mut())
-                .expect("pod converts");
-            s.add_pod(p).expect("pod is new");
-        }
-        let options = super::super::RebalanceOptions::default();
-        let mut ctx = Context::new(
-            &s,
-            &SchedulerConfig::default(),
-            Features::default(),
-            &options,
-        )
-        .expect("context");
-        let first = candidates(&mut ctx);
-        assert_eq!(first.per_group.len(), 1);
-        assert_eq!(
-            first.per_group[0].1.len(),
-            1,
-            "six alike pods, one candidate"
-        );
-        // A move, kept.
-        let id = first.per_group[0].1[0];
-        let pod = ctx.snapshot.pod(id).cloned().expect("bound");
-        let changed = ctx.groups.counting(id, &pod, &ctx.snapshot);
-        assert!(ctx.try_move(id).expect("move").is_some());
-        ctx.groups.commit(&changed, &ctx.snapshot);
-        // A slot reused by a pod of another shape: its facts must be read afresh.
-        let gone = ctx
-            .snapshot
-            .pod_id("default", "web-5")
-            .expect("web-5 bound");
-        ctx.snapshot.remove_pod(gone);
-        let canary = web("web-x").label("tier", "canary").build();
-        let canary = convert::pod(&canary, ctx.snapshot.symbols_mut()).expect("pod converts");
-        let reused = ctx.snapshot.add_pod(canary).expect("pod is new");
-        assert_eq!(reused, gone, "the slot is reused");
-        ctx.groups.refresh(&ctx.snapshot);
-        let warm = candidates(&mut ctx);
-        assert_eq!(
-            warm.per_group[0].1.len(),
-            2,
-            "the canary is tried on its own"
-        );
-        ctx.facts = FactsCache::default();
-        let cold = candidates(&mut ctx);
-        assert_eq!(warm.per_group, cold.per_group);
-        assert_eq!(warm.second, cold.second);
-        assert_eq!(warm.crowd, cold.crowd);
-    }
 }

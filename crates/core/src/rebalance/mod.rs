@@ -11,6 +11,7 @@
 //! keep the spread, with the `controller.kubernetes.io/pod-deletion-cost` values that
 //! make the ReplicaSet controller remove exactly those.
 
+mod candidates;
 mod descheduler;
 mod evictable;
 mod greedy;

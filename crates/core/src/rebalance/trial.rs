@@ -29,9 +29,37 @@ pub(crate) struct Context {
     pub(crate) scheduler: Scheduler,
     pub(crate) groups: Groups,
     pub(crate) evictability: Evictability,
-    /// What the greedy strategy's candidate search reads of each pod, kept across steps.
-    pub(crate) facts: super::greedy::FactsCache,
+    /// Nodes whose pods changed since [`Self::take_touched`] last ran, so that the
+    /// greedy strategy's kept candidates re-read only those.
+    touched: Touched,
     seed: u64,
+}
+
+/// A set of nodes in the order they were first touched.
+#[derive(Debug, Default)]
+struct Touched {
+    list: Vec<NodeId>,
+    seen: Vec<bool>,
+}
+
+impl Touched {
+    fn insert(&mut self, node: NodeId) {
+        let i = node.index();
+        if self.seen.len() <= i {
+            self.seen.resize(i + 1, false);
+        }
+        if !self.seen[i] {
+            self.seen[i] = true;
+            self.list.push(node);
+        }
+    }
+
+    fn take(&mut self) -> Vec<NodeId> {
+        for n in &self.list {
+            self.seen[n.index()] = false;
+        }
+        std::mem::take(&mut self.list)
+    }
 }
 
 impl Context {
@@ -85,7 +113,7 @@ impl Context {
             scheduler,
             groups,
             evictability,
-            facts: Default::default(),
+            touched: Touched::default(),
             seed: options.seed,
         })
     }
@@ -97,7 +125,7 @@ impl Context {
         let Some(from) = self.snapshot.pod_node(id) else {
             return Ok(None);
         };
-        let Some(original) = self.snapshot.remove_pod(id) else {
+        let Some(original) = self.remove_pod(id) else {
             return Ok(None);
         };
         let mut replacement = original.clone();
@@ -108,7 +136,7 @@ impl Context {
                 Ok(Some(a))
             }
             _ => {
-                self.snapshot.add_pod(original)?;
+                self.add_pod(original)?;
                 Ok(None)
             }
         }
@@ -136,7 +164,7 @@ impl Context {
         let Some(from) = self.snapshot.pod_node(id) else {
             return Ok(None);
         };
-        let Some(original) = self.snapshot.remove_pod(id) else {
+        let Some(original) = self.remove_pod(id) else {
             return Ok(None);
         };
         let replacement = original.clone();
@@ -151,7 +179,7 @@ impl Context {
         original: Pod,
     ) -> Result<Applied, RebalanceError> {
         replacement.node_name = Some(self.snapshot.node(to).node.name.clone());
-        let pod = self.snapshot.add_pod(replacement)?;
+        let pod = self.add_pod(replacement)?;
         Ok(Applied {
             pod,
             from,
@@ -162,8 +190,31 @@ impl Context {
 
     /// Puts a moved pod back where it was.
     pub(crate) fn undo(&mut self, a: Applied) -> Result<PodId, RebalanceError> {
-        self.snapshot.remove_pod(a.pod);
-        Ok(self.snapshot.add_pod(a.original)?)
+        self.remove_pod(a.pod);
+        self.add_pod(a.original)
+    }
+
+    /// Removes a pod from the planner's snapshot, noting its node as touched.
+    pub(crate) fn remove_pod(&mut self, id: PodId) -> Option<Pod> {
+        if let Some(node) = self.snapshot.pod_node(id) {
+            self.touched.insert(node);
+        }
+        self.snapshot.remove_pod(id)
+    }
+
+    /// Adds a pod to the planner's snapshot, noting its node as touched.
+    pub(crate) fn add_pod(&mut self, pod: Pod) -> Result<PodId, RebalanceError> {
+        let id = self.snapshot.add_pod(pod)?;
+        if let Some(node) = self.snapshot.pod_node(id) {
+            self.touched.insert(node);
+        }
+        Ok(id)
+    }
+
+    /// The nodes whose pods changed since the last call, through [`Self::remove_pod`]
+    /// and [`Self::add_pod`] (every move, trial and undo goes through them).
+    pub(crate) fn take_touched(&mut self) -> Vec<NodeId> {
+        self.touched.take()
     }
 
     /// `namespace/name` of a pod.
