@@ -625,7 +625,7 @@ fn mixed_cluster() -> (crate::snapshot::Snapshot, crate::api::Pod) {
 fn scoring_loops_give_each_node_its_own_score() {
     use super::{BalancedAllocation, Fit};
     use crate::config::{NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs};
-    use crate::framework::{CycleState, NodeScore, PreScorePlugin, ScorePlugin};
+    use crate::framework::{CycleState, NodeScore};
     use crate::snapshot::NodeId;
     let (s, pod) = mixed_cluster();
     let fit = Fit::new(&NodeResourcesFitArgs::default()).unwrap();
