@@ -13,7 +13,8 @@ pub use cycle_state::{CycleState, StateData};
 pub use events::{ActionType, ClusterEvent, EventResource};
 pub use plugin::{
     FilterPlugin, MAX_NODE_SCORE, NodeScore, Plugin, PreEnqueuePlugin, PreFilterPlugin,
-    PreFilterResult, PreScorePlugin, QueueSortPlugin, QueuedPod, ScorePlugin, Screen, score_each,
+    PreFilterResult, PreScorePlugin, QueueSortPlugin, QueuedPod, ScorePlugin, Screen, Screening,
+    score_each,
 };
 pub use profile::{ConfigError, Profile};
 pub use profiles::{Profiles, check_config, check_configuration};

@@ -115,21 +115,30 @@ pub trait FilterPlugin: Plugin {
     fn filter(&self, state: &CycleState, pod: &Pod, node: &NodeInfo, snapshot: &Snapshot)
     -> Status;
 
-    /// For a Filter cheap and selective enough to run ahead of the others: a check,
-    /// prepared once per cycle, of whether the plugin certainly rejects a node, decided
-    /// without building a status. A node it rejects is infeasible whatever the others
-    /// say, so the scheduler skips the chain for it and works out the node's status in
-    /// profile order only when statuses are reported (no node fits). `None` (the
-    /// default): the plugin does not screen. An internal error must not reject, so the
-    /// full chain reports it.
+    /// For a Filter cheap enough to decide without building a status: its verdict for
+    /// this cycle, prepared once, as a check of whether it rejects a node. The check
+    /// rejects exactly the nodes Filter rejects, so the scheduler runs it ahead of the
+    /// chain, leaves the plugin out of the chain, and works out a rejected node's status
+    /// in profile order only when statuses are reported (no node fits). `None` (the
+    /// default): the plugin does not screen. A plugin whose Filter may fail with an
+    /// internal error returns `None` then, so the full chain reports it.
     fn screen<'a>(
         &'a self,
         _state: &'a CycleState,
         _pod: &'a Pod,
         _snapshot: &'a Snapshot,
-    ) -> Option<Screen<'a>> {
+    ) -> Option<Screening<'a>> {
         None
     }
+}
+
+/// A screening Filter's verdict for one cycle (see [`FilterPlugin::screen`]).
+#[non_exhaustive]
+pub enum Screening<'a> {
+    /// Filter passes every node this cycle (e.g. NodeName for a pod that names none).
+    PassesAll,
+    /// Filter rejects exactly the nodes this check returns true for.
+    Rejects(Screen<'a>),
 }
 
 /// A screening Filter's per-cycle check: true when the plugin rejects the node.

@@ -4,7 +4,7 @@
 
 use super::{
     Code, CycleState, FilterPlugin, MAX_NODE_SCORE, NodeScore, PreFilterResult, Profile, Screen,
-    Status,
+    Screening, Status,
 };
 use crate::api::Pod;
 use crate::snapshot::{NodeId, NodeInfo, Snapshot};
@@ -43,17 +43,33 @@ pub(crate) struct ActiveFilters<'a> {
 }
 
 impl ActiveFilters<'_> {
-    /// The screening checks of the active plugins ([`FilterPlugin::screen`]).
-    pub(crate) fn screens<'s>(
+    /// Splits the active plugins for a screened walk over the nodes: the screening
+    /// checks ([`FilterPlugin::screen`]), and the chain of the plugins that do not
+    /// screen, in profile order. A plugin that passes every node is in neither.
+    pub(crate) fn screened<'s>(
         &'s self,
         state: &'s CycleState,
         pod: &'s Pod,
         snapshot: &'s Snapshot,
-    ) -> Vec<Screen<'s>> {
-        self.all
-            .iter()
-            .filter_map(|pl| pl.screen(state, pod, snapshot))
-            .collect()
+    ) -> ScreenedFilters<'s> {
+        let mut checks = Vec::new();
+        let mut rest = Vec::new();
+        for &pl in &self.all {
+            match pl.screen(state, pod, snapshot) {
+                Some(Screening::PassesAll) => {}
+                Some(Screening::Rejects(check)) => checks.push(check),
+                None => rest.push(pl),
+            }
+        }
+        ScreenedFilters {
+            checks,
+            rest: ActiveFilters { all: rest },
+        }
+    }
+
+    /// Whether no plugin is left to run (every node passes).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.all.is_empty()
     }
 
     /// Runs the Filter plugins on one node, stopping at the first rejection
@@ -78,6 +94,24 @@ impl ActiveFilters<'_> {
             }
         }
         Status::success()
+    }
+}
+
+/// The active Filter plugins split for a walk over many nodes (see
+/// [`ActiveFilters::screened`]): a node any check rejects is infeasible, and a node
+/// every check passes is decided by `rest` alone, as the whole chain would decide it.
+pub(crate) struct ScreenedFilters<'s> {
+    /// The screening checks: true when the plugin rejects the node.
+    pub(crate) checks: Vec<Screen<'s>>,
+    /// The plugins that do not screen, in profile order.
+    pub(crate) rest: ActiveFilters<'s>,
+}
+
+impl ScreenedFilters<'_> {
+    /// Whether a screening check rejects the node.
+    #[inline]
+    pub(crate) fn rejects(&self, node: &NodeInfo) -> bool {
+        self.checks.iter().any(|rejects| rejects(node))
     }
 }
 

@@ -2,7 +2,7 @@
 
 use crate::api::Pod;
 use crate::framework::{ActionType as A, ClusterEvent, EventResource as R};
-use crate::framework::{Code, CycleState, FilterPlugin, Plugin, Status};
+use crate::framework::{Code, CycleState, FilterPlugin, Plugin, Screening, Status};
 use crate::snapshot::{NodeInfo, Snapshot};
 
 /// The plugin's registry name.
@@ -33,12 +33,27 @@ impl FilterPlugin for NodeName {
             _ => Status::success(),
         }
     }
+
+    /// A pod that names no node passes every node; one that does, only that node.
+    fn screen<'a>(
+        &'a self,
+        _: &'a CycleState,
+        pod: &'a Pod,
+        _: &'a Snapshot,
+    ) -> Option<Screening<'a>> {
+        Some(match &pod.node_name {
+            None => Screening::PassesAll,
+            Some(name) => {
+                Screening::Rejects(Box::new(move |node: &NodeInfo| *name != node.node.name))
+            }
+        })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugins::testutil::{filter_only, pod, snapshot};
+    use crate::plugins::testutil::{filter_only, pod, screen_agrees, snapshot};
     use serde_json::json;
 
     // Upstream's TestNodeName.
@@ -58,5 +73,31 @@ mod tests {
             let got = filter_only(&NodeName, &s, &p);
             assert_eq!(got[0].0, want, "{node_name}");
         }
+    }
+
+    #[test]
+    fn screen_rejects_what_filter_rejects() {
+        let names = ["foo", "bar", "baz"].map(|n| json!({"metadata": {"name": n}}));
+        let mut s = snapshot(&names, &[]);
+        let state = CycleState::new();
+        for (node_name, rejected) in [(json!(null), 0), (json!("bar"), 2), (json!("qux"), 3)] {
+            let p = pod(
+                &mut s,
+                json!({"metadata": {"name": "p"}, "spec": {"containers": [], "nodeName": node_name}}),
+            );
+            assert_eq!(
+                screen_agrees(&NodeName, &state, &s, &p),
+                rejected,
+                "{node_name}"
+            );
+        }
+        let p = pod(
+            &mut s,
+            json!({"metadata": {"name": "p"}, "spec": {"containers": []}}),
+        );
+        assert!(matches!(
+            NodeName.screen(&state, &p, &s),
+            Some(Screening::PassesAll)
+        ));
     }
 }

@@ -4,7 +4,7 @@
 use crate::api::{Pod, Taint, TaintEffect};
 use crate::features::{Feature, Features};
 use crate::framework::{ActionType as A, ClusterEvent, EventResource as R};
-use crate::framework::{Code, CycleState, FilterPlugin, Plugin, Status};
+use crate::framework::{Code, CycleState, FilterPlugin, Plugin, Screening, Status};
 use crate::snapshot::{NodeInfo, Snapshot};
 
 /// The plugin's registry name.
@@ -60,12 +60,31 @@ impl FilterPlugin for NodeUnschedulable {
         }
         Status::success()
     }
+
+    /// The pod's tolerations are read once: a pod that tolerates the taint passes
+    /// every node, any other is rejected by cordoned nodes alone.
+    fn screen<'a>(
+        &'a self,
+        _: &'a CycleState,
+        pod: &'a Pod,
+        _: &'a Snapshot,
+    ) -> Option<Screening<'a>> {
+        let tolerated = pod
+            .tolerations
+            .iter()
+            .any(|t| t.tolerates(&self.taint, self.comparison_ops));
+        Some(if tolerated {
+            Screening::PassesAll
+        } else {
+            Screening::Rejects(Box::new(|node: &NodeInfo| node.node.unschedulable))
+        })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugins::testutil::{filter_only, pod, snapshot};
+    use crate::plugins::testutil::{filter_only, pod, screen_agrees, snapshot};
     use serde_json::json;
 
     // Upstream's TestNodeUnschedulable.
@@ -94,6 +113,31 @@ mod tests {
                 json!({"metadata": {"name": "p"}, "spec": {"containers": [], "tolerations": tolerations}}),
             );
             assert_eq!(filter_only(&plugin, &s, &p), vec![want], "case {i}");
+        }
+    }
+
+    #[test]
+    fn screen_rejects_what_filter_rejects() {
+        let plugin = NodeUnschedulable::new(Features::default());
+        let nodes: Vec<serde_json::Value> = [json!(false), json!(true), json!(null), json!(true)]
+            .into_iter()
+            .enumerate()
+            .map(|(i, u)| json!({"metadata": {"name": format!("n{i}")}, "spec": {"unschedulable": u}}))
+            .collect();
+        let mut s = snapshot(&nodes, &[]);
+        let state = CycleState::new();
+        let tolerate = json!([{"key": TAINT_NODE_UNSCHEDULABLE, "operator": "Exists", "effect": "NoSchedule"}]);
+        let other = json!([{"key": "other", "operator": "Exists", "effect": "NoSchedule"}]);
+        for (tolerations, rejected) in [(json!([]), 2), (other, 2), (tolerate, 0)] {
+            let p = pod(
+                &mut s,
+                json!({"metadata": {"name": "p"}, "spec": {"containers": [], "tolerations": tolerations}}),
+            );
+            assert_eq!(
+                screen_agrees(&plugin, &state, &s, &p),
+                rejected,
+                "{tolerations}"
+            );
         }
     }
 }

@@ -6,8 +6,8 @@ use crate::api::{Pod, TaintEffect, Toleration, find_untolerated_taint};
 use crate::features::{Feature, Features};
 use crate::framework::{ActionType as A, ClusterEvent, EventResource as R};
 use crate::framework::{
-    Code, CycleState, FilterPlugin, NodeScore, Plugin, PreScorePlugin, ScorePlugin, Screen, Status,
-    score_each,
+    Code, CycleState, FilterPlugin, NodeScore, Plugin, PreScorePlugin, ScorePlugin, Screening,
+    Status, score_each,
 };
 use crate::snapshot::{NodeId, NodeInfo, Snapshot};
 
@@ -64,14 +64,15 @@ impl FilterPlugin for TaintToleration {
         }
     }
 
-    /// A scan of the node's taints; rejecting tainted nodes early spares the message.
+    /// A scan of the node's taints, as Filter's; rejecting tainted nodes early spares
+    /// the message.
     fn screen<'a>(
         &'a self,
         _: &'a CycleState,
         pod: &'a Pod,
         _: &'a Snapshot,
-    ) -> Option<Screen<'a>> {
-        Some(Box::new(move |node: &NodeInfo| {
+    ) -> Option<Screening<'a>> {
+        Some(Screening::Rejects(Box::new(move |node: &NodeInfo| {
             find_untolerated_taint(
                 &node.node.taints,
                 &pod.tolerations,
@@ -79,7 +80,7 @@ impl FilterPlugin for TaintToleration {
                 |t| t.effect.blocks_scheduling(),
             )
             .is_some()
-        }))
+        })))
     }
 }
 

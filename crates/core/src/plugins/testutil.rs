@@ -143,3 +143,34 @@ pub(crate) fn scores<P: PreScorePlugin + ScorePlugin>(
     assert!(st.is_success(), "{st}");
     Some(out.iter().map(|s| s.score).collect())
 }
+
+/// Checks a screening Filter against its Filter on every node: a check rejects exactly
+/// the nodes Filter rejects, and a plugin that passes every node rejects none. Returns
+/// how many nodes the screen rejected.
+pub(crate) fn screen_agrees<P: FilterPlugin>(
+    plugin: &P,
+    state: &CycleState,
+    s: &Snapshot,
+    pod: &Pod,
+) -> usize {
+    let screening = plugin
+        .screen(state, pod, s)
+        .unwrap_or_else(|| panic!("{} does not screen", plugin.name()));
+    let mut rejected = 0;
+    for n in s.nodes() {
+        let screened = match &screening {
+            crate::framework::Screening::PassesAll => false,
+            crate::framework::Screening::Rejects(check) => check(n),
+        };
+        let filter = plugin.filter(state, pod, n, s);
+        assert_eq!(
+            screened,
+            !filter.is_success(),
+            "{} on node {}: filter says {filter}",
+            plugin.name(),
+            n.node.name
+        );
+        rejected += usize::from(screened);
+    }
+    rejected
+}

@@ -480,7 +480,10 @@ impl Scheduler {
             }
         }
         let nodes: Vec<NodeId> = match &pre.result {
-            None => snapshot.nodes().iter().map(|n| n.id).collect(),
+            // A node's id is its index: counted, not read from each node.
+            None => (0..all)
+                .map(|i| NodeId(u32::try_from(i).unwrap_or(u32::MAX)))
+                .collect(),
             Some(r) => {
                 let names: Vec<&str> = pre.plugins_with_nodes.iter().copied().collect();
                 c.diagnosis.absent =
@@ -512,29 +515,22 @@ impl Scheduler {
     ) -> Result<(), Status> {
         let n = nodes.len();
         let to_find = self.num_feasible_nodes_to_find(n);
+        // The walk starts at the rotating index and wraps around, without a division
+        // per node.
+        let start = self.next_start_node_index % n.max(1);
+        let rotation = nodes[start..].iter().chain(&nodes[..start]).copied();
         let mut result = Ok(());
         if self.profiles[self.current].filter.is_empty() {
-            c.feasible = (0..to_find)
-                .map(|i| nodes[(self.next_start_node_index + i) % n])
-                .collect();
+            c.feasible = rotation.take(to_find).collect();
         } else {
             let filters = self.profiles[self.current].active_filters(&c.state);
             // Explanations report every node's verdict in order, so they never screen.
-            let screens = if record {
-                Vec::new()
-            } else {
-                filters.screens(&c.state, pod, snapshot)
-            };
+            let screened_filters = (!record).then(|| filters.screened(&c.state, pod, snapshot));
+            c.feasible.reserve(to_find);
             let mut screened = Vec::new();
-            for i in 0..n {
-                let id = nodes[(self.next_start_node_index + i) % n];
+            for id in rotation {
                 let node = snapshot.node(id);
-                let nominated = nominator::affects(&self.nominator, snapshot, pod, id);
-                if !nominated && screens.iter().any(|rejects| rejects(node)) {
-                    screened.push(id);
-                    continue;
-                }
-                let s = if nominated {
+                let s = if nominator::affects(&self.nominator, snapshot, pod, id) {
                     nominator::filter(
                         &self.profiles[self.current],
                         &self.nominator,
@@ -543,6 +539,16 @@ impl Scheduler {
                         node,
                         snapshot,
                     )
+                } else if let Some(f) = &screened_filters {
+                    if f.rejects(node) {
+                        screened.push(id);
+                        continue;
+                    }
+                    if f.rest.is_empty() {
+                        Status::success()
+                    } else {
+                        f.rest.run(&c.state, pod, node, snapshot)
+                    }
                 } else {
                     filters.run(&c.state, pod, node, snapshot)
                 };

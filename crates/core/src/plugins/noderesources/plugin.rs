@@ -17,7 +17,7 @@ use crate::config::{NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs, R
 use crate::framework::{ActionType as A, ClusterEvent, EventResource as R};
 use crate::framework::{
     Code, CycleState, FilterPlugin, NodeScore, Plugin, PreFilterPlugin, PreScorePlugin,
-    ScorePlugin, Status, score_each,
+    ScorePlugin, Screening, Status, score_each,
 };
 use crate::snapshot::{NodeId, NodeInfo, Snapshot};
 use crate::version::KubernetesVersion;
@@ -202,6 +202,25 @@ impl FilterPlugin for Fit {
                 s.with_reason(r.reason.to_string())
             })
     }
+
+    /// [`fits`] alone: the reasons are built only for the statuses reported.
+    fn screen<'a>(
+        &'a self,
+        _: &'a CycleState,
+        pod: &'a Pod,
+        _: &'a Snapshot,
+    ) -> Option<Screening<'a>> {
+        let request = &pod.requests.requested;
+        Some(Screening::Rejects(Box::new(move |node: &NodeInfo| {
+            !fits(
+                request,
+                &node.node.allocatable,
+                node.requested(),
+                node.pods().len(),
+                &self.ignored,
+            )
+        })))
+    }
 }
 
 /// NodeResourcesFit's PreScore state: the pod's request per scored resource.
@@ -282,12 +301,36 @@ impl ScorePlugin for Fit {
     ) -> Result<(), Status> {
         let s = state.require::<FitPreScoreState>(FIT_PRE_SCORE_KEY)?;
         if let Some(weights) = self.least_cpu_memory {
-            // The default profile's loop: two resources, no strategy dispatch per node.
+            // The default profile's loop: two resources, no strategy dispatch per node,
+            // and the divisions skipped for a node whose amounts equal the last node's.
+            let mut last = Memo::default();
             return score_each(nodes, snapshot, out, |node| {
-                Ok(least_of_two(s, node, weights))
+                let amounts = cpu_memory_amounts(&node_resources(node), &s.0, false);
+                Ok(last.get(amounts, |a| least_allocated_of_two(a, weights)))
             });
         }
         score_each(nodes, snapshot, out, |node| Ok(self.node_score(s, node)))
+    }
+}
+
+/// The last `(requested, allocatable)` pairs scored and their score. Nodes of one
+/// shape carrying the same pods come in runs, so a scorer walking the nodes in order
+/// mostly reuses the score before it (the scorers are pure functions of the pairs).
+#[derive(Default)]
+struct Memo(Option<([(i64, i64); 2], i64)>);
+
+impl Memo {
+    /// The score of `amounts`: the last one's when they are equal, else `score`'s.
+    #[inline]
+    fn get(&mut self, amounts: [(i64, i64); 2], score: impl Fn([(i64, i64); 2]) -> i64) -> i64 {
+        match self.0 {
+            Some((last, s)) if last == amounts => s,
+            _ => {
+                let s = score(amounts);
+                self.0 = Some((amounts, s));
+                s
+            }
+        }
     }
 }
 
@@ -384,8 +427,13 @@ impl ScorePlugin for BalancedAllocation {
     ) -> Result<(), Status> {
         let s = state.require::<BalancedPreScoreState>(BALANCED_PRE_SCORE_KEY)?;
         if self.cpu_memory {
-            // The default profile's loop: cpu and memory read straight from the node.
-            return score_each(nodes, snapshot, out, |node| Ok(balanced_of_two(s, node)));
+            // The default profile's loop: cpu and memory read straight from the node, and
+            // the divisions skipped for a node whose amounts equal the last node's.
+            let mut last = Memo::default();
+            return score_each(nodes, snapshot, out, |node| {
+                let amounts = cpu_memory_amounts(&node_resources(node), &s.0, true);
+                Ok(last.get(amounts, balanced_score_of_two))
+            });
         }
         score_each(nodes, snapshot, out, |node| Ok(self.node_score(s, node)))
     }

@@ -573,3 +573,110 @@ fn fit_pod_count_and_ignored_resources() {
     // only extended resources can be ignored
     assert!(!IgnoredResources::new(["hugepages-2Mi"], [""; 0]).ignores("hugepages-2Mi"));
 }
+
+/// Nodes in runs of equal and of different amounts (the shapes a walk over the nodes
+/// meets), some full, some cordoned by resources alone, and a pod asking cpu and memory.
+fn mixed_cluster() -> (crate::snapshot::Snapshot, crate::api::Pod) {
+    use crate::plugins::testutil;
+    let caps = [
+        ("4", "32Gi", "110"),
+        ("4", "32Gi", "110"),
+        ("4", "32Gi", "110"),
+        ("2", "8Gi", "110"),
+        ("4", "32Gi", "110"),
+        ("4", "32Gi", "1"),
+        ("0", "32Gi", "110"),
+        ("4", "0", "110"),
+        ("1", "1Gi", "110"),
+        ("4", "32Gi", "110"),
+    ];
+    let nodes: Vec<Value> = caps
+        .iter()
+        .enumerate()
+        .map(|(i, (cpu, memory, pods))| {
+            json!({"metadata": {"name": format!("n{i}")},
+                   "status": {"allocatable": {"cpu": cpu, "memory": memory, "pods": pods}}})
+        })
+        .collect();
+    let bound = |i: usize, node: usize, cpu: &str, memory: &str| {
+        json!({"metadata": {"name": format!("b{i}"), "uid": format!("b{i}")},
+               "spec": {"nodeName": format!("n{node}"),
+                        "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu, "memory": memory}}}]}})
+    };
+    let pods = [
+        bound(0, 1, "1", "4Gi"),
+        bound(1, 2, "1", "4Gi"),
+        bound(2, 4, "3900m", "1Gi"),
+        bound(3, 5, "100m", "1Gi"),
+        bound(4, 9, "1", "4Gi"),
+    ];
+    let mut s = testutil::snapshot(&nodes, &pods);
+    let p = testutil::pod(
+        &mut s,
+        json!({"metadata": {"name": "p"},
+               "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "500m", "memory": "2Gi"}}}]}}),
+    );
+    (s, p)
+}
+
+/// The default profile's scoring loops, which reuse the last node's score when the
+/// amounts repeat, give every node the score Score gives it alone, whatever the order.
+#[test]
+fn scoring_loops_give_each_node_its_own_score() {
+    use super::{BalancedAllocation, Fit};
+    use crate::config::{NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs};
+    use crate::framework::{CycleState, NodeScore};
+    use crate::snapshot::NodeId;
+    let (s, pod) = mixed_cluster();
+    let fit = Fit::new(&NodeResourcesFitArgs::default()).unwrap();
+    let balanced =
+        BalancedAllocation::new(&NodeResourcesBalancedAllocationArgs::default()).unwrap();
+    let orders: [&[u32]; 3] = [
+        &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+        &[9, 1, 2, 1, 0, 0, 3, 2, 8, 6, 7, 1],
+        &[4, 4, 5, 2, 9, 1],
+    ];
+    let plugins: [&dyn ScoreAndPre; 2] = [&fit, &balanced];
+    for plugin in plugins {
+        let mut state = CycleState::new();
+        let all: Vec<NodeId> = s.nodes().iter().map(|n| n.id).collect();
+        assert!(plugin.pre_score(&mut state, &pod, &all, &s).is_success());
+        for order in orders {
+            let nodes: Vec<NodeId> = order.iter().map(|&i| NodeId(i)).collect();
+            let mut out: Vec<NodeScore> = Vec::new();
+            plugin
+                .score_nodes(&state, &pod, &nodes, &s, &mut out)
+                .unwrap();
+            let alone: Vec<NodeScore> = nodes
+                .iter()
+                .map(|&node| NodeScore {
+                    node,
+                    score: plugin.score(&state, &pod, s.node(node), &s).unwrap(),
+                })
+                .collect();
+            assert_eq!(out, alone, "{} over {order:?}", plugin.name());
+        }
+        let distinct: std::collections::BTreeSet<i64> = all
+            .iter()
+            .map(|&n| plugin.score(&state, &pod, s.node(n), &s).unwrap())
+            .collect();
+        assert!(distinct.len() >= 3, "{}: {distinct:?}", plugin.name());
+    }
+}
+
+/// PreScore and Score behind one reference, for the table above.
+trait ScoreAndPre: crate::framework::PreScorePlugin + crate::framework::ScorePlugin {}
+impl<T: crate::framework::PreScorePlugin + crate::framework::ScorePlugin> ScoreAndPre for T {}
+
+/// NodeResourcesFit's screen rejects exactly the nodes its Filter rejects.
+#[test]
+fn fit_screen_rejects_what_filter_rejects() {
+    use super::Fit;
+    use crate::config::NodeResourcesFitArgs;
+    use crate::framework::CycleState;
+    let (s, pod) = mixed_cluster();
+    let fit = Fit::new(&NodeResourcesFitArgs::default()).unwrap();
+    let rejected = crate::plugins::testutil::screen_agrees(&fit, &CycleState::new(), &s, &pod);
+    // n4 (cpu), n5 (pods), n6 (no cpu), n7 (no memory), n8 (memory).
+    assert_eq!(rejected, 5);
+}

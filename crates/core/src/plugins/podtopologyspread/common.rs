@@ -163,12 +163,6 @@ pub(crate) fn required_keys(constraints: &[Constraint]) -> SmallVec<[Sym; 2]> {
     keys
 }
 
-/// Whether the node carries every constraint's topology key (`nodeLabelsMatchSpreadConstraints`).
-#[inline]
-pub(crate) fn node_has_all_keys(labels: &Labels, constraints: &[Constraint]) -> bool {
-    constraints.iter().all(|c| labels.has(c.topology_key))
-}
-
 /// `helper.DefaultSelector`: the labels of the Services selecting the pod, plus its
 /// ReplicationController's selector, or its ReplicaSet's / StatefulSet's requirements.
 pub(crate) fn default_selector(pod: &Pod, snapshot: &Snapshot) -> Selector {

@@ -3,7 +3,7 @@
 use super::PodTopologySpread;
 use super::common::{Constraint, required_keys};
 use crate::api::{Pod, WhenUnsatisfiable};
-use crate::framework::{Code, CycleState, FilterPlugin, PreFilterPlugin, Screen, Status};
+use crate::framework::{Code, CycleState, FilterPlugin, PreFilterPlugin, Screening, Status};
 use crate::snapshot::{DomainCounts, NO_DOMAIN, NodeFilter, NodeInfo, Snapshot};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -222,13 +222,14 @@ impl FilterPlugin for PodTopologySpread {
     }
 
     /// A count lookup per constraint: cheap, and the Filter that rejects most nodes
-    /// when spreading is tight.
+    /// when spreading is tight. Without PreFilter's state Filter fails with an
+    /// internal error, so there is no screen then.
     fn screen<'a>(
         &'a self,
         state: &'a CycleState,
         _: &'a Pod,
         _: &'a Snapshot,
-    ) -> Option<Screen<'a>> {
+    ) -> Option<Screening<'a>> {
         let s = state.read::<PreFilterState>()?;
         if let ([c], [domains], [counts]) = (
             s.constraints.as_slice(),
@@ -239,16 +240,16 @@ impl FilterPlugin for PodTopologySpread {
             // its domain already holds more than `maxSkew + min - selfMatch` pods.
             let limit = i64::from(c.max_skew) + s.min_match[0] - s.self_match[0];
             let (domains, counts) = (domains.as_slice(), &**counts);
-            return Some(Box::new(move |node: &NodeInfo| {
-                match domains.get(node.id.index()) {
+            return Some(Screening::Rejects(Box::new(
+                move |node: &NodeInfo| match domains.get(node.id.index()) {
                     Some(&dom) if dom != NO_DOMAIN => counts.count(dom as usize) > limit,
                     _ => true,
-                }
-            }));
+                },
+            )));
         }
-        Some(Box::new(move |node: &NodeInfo| {
+        Some(Screening::Rejects(Box::new(move |node: &NodeInfo| {
             check_node(s, node).is_some()
-        }))
+        })))
     }
 }
 
