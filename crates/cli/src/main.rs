@@ -6,6 +6,12 @@ mod cmd;
 use clap::Parser;
 use std::process::ExitCode;
 
+/// mimalloc: a dump's load allocates and frees millions of small objects on several
+/// threads, where glibc's allocator (consolidating and unlinking chunks) took a third
+/// of the time.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let mut cli = cli::Cli::parse();
     let ctx = match topospread_jobs::Context::from_flags(
