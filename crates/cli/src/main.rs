@@ -9,6 +9,7 @@ use std::process::ExitCode;
 /// mimalloc: a dump's load allocates and frees millions of small objects on several
 /// threads, where glibc's allocator (consolidating and unlinking chunks) took a third
 /// of the time.
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

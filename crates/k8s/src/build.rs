@@ -518,6 +518,12 @@ pub fn build_with_symbols<'a>(
         add_workload(&l.object, &mut workloads, snapshot.symbols_mut());
         *snapshot.workloads_mut() = workloads;
     }
+    let pods = objects
+        .clone()
+        .into_iter()
+        .filter(|l| matches!(l.object, Object::Pod(_) | Object::CompactPod(_)))
+        .count();
+    snapshot.reserve_pods(pods);
     let refused_storage = add_storage(&mut snapshot, objects.clone());
     let objects_for_notes = objects.clone();
     let admission = Admission::from_objects(objects.clone())

@@ -283,7 +283,7 @@ impl Snapshot {
         self.ensure_namespace(pod.namespace);
         let node_name = pod.node_name.clone();
         if let Some(Some(entry)) = self.pods.get_mut(id.index()) {
-            entry.pod = pod;
+            *entry.pod = pod;
             entry.state = state;
         }
         match (target, node_name) {

@@ -18,7 +18,8 @@
 //! are checked in name order (upstream's order is the informer's, unspecified); a pod
 //! stuck terminating past its grace period is charged (the simulation has no clock).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use k8s_openapi::api::core::v1::{
     Affinity, Container, Pod, PodAffinityTerm, ResourceQuota, WeightedPodAffinityTerm,
@@ -30,7 +31,7 @@ use super::limit_range::{List, aggregate, lists, render};
 
 /// A quantity of quota usage with the suffix family it prints in (`Quantity.String()`
 /// keeps the format of the first non-zero term of a sum).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Amount {
     q: Quantity,
     binary: bool,
@@ -78,7 +79,7 @@ type Usage = BTreeMap<String, Amount>;
 
 /// What quota reads of one pod: its usage and what its scopes test. Kept for pods read in
 /// compact form, whose whole object is dropped.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct QuotaPod {
     usage: Usage,
     /// `spec.activeDeadlineSeconds` >= 0 (scope `Terminating`).
@@ -109,6 +110,32 @@ impl QuotaPod {
                 .and_then(|s| s.affinity.as_ref())
                 .is_some_and(cross_namespace),
         }
+    }
+}
+
+/// What quota reads of pods, shared between the pods that read the same (the replicas
+/// of one template): kept apiece, a dump's pods held a usage map each, ~640 bytes.
+#[derive(Debug, Default)]
+pub struct QuotaPods {
+    seen: Mutex<HashSet<Arc<QuotaPod>>>,
+}
+
+impl QuotaPods {
+    /// At most this many distinct views are remembered; beyond, each pod has its own.
+    const REMEMBERED: usize = 1 << 16;
+
+    /// [`QuotaPod::of`] `pod`, the one already made when another pod read the same.
+    pub fn of(&self, pod: &Pod) -> Arc<QuotaPod> {
+        let quota = QuotaPod::of(pod);
+        let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(shared) = seen.get(&quota) {
+            return Arc::clone(shared);
+        }
+        let quota = Arc::new(quota);
+        if seen.len() < Self::REMEMBERED {
+            seen.insert(Arc::clone(&quota));
+        }
+        quota
     }
 }
 

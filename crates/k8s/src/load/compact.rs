@@ -5,7 +5,9 @@
 //! whole instead.
 
 use k8s_openapi::api::core::v1::Pod;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+
+use crate::admission::resource_quota::{QuotaPod, QuotaPods};
 use topospread::api::Symbols;
 use topospread::api::resources::RequestOptions;
 use topospread::controller::DeletionCandidate;
@@ -44,7 +46,7 @@ pub struct CompactPod {
     /// What the API server would refuse of the object (usually nothing).
     pub refusals: Vec<Refusal>,
     /// What the ResourceQuota admission plugin counts of it.
-    pub quota: crate::admission::resource_quota::QuotaPod,
+    pub quota: Arc<QuotaPod>,
     /// Annotated `kubernetes.io/config.mirror`: a static pod's mirror, which its node's
     /// kubelet runs.
     pub mirror: bool,
@@ -113,10 +115,12 @@ pub struct Compactor {
 
 /// The gates a pod is compacted under: all of compaction but the symbol table, so the
 /// typing workers admit pods while conversion, which interns, runs in file order.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Rules {
     request_options: RequestOptions,
     features: ApiServerFeatures,
+    /// Quota views, shared between the pods that read the same.
+    quota_pods: Arc<QuotaPods>,
 }
 
 impl Compactor {
@@ -127,6 +131,7 @@ impl Compactor {
             rules: Rules {
                 request_options,
                 features,
+                quota_pods: Arc::default(),
             },
         }
     }
@@ -139,7 +144,7 @@ impl Compactor {
 
     /// The gates, for the typing workers.
     pub(crate) fn rules(&self) -> Rules {
-        self.rules
+        self.rules.clone()
     }
 
     /// The symbol table, for conversion elsewhere in file order; given back with
@@ -178,7 +183,7 @@ impl Rules {
         };
         // The API server's defaults (a pod read back from a cluster has them already).
         crate::admission::set_pod_defaults(p);
-        Some(Box::new(admitted(p, refusals)))
+        Some(Box::new(admitted(p, refusals, &self.quota_pods)))
     }
 
     /// Converts the pod `admit` admitted (interning into `symbols`) and puts its compact
@@ -199,7 +204,7 @@ impl Rules {
 }
 
 /// What is read of an admitted pod besides its conversion (made later, in file order).
-fn admitted(p: &Pod, refusals: Vec<Refusal>) -> CompactPod {
+fn admitted(p: &Pod, refusals: Vec<Refusal>, quota_pods: &QuotaPods) -> CompactPod {
     let meta = &p.metadata;
     let spec = p.spec.as_ref();
     let controller = meta
@@ -229,7 +234,7 @@ fn admitted(p: &Pod, refusals: Vec<Refusal>) -> CompactPod {
         priority: spec.and_then(|s| s.priority),
         preemption_policy: spec.and_then(|s| s.preemption_policy.clone()),
         refusals,
-        quota: crate::admission::resource_quota::QuotaPod::of(p),
+        quota: quota_pods.of(p),
         mirror: meta
             .annotations
             .as_ref()

@@ -168,6 +168,7 @@ impl Pipeline {
                 let job_queue = Arc::clone(&job_queue);
                 let done = done_tx.clone();
                 let turns = turns.clone();
+                let rules = rules.clone();
                 std::thread::spawn(move || work(&job_queue, &done, rules, turns.as_deref()))
             })
             .collect();
