@@ -218,6 +218,18 @@ impl<'f, R: BufRead> Src<'f, R> {
                     b'\n' => {
                         newlines += 1;
                         last_newline = Some(i);
+                        // The indentation after it, eight spaces at a time: pretty-printed
+                        // dumps are mostly indentation, and byte by byte it was most of
+                        // this loop's time.
+                        let mut j = i + 1;
+                        while buf.get(j..j + 8).is_some_and(|w| w == b"        ") {
+                            j += 8;
+                        }
+                        while buf.get(j) == Some(&b' ') {
+                            j += 1;
+                        }
+                        i = j;
+                        continue;
                     }
                     _ => {}
                 }

@@ -173,6 +173,27 @@ fn errors_after_the_items_name_their_line_in_the_file() {
 }
 
 #[test]
+fn errors_inside_deeply_indented_items_name_their_line_and_column() {
+    // Indentation of 0 to 20 spaces (runs longer and shorter than the eight the splitter
+    // skips at once), then an error: its column counts every space before it.
+    for indent in 0..=20 {
+        let pad = " ".repeat(indent);
+        let text = format!(
+            "{{\"kind\": \"List\", \"items\": [\n{pad}{{\"kind\": \"Node\",\n{pad}\"metadata\":\n{pad}{{\"name\": }}}}\n]}}"
+        );
+        let e = parse_manifests(&text, "l.json").expect_err("refused");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "l.json: invalid JSON: expected value at line 4 column {}",
+                indent + 10
+            ),
+            "indent {indent}"
+        );
+    }
+}
+
+#[test]
 fn dump_shapes_read_as_the_tree_reader_reads_them() {
     for (i, text) in dump_shapes().iter().enumerate() {
         same(text, &format!("case{i}"));
