@@ -87,16 +87,24 @@ fn own_buckets(fake: &topospread_fakeapi::FakeApi, limits: ClientLimits) -> Clie
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_bind_backlog_does_not_starve_the_lease() {
+/// 24 pending pods over six nodes: 24 binds at 5 requests a second queue for ~5 s,
+/// more than twice the renew deadline (2 s).
+fn backlogged_cluster() -> topospread_fakeapi::FakeApi {
     let fake = cluster(6);
-    for i in 0..40 {
+    for i in 0..24 {
         fake.insert(spread_pod(&format!("p-{i:02}"), ["a", "b", "c"][i % 3]))
             .unwrap();
     }
-    // 5 requests a second: 40 binds queue for 8 s, four times the renew deadline (2 s).
-    let slow = ClientLimits { qps: 5.0, burst: 1 };
-    let running = topospread_serve::start(own_buckets(&fake, slow), options(true, "a")).unwrap();
+    fake
+}
+
+/// 5 requests a second with no burst: the binds queue in the scheduler's bucket.
+const SLOW: ClientLimits = ClientLimits { qps: 5.0, burst: 1 };
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bind_backlog_does_not_starve_the_lease() {
+    let fake = backlogged_cluster();
+    let running = topospread_serve::start(own_buckets(&fake, SLOW), options(true, "a")).unwrap();
     eventually(Duration::from_secs(40), "every pod bound", || async {
         all_bound(&fake)
     })
@@ -104,14 +112,14 @@ async fn a_bind_backlog_does_not_starve_the_lease() {
     // The Lease was renewed through its own bucket all along.
     running.shutdown().await.unwrap();
     assert_bound_once(&fake);
+}
 
-    // One bucket for everything: renewals wait behind the binds and the Lease is lost.
-    let fake = cluster(6);
-    for i in 0..40 {
-        fake.insert(spread_pod(&format!("p-{i:02}"), ["a", "b", "c"][i % 3]))
-            .unwrap();
-    }
-    let shared = client_over(fake.router(), slow, "default");
+/// The same backlog with one bucket for everything: renewals wait behind the binds and
+/// the Lease is lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bind_backlog_in_a_shared_bucket_starves_the_lease() {
+    let fake = backlogged_cluster();
+    let shared = client_over(fake.router(), SLOW, "default");
     let running = topospread_serve::start(shared, options(true, "a")).unwrap();
     let stopped = tokio::time::timeout(Duration::from_secs(40), running.wait())
         .await

@@ -11,16 +11,21 @@ use topospread_serve::{Options, Running};
 
 use crate::support::*;
 
-/// Leader election with room for a short outage: the leader renews every 500 ms and
-/// gives up 10 s after its last successful renewal.
-fn options_with_lease() -> Options {
+/// Leader election that rides out a shorter outage: the leader renews every 500 ms and
+/// gives up `renew_deadline` seconds after its last successful renewal (the lease lasts
+/// 5 s longer).
+fn options_with_lease(renew_deadline: u64) -> Options {
+    let (lease, renew) = (
+        format!("{}s", renew_deadline + 5),
+        format!("{renew_deadline}s"),
+    );
     let doc = json!({
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
         "podInitialBackoffSeconds": 1,
         "podMaxBackoffSeconds": 1,
         "leaderElection": {"leaderElect": true, "resourceNamespace": "topospread-system",
-            "resourceName": "topospread", "leaseDuration": "15s", "renewDeadline": "10s",
+            "resourceName": "topospread", "leaseDuration": lease, "renewDeadline": renew,
             "retryPeriod": "500ms"},
         "profiles": [{"schedulerName": SCHEDULER}],
     });
@@ -31,15 +36,16 @@ fn options_with_lease() -> Options {
     o
 }
 
-/// Serves `fake` over TCP and starts the scheduler against it through a real client.
-async fn start_over_tcp(fake: &FakeApi) -> (Served, Running) {
+/// Serves `fake` over TCP and starts the scheduler against it through a real client,
+/// giving up leadership `renew_deadline` seconds after its last renewal.
+async fn start_over_tcp(fake: &FakeApi, renew_deadline: u64) -> (Served, Running) {
     let served = fake.serve("127.0.0.1:0".parse().unwrap()).await.unwrap();
     let kubeconfig = kube::config::Kubeconfig::from_yaml(&served.kubeconfig()).unwrap();
     let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
         .await
         .unwrap();
     let client = topospread_serve::client_from_config(config, "serve", Default::default()).unwrap();
-    let running = topospread_serve::start(client, options_with_lease()).unwrap();
+    let running = topospread_serve::start(client, options_with_lease(renew_deadline)).unwrap();
     (served, running)
 }
 
@@ -64,7 +70,8 @@ async fn first_batch_bound(fake: &FakeApi) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_outage_shorter_than_the_renew_deadline_is_ridden_out() {
     let fake = cluster(6);
-    let (served, running) = start_over_tcp(&fake).await;
+    // A 3 s outage against a 10 s renew deadline.
+    let (served, running) = start_over_tcp(&fake, 10).await;
     first_batch_bound(&fake).await;
 
     let down = std::time::Instant::now();
@@ -99,7 +106,8 @@ async fn an_outage_shorter_than_the_renew_deadline_is_ridden_out() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_outage_longer_than_the_renew_deadline_ends_leadership() {
     let fake = cluster(6);
-    let (served, running) = start_over_tcp(&fake).await;
+    // An outage that does not end, against a 3 s renew deadline.
+    let (served, running) = start_over_tcp(&fake, 3).await;
     first_batch_bound(&fake).await;
 
     let _addr = outage(served).await;
