@@ -677,4 +677,22 @@ mod tests {
         let u = QuotaPod::of(&done).usage;
         assert_eq!(u.keys().collect::<Vec<_>>(), ["count/pods"]);
     }
+
+    #[test]
+    fn pods_that_read_the_same_share_one_quota_view() {
+        let views = QuotaPods::default();
+        let (a, b) = (views.of(&pod(WEB)), views.of(&pod(WEB)));
+        assert!(Arc::ptr_eq(&a, &b), "two replicas of one template share it");
+        let mut bigger = pod(WEB);
+        if let Some(s) = bigger.spec.as_mut() {
+            s.overhead = Some(BTreeMap::from([(
+                "memory".to_string(),
+                K8sQuantity("64Mi".into()),
+            )]));
+        }
+        let c = views.of(&bigger);
+        assert!(!Arc::ptr_eq(&a, &c), "a pod that uses more has its own");
+        assert_eq!(*c, QuotaPod::of(&bigger));
+        assert_eq!(*a, QuotaPod::of(&pod(WEB)));
+    }
 }
