@@ -109,6 +109,14 @@ struct Facts {
     blocker: Option<usize>,
 }
 
+/// What every read of the index looks at, fixed for one step.
+#[derive(Clone, Copy)]
+struct View<'a> {
+    snapshot: &'a Snapshot,
+    groups: &'a [Group],
+    evictability: &'a Evictability,
+}
+
 /// [`Facts`] per pod slot, with the workloads, namespaces and reasons interned.
 #[derive(Debug, Default)]
 struct FactsCache {
@@ -121,14 +129,12 @@ struct FactsCache {
 
 impl FactsCache {
     /// Reads the facts of pod `id` if the slot holds another pod or nothing yet.
-    fn read(
-        &mut self,
-        id: PodId,
-        pod: &Pod,
-        snapshot: &Snapshot,
-        groups: &[Group],
-        evictability: &Evictability,
-    ) {
+    fn read(&mut self, id: PodId, pod: &Pod, view: View<'_>) {
+        let View {
+            snapshot,
+            groups,
+            evictability,
+        } = view;
         let i = id.index();
         if self.by_slot.len() <= i {
             self.by_slot.resize_with(i + 1, || None);
@@ -206,15 +212,9 @@ struct NodePart {
 impl NodePart {
     /// The node's listed pods in group `g`: counted by it, not terminating, on a node
     /// the group's filter admits, in a domain of its key. `None` when there are none.
-    fn read(
-        node: NodeId,
-        g: usize,
-        groups: &[Group],
-        snapshot: &Snapshot,
-        evictability: &Evictability,
-        facts: &mut FactsCache,
-    ) -> Option<Self> {
-        let group = &groups[g].group;
+    fn read(node: NodeId, g: usize, view: View<'_>, facts: &mut FactsCache) -> Option<Self> {
+        let snapshot = view.snapshot;
+        let group = &view.groups[g].group;
         let domain = snapshot
             .domains(group.topology_key)?
             .domain_of(node.index());
@@ -227,7 +227,7 @@ impl NodePart {
             if let Some(pod) = snapshot.pod(id)
                 && !pod.terminating
             {
-                facts.read(id, pod, snapshot, groups, evictability);
+                facts.read(id, pod, view);
                 listed.push(id);
             }
         }
@@ -283,34 +283,20 @@ struct GroupIndex {
 
 impl GroupIndex {
     /// Reads every node holding a pod group `g` counts.
-    fn build(
-        g: usize,
-        groups: &[Group],
-        snapshot: &Snapshot,
-        evictability: &Evictability,
-        facts: &mut FactsCache,
-    ) -> Self {
+    fn build(g: usize, view: View<'_>, facts: &mut FactsCache) -> Self {
         let mut index = Self::default();
-        let group = &groups[g].group;
-        let per_node = snapshot.match_counts(group.namespace, &group.selector);
-        for info in snapshot.nodes() {
+        let group = &view.groups[g].group;
+        let per_node = view.snapshot.match_counts(group.namespace, &group.selector);
+        for info in view.snapshot.nodes() {
             if per_node.get(info.id.index()).is_some_and(|&c| c > 0) {
-                index.refresh(info.id, g, groups, snapshot, evictability, facts);
+                index.refresh(info.id, g, view, facts);
             }
         }
         index
     }
 
     /// Re-reads one node: its old part leaves its domain's entry, the new one joins.
-    fn refresh(
-        &mut self,
-        node: NodeId,
-        g: usize,
-        groups: &[Group],
-        snapshot: &Snapshot,
-        evictability: &Evictability,
-        facts: &mut FactsCache,
-    ) {
+    fn refresh(&mut self, node: NodeId, g: usize, view: View<'_>, facts: &mut FactsCache) {
         if let Some(old) = self.nodes.remove(&node)
             && let Some(entry) = self.domains.get_mut(&old.domain)
         {
@@ -329,7 +315,7 @@ impl GroupIndex {
                 self.domains.remove(&old.domain);
             }
         }
-        let Some(part) = NodePart::read(node, g, groups, snapshot, evictability, facts) else {
+        let Some(part) = NodePart::read(node, g, view, facts) else {
             return;
         };
         let entry = self.domains.entry(part.domain).or_default();
@@ -385,6 +371,11 @@ impl Search for Index {
         } = ctx;
         let (snapshot, evictability): (&Snapshot, &Evictability) = (snapshot, evictability);
         let list = &groups.list;
+        let view = View {
+            snapshot,
+            groups: list,
+            evictability,
+        };
         let Self {
             facts,
             groups: kept,
@@ -393,7 +384,7 @@ impl Search for Index {
         for (g, index) in kept.iter_mut().enumerate() {
             if let Some(index) = index {
                 for &node in &touched {
-                    index.refresh(node, g, list, snapshot, evictability, facts);
+                    index.refresh(node, g, view, facts);
                 }
             }
         }
@@ -403,8 +394,7 @@ impl Search for Index {
         let mut out = Candidates::default();
         for &g in &violated {
             let group = &list[g].group;
-            let index = kept[g]
-                .get_or_insert_with(|| GroupIndex::build(g, list, snapshot, evictability, facts));
+            let index = kept[g].get_or_insert_with(|| GroupIndex::build(g, view, facts));
             let counts = group.counts(snapshot);
             let floor = group.min_match(&counts) + i64::from(group.max_skew);
             let full: Vec<&DomainEntry> = index
