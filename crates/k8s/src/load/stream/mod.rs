@@ -27,7 +27,7 @@ mod typing;
 #[cfg(test)]
 pub(super) mod tests;
 #[cfg(test)]
-pub(super) use typing::typed_both;
+pub(super) use typing::Routes;
 
 use super::{Compactor, LoadError, Manifests, Source};
 use source::Src;

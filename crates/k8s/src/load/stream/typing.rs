@@ -180,39 +180,55 @@ fn typed_json<T: DeserializeOwned>(json: &[u8]) -> Option<T> {
     (!unknown).then_some(value)
 }
 
-/// Types `T` from YAML text with serde-saphyr; `None` on any error or unknown field.
+/// YAML text read both ways, for the tests that compare them: as the thorough reader
+/// reads a piece the converter leaves (serde-saphyr's value tree, then the lenient
+/// typing), and through JSON when [`yaml_json`] converts the text. Each route reads the
+/// text once; only the typing is per kind.
+///
+/// The tree route reuses the loader's own instantiations of every kind's deserializer;
+/// typing straight from serde-saphyr here instantiated them all again and was 40% of
+/// this crate's test build.
 #[cfg(test)]
-fn typed_yaml<T: DeserializeOwned>(text: &str) -> Option<T> {
-    let mut unknown = false;
-    let note = |_: serde_ignored::Path<'_>| unknown = true;
-    let value = serde_saphyr::with_deserializer_from_str_with_options(text, yaml_options(), |de| {
-        serde_ignored::deserialize(de, note)
-    })
-    .ok()?;
-    (!unknown).then_some(value)
+pub(in crate::load) struct Routes {
+    tree: Option<serde_json::Value>,
+    json: Option<String>,
 }
 
-/// A kind typed from YAML text both ways, for the tests that compare them: through
-/// serde-saphyr, and through JSON when [`yaml_json`] converts the text.
 #[cfg(test)]
-pub(in crate::load) fn typed_both(
-    text: &str,
-    kind: &str,
-) -> (Option<Object>, Option<Option<Object>>) {
-    struct Yaml<'a>(&'a str);
-    impl Typer for Yaml<'_> {
-        fn typed<T: DeserializeOwned>(&self) -> Option<T> {
-            typed_yaml(self.0)
+impl Routes {
+    /// Reads `text` both ways.
+    pub(in crate::load) fn read(text: &str) -> Self {
+        let tree = crate::load::parse_yaml_documents(text, "piece")
+            .ok()
+            .and_then(|docs| <[serde_json::Value; 1]>::try_from(docs).ok())
+            .map(|[value]| value);
+        Self {
+            tree,
+            json: yaml_json::to_json(text),
         }
     }
-    struct Json(String);
-    impl Typer for Json {
-        fn typed<T: DeserializeOwned>(&self) -> Option<T> {
-            typed_json(self.0.as_bytes())
+
+    /// The text typed as `kind` through the value tree.
+    pub(in crate::load) fn tree(&self, kind: &str) -> Option<Object> {
+        struct Tree<'a>(&'a serde_json::Value);
+        impl Typer for Tree<'_> {
+            fn typed<T: DeserializeOwned>(&self) -> Option<T> {
+                crate::load::typed(self.0, "piece", "object").ok()
+            }
         }
+        fast(&Tree(self.tree.as_ref()?), kind)
     }
-    let json = yaml_json::to_json(text).map(|j| fast(&Json(j), kind));
-    (fast(&Yaml(text), kind), json)
+
+    /// The text typed as `kind` through JSON; `None` when the converter leaves it.
+    pub(in crate::load) fn json(&self, kind: &str) -> Option<Option<Object>> {
+        struct Json<'a>(&'a str);
+        impl Typer for Json<'_> {
+            fn typed<T: DeserializeOwned>(&self) -> Option<T> {
+                typed_json(self.0.as_bytes())
+            }
+        }
+        Some(fast(&Json(self.json.as_deref()?), kind))
+    }
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! The converter against serde-saphyr on real text: every piece of every YAML fixture,
+//! The converter against the thorough reader (serde-saphyr's value tree, typed as the
+//! loader types a piece the converter leaves) on real text: every piece of every YAML fixture,
 //! of the dump shapes the streaming loader's tests read, of those reprinted in block
 //! style, and of a list as kubectl prints it, typed as every kind the loader types
 //! straight from text.
@@ -141,7 +142,7 @@ metadata:
 "#;
 
 #[test]
-fn kubectl_items_convert_and_type_as_serde_saphyr_types_them() {
+fn kubectl_items_convert_and_type_as_the_tree_types_them() {
     let items: Vec<String> = pieces(KUBECTL)
         .into_iter()
         .filter(|p| p.starts_with("  apiVersion: v1\n  kind: "))
@@ -165,7 +166,7 @@ fn kubectl_items_convert_and_type_as_serde_saphyr_types_them() {
         "echo \"it's up\" # not a comment"
     );
     assert_eq!(pod["metadata"]["annotations"]["note"], "two\n  lines");
-    let (yaml, json) = super::super::stream::typed_both(&items[1], "Pod");
+    let (yaml, json) = pod_both_ways(&items[1]);
     assert!(
         yaml.is_some() && json.is_some_and(|j| j.is_some()),
         "both type it"
@@ -258,16 +259,18 @@ const KINDS: [&str; 17] = [
     "CSINode",
 ];
 
-/// The piece typed as every kind both ways: wherever the JSON route types it, serde-saphyr
+/// The piece typed as every kind both ways: wherever the JSON route types it, the tree route
 /// types it to the same object. Returns whether the converter took the piece.
 fn same_objects(piece: &str) -> bool {
     if converted(piece).is_none() {
         return false;
     }
+    let routes = super::super::stream::Routes::read(piece);
     for kind in KINDS {
-        let (yaml, json) = super::super::stream::typed_both(piece, kind);
-        let Some(Some(json)) = json else { continue };
-        let Some(yaml) = yaml else {
+        let Some(Some(json)) = routes.json(kind) else {
+            continue;
+        };
+        let Some(yaml) = routes.tree(kind) else {
             panic!("{kind} types through JSON only: {piece:?}")
         };
         assert_eq!(
@@ -277,6 +280,17 @@ fn same_objects(piece: &str) -> bool {
         );
     }
     true
+}
+
+/// The text typed as a Pod by the tree route and by the JSON route.
+fn pod_both_ways(
+    text: &str,
+) -> (
+    Option<super::super::Object>,
+    Option<Option<super::super::Object>>,
+) {
+    let routes = super::super::stream::Routes::read(text);
+    (routes.tree("Pod"), routes.json("Pod"))
 }
 
 fn object_value(o: &super::super::Object) -> Value {
@@ -367,46 +381,43 @@ fn check_corpus_part(part: usize) {
 }
 
 #[test]
-fn fixtures_and_dump_shapes_type_as_serde_saphyr_types_them_0() {
+fn fixtures_and_dump_shapes_type_as_the_tree_types_them_0() {
     check_corpus_part(0);
 }
 
 #[test]
-fn fixtures_and_dump_shapes_type_as_serde_saphyr_types_them_1() {
+fn fixtures_and_dump_shapes_type_as_the_tree_types_them_1() {
     check_corpus_part(1);
 }
 
 #[test]
-fn fixtures_and_dump_shapes_type_as_serde_saphyr_types_them_2() {
+fn fixtures_and_dump_shapes_type_as_the_tree_types_them_2() {
     check_corpus_part(2);
 }
 
 #[test]
-fn fixtures_and_dump_shapes_type_as_serde_saphyr_types_them_3() {
+fn fixtures_and_dump_shapes_type_as_the_tree_types_them_3() {
     check_corpus_part(3);
 }
 
-/// Where serde-saphyr reads a scalar into a field of another type (a plain number or
-/// boolean into a string, a quoted number into an integer) the converted JSON does not
-/// type, so the loader types such an item with serde-saphyr, as before.
+/// Where a plain number or boolean stands in a string field, the converted JSON does not
+/// type, so the loader types such an item through the value tree, which reads the
+/// scalar's text as Kubernetes' decoder does; a quoted number in an integer field types
+/// neither way (the API server refuses it too).
 #[test]
-fn what_only_serde_saphyr_types_is_left_to_it() {
+fn what_only_the_tree_types_is_left_to_it() {
     let pods = [
         ("  kind: Pod\n  metadata:\n    name: 8080\n", json!("8080")),
         ("  kind: Pod\n  metadata:\n    name: true\n", json!("true")),
     ];
     for (text, name) in pods {
-        let (yaml, json) = super::super::stream::typed_both(text, "Pod");
+        let (tree, json) = pod_both_ways(text);
         assert!(matches!(json, Some(None)), "the JSON route fails: {text:?}");
-        let yaml = object_value(&yaml.expect("serde-saphyr types it"));
-        assert_eq!(yaml["metadata"]["name"], name);
+        let tree = object_value(&tree.expect("the tree types it"));
+        assert_eq!(tree["metadata"]["name"], name);
     }
     let text = "  kind: Pod\n  spec:\n    containers:\n    - name: c\n      ports:\n      - containerPort: \"8080\"\n";
-    let (yaml, json) = super::super::stream::typed_both(text, "Pod");
-    assert!(matches!(json, Some(None)));
-    let yaml = object_value(&yaml.expect("serde-saphyr types it"));
-    assert_eq!(
-        yaml["spec"]["containers"][0]["ports"][0]["containerPort"],
-        8080
-    );
+    let (tree, json) = pod_both_ways(text);
+    assert!(matches!(json, Some(None)), "the JSON route fails");
+    assert!(tree.is_none(), "the tree route fails");
 }
