@@ -444,14 +444,18 @@ mod tests {
         write_dump(&mut yaml_text, spec, DumpFormat::Yaml).expect("writes");
         let from_json: Value = serde_json::from_slice(&json_text).expect("valid JSON");
         let yaml_text = String::from_utf8(yaml_text).expect("utf-8");
-        let from_yaml: Value = serde_saphyr::from_str(&yaml_text).expect("valid YAML");
-        assert_eq!(from_json, from_yaml);
+        let from_yaml = topospread_k8s::load::parse_yaml_documents(&yaml_text, "dump.yaml")
+            .expect("valid YAML");
+        assert_eq!([from_json.clone()], from_yaml.as_slice());
         let items = from_json["items"].as_array().expect("items");
         assert_eq!(items.len(), 10);
         assert_eq!(items[0], node(0));
         assert_eq!(items[9], pod(6, 3));
-        let d: Value =
-            serde_saphyr::from_str(&to_yaml_document(&deployment(300))).expect("valid YAML");
-        assert_eq!(d, deployment(300));
+        let d = topospread_k8s::load::parse_yaml_documents(
+            &to_yaml_document(&deployment(300)),
+            "deployment.yaml",
+        )
+        .expect("valid YAML");
+        assert_eq!([deployment(300)], d.as_slice());
     }
 }

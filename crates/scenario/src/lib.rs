@@ -10,7 +10,7 @@ mod scheduler;
 mod validation_case;
 
 pub use validation_case::{
-    CaseFileError, ExpectedError, ValidationCase, ValidationCaseFile, ValidationExpectation,
+    ExpectedError, ValidationCase, ValidationCaseFile, ValidationExpectation,
 };
 
 use serde_json::Value;

@@ -12,6 +12,7 @@ use topospread::config::PodTopologySpreadArgs;
 use topospread::validation::validate_pod_topology_spread_args;
 use topospread::validation::{ErrorType, FieldError, FieldPath};
 use topospread::validation::{PodValidationOptions, validate_topology_spread_constraints};
+use topospread_k8s::load::LoadError;
 
 /// A file of validation cases: `cases: [...]`.
 #[derive(Clone, Debug, Deserialize)]
@@ -77,36 +78,25 @@ pub struct ExpectedError {
     pub origin: Option<String>,
 }
 
-/// Why a case file could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum CaseFileError {
-    /// The text is not YAML, or not shaped like a case file.
-    #[error(transparent)]
-    Yaml(#[from] serde_saphyr::Error),
-    /// Keys that no field reads, anywhere in the file (typos would silently weaken a case).
-    #[error("unknown fields: {}", .paths.join(", "))]
-    UnknownFields {
-        /// Their paths, e.g. `cases.3.pod.spec.topologySpreadConstraints.0.topologykey`.
-        paths: Vec<String>,
-    },
-}
-
 impl ValidationCaseFile {
-    /// Reads a case file, rejecting unknown keys everywhere, also inside the pod and the
-    /// args (k8s-openapi's types skip unknown keys on their own).
-    pub fn from_yaml(text: &str) -> Result<Self, CaseFileError> {
-        let mut unknown = Vec::new();
-        let file: Self = serde_saphyr::with_deserializer_from_str(text, |de| {
-            serde_ignored::deserialize(de, |path| {
-                // serde_ignored writes `?` for each Option on the way; drop them
-                unknown.push(path.to_string().replace(".?", ""))
-            })
-        })?;
-        if unknown.is_empty() {
-            Ok(file)
-        } else {
-            Err(CaseFileError::UnknownFields { paths: unknown })
-        }
+    /// Reads a case file as `topospread test` reads its cases: the YAML value tree, then
+    /// strict typing, so an unknown key anywhere (also inside the pod and the args, where
+    /// k8s-openapi's types would skip it) is an error naming its path.
+    pub fn from_yaml(text: &str, file: &str) -> Result<Self, LoadError> {
+        let docs = topospread_k8s::load::parse_yaml_documents(text, file)?;
+        let doc = match <[serde_json::Value; 1]>::try_from(docs) {
+            Ok([doc]) => doc,
+            Err(docs) => {
+                return Err(LoadError::Read {
+                    file: file.to_string(),
+                    message: format!(
+                        "{} documents, where a validation case file is one",
+                        docs.len()
+                    ),
+                });
+            }
+        };
+        topospread_k8s::load::typed(&doc, file, "the case file")
     }
 }
 
@@ -286,7 +276,7 @@ mod tests {
     use super::*;
 
     fn parse(yaml: &str) -> ValidationCaseFile {
-        ValidationCaseFile::from_yaml(yaml).unwrap()
+        ValidationCaseFile::from_yaml(yaml, "cases.yaml").unwrap()
     }
 
     #[test]
@@ -323,16 +313,21 @@ cases:
     fn unknown_fields_are_rejected() {
         let r = ValidationCaseFile::from_yaml(
             "cases:\n- {name: x, source: y, args: {}, expect: {valid: true}, extra: 1}\n",
+            "cases.yaml",
         );
         assert!(r.is_err());
         let r = ValidationCaseFile::from_yaml(
             "cases:\n- {name: x, source: y, expect: {valid: true},\n   pod: {spec: {topologySpreadConstraints: [{maxSkew: 1, topologykey: z}]}}}\n",
+            "cases.yaml",
         );
         match r {
-            Err(CaseFileError::UnknownFields { paths }) => {
+            Err(LoadError::UnknownField { file, field, .. }) => {
                 assert_eq!(
-                    paths,
-                    ["cases.0.pod.spec.topologySpreadConstraints.0.topologykey"]
+                    (file.as_str(), field.as_str()),
+                    (
+                        "cases.yaml",
+                        "cases[0].pod.spec.topologySpreadConstraints[0].topologykey"
+                    )
                 );
             }
             other => panic!("{other:?}"),

@@ -28,7 +28,7 @@ fn validation_cases() -> Result<(), String> {
     for file in &files {
         let text = std::fs::read_to_string(file)
             .map_err(|e| format!("reading {}: {e}", file.display()))?;
-        let cases = ValidationCaseFile::from_yaml(&text)
+        let cases = ValidationCaseFile::from_yaml(&text, &file.display().to_string())
             .map_err(|e| format!("parsing {}: {e}", file.display()))?;
         let mut names = std::collections::HashSet::new();
         for case in &cases.cases {
