@@ -446,7 +446,7 @@ mod tests {
         let yaml_text = String::from_utf8(yaml_text).expect("utf-8");
         let from_yaml = topospread_k8s::load::parse_yaml_documents(&yaml_text, "dump.yaml")
             .expect("valid YAML");
-        assert_eq!([from_json.clone()], from_yaml.as_slice());
+        assert_eq!(std::slice::from_ref(&from_json), from_yaml.as_slice());
         let items = from_json["items"].as_array().expect("items");
         assert_eq!(items.len(), 10);
         assert_eq!(items[0], node(0));
