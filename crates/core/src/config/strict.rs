@@ -13,6 +13,9 @@ pub(crate) fn decode<T: DeserializeOwned>(value: &Value, prefix: &str) -> Result
             unknown = Some(render(&path));
         }
     };
+    // One callback type for every `T`: a closure's own type would instantiate each
+    // nested type's deserializer again per root type.
+    let mut note: &mut dyn FnMut(serde_ignored::Path<'_>) = &mut note;
     let result: Result<T, _> =
         serde_path_to_error::deserialize(serde_ignored::Deserializer::new(value, &mut note));
     let typed = result.map_err(|e| {

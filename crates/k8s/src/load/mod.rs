@@ -1220,6 +1220,10 @@ fn typed_with<T: DeserializeOwned>(
             unknown = Some(field_path(&path));
         }
     };
+    // One callback type for every `T`: with the closure's own type, each kind holding a
+    // pod template instantiated the whole PodSpec deserializer again (8 copies, most of
+    // this crate's machine code).
+    let mut note: &mut dyn FnMut(serde_ignored::Path<'_>) = &mut note;
     let result: Result<T, _> = serde_path_to_error::deserialize(serde_ignored::Deserializer::new(
         Lenient(value),
         &mut note,

@@ -175,7 +175,10 @@ impl Typer for Piece {
 fn typed_json<T: DeserializeOwned>(json: &[u8]) -> Option<T> {
     let mut de = serde_json::Deserializer::from_slice(json);
     let mut unknown = false;
-    let value = serde_ignored::deserialize(&mut de, |_| unknown = true).ok()?;
+    // One callback type for every `T`, so nested types' deserializers are instantiated
+    // once, not once per kind (see `typed_with`).
+    let note: &mut dyn FnMut(serde_ignored::Path<'_>) = &mut |_| unknown = true;
+    let value = serde_ignored::deserialize(&mut de, note).ok()?;
     de.end().ok()?;
     (!unknown).then_some(value)
 }
