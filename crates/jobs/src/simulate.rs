@@ -608,12 +608,20 @@ pub fn cluster_yaml(
             None => {}
         }
     };
-    let mut docs: Vec<String> = Vec::new();
+    // The documents are written into one string as they come, and each pod is cloned,
+    // placed and written one at a time: `-o yaml` of a 50,000-pod dump held a second
+    // typed copy of every pod and every document twice (as a list, then joined).
+    let mut out = String::new();
+    let mut first = true;
     let mut push = |v: &dyn erased::Yaml| -> Result<()> {
-        docs.push(v.yaml()?);
+        if !std::mem::take(&mut first) {
+            out.push_str("---\n");
+        }
+        out.push_str(&v.yaml()?);
         Ok(())
     };
-    let mut pods = Vec::new();
+    // Pods come last, in this order: those of the input, then those the run made.
+    let mut pods: Vec<&k8s_openapi::api::core::v1::Pod> = Vec::new();
     for l in objects {
         match &l.object {
             Object::Node(n) => {
@@ -642,8 +650,6 @@ pub fn cluster_yaml(
                 if removed {
                     continue;
                 }
-                let mut p = (**p).clone();
-                place(&mut p);
                 pods.push(p);
             }
             Object::Service(o) => push(o)?,
@@ -699,23 +705,19 @@ pub fn cluster_yaml(
         .iter()
         .filter_map(|o| o.update.as_ref())
         .flat_map(|u| &u.recreated);
-    for p in made.chain(created).chain(recreated) {
+    pods.extend(made.chain(created).chain(recreated));
+    // Pods the removed nodes ran leave; their controllers' replacements come in.
+    for p in pods {
         let mut p = p.clone();
         place(&mut p);
-        pods.push(p);
-    }
-    // Pods the removed nodes ran leave; their controllers' replacements come in.
-    let mut written = Vec::with_capacity(pods.len());
-    for p in pods {
         let ns = p.metadata.namespace.as_deref().unwrap_or("default");
         let full = format!("{ns}/{}", p.metadata.name.as_deref().unwrap_or_default());
         let Some(replacement) = evicted.get(full.as_str()) else {
-            written.push(p);
+            push(&p)?;
             continue;
         };
-        if let Some(pod) = replacement.and_then(|id| snapshot.pod(id).map(|pod| (id, pod))) {
-            let (id, pod) = pod;
-            let mut r = p.clone();
+        if let Some((id, pod)) = replacement.and_then(|id| snapshot.pod(id).map(|pod| (id, pod))) {
+            let mut r = p;
             r.metadata.name = Some(pod.name.to_string());
             r.metadata.uid = None;
             r.metadata.resource_version = None;
@@ -725,13 +727,10 @@ pub fn cluster_yaml(
             spec.node_name = snapshot
                 .pod_node(id)
                 .map(|n| snapshot.node(n).node.name.to_string());
-            written.push(r);
+            push(&r)?;
         }
     }
-    for p in &written {
-        push(p)?;
-    }
-    Ok(docs.join("---\n"))
+    Ok(out)
 }
 
 /// The claims StatefulSets created (those of ordinals they never created are not in the
