@@ -270,12 +270,12 @@ fn same_objects(piece: &str) -> bool {
         let Some(Some(json)) = routes.json(kind) else {
             continue;
         };
-        let Some(yaml) = routes.tree(kind) else {
+        let Some(tree) = routes.tree(kind) else {
             panic!("{kind} types through JSON only: {piece:?}")
         };
         assert_eq!(
             object_value(&json),
-            object_value(&yaml),
+            object_value(&tree),
             "{kind}: {piece:?}"
         );
     }
