@@ -570,19 +570,41 @@ pub fn cluster_yaml(
     let removed_nodes: HashSet<&str> = drained
         .map(|d| d.nodes.iter().map(String::as_str).collect())
         .unwrap_or_default();
-    // Evicted pods as `namespace/name`, with the replacement each got (if any).
-    let mut evicted: HashMap<&str, Option<PodId>> = HashMap::new();
-    if let Some(d) = drained {
-        for (victim, id) in &d.replaced {
-            evicted.insert(victim, Some(*id));
-        }
-        for gone in d.lost.iter().chain(&d.daemon_pods).chain(&d.mirror_pods) {
-            evicted.insert(gone, None);
-        }
-    }
-    for (victim, replacement) in preempted {
-        evicted.insert(victim, *replacement);
-    }
+    // Evicted pods by (namespace, name), from their `namespace/name`, with the
+    // replacement each got (if any).
+    let drained_pods = drained.into_iter().flat_map(|d| {
+        let replaced = d.replaced.iter().map(|(v, id)| (v.as_str(), Some(*id)));
+        let gone = d.lost.iter().chain(&d.daemon_pods).chain(&d.mirror_pods);
+        replaced.chain(gone.map(|g| (g.as_str(), None)))
+    });
+    let preempted = preempted.iter().map(|(v, r)| (v.as_str(), *r));
+    // A later entry wins, as when they were inserted one by one.
+    let evicted: HashMap<(&str, &str), Option<PodId>> = drained_pods
+        .chain(preempted)
+        .filter_map(|(victim, replacement)| Some((victim.split_once('/')?, replacement)))
+        .collect();
+    // Pods the run deleted (scaled away, replaced by a rollout or a StatefulSet's update)
+    // by (namespace, name), gathered once instead of searched for each pod.
+    let expansion = &world.expansion;
+    let rolled = world.rollouts.iter().filter_map(|r| {
+        let (ns, _) = r.deployment.split_once('/')?;
+        Some(r.deleted.iter().map(move |d| (ns, d.as_str())))
+    });
+    let updated = expansion.ordered.iter().filter_map(|o| {
+        let u = o.update.as_ref()?;
+        Some(
+            u.replaced
+                .iter()
+                .map(|p| (o.namespace.as_str(), p.as_str())),
+        )
+    });
+    let removed: HashSet<(&str, &str)> = expansion
+        .removed
+        .iter()
+        .map(|r| (r.namespace.as_str(), r.pod.as_str()))
+        .chain(rolled.flatten())
+        .chain(updated.flatten())
+        .collect();
     // Where the snapshot has the pod: on a node, or held unbound (a replacement that
     // stayed Pending), which is written as pending: no nodeName, phase Pending.
     let place = |pod: &mut k8s_openapi::api::core::v1::Pod| {
@@ -632,25 +654,9 @@ pub fn cluster_yaml(
             Object::Pod(p) => {
                 let name = p.metadata.name.as_deref().unwrap_or_default();
                 let ns = p.metadata.namespace.as_deref().unwrap_or("default");
-                let removed = world
-                    .expansion
-                    .removed
-                    .iter()
-                    .any(|r| r.pod == name && r.namespace == ns)
-                    || world.rollouts.iter().any(|r| {
-                        r.deleted.iter().any(|d| d == name)
-                            && r.deployment.split_once('/').is_some_and(|(n, _)| n == ns)
-                    })
-                    || world.expansion.ordered.iter().any(|o| {
-                        o.namespace == ns
-                            && o.update
-                                .as_ref()
-                                .is_some_and(|u| u.replaced.iter().any(|p| p == name))
-                    });
-                if removed {
-                    continue;
+                if !removed.contains(&(ns, name)) {
+                    pods.push(p);
                 }
-                pods.push(p);
             }
             Object::Service(o) => push(o)?,
             Object::ReplicaSet(o) => push(o)?,
@@ -711,8 +717,8 @@ pub fn cluster_yaml(
         let mut p = p.clone();
         place(&mut p);
         let ns = p.metadata.namespace.as_deref().unwrap_or("default");
-        let full = format!("{ns}/{}", p.metadata.name.as_deref().unwrap_or_default());
-        let Some(replacement) = evicted.get(full.as_str()) else {
+        let name = p.metadata.name.as_deref().unwrap_or_default();
+        let Some(replacement) = evicted.get(&(ns, name)) else {
             push(&p)?;
             continue;
         };
