@@ -82,6 +82,9 @@ pub enum PodForm {
     /// Bound pods converted as they are read ([`Object::CompactPod`]): a dump's pods
     /// never all exist as k8s-openapi objects at once.
     Compact,
+    /// [`PodForm::Compact`], each bound pod also kept as written (compact JSON), for
+    /// commands that write the cluster back (`-o yaml`) one pod at a time.
+    CompactWritten,
 }
 
 /// What the files held.
@@ -132,8 +135,12 @@ fn load_files(ctx: &Context, files: &[PathBuf], seed: u64, form: PodForm) -> Res
     let opts = ctx.input();
     let paths = resolve(files, opts.recursive)?;
     input.inputs = paths.len();
-    let mut compactor = (form == PodForm::Compact)
+    let compactor = (form != PodForm::Whole)
         .then(|| Compactor::new(ctx.gates().request_options(), ctx.api_server_features()));
+    let mut compactor = match form {
+        PodForm::CompactWritten => compactor.map(Compactor::keeping_written),
+        _ => compactor,
+    };
     for p in &paths {
         let reader = open_path(p, opts.max_input_bytes)?;
         let m = match compactor.take() {

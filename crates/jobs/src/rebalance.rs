@@ -44,6 +44,9 @@ pub struct RebalanceRequest {
     pub node_fit: bool,
     /// Descheduler strategy: its `namespaces.exclude`.
     pub exclude_namespaces: Vec<String>,
+    /// Keep what [`Rebalance::cluster_yaml`] writes back: each bound pod as written,
+    /// beside its compact form.
+    pub write_back: bool,
 }
 
 impl RebalanceRequest {
@@ -60,6 +63,7 @@ impl RebalanceRequest {
             topology_balance_node_fit: true,
             node_fit: false,
             exclude_namespaces: Vec::new(),
+            write_back: false,
         }
     }
 }
@@ -101,7 +105,8 @@ pub struct Rebalance {
 
 impl Rebalance {
     /// The cluster after the plan as YAML, as `simulate -o yaml` writes one; the
-    /// descheduler strategy's Pending replacements are written Pending.
+    /// descheduler strategy's Pending replacements are written Pending. Needs
+    /// [`RebalanceRequest::write_back`].
     pub fn cluster_yaml(&mut self) -> Result<String> {
         self.world.snapshot = self.report.plan.snapshot.clone();
         simulate::cluster_yaml(&self.input.objects, &self.world, None, &[])
@@ -118,9 +123,19 @@ struct Prepared {
     blockers: BTreeMap<(String, String), NotEvictable>,
 }
 
-fn prepare(ctx: &Context, cluster: Cluster, strategy: Strategy) -> Result<Prepared> {
+fn prepare(
+    ctx: &Context,
+    cluster: Cluster,
+    strategy: Strategy,
+    write_back: bool,
+) -> Result<Prepared> {
     let seed = cluster.seed;
-    let (input, setup) = cluster.load(ctx, input::PodForm::Whole)?;
+    let form = if write_back {
+        input::PodForm::CompactWritten
+    } else {
+        input::PodForm::Compact
+    };
+    let (input, setup) = cluster.load(ctx, form)?;
     let mut world = input::build(ctx, &input, seed, &[])?;
     let mut notes = world.notes.clone();
     if !world.queue.is_empty() || !world.expansion.ordered.is_empty() {
@@ -134,25 +149,49 @@ fn prepare(ctx: &Context, cluster: Cluster, strategy: Strategy) -> Result<Prepar
             "{n} pending pods were scheduled first (as simulate does)"
         ));
     }
-    let blocker = match strategy {
-        Strategy::Descheduler => rebalance::descheduler_eviction_blocker,
-        _ => rebalance::eviction_blocker,
+    let descheduler = strategy == Strategy::Descheduler;
+    let blocker = if descheduler {
+        rebalance::descheduler_eviction_blocker
+    } else {
+        rebalance::eviction_blocker
     };
-    let manifests = input
-        .objects
-        .iter()
-        .filter_map(|l| match &l.object {
-            Object::Pod(p) => Some(&**p),
-            _ => None,
-        })
-        .chain(world.expansion.pods.iter().map(|p| &p.pod));
     let mut blockers = BTreeMap::new();
-    for pod in manifests {
-        if let Some(b) = blocker(pod) {
-            let ns = pod.metadata.namespace.as_deref().unwrap_or("default");
-            let name = pod.metadata.name.clone().unwrap_or_default();
-            blockers.insert((ns.to_string(), name), b);
+    let mut block = |ns: Option<&str>, name: Option<&str>, b: Option<NotEvictable>| {
+        if let Some(b) = b {
+            let key = (
+                ns.unwrap_or("default").to_string(),
+                name.unwrap_or_default().to_string(),
+            );
+            blockers.insert(key, b);
         }
+    };
+    for l in &input.objects {
+        match &l.object {
+            Object::Pod(p) => block(
+                p.metadata.namespace.as_deref(),
+                p.metadata.name.as_deref(),
+                blocker(p),
+            ),
+            // Read off the pod as written when it was compacted.
+            Object::CompactPod(p) => block(
+                Some(&p.namespace),
+                Some(&p.name),
+                if descheduler {
+                    p.descheduler_eviction_blocker.clone()
+                } else {
+                    p.eviction_blocker.clone()
+                },
+            ),
+            _ => {}
+        }
+    }
+    for p in &world.expansion.pods {
+        let meta = &p.pod.metadata;
+        block(
+            meta.namespace.as_deref(),
+            meta.name.as_deref(),
+            blocker(&p.pod),
+        );
     }
     Ok(Prepared {
         input,
@@ -166,7 +205,7 @@ fn prepare(ctx: &Context, cluster: Cluster, strategy: Strategy) -> Result<Prepar
 /// Plans the moves that restore spread, each checked with the scheduler.
 pub fn rebalance(ctx: &Context, request: RebalanceRequest) -> Result<Rebalance> {
     let seed = request.cluster.seed;
-    let p = prepare(ctx, request.cluster, request.strategy)?;
+    let p = prepare(ctx, request.cluster, request.strategy, request.write_back)?;
     let selector = match &request.selector {
         None => None,
         Some(s) => Some(parse_selector(s).map_err(|e| Error::Refused(format!("-l {s:?}: {e}")))?),
@@ -258,7 +297,7 @@ pub fn scale_down(ctx: &Context, request: ScaleDownRequest) -> Result<ScaleDownR
         .split_once('/')
         .ok_or_else(|| Error::Refused(format!("--scale {scale:?}: expected KIND/NAME=N")))?;
     let namespace = request.namespace.as_deref().unwrap_or("default");
-    let p = prepare(ctx, request.cluster, Strategy::Topospread)?;
+    let p = prepare(ctx, request.cluster, Strategy::Topospread, false)?;
     let controller = match kind.to_ascii_lowercase().as_str() {
         "deployment" | "deployments" | "deploy" => {
             match deployment_replica_set(&p.input, &p.world, namespace, name) {

@@ -20,7 +20,7 @@ use topospread::rebalance::ConstraintSpread;
 use topospread::simulation::{Drained, SimEvent};
 use topospread::snapshot::{NodeId, PodId, Snapshot};
 use topospread::spread::{PodSpread, SpreadCounter};
-use topospread_k8s::load::{Loaded, Object};
+use topospread_k8s::load::{CompactPod, Loaded, Object};
 use topospread_k8s::workloads::{RolloutReport, Scale, Synced};
 use topospread_report::summarize;
 
@@ -36,9 +36,9 @@ pub struct SimulateRequest {
     pub drain: Vec<String>,
     /// `--lose KEY=VALUE`: every node so labelled removed before scheduling.
     pub lose: Vec<String>,
-    /// Keep every pod whole, for [`Simulation::cluster_yaml`] (else bound pods are read
-    /// compact, which a large dump needs).
-    pub whole_pods: bool,
+    /// Keep what [`Simulation::cluster_yaml`] writes back: each bound pod as written,
+    /// beside its compact form.
+    pub write_back: bool,
 }
 
 impl SimulateRequest {
@@ -118,8 +118,8 @@ pub fn simulate(
     progress: &mut dyn Progress,
 ) -> Result<Simulation> {
     let start = Instant::now();
-    let form = if request.whole_pods {
-        PodForm::Whole
+    let form = if request.write_back {
+        PodForm::CompactWritten
     } else {
         PodForm::Compact
     };
@@ -643,7 +643,7 @@ pub fn cluster_yaml(
         Ok(())
     };
     // Pods come last, in this order: those of the input, then those the run made.
-    let mut pods: Vec<&k8s_openapi::api::core::v1::Pod> = Vec::new();
+    let mut pods: Vec<ToWrite> = Vec::new();
     for l in objects {
         match &l.object {
             Object::Node(n) => {
@@ -655,7 +655,12 @@ pub fn cluster_yaml(
                 let name = p.metadata.name.as_deref().unwrap_or_default();
                 let ns = p.metadata.namespace.as_deref().unwrap_or("default");
                 if !removed.contains(&(ns, name)) {
-                    pods.push(p);
+                    pods.push(ToWrite::Whole(p));
+                }
+            }
+            Object::CompactPod(p) => {
+                if !removed.contains(&(p.namespace.as_str(), p.name.as_str())) {
+                    pods.push(ToWrite::Kept(p));
                 }
             }
             Object::Service(o) => push(o)?,
@@ -677,12 +682,6 @@ pub fn cluster_yaml(
             Object::RuntimeClass(o) => push(o)?,
             Object::ResourceQuota(o) => push(o)?,
             Object::SchedulerConfiguration(_) | Object::Unserved(_) => {}
-            Object::CompactPod(p) => {
-                return Err(Error::Render(format!(
-                    "pod {}/{} was read in compact form and cannot be written back (-o yaml reads pods whole)",
-                    p.namespace, p.name
-                )));
-            }
         }
     }
     for l in &world.expansion.replica_sets {
@@ -711,10 +710,10 @@ pub fn cluster_yaml(
         .iter()
         .filter_map(|o| o.update.as_ref())
         .flat_map(|u| &u.recreated);
-    pods.extend(made.chain(created).chain(recreated));
+    pods.extend(made.chain(created).chain(recreated).map(ToWrite::Whole));
     // Pods the removed nodes ran leave; their controllers' replacements come in.
     for p in pods {
-        let mut p = p.clone();
+        let mut p = p.pod()?;
         place(&mut p);
         let ns = p.metadata.namespace.as_deref().unwrap_or("default");
         let name = p.metadata.name.as_deref().unwrap_or_default();
@@ -737,6 +736,34 @@ pub fn cluster_yaml(
         }
     }
     Ok(out)
+}
+
+/// A pod [`cluster_yaml`] writes: whole, or compact and read back from what was kept of
+/// it as written.
+enum ToWrite<'a> {
+    Whole(&'a k8s_openapi::api::core::v1::Pod),
+    Kept(&'a CompactPod),
+}
+
+impl ToWrite<'_> {
+    /// The pod, a copy to place.
+    fn pod(&self) -> Result<k8s_openapi::api::core::v1::Pod> {
+        let p = match self {
+            ToWrite::Whole(p) => return Ok((*p).clone()),
+            ToWrite::Kept(p) => p,
+        };
+        match p.written() {
+            Some(Ok(pod)) => Ok(pod),
+            Some(Err(e)) => Err(Error::Render(format!(
+                "pod {}/{}: reading back what was kept of it: {e}",
+                p.namespace, p.name
+            ))),
+            None => Err(Error::Render(format!(
+                "pod {}/{} was read in compact form and cannot be written back (-o yaml keeps pods as written)",
+                p.namespace, p.name
+            ))),
+        }
+    }
 }
 
 /// The claims StatefulSets created (those of ordinals they never created are not in the

@@ -308,7 +308,7 @@ fn a_preemption_report_and_its_cluster_yaml() {
     let file = dir.join("preemption.yaml");
     std::fs::write(&file, PREEMPTION).expect("fixture written");
     let mut request = SimulateRequest::new(vec![file]);
-    request.whole_pods = true;
+    request.write_back = true;
     let run = simulate(&Context::new(), request, &mut ()).expect("simulates");
     let report = serde_json::to_value(&run.report).expect("serializes");
     assert_eq!(report["preempted"][0]["pod"], "low-1", "{report}");
@@ -468,6 +468,7 @@ fn rebalance_and_scale_down_reports_validate() {
     ] {
         let mut request = RebalanceRequest::new(vec![shapes.join(format!("{shape}.yaml"))]);
         request.strategy = strategy;
+        request.write_back = true;
         let mut result = plan(&Context::new(), request).expect("plans");
         let value = serde_json::to_value(&result.report).expect("serializes");
         assert_eq!(value["kind"], "RebalanceReport");

@@ -42,6 +42,7 @@ pub(crate) fn run(ctx: &Context, args: &RebalanceArgs) -> Result<ExitCode> {
     request.topology_balance_node_fit = !args.no_topology_balance_node_fit;
     request.node_fit = args.node_fit;
     request.exclude_namespaces = args.exclude_namespace.clone();
+    request.write_back = args.output == ReportFormat::Yaml;
     let mut result = rebalance::rebalance(ctx, request)?;
     // Timing goes to stderr so stdout stays reproducible.
     eprintln!(

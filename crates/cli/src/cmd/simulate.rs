@@ -48,8 +48,8 @@ fn request(args: &SimulateArgs) -> Result<SimulateRequest> {
     request.scale = args.scale.clone();
     request.drain = args.drain.clone();
     request.lose = args.lose.clone();
-    // `-o yaml` writes every pod back whole; the rest needs only the compact form.
-    request.whole_pods = args.output == ReportFormat::Yaml;
+    // `-o yaml` writes every pod back; the rest needs only the compact form.
+    request.write_back = args.output == ReportFormat::Yaml;
     Ok(request)
 }
 

@@ -12,6 +12,7 @@ use topospread::api::Symbols;
 use topospread::api::resources::RequestOptions;
 use topospread::controller::DeletionCandidate;
 use topospread::convert::{self, ConvertError, DEFAULT_NAMESPACE};
+use topospread::rebalance::{NotEvictable, descheduler_eviction_blocker, eviction_blocker};
 
 use super::{Loaded, Object};
 use crate::validation::{ApiServerFeatures, Refusal, validate_objects_with};
@@ -53,6 +54,14 @@ pub struct CompactPod {
     /// The `controller-revision-hash` label of a pod a StatefulSet controls (its
     /// revision, which a rolling update compares), kept for those pods only.
     pub revision: Option<String>,
+    /// Why rebalance's evictor never evicts it ([`eviction_blocker`]), if it does not.
+    pub eviction_blocker: Option<NotEvictable>,
+    /// Why the descheduler's default evictor never evicts it
+    /// ([`descheduler_eviction_blocker`]), if it does not.
+    pub descheduler_eviction_blocker: Option<NotEvictable>,
+    /// The pod as written (before the API server's defaults), as compact JSON, when the
+    /// compactor keeps it for writing back ([`Compactor::keeping_written`]).
+    written: Option<Box<[u8]>>,
     /// The pod in the engine's form (interned in the [`Compactor`]'s symbols), or why
     /// it has none; moved into the snapshot when it is built, so it exists once.
     /// Boxed, so the room is given back when it is taken.
@@ -80,6 +89,9 @@ impl Clone for CompactPod {
             quota: self.quota.clone(),
             mirror: self.mirror,
             revision: self.revision.clone(),
+            eviction_blocker: self.eviction_blocker.clone(),
+            descheduler_eviction_blocker: self.descheduler_eviction_blocker.clone(),
+            written: self.written.clone(),
             converted: Mutex::new(self.lock().clone()),
         }
     }
@@ -97,6 +109,12 @@ impl CompactPod {
     /// snapshot from the same objects needs them read again).
     pub fn take_converted(&self) -> Option<Converted> {
         self.lock().take().map(|c| *c)
+    }
+
+    /// The pod as written, read back from what [`Compactor::keeping_written`] kept;
+    /// `None` when nothing was kept.
+    pub fn written(&self) -> Option<Result<Pod, serde_json::Error>> {
+        self.written.as_deref().map(serde_json::from_slice)
     }
 
     /// Whether the pod has finished (`status.phase` Succeeded or Failed).
@@ -121,6 +139,8 @@ pub(crate) struct Rules {
     features: ApiServerFeatures,
     /// Quota views, shared between the pods that read the same.
     quota_pods: Arc<QuotaPods>,
+    /// Keep each pod as written, for writing back.
+    keep_written: bool,
 }
 
 impl Compactor {
@@ -132,8 +152,17 @@ impl Compactor {
                 request_options,
                 features,
                 quota_pods: Arc::default(),
+                keep_written: false,
             },
         }
+    }
+
+    /// This compactor, keeping each pod as written (compact JSON, a fraction of the
+    /// k8s-openapi object's size) so that a command writing the cluster back
+    /// (`-o yaml`) can read it again, one pod at a time.
+    pub fn keeping_written(mut self) -> Self {
+        self.rules.keep_written = true;
+        self
     }
 
     /// The symbols the compact pods were interned in: the snapshot built from them
@@ -181,9 +210,22 @@ impl Rules {
         let Object::Pod(p) = &mut l.object else {
             return None;
         };
+        // Read before the defaults, as the commands reading pods whole read them.
+        let written = self
+            .keep_written
+            .then(|| serde_json::to_vec(&**p).ok())
+            .flatten()
+            .map(Vec::into_boxed_slice);
+        let blockers = (eviction_blocker(p), descheduler_eviction_blocker(p));
         // The API server's defaults (a pod read back from a cluster has them already).
         crate::admission::set_pod_defaults(p);
-        Some(Box::new(admitted(p, refusals, &self.quota_pods)))
+        let mut compact = admitted(p, refusals, &self.quota_pods);
+        compact.written = written;
+        (
+            compact.eviction_blocker,
+            compact.descheduler_eviction_blocker,
+        ) = blockers;
+        Some(Box::new(compact))
     }
 
     /// Converts the pod `admit` admitted (interning into `symbols`) and puts its compact
@@ -240,6 +282,9 @@ fn admitted(p: &Pod, refusals: Vec<Refusal>, quota_pods: &QuotaPods) -> CompactP
             .as_ref()
             .is_some_and(|a| a.contains_key("kubernetes.io/config.mirror")),
         revision,
+        eviction_blocker: None,
+        descheduler_eviction_blocker: None,
+        written: None,
         converted: Mutex::new(None),
     }
 }

@@ -275,3 +275,99 @@ fn refusals_of_compact_pods_name_the_object_and_field() {
     assert!(refused[2].contains("metadata.name: Duplicate value: \"p\""));
     assert!(refused[3].contains("spec.nodeName: Invalid value: \"n9\""));
 }
+
+/// Each bound pod of `text` read whole, beside its compact form kept as written: what
+/// `-o yaml` writes back and what rebalance's evictors read must be those of the whole
+/// pod. Returns how many pods were compared, and how many of them rebalance never evicts.
+fn kept_as_written(text: &str, file: &str) -> (usize, usize) {
+    use topospread::rebalance::{descheduler_eviction_blocker, eviction_blocker};
+    let (whole, _) = read(text, file, false);
+    let (compact, _) = parse_manifests_reader_compact(
+        text.as_bytes(),
+        file,
+        Compactor::new(RequestOptions::default(), ApiServerFeatures::default()).keeping_written(),
+    )
+    .expect("the fixture loads compacted");
+    assert_eq!(whole.len(), compact.objects.len(), "{file}");
+    let (mut compared, mut blocked) = (0, 0);
+    for (w, c) in whole.iter().zip(&compact.objects) {
+        let (Object::Pod(w), Object::CompactPod(c)) = (&w.object, &c.object) else {
+            continue;
+        };
+        let written = c.written().expect("kept").expect("reads back");
+        assert_eq!(&written, &**w, "{file}: {}", c.name);
+        assert_eq!(
+            c.eviction_blocker,
+            eviction_blocker(w),
+            "{file}: {}",
+            c.name
+        );
+        assert_eq!(
+            c.descheduler_eviction_blocker,
+            descheduler_eviction_blocker(w),
+            "{file}: {}",
+            c.name
+        );
+        compared += 1;
+        blocked += usize::from(c.eviction_blocker.is_some());
+    }
+    (compared, blocked)
+}
+
+#[test]
+fn compact_pods_kept_as_written_read_back_whole_with_their_eviction_blockers() {
+    let text = r#"apiVersion: v1
+kind: List
+items:
+  - {kind: Node, apiVersion: v1, metadata: {name: n1}}
+  - apiVersion: v1
+    kind: Pod
+    metadata:
+      name: scratch
+      ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: rs, uid: u1, controller: true}]
+    spec:
+      nodeName: n1
+      containers: [{name: c, resources: {requests: {cpu: 100m}}}]
+      volumes: [{name: tmp, emptyDir: {}}]
+    status: {phase: Running, conditions: [{type: Ready, status: "True"}]}
+  - apiVersion: v1
+    kind: Pod
+    metadata: {name: bare, annotations: {descheduler.alpha.kubernetes.io/evict: "true"}}
+    spec: {nodeName: n1, containers: [{name: c}]}
+  - apiVersion: v1
+    kind: Pod
+    metadata:
+      name: static-n1
+      namespace: kube-system
+      annotations: {kubernetes.io/config.mirror: abc, kubernetes.io/config.source: file}
+    spec: {nodeName: n1, priorityClassName: system-node-critical, containers: [{name: c}]}
+  - apiVersion: v1
+    kind: Pod
+    metadata:
+      name: agent
+      ownerReferences: [{apiVersion: apps/v1, kind: DaemonSet, name: ds, uid: u2, controller: true}]
+    spec: {nodeName: n1, containers: [{name: c}]}
+  - apiVersion: v1
+    kind: Pod
+    metadata:
+      name: leaving
+      deletionTimestamp: "2026-11-19T12:00:09Z"
+      ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: rs, uid: u1, controller: true}]
+    spec: {nodeName: n1, containers: [{name: c}]}
+"#;
+    // Local storage, no controller, a mirror, a DaemonSet's, terminating.
+    assert_eq!(kept_as_written(text, "dump.yaml"), (5, 5));
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cli/tests/fixtures");
+    let mut files = Vec::new();
+    walk(&root, &mut files);
+    let mut compared = 0;
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let name = f.display().to_string();
+        if parse_manifests_reader(text.as_bytes(), &name).is_err() {
+            continue;
+        }
+        compared += kept_as_written(&text, &name).0;
+    }
+    assert!(compared > 50, "compared {compared} pods");
+}
