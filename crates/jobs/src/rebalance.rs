@@ -108,8 +108,18 @@ impl Rebalance {
     /// descheduler strategy's Pending replacements are written Pending. Needs
     /// [`RebalanceRequest::write_back`].
     pub fn cluster_yaml(&mut self) -> Result<String> {
-        self.world.snapshot = self.report.plan.snapshot.clone();
-        simulate::cluster_yaml(&self.input.objects, &self.world, None, &[])
+        let mut out = Vec::new();
+        self.write_cluster_yaml(&mut out)?;
+        String::from_utf8(out).map_err(|e| Error::Render(e.to_string()))
+    }
+
+    /// [`Rebalance::cluster_yaml`] written to `out` as it is made.
+    pub fn write_cluster_yaml(&mut self, out: &mut dyn std::io::Write) -> Result<()> {
+        // The cluster the plan leads to, lent to the world for the writing.
+        std::mem::swap(&mut self.world.snapshot, &mut self.report.plan.snapshot);
+        let written = simulate::cluster_yaml(&self.input.objects, &self.world, None, &[], out);
+        std::mem::swap(&mut self.world.snapshot, &mut self.report.plan.snapshot);
+        written
     }
 }
 

@@ -101,11 +101,20 @@ impl Simulation {
     /// controller made written as its own pod. The request must have asked for whole
     /// pods.
     pub fn cluster_yaml(&self) -> Result<String> {
+        let mut out = Vec::new();
+        self.write_cluster_yaml(&mut out)?;
+        String::from_utf8(out).map_err(|e| Error::Render(e.to_string()))
+    }
+
+    /// [`Simulation::cluster_yaml`] written to `out` as it is made: a large cluster's
+    /// YAML is as large as the pods kept to write it, so it is not held whole as well.
+    pub fn write_cluster_yaml(&self, out: &mut dyn std::io::Write) -> Result<()> {
         cluster_yaml(
             &self.input.objects,
             &self.world,
             self.drained.as_ref(),
             &self.evicted,
+            out,
         )
     }
 }
@@ -565,7 +574,8 @@ pub fn cluster_yaml(
     world: &World,
     drained: Option<&Drained>,
     preempted: &[(String, Option<PodId>)],
-) -> Result<String> {
+    out: &mut dyn std::io::Write,
+) -> Result<()> {
     let snapshot = &world.snapshot;
     let removed_nodes: HashSet<&str> = drained
         .map(|d| d.nodes.iter().map(String::as_str).collect())
@@ -630,17 +640,23 @@ pub fn cluster_yaml(
             None => {}
         }
     };
-    // The documents are written into one string as they come, and each pod is cloned,
+    // The documents are written as they come, and each pod is cloned (or read back),
     // placed and written one at a time: `-o yaml` of a 50,000-pod dump held a second
     // typed copy of every pod and every document twice (as a list, then joined).
-    let mut out = String::new();
     let mut first = true;
     let mut push = |v: &dyn erased::Yaml| -> Result<()> {
-        if !std::mem::take(&mut first) {
-            out.push_str("---\n");
-        }
-        out.push_str(&v.yaml()?);
-        Ok(())
+        let yaml = v.yaml()?;
+        let separator = if std::mem::take(&mut first) {
+            ""
+        } else {
+            "---\n"
+        };
+        out.write_all(separator.as_bytes())
+            .and_then(|()| out.write_all(yaml.as_bytes()))
+            .map_err(|source| Error::Io {
+                context: "writing the cluster".into(),
+                source,
+            })
     };
     // Pods come last, in this order: those of the input, then those the run made.
     let mut pods: Vec<ToWrite> = Vec::new();
@@ -735,7 +751,7 @@ pub fn cluster_yaml(
             push(&r)?;
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// A pod [`cluster_yaml`] writes: whole, or compact and read back from what was kept of

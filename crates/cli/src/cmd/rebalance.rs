@@ -52,11 +52,19 @@ pub(crate) fn run(ctx: &Context, args: &RebalanceArgs) -> Result<ExitCode> {
     );
     let text = match args.output {
         ReportFormat::Json => serde_json::to_string_pretty(&result.report)? + "\n",
-        ReportFormat::Yaml => result.cluster_yaml()?,
+        // Written as it is made: a large cluster's YAML is not held whole.
+        ReportFormat::Yaml => String::new(),
         ReportFormat::Html => topospread_html::rebalance(&result.report),
         ReportFormat::Table => table(&result.report.plan, &result.notes),
     };
-    std::io::stdout().lock().write_all(text.as_bytes())?;
+    let mut stdout = std::io::stdout().lock();
+    if args.output == ReportFormat::Yaml {
+        let mut w = std::io::BufWriter::new(stdout);
+        result.write_cluster_yaml(&mut w)?;
+        w.flush()?;
+    } else {
+        stdout.write_all(text.as_bytes())?;
+    }
     if args.output != ReportFormat::Table {
         for n in &result.notes {
             eprintln!("note: {n}");

@@ -17,8 +17,10 @@ use topospread_report::{every_domain, render_cluster};
 
 /// What a simulation produced, rendered.
 pub(crate) struct Simulated {
-    /// The rendered output.
+    /// The rendered output (empty for `-o yaml`: see `cluster`).
     pub(crate) text: String,
+    /// With `-o yaml`, the simulation whose cluster is written out as it is made.
+    pub(crate) cluster: Option<Simulation>,
     /// Notes for stderr (with the non-table formats).
     pub(crate) notes: Vec<String>,
     /// The exit code.
@@ -33,7 +35,15 @@ pub(crate) struct Simulated {
 
 pub(crate) fn run(ctx: &Context, args: &SimulateArgs) -> Result<ExitCode> {
     let out = execute(ctx, args)?;
-    std::io::stdout().lock().write_all(out.text.as_bytes())?;
+    let mut stdout = std::io::stdout().lock();
+    match &out.cluster {
+        Some(sim) => {
+            let mut w = std::io::BufWriter::new(stdout);
+            sim.write_cluster_yaml(&mut w)?;
+            w.flush()?;
+        }
+        None => stdout.write_all(out.text.as_bytes())?,
+    }
     if args.output != ReportFormat::Table {
         for n in &out.notes {
             eprintln!("note: {n}");
@@ -61,7 +71,7 @@ pub(crate) fn execute(ctx: &Context, args: &SimulateArgs) -> Result<Simulated> {
     let width = super::term::width();
     let text = render(&sim, args, width)?;
     let report = &sim.report;
-    Ok(Simulated {
+    let mut out = Simulated {
         text,
         notes: report.notes.clone(),
         code: if sim.failed() {
@@ -72,14 +82,18 @@ pub(crate) fn execute(ctx: &Context, args: &SimulateArgs) -> Result<Simulated> {
         scheduled: report.scheduled,
         pending: report.pending,
         timings: sim.timings,
-    })
+        cluster: None,
+    };
+    out.cluster = (args.output == ReportFormat::Yaml).then_some(sim);
+    Ok(out)
 }
 
 /// The report in the format asked for.
 fn render(sim: &Simulation, args: &SimulateArgs, width: usize) -> Result<String> {
     Ok(match args.output {
         ReportFormat::Json => serde_json::to_string_pretty(&sim.report)? + "\n",
-        ReportFormat::Yaml => sim.cluster_yaml()?,
+        // Written by `run` as it is made.
+        ReportFormat::Yaml => String::new(),
         ReportFormat::Html => topospread_html::simulate(&sim.report),
         ReportFormat::Table => {
             let mut t = table(&sim.report, width, args.wide);
