@@ -115,7 +115,8 @@ impl Rebalance {
 
     /// [`Rebalance::cluster_yaml`] written to `out` as it is made.
     pub fn write_cluster_yaml(&mut self, out: &mut dyn std::io::Write) -> Result<()> {
-        // The cluster the plan leads to, lent to the world for the writing.
+        // The cluster the plan leads to (the world's own went into planning), lent to
+        // the world for the writing.
         std::mem::swap(&mut self.world.snapshot, &mut self.report.plan.snapshot);
         let written = simulate::cluster_yaml(&self.input.objects, &self.world, None, &[], out);
         std::mem::swap(&mut self.world.snapshot, &mut self.report.plan.snapshot);
@@ -215,7 +216,7 @@ fn prepare(
 /// Plans the moves that restore spread, each checked with the scheduler.
 pub fn rebalance(ctx: &Context, request: RebalanceRequest) -> Result<Rebalance> {
     let seed = request.cluster.seed;
-    let p = prepare(ctx, request.cluster, request.strategy, request.write_back)?;
+    let mut p = prepare(ctx, request.cluster, request.strategy, request.write_back)?;
     let selector = match &request.selector {
         None => None,
         Some(s) => Some(parse_selector(s).map_err(|e| Error::Refused(format!("-l {s:?}: {e}")))?),
@@ -232,8 +233,10 @@ pub fn rebalance(ctx: &Context, request: RebalanceRequest) -> Result<Rebalance> 
     options.exclude_namespaces = request.exclude_namespaces;
     options.seed = seed;
     let started = Instant::now();
-    let plan = rebalance::plan(
-        &p.world.snapshot,
+    // The world's snapshot is planned on in place (the plan keeps the result): it is
+    // not needed again, and a copy of a large cluster is hundreds of megabytes.
+    let plan = rebalance::plan_owned(
+        std::mem::take(&mut p.world.snapshot),
         &p.setup.config,
         p.setup.features,
         &options,

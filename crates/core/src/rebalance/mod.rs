@@ -241,6 +241,17 @@ pub fn plan(
     features: Features,
     options: &RebalanceOptions,
 ) -> Result<Plan, RebalanceError> {
+    plan_owned(snapshot.clone(), config, features, options)
+}
+
+/// [`plan`], trying the moves on `snapshot` itself: a caller done with it spares a
+/// copy of the whole cluster.
+pub fn plan_owned(
+    snapshot: Snapshot,
+    config: &SchedulerConfig,
+    features: Features,
+    options: &RebalanceOptions,
+) -> Result<Plan, RebalanceError> {
     let mut ctx = trial::Context::new(snapshot, config, features, options)?;
     match options.strategy {
         Strategy::Topospread => greedy::run(&mut ctx, options),

@@ -64,12 +64,11 @@ impl Touched {
 
 impl Context {
     pub(crate) fn new(
-        snapshot: &Snapshot,
+        mut snapshot: Snapshot,
         config: &SchedulerConfig,
         features: Features,
         options: &RebalanceOptions,
     ) -> Result<Self, RebalanceError> {
-        let mut snapshot = snapshot.clone();
         let selector = match &options.selector {
             None => None,
             Some(s) => Some(
