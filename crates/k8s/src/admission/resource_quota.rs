@@ -18,11 +18,13 @@
 //! are checked in name order (upstream's order is the informer's, unspecified); a pod
 //! stuck terminating past its grace period is charged (the simulation has no clock).
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use k8s_openapi::api::core::v1::{
-    Affinity, Container, Pod, PodAffinityTerm, ResourceQuota, WeightedPodAffinityTerm,
+    Affinity, Container, Pod, PodAffinityTerm, ResourceQuota, ResourceRequirements,
+    WeightedPodAffinityTerm,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 use topospread::api::quantity::Quantity;
@@ -106,18 +108,18 @@ impl QuotaPod {
             priority_class: spec
                 .and_then(|s| s.priority_class_name.clone())
                 .filter(|c| !c.is_empty()),
-            cross_namespace_affinity: spec
-                .and_then(|s| s.affinity.as_ref())
-                .is_some_and(cross_namespace),
+            cross_namespace_affinity: cross_namespace_affinity(pod),
         }
     }
 }
 
 /// What quota reads of pods, shared between the pods that read the same (the replicas
-/// of one template): kept apiece, a dump's pods held a usage map each, ~640 bytes.
+/// of one template): kept apiece, a dump's pods held a usage map each, ~640 bytes. A pod
+/// is looked up by the fields the view is made of, so a replica's view is found without
+/// making it again (making it, then looking it up, was a tenth of a dump's load).
 #[derive(Debug, Default)]
 pub struct QuotaPods {
-    seen: Mutex<HashSet<Arc<QuotaPod>>>,
+    seen: Mutex<HashMap<u64, Vec<(QuotaInput, Arc<QuotaPod>)>>>,
 }
 
 impl QuotaPods {
@@ -126,17 +128,130 @@ impl QuotaPods {
 
     /// [`QuotaPod::of`] `pod`, the one already made when another pod read the same.
     pub fn of(&self, pod: &Pod) -> Arc<QuotaPod> {
-        let quota = QuotaPod::of(pod);
+        let key = QuotaInput::hash(pod);
         let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(shared) = seen.get(&quota) {
+        let same = seen.get(&key).into_iter().flatten();
+        if let Some((_, shared)) = same.into_iter().find(|(input, _)| input.reads_same(pod)) {
             return Arc::clone(shared);
         }
-        let quota = Arc::new(quota);
+        let quota = Arc::new(QuotaPod::of(pod));
         if seen.len() < Self::REMEMBERED {
-            seen.insert(Arc::clone(&quota));
+            let entry = seen.entry(key).or_default();
+            entry.push((QuotaInput::of(pod), Arc::clone(&quota)));
         }
         quota
     }
+}
+
+/// The fields of a pod [`QuotaPod::of`] reads, owned: what [`QuotaPods`] compares.
+#[derive(Debug)]
+struct QuotaInput {
+    terminal: bool,
+    active_deadline_seconds: Option<i64>,
+    priority_class_name: Option<String>,
+    cross_namespace_affinity: bool,
+    resources: Option<ResourceRequirements>,
+    overhead: Option<BTreeMap<String, K8sQuantity>>,
+    containers: Vec<Option<ResourceRequirements>>,
+    /// Each init container's resources and restart policy (a sidecar's are summed).
+    init_containers: Vec<(Option<ResourceRequirements>, Option<String>)>,
+}
+
+impl QuotaInput {
+    fn of(pod: &Pod) -> QuotaInput {
+        let spec = pod.spec.as_ref();
+        QuotaInput {
+            terminal: terminal(pod),
+            active_deadline_seconds: spec.and_then(|s| s.active_deadline_seconds),
+            priority_class_name: spec.and_then(|s| s.priority_class_name.clone()),
+            cross_namespace_affinity: cross_namespace_affinity(pod),
+            resources: spec.and_then(|s| s.resources.clone()),
+            overhead: spec.and_then(|s| s.overhead.clone()),
+            containers: spec
+                .map(|s| s.containers.iter().map(|c| c.resources.clone()).collect())
+                .unwrap_or_default(),
+            init_containers: spec
+                .and_then(|s| s.init_containers.as_ref())
+                .map(|i| {
+                    i.iter()
+                        .map(|c| (c.resources.clone(), c.restart_policy.clone()))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Whether `pod` reads as these fields.
+    fn reads_same(&self, pod: &Pod) -> bool {
+        let spec = pod.spec.as_ref();
+        let init = spec
+            .and_then(|s| s.init_containers.as_deref())
+            .unwrap_or_default();
+        let containers = spec.map(|s| s.containers.as_slice()).unwrap_or_default();
+        self.terminal == terminal(pod)
+            && self.active_deadline_seconds == spec.and_then(|s| s.active_deadline_seconds)
+            && self.priority_class_name.as_deref()
+                == spec.and_then(|s| s.priority_class_name.as_deref())
+            && self.cross_namespace_affinity == cross_namespace_affinity(pod)
+            && self.resources.as_ref() == spec.and_then(|s| s.resources.as_ref())
+            && self.overhead.as_ref() == spec.and_then(|s| s.overhead.as_ref())
+            && self.containers.len() == containers.len()
+            && self.init_containers.len() == init.len()
+            && self
+                .containers
+                .iter()
+                .zip(containers)
+                .all(|(r, c)| r.as_ref() == c.resources.as_ref())
+            && self
+                .init_containers
+                .iter()
+                .zip(init)
+                .all(|((r, policy), c)| {
+                    r.as_ref() == c.resources.as_ref()
+                        && policy.as_deref() == c.restart_policy.as_deref()
+                })
+    }
+
+    /// A hash of the resources among those fields (the rest is compared only).
+    fn hash(pod: &Pod) -> u64 {
+        let mut h = std::hash::DefaultHasher::new();
+        let spec = pod.spec.as_ref();
+        let mut list = |l: Option<&BTreeMap<String, K8sQuantity>>| {
+            for (k, v) in l.into_iter().flatten() {
+                k.hash(&mut h);
+                v.0.hash(&mut h);
+            }
+            0xffu8.hash(&mut h);
+        };
+        let mut requirements = |r: Option<&ResourceRequirements>| {
+            list(r.and_then(|r| r.requests.as_ref()));
+            list(r.and_then(|r| r.limits.as_ref()));
+        };
+        requirements(spec.and_then(|s| s.resources.as_ref()));
+        let init = spec
+            .and_then(|s| s.init_containers.as_deref())
+            .unwrap_or_default();
+        let containers = spec.map(|s| s.containers.as_slice()).unwrap_or_default();
+        for c in containers.iter().chain(init) {
+            requirements(c.resources.as_ref());
+        }
+        list(spec.and_then(|s| s.overhead.as_ref()));
+        h.finish()
+    }
+}
+
+fn terminal(pod: &Pod) -> bool {
+    matches!(
+        pod.status.as_ref().and_then(|s| s.phase.as_deref()),
+        Some("Succeeded" | "Failed")
+    )
+}
+
+fn cross_namespace_affinity(pod: &Pod) -> bool {
+    pod.spec
+        .as_ref()
+        .and_then(|s| s.affinity.as_ref())
+        .is_some_and(cross_namespace)
 }
 
 /// `PodUsageFunc`: `count/pods` always; for a pod not in a terminal phase, `pods` and
@@ -148,11 +263,7 @@ fn usage(pod: &Pod) -> Usage {
         binary: false,
     };
     let mut usage = Usage::from([("count/pods".to_string(), one)]);
-    let terminal = matches!(
-        pod.status.as_ref().and_then(|s| s.phase.as_deref()),
-        Some("Succeeded" | "Failed")
-    );
-    let Some(spec) = pod.spec.as_ref().filter(|_| !terminal) else {
+    let Some(spec) = pod.spec.as_ref().filter(|_| !terminal(pod)) else {
         return usage;
     };
     let pod_level = spec.resources.as_ref();
@@ -694,5 +805,21 @@ mod tests {
         assert!(!Arc::ptr_eq(&a, &c), "a pod that uses more has its own");
         assert_eq!(*c, QuotaPod::of(&bigger));
         assert_eq!(*a, QuotaPod::of(&pod(WEB)));
+        // The same resources (the same hash), read differently: each has its own view.
+        let mut classed = pod(WEB);
+        if let Some(s) = classed.spec.as_mut() {
+            s.priority_class_name = Some("gold".into());
+        }
+        let mut done = pod(WEB);
+        done.status = Some(k8s_openapi::api::core::v1::PodStatus {
+            phase: Some("Failed".into()),
+            ..Default::default()
+        });
+        for other in [classed, done] {
+            let v = views.of(&other);
+            assert!(!Arc::ptr_eq(&a, &v));
+            assert_eq!(*v, QuotaPod::of(&other));
+            assert!(Arc::ptr_eq(&v, &views.of(&other)));
+        }
     }
 }
