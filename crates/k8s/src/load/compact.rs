@@ -1,8 +1,8 @@
 //! Bound pods kept compact: a dump's tens of thousands of running pods are converted to
 //! the engine's form as they are read, keeping besides it only what controllers,
 //! admission and reports read of them, and the k8s-openapi object (kilobytes per pod
-//! whatever it holds) is dropped. Commands that write pods back or lint them read pods
-//! whole instead.
+//! whatever it holds) is dropped. Commands that write pods back read pods whole
+//! instead; `validate` keeps what its lints read of each pod ([`Compactor::linting`]).
 
 use k8s_openapi::api::core::v1::Pod;
 use std::sync::{Arc, Mutex};
@@ -14,7 +14,10 @@ use topospread::controller::DeletionCandidate;
 use topospread::convert::{self, ConvertError, DEFAULT_NAMESPACE};
 
 use super::{Loaded, Object};
-use crate::validation::{ApiServerFeatures, Refusal, validate_objects_with};
+use crate::validation::{
+    ApiServerFeatures, Lint, LintPod, LintPods, Refusal, Workload, lint_workload,
+    validate_objects_with,
+};
 
 /// A bound pod as read in compact form: its conversion, and what else is read of it.
 #[derive(Debug)]
@@ -53,6 +56,11 @@ pub struct CompactPod {
     /// The `controller-revision-hash` label of a pod a StatefulSet controls (its
     /// revision, which a rolling update compares), kept for those pods only.
     pub revision: Option<String>,
+    /// What [`lint_workload`] finds in the pod as written, when read for linting.
+    pub lints: Vec<Lint>,
+    /// The pod the cluster lints read for it, when read for linting and it has
+    /// constraints.
+    pub lint_pod: Option<Arc<LintPod>>,
     /// The pod in the engine's form (interned in the [`Compactor`]'s symbols), or why
     /// it has none; moved into the snapshot when it is built, so it exists once.
     /// Boxed, so the room is given back when it is taken.
@@ -80,6 +88,8 @@ impl Clone for CompactPod {
             quota: self.quota.clone(),
             mirror: self.mirror,
             revision: self.revision.clone(),
+            lints: self.lints.clone(),
+            lint_pod: self.lint_pod.clone(),
             converted: Mutex::new(self.lock().clone()),
         }
     }
@@ -121,6 +131,8 @@ pub(crate) struct Rules {
     features: ApiServerFeatures,
     /// Quota views, shared between the pods that read the same.
     quota_pods: Arc<QuotaPods>,
+    /// With [`Compactor::linting`]: the pods the cluster lints read, shared likewise.
+    lint_pods: Option<Arc<LintPods>>,
 }
 
 impl Compactor {
@@ -132,8 +144,18 @@ impl Compactor {
                 request_options,
                 features,
                 quota_pods: Arc::default(),
+                lint_pods: None,
             },
         }
+    }
+
+    /// Also keeps what `validate`'s lints read of each pod ([`CompactPod::lints`],
+    /// [`CompactPod::lint_pod`]), and compacts only pods read back from a server: the
+    /// snapshot admits a pod written by hand through LimitRanger, RuntimeClass and quota,
+    /// which compact pods skip.
+    pub fn linting(mut self) -> Self {
+        self.rules.lint_pods = Some(Arc::default());
+        self
     }
 
     /// The symbols the compact pods were interned in: the snapshot built from them
@@ -174,16 +196,36 @@ impl Rules {
     /// server's validation and defaults (applied to the object in place), and what
     /// controllers, admission and reports read of it. `None` for any other object.
     pub(crate) fn admit(&self, l: &mut Loaded) -> Option<Box<CompactPod>> {
-        if !matches!(&l.object, Object::Pod(p) if compactable(p)) {
+        let linting = self.lint_pods.as_deref();
+        if !matches!(&l.object, Object::Pod(p)
+            if compactable(p) && (linting.is_none() || crate::build::from_server(p)))
+        {
             return None;
         }
         let refusals = validate_objects_with(std::slice::from_ref(l), &self.features);
         let Object::Pod(p) = &mut l.object else {
             return None;
         };
+        let (lints, lint_pod) = match linting {
+            Some(lint_pods) => (self.lint(p), lint_pods.read(p)),
+            None => (Vec::new(), None),
+        };
         // The API server's defaults (a pod read back from a cluster has them already).
         crate::admission::set_pod_defaults(p);
-        Some(Box::new(admitted(p, refusals, &self.quota_pods)))
+        let mut compact = admitted(p, refusals, &self.quota_pods);
+        compact.lints = lints;
+        compact.lint_pod = lint_pod;
+        Some(Box::new(compact))
+    }
+
+    /// [`lint_workload`] on the pod as written (lent to the workload, not copied).
+    fn lint(&self, p: &mut Pod) -> Vec<Lint> {
+        let workload = Workload::Pod(std::mem::take(p));
+        let lints = lint_workload(&workload, &self.features);
+        if let Workload::Pod(pod) = workload {
+            *p = pod;
+        }
+        lints
     }
 
     /// Converts the pod `admit` admitted (interning into `symbols`) and puts its compact
@@ -198,6 +240,10 @@ impl Rules {
             return;
         };
         let converted = convert::pod_with(p, symbols, self.request_options);
+        // In file order: the first pod the cluster lints read alike is the one kept.
+        if let (Some(lint_pods), Some(read)) = (&self.lint_pods, compact.lint_pod.take()) {
+            compact.lint_pod = Some(lint_pods.keep(read));
+        }
         compact.converted = Mutex::new(Some(Box::new(converted)));
         l.object = Object::CompactPod(compact);
     }
@@ -240,6 +286,8 @@ fn admitted(p: &Pod, refusals: Vec<Refusal>, quota_pods: &QuotaPods) -> CompactP
             .as_ref()
             .is_some_and(|a| a.contains_key("kubernetes.io/config.mirror")),
         revision,
+        lints: Vec::new(),
+        lint_pod: None,
         converted: Mutex::new(None),
     }
 }
