@@ -76,8 +76,7 @@ fn gates_note(ctx: &Context) -> Option<String> {
 /// How loaded pods are kept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PodForm {
-    /// Every pod as its k8s-openapi object: for commands that write pods back or lint
-    /// them.
+    /// Every pod as its k8s-openapi object: for commands that write pods back.
     Whole,
     /// Bound pods converted as they are read ([`Object::CompactPod`]): a dump's pods
     /// never all exist as k8s-openapi objects at once.
@@ -85,6 +84,9 @@ pub enum PodForm {
     /// [`PodForm::Compact`], each bound pod also kept as written (compact JSON), for
     /// commands that write the cluster back (`-o yaml`) one pod at a time.
     CompactWritten,
+    /// [`PodForm::Compact`] for `validate`: bound pods read back from a server, with
+    /// what the lints read of them ([`Compactor::linting`]).
+    Linted,
 }
 
 /// What the files held.
@@ -135,11 +137,12 @@ fn load_files(ctx: &Context, files: &[PathBuf], seed: u64, form: PodForm) -> Res
     let opts = ctx.input();
     let paths = resolve(files, opts.recursive)?;
     input.inputs = paths.len();
-    let compactor = (form != PodForm::Whole)
-        .then(|| Compactor::new(ctx.gates().request_options(), ctx.api_server_features()));
+    let compactor = || Compactor::new(ctx.gates().request_options(), ctx.api_server_features());
     let mut compactor = match form {
-        PodForm::CompactWritten => compactor.map(Compactor::keeping_written),
-        _ => compactor,
+        PodForm::Whole => None,
+        PodForm::Compact => Some(compactor()),
+        PodForm::CompactWritten => Some(compactor().keeping_written()),
+        PodForm::Linted => Some(compactor().linting()),
     };
     for p in &paths {
         let reader = open_path(p, opts.max_input_bytes)?;

@@ -5,6 +5,8 @@
 //! input holds Nodes.
 
 mod report;
+#[cfg(test)]
+mod tests;
 
 pub use report::{API_VERSION, Diagnostic, KIND, ObjectRef, Summary, ValidationReport, schema};
 
@@ -14,7 +16,8 @@ use crate::error::{Error, Result};
 use crate::input::{self, PodForm};
 use crate::{config, input::Input};
 use std::collections::{HashMap, HashSet};
-use topospread_k8s::build::build_snapshot_with;
+use topospread::api::Symbols;
+use topospread_k8s::build::build_with_symbols;
 use topospread_k8s::load::{Loaded, Object, Source};
 use topospread_k8s::notes::summarize;
 use topospread_k8s::validation::{
@@ -92,16 +95,23 @@ impl Place<'_> {
 }
 
 /// Reads every input before judging any (a file that cannot be read or parsed is an
-/// `Err`, never a partial report), then validates and lints every object.
+/// `Err`, never a partial report), then validates and lints every object. Bound pods
+/// are read compact, with what the lints read of them.
 pub fn validate(ctx: &Context, request: ValidateRequest) -> Result<ValidationReport> {
-    let input = request.source.load(ctx, 0, PodForm::Whole)?;
-    let mut report = check(ctx, &input.objects, request.strict, input.inputs)?;
+    let mut input = read(ctx, request.source)?;
+    let symbols = std::mem::take(&mut input.symbols);
+    let mut report = check(ctx, &input.objects, symbols, request.strict, input.inputs)?;
     let finished = input::finished_notes(&input.objects);
     report
         .notes
         .extend(summarize(input.notes.iter().chain(&finished)));
     refuse_config(ctx, &input, &mut report);
     Ok(report)
+}
+
+/// The objects of `source`, bound pods compact with what the lints read of them.
+fn read(ctx: &Context, source: ClusterSource) -> Result<Input> {
+    source.load(ctx, 0, PodForm::Linted)
 }
 
 /// The configuration simulate would run with, refused here as it would be there (once:
@@ -138,10 +148,29 @@ fn refuse_config(ctx: &Context, input: &Input, report: &mut ValidationReport) {
     });
 }
 
-/// Validates and lints every object; `Err` only for a configuration that cannot be decoded.
+/// What a diagnostic names an object by; `None` for objects without metadata.
+fn object_ref(object: &Object) -> Option<ObjectRef> {
+    if let Object::CompactPod(p) = object {
+        return Some(ObjectRef {
+            kind: "Pod",
+            namespace: p.namespace_written.clone(),
+            name: Some(p.name.clone()),
+        });
+    }
+    let meta = object.metadata()?;
+    Some(ObjectRef {
+        kind: object.kind(),
+        namespace: meta.namespace.clone(),
+        name: meta.name.clone(),
+    })
+}
+
+/// Validates and lints every object (compact pods built into the snapshot with
+/// `symbols`, their compactor's); `Err` only for a configuration that cannot be decoded.
 fn check(
     ctx: &Context,
     objects: &[Loaded],
+    symbols: Symbols,
     strict: bool,
     files: usize,
 ) -> Result<ValidationReport> {
@@ -173,13 +202,8 @@ fn check(
             ));
             continue;
         }
-        let Some(meta) = loaded.object.metadata() else {
+        let Some(object) = object_ref(&loaded.object) else {
             continue;
-        };
-        let object = ObjectRef {
-            kind: loaded.object.kind(),
-            namespace: meta.namespace.clone(),
-            name: meta.name.clone(),
         };
         // The API server's create-time validation, the same simulate runs first.
         let errors: Vec<FieldError> =
@@ -192,7 +216,8 @@ fn check(
         }
         // The workload is read again when linted, one at a time (a dump's 100,000 pods
         // are not copied all at once).
-        let lintable = Workload::is_workload_kind(&loaded.object);
+        let lintable = Workload::is_workload_kind(&loaded.object)
+            || matches!(loaded.object, Object::CompactPod(_));
         checked.push((
             Place {
                 loaded,
@@ -214,11 +239,19 @@ fn check(
             .iter()
             .enumerate()
             .filter(|(i, l)| {
-                !(matches!(l.object, Object::Pod(_) | Object::Node(_)) && invalid.contains(i))
+                !(matches!(
+                    l.object,
+                    Object::Pod(_) | Object::CompactPod(_) | Object::Node(_)
+                ) && invalid.contains(i))
             })
             .map(|(_, l)| l)
             .collect();
-        match build_snapshot_with(usable.iter().copied(), ctx.gates().request_options()) {
+        let built = build_with_symbols(
+            usable.iter().copied(),
+            ctx.gates().request_options(),
+            symbols,
+        );
+        match built.map(|b| b.snapshot) {
             Ok(snapshot) => {
                 linter = Some(
                     ClusterLinter::with_features(snapshot, ctx.scheduler_features())
@@ -252,6 +285,15 @@ fn check(
             diagnostics.extend(found.iter().map(|e| place.error(e)));
         }
         if !lintable {
+            continue;
+        }
+        if let Object::CompactPod(p) = &place.loaded.object {
+            // Linted as it was read; the cluster lints read the pod kept for it.
+            let mut lints = p.lints.clone();
+            if let (Some(linter), Some(pod)) = (linter.as_mut(), p.lint_pod.as_deref()) {
+                lints.extend(linter.lint_pod(pod));
+            }
+            diagnostics.extend(lints.iter().map(|l| place.lint(l, strict)));
             continue;
         }
         let Some(workload) = Workload::from_object(&place.loaded.object) else {
@@ -303,8 +345,8 @@ fn cluster_errors(
         .enumerate()
         .rev()
         .map(|(i, l)| {
-            let name = l.object.metadata().and_then(|m| m.name.as_deref());
-            (place_key(&l.source, l.object.kind(), name), i)
+            let name = object_ref(&l.object).and_then(|o| o.name);
+            (place_key(&l.source, l.object.kind(), name.as_deref()), i)
         })
         .collect();
     for r in found {

@@ -1,8 +1,8 @@
 //! Bound pods kept compact: a dump's tens of thousands of running pods are converted to
 //! the engine's form as they are read, keeping besides it only what controllers,
 //! admission and reports read of them, and the k8s-openapi object (kilobytes per pod
-//! whatever it holds) is dropped. Commands that write pods back or lint them read pods
-//! whole instead.
+//! whatever it holds) is dropped. Commands that write pods back read pods whole
+//! instead; `validate` keeps what its lints read of each pod ([`Compactor::linting`]).
 
 use k8s_openapi::api::core::v1::Pod;
 use std::sync::{Arc, Mutex};
@@ -15,7 +15,10 @@ use topospread::convert::{self, ConvertError, DEFAULT_NAMESPACE};
 use topospread::rebalance::{NotEvictable, descheduler_eviction_blocker, eviction_blocker};
 
 use super::{Loaded, Object};
-use crate::validation::{ApiServerFeatures, Refusal, validate_objects_with};
+use crate::validation::{
+    ApiServerFeatures, Lint, LintPod, LintPods, Refusal, Workload, lint_workload,
+    validate_objects_with,
+};
 
 /// A bound pod as read in compact form: its conversion, and what else is read of it.
 #[derive(Debug)]
@@ -62,6 +65,11 @@ pub struct CompactPod {
     /// The pod as written (before the API server's defaults), as compact JSON, when the
     /// compactor keeps it for writing back ([`Compactor::keeping_written`]).
     written: Option<Box<[u8]>>,
+    /// What [`lint_workload`] finds in the pod as written, when read for linting.
+    pub lints: Vec<Lint>,
+    /// The pod the cluster lints read for it, when read for linting and it has
+    /// constraints.
+    pub lint_pod: Option<Arc<LintPod>>,
     /// The pod in the engine's form (interned in the [`Compactor`]'s symbols), or why
     /// it has none; moved into the snapshot when it is built, so it exists once.
     /// Boxed, so the room is given back when it is taken.
@@ -92,6 +100,8 @@ impl Clone for CompactPod {
             eviction_blocker: self.eviction_blocker.clone(),
             descheduler_eviction_blocker: self.descheduler_eviction_blocker.clone(),
             written: self.written.clone(),
+            lints: self.lints.clone(),
+            lint_pod: self.lint_pod.clone(),
             converted: Mutex::new(self.lock().clone()),
         }
     }
@@ -141,6 +151,8 @@ pub(crate) struct Rules {
     quota_pods: Arc<QuotaPods>,
     /// Keep each pod as written, for writing back.
     keep_written: bool,
+    /// With [`Compactor::linting`]: the pods the cluster lints read, shared likewise.
+    lint_pods: Option<Arc<LintPods>>,
 }
 
 impl Compactor {
@@ -153,6 +165,7 @@ impl Compactor {
                 features,
                 quota_pods: Arc::default(),
                 keep_written: false,
+                lint_pods: None,
             },
         }
     }
@@ -162,6 +175,15 @@ impl Compactor {
     /// (`-o yaml`) can read it again, one pod at a time.
     pub fn keeping_written(mut self) -> Self {
         self.rules.keep_written = true;
+        self
+    }
+
+    /// Also keeps what `validate`'s lints read of each pod ([`CompactPod::lints`],
+    /// [`CompactPod::lint_pod`]), and compacts only pods read back from a server: the
+    /// snapshot admits a pod written by hand through LimitRanger, RuntimeClass and quota,
+    /// which compact pods skip.
+    pub fn linting(mut self) -> Self {
+        self.rules.lint_pods = Some(Arc::default());
         self
     }
 
@@ -203,7 +225,10 @@ impl Rules {
     /// server's validation and defaults (applied to the object in place), and what
     /// controllers, admission and reports read of it. `None` for any other object.
     pub(crate) fn admit(&self, l: &mut Loaded) -> Option<Box<CompactPod>> {
-        if !matches!(&l.object, Object::Pod(p) if compactable(p)) {
+        let linting = self.lint_pods.as_deref();
+        if !matches!(&l.object, Object::Pod(p)
+            if compactable(p) && (linting.is_none() || crate::build::from_server(p)))
+        {
             return None;
         }
         let refusals = validate_objects_with(std::slice::from_ref(l), &self.features);
@@ -217,6 +242,10 @@ impl Rules {
             .flatten()
             .map(Vec::into_boxed_slice);
         let blockers = (eviction_blocker(p), descheduler_eviction_blocker(p));
+        let (lints, lint_pod) = match linting {
+            Some(lint_pods) => (self.lint(p), lint_pods.read(p)),
+            None => (Vec::new(), None),
+        };
         // The API server's defaults (a pod read back from a cluster has them already).
         crate::admission::set_pod_defaults(p);
         let mut compact = admitted(p, refusals, &self.quota_pods);
@@ -225,7 +254,19 @@ impl Rules {
             compact.eviction_blocker,
             compact.descheduler_eviction_blocker,
         ) = blockers;
+        compact.lints = lints;
+        compact.lint_pod = lint_pod;
         Some(Box::new(compact))
+    }
+
+    /// [`lint_workload`] on the pod as written (lent to the workload, not copied).
+    fn lint(&self, p: &mut Pod) -> Vec<Lint> {
+        let workload = Workload::Pod(std::mem::take(p));
+        let lints = lint_workload(&workload, &self.features);
+        if let Workload::Pod(pod) = workload {
+            *p = pod;
+        }
+        lints
     }
 
     /// Converts the pod `admit` admitted (interning into `symbols`) and puts its compact
@@ -240,6 +281,10 @@ impl Rules {
             return;
         };
         let converted = convert::pod_with(p, symbols, self.request_options);
+        // In file order: the first pod the cluster lints read alike is the one kept.
+        if let (Some(lint_pods), Some(read)) = (&self.lint_pods, compact.lint_pod.take()) {
+            compact.lint_pod = Some(lint_pods.keep(read));
+        }
         compact.converted = Mutex::new(Some(Box::new(converted)));
         l.object = Object::CompactPod(compact);
     }
@@ -285,6 +330,8 @@ fn admitted(p: &Pod, refusals: Vec<Refusal>, quota_pods: &QuotaPods) -> CompactP
         eviction_blocker: None,
         descheduler_eviction_blocker: None,
         written: None,
+        lints: Vec::new(),
+        lint_pod: None,
         converted: Mutex::new(None),
     }
 }

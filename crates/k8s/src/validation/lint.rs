@@ -53,7 +53,7 @@ use super::objects::{ApiServerFeatures, Workload, template_pods_create, validate
 use topospread::api::{Labels, Selector, Symbols};
 use topospread::validation::FieldPath;
 
-pub use cluster::{ClusterLinter, FIRST_POD_TEMPLATE_HASH, first_pod};
+pub use cluster::{ClusterLinter, FIRST_POD_TEMPLATE_HASH, LintPod, LintPods, first_pod};
 
 /// A lint's identity: its stable code, name and reason.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]

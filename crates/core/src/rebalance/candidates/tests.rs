@@ -149,7 +149,7 @@ fn build(spec: &ClusterSpec) -> Snapshot {
 
 fn context(s: &Snapshot) -> Option<Context> {
     Context::new(
-        s,
+        s.clone(),
         &SchedulerConfig::default(),
         Features::default(),
         &RebalanceOptions::default(),

@@ -1,7 +1,8 @@
 //! The lints that need the cluster's nodes (TS002, TS003, TS005, TS009), run on a snapshot with
 //! the engine's own PodTopologySpread plugin, for the first pod a workload would create.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1 as core;
@@ -87,60 +88,48 @@ impl ClusterLinter {
             return lints;
         };
         // Every lint here is about the pod's own constraints.
-        if first
-            .spec
-            .as_ref()
-            .and_then(|s| s.topology_spread_constraints.as_ref())
-            .is_none_or(Vec::is_empty)
-        {
+        if !has_constraints(&first) {
             return lints;
         }
         let list = spec_ref.path.child("topologySpreadConstraints");
-        let bound = first
-            .spec
-            .as_ref()
-            .and_then(|s| s.node_name.as_deref())
-            .is_some_and(|n| !n.is_empty());
-        // Replicas of one template lint alike, and so do a StatefulSet's pods, which
-        // differ in name, hostname, volumes and their `pod-name` label: the key is what
-        // the lints read. PodTopologySpread reads the pod's labels only through its
-        // constraints' selectors and matchLabelKeys, and of the spec only the
-        // constraints, the node selector and affinity, and the tolerations.
-        let spec = first.spec.as_ref();
-        let constraints = spec.and_then(|s| s.topology_spread_constraints.as_ref());
-        let read_labels: BTreeMap<&String, &String> = first
-            .metadata
-            .labels
-            .iter()
-            .flatten()
-            .filter(|(k, _)| constraints.is_some_and(|cs| cs.iter().any(|c| reads_label(c, k))))
-            .collect();
-        let key = serde_json::to_string(&(
-            workload.kind(),
-            &first.metadata.namespace,
-            read_labels,
-            constraints,
-            spec.and_then(|s| s.node_selector.as_ref()),
-            spec.and_then(|s| s.affinity.as_ref())
-                .and_then(|a| a.node_affinity.as_ref()),
-            spec.and_then(|s| s.tolerations.as_ref()),
-            bound,
-        ))
-        .ok();
-        let mut lints = match key.as_ref().and_then(|k| self.seen.get(k)) {
-            Some(found) => found.clone(),
-            None => {
-                let lints = self.lint_pod(&first, &list, bound);
-                if let Some(key) = key {
-                    self.seen.insert(key, lints.clone());
-                }
-                lints
-            }
-        };
+        let bound = is_bound(&first);
+        let key = lint_key(workload.kind(), &first, bound);
+        let mut lints = self.lint_first(key.as_deref(), &first, &list, bound);
         if let Workload::Deployment(d) = workload {
             lints.extend(self.rollout_stall(d, &first, &list));
         }
         lints
+    }
+
+    /// [`ClusterLinter::lint`] for a bound Pod read in compact form, through the
+    /// [`LintPod`] kept for it.
+    pub fn lint_pod(&mut self, pod: &LintPod) -> Vec<Lint> {
+        if self.snapshot.nodes().is_empty() {
+            return Vec::new();
+        }
+        let list = FieldPath::new("spec").child("topologySpreadConstraints");
+        self.lint_first(pod.key.as_deref(), &pod.pod, &list, is_bound(&pod.pod))
+    }
+
+    /// TS002, TS003 and TS005 for `first`, or what an earlier pod with the same `key`
+    /// got.
+    fn lint_first(
+        &mut self,
+        key: Option<&str>,
+        first: &core::Pod,
+        list: &FieldPath,
+        bound: bool,
+    ) -> Vec<Lint> {
+        match key.and_then(|k| self.seen.get(k)) {
+            Some(found) => found.clone(),
+            None => {
+                let lints = self.lint_converted(first, list, bound);
+                if let Some(key) = key {
+                    self.seen.insert(key.to_string(), lints.clone());
+                }
+                lints
+            }
+        }
     }
 
     /// TS009: a RollingUpdate that can never finish. With `maxUnavailable` 0 no old pod
@@ -217,7 +206,7 @@ impl ClusterLinter {
         lints
     }
 
-    fn lint_pod(&mut self, first: &core::Pod, list: &FieldPath, bound: bool) -> Vec<Lint> {
+    fn lint_converted(&mut self, first: &core::Pod, list: &FieldPath, bound: bool) -> Vec<Lint> {
         let mut lints = Vec::new();
         let Ok(pod) = convert::pod(first, self.snapshot.symbols_mut()) else {
             return lints;
@@ -426,6 +415,101 @@ impl ClusterLinter {
             .map(|n| &*n.node.name)
             .collect()
     }
+}
+
+/// A bound Pod as the cluster lints read it: the first in file order of the Pods they
+/// read alike ([`LintPods`]), kept whole, whose findings are every such Pod's.
+#[derive(Debug)]
+pub struct LintPod {
+    key: Option<String>,
+    pod: core::Pod,
+}
+
+/// The [`LintPod`]s kept while Pods are read, one per key: a dump's pods are mostly
+/// replicas of a few templates. Shared between reading threads.
+#[derive(Debug, Default)]
+pub struct LintPods {
+    kept: Mutex<HashMap<String, Arc<LintPod>>>,
+}
+
+impl LintPods {
+    /// What the cluster lints read of a bound Pod as read (before the API server's
+    /// defaults): the Pod kept for its key when there is one already, else a copy not yet
+    /// kept ([`LintPods::keep`]); `None` when it has no constraints (nothing to lint).
+    pub fn read(&self, pod: &core::Pod) -> Option<Arc<LintPod>> {
+        if !has_constraints(pod) {
+            return None;
+        }
+        let key = lint_key("Pod", pod, is_bound(pod));
+        if let Some(kept) = key.as_ref().and_then(|k| self.lock().get(k).cloned()) {
+            return Some(kept);
+        }
+        let mut pod = pod.clone();
+        // Named as [`first_pod`] names it.
+        if pod.metadata.name.as_deref().is_none_or(str::is_empty) {
+            pod.metadata.name = Some("<unnamed>".to_string());
+        }
+        Some(Arc::new(LintPod { key, pod }))
+    }
+
+    /// Called in file order with what [`LintPods::read`] gave: the Pod kept for its key,
+    /// which is `pod` when it is the first.
+    pub fn keep(&self, pod: Arc<LintPod>) -> Arc<LintPod> {
+        let Some(key) = pod.key.clone() else {
+            return pod;
+        };
+        Arc::clone(self.lock().entry(key).or_insert(pod))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Arc<LintPod>>> {
+        // Nothing is left half-written by a panic while it is held.
+        self.kept.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Whether the pod has topology spread constraints of its own.
+fn has_constraints(pod: &core::Pod) -> bool {
+    pod.spec
+        .as_ref()
+        .and_then(|s| s.topology_spread_constraints.as_ref())
+        .is_some_and(|c| !c.is_empty())
+}
+
+/// Whether the pod names a node.
+fn is_bound(pod: &core::Pod) -> bool {
+    pod.spec
+        .as_ref()
+        .and_then(|s| s.node_name.as_deref())
+        .is_some_and(|n| !n.is_empty())
+}
+
+/// What the lints read of `first`: replicas of one template lint alike, and so do a
+/// StatefulSet's pods, which differ in name, hostname, volumes and their `pod-name`
+/// label. PodTopologySpread reads the pod's labels only through its constraints'
+/// selectors and matchLabelKeys, and of the spec only the constraints, the node selector
+/// and affinity, and the tolerations.
+fn lint_key(kind: &str, first: &core::Pod, bound: bool) -> Option<String> {
+    let spec = first.spec.as_ref();
+    let constraints = spec.and_then(|s| s.topology_spread_constraints.as_ref());
+    let read_labels: BTreeMap<&String, &String> = first
+        .metadata
+        .labels
+        .iter()
+        .flatten()
+        .filter(|(k, _)| constraints.is_some_and(|cs| cs.iter().any(|c| reads_label(c, k))))
+        .collect();
+    serde_json::to_string(&(
+        kind,
+        &first.metadata.namespace,
+        read_labels,
+        constraints,
+        spec.and_then(|s| s.node_selector.as_ref()),
+        spec.and_then(|s| s.affinity.as_ref())
+            .and_then(|a| a.node_affinity.as_ref()),
+        spec.and_then(|s| s.tolerations.as_ref()),
+        bound,
+    ))
+    .ok()
 }
 
 /// Whether `c` reads the pod's label `key`: its selector names it, or matchLabelKeys does.
