@@ -119,8 +119,11 @@ impl QuotaPod {
 /// making it again (making it, then looking it up, was a tenth of a dump's load).
 #[derive(Debug, Default)]
 pub struct QuotaPods {
-    seen: Mutex<HashMap<u64, Vec<(QuotaInput, Arc<QuotaPod>)>>>,
+    seen: Mutex<HashMap<u64, Vec<Shared>>>,
 }
+
+/// A view, with the fields of the first pod it was made for.
+type Shared = (QuotaInput, Arc<QuotaPod>);
 
 impl QuotaPods {
     /// At most this many distinct views are remembered; beyond, each pod has its own.
