@@ -187,11 +187,13 @@ fn prepare(
             Object::CompactPod(p) => block(
                 Some(&p.namespace),
                 Some(&p.name),
-                if descheduler {
-                    p.descheduler_eviction_blocker.clone()
-                } else {
-                    p.eviction_blocker.clone()
-                },
+                p.eviction_blockers.as_ref().and_then(|b| {
+                    if descheduler {
+                        b.descheduler.clone()
+                    } else {
+                        b.topospread.clone()
+                    }
+                }),
             ),
             _ => {}
         }

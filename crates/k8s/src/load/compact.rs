@@ -57,11 +57,9 @@ pub struct CompactPod {
     /// The `controller-revision-hash` label of a pod a StatefulSet controls (its
     /// revision, which a rolling update compares), kept for those pods only.
     pub revision: Option<String>,
-    /// Why rebalance's evictor never evicts it ([`eviction_blocker`]), if it does not.
-    pub eviction_blocker: Option<NotEvictable>,
-    /// Why the descheduler's default evictor never evicts it
-    /// ([`descheduler_eviction_blocker`]), if it does not.
-    pub descheduler_eviction_blocker: Option<NotEvictable>,
+    /// Why rebalance's evictors never evict it, when one of them does not (boxed: most
+    /// pods of a dump have none, and a dump has hundreds of thousands).
+    pub eviction_blockers: Option<Box<EvictionBlockers>>,
     /// The pod as written (before the API server's defaults), as compact JSON, when the
     /// compactor keeps it for writing back ([`Compactor::keeping_written`]).
     written: Option<Box<[u8]>>,
@@ -97,8 +95,7 @@ impl Clone for CompactPod {
             quota: self.quota.clone(),
             mirror: self.mirror,
             revision: self.revision.clone(),
-            eviction_blocker: self.eviction_blocker.clone(),
-            descheduler_eviction_blocker: self.descheduler_eviction_blocker.clone(),
+            eviction_blockers: self.eviction_blockers.clone(),
             written: self.written.clone(),
             lints: self.lints.clone(),
             lint_pod: self.lint_pod.clone(),
@@ -131,6 +128,15 @@ impl CompactPod {
     pub fn is_finished(&self) -> bool {
         matches!(self.phase.as_deref(), Some("Succeeded" | "Failed"))
     }
+}
+
+/// Why rebalance's evictors never evict a pod, read off the pod as written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EvictionBlockers {
+    /// Rebalance's own evictor ([`eviction_blocker`]).
+    pub topospread: Option<NotEvictable>,
+    /// The descheduler's default evictor ([`descheduler_eviction_blocker`]).
+    pub descheduler: Option<NotEvictable>,
 }
 
 /// Converts bound pods as they are read: owns the symbol table the snapshot is then
@@ -241,7 +247,10 @@ impl Rules {
             .then(|| serde_json::to_vec(&**p).ok())
             .flatten()
             .map(Vec::into_boxed_slice);
-        let blockers = (eviction_blocker(p), descheduler_eviction_blocker(p));
+        let blockers = EvictionBlockers {
+            topospread: eviction_blocker(p),
+            descheduler: descheduler_eviction_blocker(p),
+        };
         let (lints, lint_pod) = match linting {
             Some(lint_pods) => (self.lint(p), lint_pods.read(p)),
             None => (Vec::new(), None),
@@ -250,10 +259,9 @@ impl Rules {
         crate::admission::set_pod_defaults(p);
         let mut compact = admitted(p, refusals, &self.quota_pods);
         compact.written = written;
-        (
-            compact.eviction_blocker,
-            compact.descheduler_eviction_blocker,
-        ) = blockers;
+        compact.eviction_blockers = (blockers.topospread.is_some()
+            || blockers.descheduler.is_some())
+        .then(|| Box::new(blockers));
         compact.lints = lints;
         compact.lint_pod = lint_pod;
         Some(Box::new(compact))
@@ -327,8 +335,7 @@ fn admitted(p: &Pod, refusals: Vec<Refusal>, quota_pods: &QuotaPods) -> CompactP
             .as_ref()
             .is_some_and(|a| a.contains_key("kubernetes.io/config.mirror")),
         revision,
-        eviction_blocker: None,
-        descheduler_eviction_blocker: None,
+        eviction_blockers: None,
         written: None,
         lints: Vec::new(),
         lint_pod: None,

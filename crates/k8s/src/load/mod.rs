@@ -12,7 +12,7 @@ mod position;
 mod stream;
 mod yaml_json;
 
-pub use compact::{CompactPod, Compactor};
+pub use compact::{CompactPod, Compactor, EvictionBlockers};
 pub use stream::{parse_manifests_reader, parse_manifests_reader_compact};
 
 use crate::notes::Note;
