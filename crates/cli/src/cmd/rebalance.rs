@@ -52,19 +52,17 @@ pub(crate) fn run(ctx: &Context, args: &RebalanceArgs) -> Result<ExitCode> {
     );
     let text = match args.output {
         ReportFormat::Json => serde_json::to_string_pretty(&result.report)? + "\n",
-        // Written as it is made: a large cluster's YAML is not held whole.
-        ReportFormat::Yaml => String::new(),
         ReportFormat::Html => topospread_html::rebalance(&result.report),
         ReportFormat::Table => table(&result.report.plan, &result.notes),
+        ReportFormat::Yaml => {
+            // Written as it is made: a large cluster's YAML is not held whole.
+            let mut w = std::io::BufWriter::new(std::io::stdout().lock());
+            result.write_cluster_yaml(&mut w)?;
+            w.flush()?;
+            String::new()
+        }
     };
-    let mut stdout = std::io::stdout().lock();
-    if args.output == ReportFormat::Yaml {
-        let mut w = std::io::BufWriter::new(stdout);
-        result.write_cluster_yaml(&mut w)?;
-        w.flush()?;
-    } else {
-        stdout.write_all(text.as_bytes())?;
-    }
+    std::io::stdout().lock().write_all(text.as_bytes())?;
     if args.output != ReportFormat::Table {
         for n in &result.notes {
             eprintln!("note: {n}");

@@ -131,20 +131,24 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>) {
     }
 }
 
-#[test]
-fn every_cli_fixture_builds_the_same_cluster_compact() {
+/// Every CLI fixture that loads, as (name, text): files that do not (bad-input
+/// fixtures) fail the same way either way.
+fn loading_fixtures() -> Vec<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cli/tests/fixtures");
     let mut files = Vec::new();
     walk(&root, &mut files);
     assert!(files.len() > 20, "fixtures found: {}", files.len());
+    files
+        .iter()
+        .map(|f| (f.display().to_string(), std::fs::read_to_string(f).unwrap()))
+        .filter(|(name, text)| parse_manifests_reader(text.as_bytes(), name).is_ok())
+        .collect()
+}
+
+#[test]
+fn every_cli_fixture_builds_the_same_cluster_compact() {
     let mut compared = 0;
-    for f in &files {
-        let text = std::fs::read_to_string(f).unwrap();
-        let name = f.display().to_string();
-        // Files that do not load (bad-input fixtures) fail the same way either way.
-        if parse_manifests_reader(text.as_bytes(), &name).is_err() {
-            continue;
-        }
+    for (name, text) in loading_fixtures() {
         same(&text, &name);
         compared += 1;
     }
@@ -355,17 +359,9 @@ items:
 "#;
     // Local storage, no controller, a mirror, a DaemonSet's, terminating.
     assert_eq!(kept_as_written(text, "dump.yaml"), (5, 5));
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cli/tests/fixtures");
-    let mut files = Vec::new();
-    walk(&root, &mut files);
-    let mut compared = 0;
-    for f in &files {
-        let text = std::fs::read_to_string(f).unwrap();
-        let name = f.display().to_string();
-        if parse_manifests_reader(text.as_bytes(), &name).is_err() {
-            continue;
-        }
-        compared += kept_as_written(&text, &name).0;
-    }
+    let compared: usize = loading_fixtures()
+        .iter()
+        .map(|(name, text)| kept_as_written(text, name).0)
+        .sum();
     assert!(compared > 50, "compared {compared} pods");
 }
