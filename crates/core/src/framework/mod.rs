@@ -3,6 +3,7 @@
 
 mod cycle_state;
 mod events;
+mod node_scores;
 mod plugin;
 mod profile;
 mod profiles;
@@ -11,6 +12,7 @@ mod status;
 
 pub use cycle_state::{CycleState, StateData};
 pub use events::{ActionType, ClusterEvent, EventResource};
+pub(crate) use node_scores::NodeScoreCache;
 pub use plugin::{
     FilterPlugin, MAX_NODE_SCORE, NodeScore, Plugin, PreEnqueuePlugin, PreFilterPlugin,
     PreFilterResult, PreScorePlugin, QueueSortPlugin, QueuedPod, ScorePlugin, Screen, Screening,

@@ -139,6 +139,11 @@ pub enum Screening<'a> {
     PassesAll,
     /// Filter rejects exactly the nodes this check returns true for.
     Rejects(Screen<'a>),
+    /// As [`Screening::Rejects`], and the check reads nothing but the pod and the node's
+    /// [`NodeInfo`] (no cycle state, no other node or object): its verdict on a node
+    /// holds, until the node changes, for every pod identical to this one, so the
+    /// scheduler keeps it across the cycles of a template's replicas.
+    RejectsByNode(Screen<'a>),
 }
 
 /// A screening Filter's per-cycle check: true when the plugin rejects the node.

@@ -53,16 +53,19 @@ impl ActiveFilters<'_> {
         snapshot: &'s Snapshot,
     ) -> ScreenedFilters<'s> {
         let mut checks = Vec::new();
+        let mut by_node = Vec::new();
         let mut rest = Vec::new();
         for &pl in &self.all {
             match pl.screen(state, pod, snapshot) {
                 Some(Screening::PassesAll) => {}
                 Some(Screening::Rejects(check)) => checks.push(check),
+                Some(Screening::RejectsByNode(check)) => by_node.push(check),
                 None => rest.push(pl),
             }
         }
         ScreenedFilters {
             checks,
+            by_node,
             rest: ActiveFilters { all: rest },
         }
     }
@@ -101,17 +104,26 @@ impl ActiveFilters<'_> {
 /// [`ActiveFilters::screened`]): a node any check rejects is infeasible, and a node
 /// every check passes is decided by `rest` alone, as the whole chain would decide it.
 pub(crate) struct ScreenedFilters<'s> {
-    /// The screening checks: true when the plugin rejects the node.
+    /// The screening checks that read cycle state: true when the plugin rejects the node.
     pub(crate) checks: Vec<Screen<'s>>,
+    /// The screening checks that read only the pod and the node
+    /// ([`Screening::RejectsByNode`]).
+    pub(crate) by_node: Vec<Screen<'s>>,
     /// The plugins that do not screen, in profile order.
     pub(crate) rest: ActiveFilters<'s>,
 }
 
 impl ScreenedFilters<'_> {
-    /// Whether a screening check rejects the node.
+    /// Whether a screening check that reads cycle state rejects the node.
     #[inline]
     pub(crate) fn rejects(&self, node: &NodeInfo) -> bool {
         self.checks.iter().any(|rejects| rejects(node))
+    }
+
+    /// Whether a screening check that reads only the pod and the node rejects it.
+    #[inline]
+    pub(crate) fn rejects_by_node(&self, node: &NodeInfo) -> bool {
+        self.by_node.iter().any(|rejects| rejects(node))
     }
 }
 

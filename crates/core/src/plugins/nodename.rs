@@ -44,7 +44,7 @@ impl FilterPlugin for NodeName {
         Some(match &pod.node_name {
             None => Screening::PassesAll,
             Some(name) => {
-                Screening::Rejects(Box::new(move |node: &NodeInfo| *name != node.node.name))
+                Screening::RejectsByNode(Box::new(move |node: &NodeInfo| *name != node.node.name))
             }
         })
     }

@@ -76,7 +76,7 @@ impl FilterPlugin for NodeUnschedulable {
         Some(if tolerated {
             Screening::PassesAll
         } else {
-            Screening::Rejects(Box::new(|node: &NodeInfo| node.node.unschedulable))
+            Screening::RejectsByNode(Box::new(|node: &NodeInfo| node.node.unschedulable))
         })
     }
 }

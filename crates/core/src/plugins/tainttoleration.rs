@@ -6,8 +6,8 @@ use crate::api::{Pod, TaintEffect, Toleration, find_untolerated_taint};
 use crate::features::{Feature, Features};
 use crate::framework::{ActionType as A, ClusterEvent, EventResource as R};
 use crate::framework::{
-    Code, CycleState, FilterPlugin, NodeScore, Plugin, PreScorePlugin, ScorePlugin, Screening,
-    Status, score_each,
+    Code, CycleState, FilterPlugin, NodeScore, NodeScoreCache, Plugin, PreScorePlugin, ScorePlugin,
+    Screening, Status,
 };
 use crate::snapshot::{NodeId, NodeInfo, Snapshot};
 
@@ -18,6 +18,9 @@ pub const NAME: &str = "TaintToleration";
 #[derive(Clone, Debug)]
 pub struct TaintToleration {
     comparison_ops: bool,
+    /// Scores kept across cycles, by the pod's PreScore tolerations (a node's score
+    /// reads only them and the node's taints).
+    kept: NodeScoreCache<Vec<Toleration>>,
 }
 
 impl TaintToleration {
@@ -25,6 +28,7 @@ impl TaintToleration {
     pub fn new(features: Features) -> Self {
         Self {
             comparison_ops: features.enabled(Feature::TaintTolerationComparisonOperators),
+            kept: NodeScoreCache::default(),
         }
     }
 }
@@ -72,15 +76,17 @@ impl FilterPlugin for TaintToleration {
         pod: &'a Pod,
         _: &'a Snapshot,
     ) -> Option<Screening<'a>> {
-        Some(Screening::Rejects(Box::new(move |node: &NodeInfo| {
-            find_untolerated_taint(
-                &node.node.taints,
-                &pod.tolerations,
-                self.comparison_ops,
-                |t| t.effect.blocks_scheduling(),
-            )
-            .is_some()
-        })))
+        Some(Screening::RejectsByNode(Box::new(
+            move |node: &NodeInfo| {
+                find_untolerated_taint(
+                    &node.node.taints,
+                    &pod.tolerations,
+                    self.comparison_ops,
+                    |t| t.effect.blocks_scheduling(),
+                )
+                .is_some()
+            },
+        )))
     }
 }
 
@@ -138,7 +144,11 @@ impl ScorePlugin for TaintToleration {
         out: &mut Vec<NodeScore>,
     ) -> Result<(), Status> {
         let s = state.require::<TaintPreScoreState>(PRE_SCORE_KEY)?;
-        score_each(nodes, snapshot, out, |node| Ok(self.node_score(s, node)))
+        self.kept
+            .score_nodes(snapshot, &s.tolerations, nodes, out, |node| {
+                self.node_score(s, node)
+            });
+        Ok(())
     }
 
     fn normalize_score(&self, _: &CycleState, _: &Pod, scores: &mut [NodeScore]) -> Status {

@@ -160,7 +160,8 @@ pub(crate) fn screen_agrees<P: FilterPlugin>(
     for n in s.nodes() {
         let screened = match &screening {
             crate::framework::Screening::PassesAll => false,
-            crate::framework::Screening::Rejects(check) => check(n),
+            crate::framework::Screening::Rejects(check)
+            | crate::framework::Screening::RejectsByNode(check) => check(n),
         };
         let filter = plugin.filter(state, pod, n, s);
         assert_eq!(

@@ -61,7 +61,7 @@ impl Default for FailureCache {
 /// Whether `a` and `b` get the same cycle: every field but the UID and the name equal.
 /// The destructuring makes a new field of [`Pod`] a compile error here until it is
 /// classified.
-fn same_class(a: &Pod, b: &Pod) -> bool {
+pub(super) fn same_class(a: &Pod, b: &Pod) -> bool {
     let Pod {
         uid: _,
         name: _,

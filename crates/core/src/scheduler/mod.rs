@@ -6,6 +6,7 @@
 mod explain;
 mod failure_cache;
 mod fit_error;
+mod kept_screens;
 mod nominator;
 mod preemption;
 mod schedule_one;
@@ -97,6 +98,8 @@ pub struct Scheduler {
     cycles_since_prune: u32,
     /// Failed cycles per class of identical pods, reused while nothing changes.
     failures: failure_cache::FailureCache,
+    /// The by-node screening verdicts of the last class of identical pods.
+    kept_screens: kept_screens::KeptScreens,
     /// Each profile's PodTopologySpread, for the spread an explained cycle saw.
     spread: SpreadCounter,
     /// The release whose messages the cycles write.
@@ -211,6 +214,7 @@ impl Scheduler {
             explain: None,
             cycles_since_prune: 0,
             failures: failure_cache::FailureCache::default(),
+            kept_screens: kept_screens::KeptScreens::default(),
             spread,
             percentage_of_nodes_to_score: config.percentage_of_nodes_to_score.unwrap_or(0),
             next_start_node_index: 0,
@@ -526,6 +530,12 @@ impl Scheduler {
             let filters = self.profiles[self.current].active_filters(&c.state);
             // Explanations report every node's verdict in order, so they never screen.
             let screened_filters = (!record).then(|| filters.screened(&c.state, pod, snapshot));
+            let kept = &mut self.kept_screens;
+            let keeps = screened_filters
+                .as_ref()
+                .is_some_and(|f| !f.by_node.is_empty())
+                && kept.start(snapshot, self.current, pod);
+            let stamps = snapshot.node_stamps();
             c.feasible.reserve(to_find);
             let mut screened = Vec::new();
             for id in rotation {
@@ -540,7 +550,12 @@ impl Scheduler {
                         snapshot,
                     )
                 } else if let Some(f) = &screened_filters {
-                    if f.rejects(node) {
+                    let by_node = if keeps {
+                        kept.rejects(stamps, id, || f.rejects_by_node(node))
+                    } else {
+                        f.rejects_by_node(node)
+                    };
+                    if by_node || f.rejects(node) {
                         screened.push(id);
                         continue;
                     }

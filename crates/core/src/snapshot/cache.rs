@@ -461,6 +461,7 @@ impl Snapshot {
             });
         }
         let old = std::mem::replace(&mut self.nodes[id.index()].node, node.clone());
+        self.stamp(id);
         self.count_images(&old, -1);
         self.count_images(&node, 1);
         let labels_changed = old.labels != node.labels;
@@ -490,6 +491,7 @@ impl Snapshot {
             .remove(name)
             .ok_or_else(|| CacheError::NodeNotFound { node: name.into() })?;
         let info = self.nodes.remove(id.index());
+        self.node_stamps.remove(id.index());
         for &p in info.pods() {
             if let Some(Some(e)) = self.pods.get_mut(p.index()) {
                 e.node = None;
@@ -500,6 +502,10 @@ impl Snapshot {
                 .entry(info.node.name.clone())
                 .or_default()
                 .extend_from_slice(info.pods());
+        }
+        // The nodes that move down take a new stamp: their index now names another node.
+        for s in self.node_stamps.iter_mut().skip(id.index()) {
+            *s = self.generation;
         }
         for (i, n) in self.nodes.iter_mut().enumerate().skip(id.index()) {
             n.id = NodeId(u32::try_from(i).unwrap_or(u32::MAX));

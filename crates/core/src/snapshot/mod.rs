@@ -21,6 +21,18 @@ pub use node_info::NodeInfo;
 pub use objects::WorkloadKind;
 pub use topology::{KeyDomains, NO_DOMAIN, TopologyIndex};
 
+/// A number drawn once per snapshot value from a process-wide counter (see
+/// [`Snapshot::instance`]).
+#[derive(Debug)]
+struct Instance(u64);
+
+impl Default for Instance {
+    fn default() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Self(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
 /// A node's index in the snapshot.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct NodeId(pub u32);
@@ -119,6 +131,11 @@ pub struct Snapshot {
     anti_affinity_nodes: BTreeSet<NodeId>,
     /// Bumped by every change a scheduling cycle could see (see [`Self::generation`]).
     generation: u64,
+    /// Per node, the generation its [`NodeInfo`] last changed in (see
+    /// [`Self::node_stamps`]).
+    node_stamps: Vec<u64>,
+    /// Tells this snapshot from every other, clones included (see [`Self::instance`]).
+    instance: Instance,
     /// The gates pods added from manifests are converted under (`PodLevelResources`...).
     request_options: crate::api::resources::RequestOptions,
     /// Claims, volumes, classes and CSINodes, for the volume plugins.
@@ -145,6 +162,8 @@ impl Clone for Snapshot {
             affinity_nodes: self.affinity_nodes.clone(),
             anti_affinity_nodes: self.anti_affinity_nodes.clone(),
             generation: self.generation,
+            node_stamps: self.node_stamps.clone(),
+            instance: Instance::default(),
             request_options: self.request_options,
             volume_objects: self.volume_objects.clone(),
         }
@@ -172,7 +191,9 @@ impl Snapshot {
     }
 
     /// Turns incremental counting on or off. Off, every count is rebuilt from the pods on
-    /// each request: slow, but the reference the incremental path is tested against.
+    /// each request, and no Filter verdict or score is kept from one cycle to the next
+    /// ([`Self::node_stamps`]): slow, but the reference the incremental path is tested
+    /// against.
     pub fn set_incremental(&mut self, on: bool) {
         self.touch();
         self.incremental = on;
@@ -186,6 +207,36 @@ impl Snapshot {
     /// failed cycle's verdict for the replicas that follow.
     pub fn generation(&self) -> u64 {
         self.generation
+    }
+
+    /// Which snapshot this is: a number no other snapshot of the process has, a clone
+    /// included, so state kept across cycles ([`Self::node_stamps`]) is never read
+    /// against another snapshot.
+    pub(crate) fn instance(&self) -> u64 {
+        self.instance.0
+    }
+
+    /// Per node (by [`NodeId`]), a stamp that changes whenever anything of its
+    /// [`NodeInfo`] changes (the node object, its pods, their sums) or the node moves to
+    /// another index; two stamps of one index in one [`Self::instance`] are equal only if
+    /// the node is the same and unchanged. A Score plugin whose score reads the node
+    /// alone keeps it across cycles by this stamp.
+    pub(crate) fn node_stamps(&self) -> &[u64] {
+        &self.node_stamps
+    }
+
+    /// Whether cycles may keep per-node verdicts and scores for the next cycles (by
+    /// [`Self::node_stamps`]): off with incremental counting, so that mode is the
+    /// reference for both.
+    pub(crate) fn keeps_across_cycles(&self) -> bool {
+        self.incremental
+    }
+
+    /// Marks a node changed in the current generation.
+    fn stamp(&mut self, node: NodeId) {
+        if let Some(s) = self.node_stamps.get_mut(node.index()) {
+            *s = self.generation;
+        }
     }
 
     /// Starts a new generation.
@@ -229,6 +280,7 @@ impl Snapshot {
         self.count_images(&node, 1);
         let name = node.name.clone();
         self.nodes.push(NodeInfo::new(id, node));
+        self.node_stamps.push(self.generation);
         self.counts
             .get_mut()
             .unwrap_or_else(|e| e.into_inner())
@@ -319,6 +371,9 @@ impl Snapshot {
         };
         entry.node = Some(node);
         info.add_pod(id, &entry.pod);
+        if let Some(s) = self.node_stamps.get_mut(node.index()) {
+            *s = self.generation;
+        }
         let counts = self.counts.get_mut().unwrap_or_else(|e| e.into_inner());
         counts.apply(&entry.pod, node.index(), 1, &self.symbols);
         self.index_affinity(node);
@@ -334,6 +389,9 @@ impl Snapshot {
             return;
         };
         self.nodes[node.index()].remove_pod(id, &entry.pod);
+        if let Some(s) = self.node_stamps.get_mut(node.index()) {
+            *s = self.generation;
+        }
         let counts = self.counts.get_mut().unwrap_or_else(|e| e.into_inner());
         counts.apply(&entry.pod, node.index(), -1, &self.symbols);
         self.index_affinity(node);

@@ -16,8 +16,8 @@ use crate::api::Pod;
 use crate::config::{NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs, ResourceSpecArg};
 use crate::framework::{ActionType as A, ClusterEvent, EventResource as R};
 use crate::framework::{
-    Code, CycleState, FilterPlugin, NodeScore, Plugin, PreFilterPlugin, PreScorePlugin,
-    ScorePlugin, Screening, Status, score_each,
+    Code, CycleState, FilterPlugin, NodeScore, NodeScoreCache, Plugin, PreFilterPlugin,
+    PreScorePlugin, ScorePlugin, Screening, Status,
 };
 use crate::snapshot::{NodeId, NodeInfo, Snapshot};
 use crate::version::KubernetesVersion;
@@ -100,6 +100,9 @@ pub struct Fit {
     /// A request beyond the node's whole allocatable is `UnschedulableAndUnresolvable`
     /// (from 1.34, [`KubernetesVersion::fit_unresolvable_beyond_allocatable`]).
     unresolvable_beyond_allocatable: bool,
+    /// Scores kept across cycles, by the pod's requests (a node's score reads only them
+    /// and the node).
+    kept: NodeScoreCache<Vec<i64>>,
 }
 
 impl Fit {
@@ -136,6 +139,7 @@ impl Fit {
             least_cpu_memory,
             resources,
             unresolvable_beyond_allocatable: true,
+            kept: NodeScoreCache::default(),
         })
     }
 
@@ -211,15 +215,17 @@ impl FilterPlugin for Fit {
         _: &'a Snapshot,
     ) -> Option<Screening<'a>> {
         let request = &pod.requests.requested;
-        Some(Screening::Rejects(Box::new(move |node: &NodeInfo| {
-            !fits(
-                request,
-                &node.node.allocatable,
-                node.requested(),
-                node.pods().len(),
-                &self.ignored,
-            )
-        })))
+        Some(Screening::RejectsByNode(Box::new(
+            move |node: &NodeInfo| {
+                !fits(
+                    request,
+                    &node.node.allocatable,
+                    node.requested(),
+                    node.pods().len(),
+                    &self.ignored,
+                )
+            },
+        )))
     }
 }
 
@@ -304,12 +310,15 @@ impl ScorePlugin for Fit {
             // The default profile's loop: two resources, no strategy dispatch per node,
             // and the divisions skipped for a node whose amounts equal the last node's.
             let mut last = Memo::default();
-            return score_each(nodes, snapshot, out, |node| {
+            self.kept.score_nodes(snapshot, &s.0, nodes, out, |node| {
                 let amounts = cpu_memory_amounts(&node_resources(node), &s.0, false);
-                Ok(last.get(amounts, |a| least_allocated_of_two(a, weights)))
+                last.get(amounts, |a| least_allocated_of_two(a, weights))
             });
+        } else {
+            self.kept
+                .score_nodes(snapshot, &s.0, nodes, out, |node| self.node_score(s, node));
         }
-        score_each(nodes, snapshot, out, |node| Ok(self.node_score(s, node)))
+        Ok(())
     }
 }
 
@@ -343,6 +352,9 @@ pub struct BalancedAllocation {
     /// A pod that requests nothing is skipped at PreScore (from 1.33,
     /// [`KubernetesVersion::balanced_allocation_skips_best_effort`]).
     skip_best_effort: bool,
+    /// Scores kept across cycles, by the pod's requests (a node's score reads only them
+    /// and the node).
+    kept: NodeScoreCache<Vec<i64>>,
 }
 
 impl BalancedAllocation {
@@ -353,6 +365,7 @@ impl BalancedAllocation {
             cpu_memory: is_cpu_then_memory(&resources),
             resources,
             skip_best_effort: true,
+            kept: NodeScoreCache::default(),
         })
     }
 
@@ -430,11 +443,14 @@ impl ScorePlugin for BalancedAllocation {
             // The default profile's loop: cpu and memory read straight from the node, and
             // the divisions skipped for a node whose amounts equal the last node's.
             let mut last = Memo::default();
-            return score_each(nodes, snapshot, out, |node| {
+            self.kept.score_nodes(snapshot, &s.0, nodes, out, |node| {
                 let amounts = cpu_memory_amounts(&node_resources(node), &s.0, true);
-                Ok(last.get(amounts, balanced_score_of_two))
+                last.get(amounts, balanced_score_of_two)
             });
+        } else {
+            self.kept
+                .score_nodes(snapshot, &s.0, nodes, out, |node| self.node_score(s, node));
         }
-        score_each(nodes, snapshot, out, |node| Ok(self.node_score(s, node)))
+        Ok(())
     }
 }

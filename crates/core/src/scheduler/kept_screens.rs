@@ -1,0 +1,76 @@
+//! The verdicts of the screening Filters that read only the pod and the node
+//! ([`Screening::RejectsByNode`](crate::framework::Screening::RejectsByNode)), kept
+//! across the cycles of identical pods: a template's replicas walk the same nodes cycle
+//! after cycle while one node changes per binding, so each node's verdict is kept with
+//! its stamp ([`Snapshot::node_stamps`]) and worked out again only when the stamp moves.
+//!
+//! Upstream has no such cache (it filters every node every cycle); a kept verdict is
+//! exactly the one the checks would give, so the cycle decides alike:
+//! - the verdicts belong to one snapshot ([`Snapshot::instance`]), one profile and one
+//!   class of identical pods (every field but the UID and the name, as the failure cache
+//!   compares them); another pod, profile or snapshot starts afresh;
+//! - a check that reads only the pod and the node gives, for a pod of the class, the
+//!   same verdict on a node whose stamp has not moved.
+
+use super::failure_cache::same_class;
+use crate::api::Pod;
+use crate::snapshot::{NodeId, Snapshot};
+
+/// The kept verdicts (see the module docs).
+#[derive(Clone, Debug, Default)]
+pub(super) struct KeptScreens {
+    /// [`Snapshot::instance`] of the snapshot the verdicts were read from.
+    instance: u64,
+    /// The profile the cycle ran.
+    profile: usize,
+    /// The pod whose class the verdicts are for.
+    pod: Option<Pod>,
+    /// Per node index: the node's stamp times two, plus one when the checks reject it;
+    /// 0 when nothing is kept (stamps start at 1).
+    verdicts: Vec<u64>,
+}
+
+impl KeptScreens {
+    /// Makes the kept verdicts those of `pod`'s class on `snapshot` under `profile`,
+    /// dropping them if they were another's; false (keep nothing) when the snapshot
+    /// keeps nothing across cycles.
+    pub(super) fn start(&mut self, snapshot: &Snapshot, profile: usize, pod: &Pod) -> bool {
+        if !snapshot.keeps_across_cycles() {
+            return false;
+        }
+        let same = self.instance == snapshot.instance()
+            && self.profile == profile
+            && self.pod.as_ref().is_some_and(|p| same_class(p, pod));
+        if !same {
+            self.instance = snapshot.instance();
+            self.profile = profile;
+            self.pod = Some(pod.clone());
+            self.verdicts.clear();
+        }
+        self.verdicts.resize(snapshot.node_stamps().len(), 0);
+        true
+    }
+
+    /// Whether the checks reject `node`: the kept verdict if the node is unchanged since
+    /// it was kept, else `rejects`' (then kept).
+    #[inline]
+    pub(super) fn rejects(
+        &mut self,
+        stamps: &[u64],
+        node: NodeId,
+        rejects: impl FnOnce() -> bool,
+    ) -> bool {
+        let i = node.index();
+        match (stamps.get(i), self.verdicts.get_mut(i)) {
+            (Some(&stamp), Some(kept)) => {
+                if *kept >> 1 == stamp {
+                    return *kept & 1 == 1;
+                }
+                let r = rejects();
+                *kept = (stamp << 1) | u64::from(r);
+                r
+            }
+            _ => rejects(),
+        }
+    }
+}
