@@ -37,7 +37,7 @@ pub(crate) fn workload_skews(snapshot: &Snapshot) -> Vec<WorkloadSkew> {
             // `Other`, and kinds newer than this crate.
             _ => "Controller",
         };
-        for c in &pod.spread_constraints {
+        for c in pod.spread_constraints.iter() {
             if !seen.insert((pod.namespace, kind, controller.name.clone(), c.topology_key)) {
                 continue;
             }

@@ -4,6 +4,7 @@ use super::{
     RequiredNodeAffinity, Selector, SpreadConstraintSpec, Sym, Taint, Toleration,
 };
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 /// The kind of a pod's controller, as the default-spreading selector needs it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -64,25 +65,25 @@ pub struct Pod {
     /// The controlling owner, if any.
     pub controller: Option<ControllerRef>,
     /// `spec.nodeSelector` and required node affinity.
-    pub required_node_affinity: RequiredNodeAffinity,
+    pub required_node_affinity: Arc<RequiredNodeAffinity>,
     /// `spec.tolerations`.
-    pub tolerations: Vec<Toleration>,
+    pub tolerations: Arc<[Toleration]>,
     /// `spec.topologySpreadConstraints`.
-    pub spread_constraints: Vec<SpreadConstraintSpec>,
+    pub spread_constraints: Arc<[SpreadConstraintSpec]>,
     /// Node names required node affinity pins the pod to (`matchFields` on
     /// `metadata.name`), for NodeAffinity's `PreFilterResult`; `None` = unrestricted.
     pub required_node_names: Option<BTreeSet<Box<str>>>,
     /// `preferredDuringSchedulingIgnoredDuringExecution` of node affinity, when set.
-    pub preferred_node_affinity: Option<PreferredNodeAffinity>,
+    pub preferred_node_affinity: Option<Arc<PreferredNodeAffinity>>,
     /// Inter-pod affinity and anti-affinity.
-    pub affinity: PodAffinity,
+    pub affinity: Arc<PodAffinity>,
     /// Resource requests (`PodRequests`, non-zero requests).
     pub requests: PodResourceRequests,
     /// Host ports the containers bind.
     pub host_ports: Vec<HostPort>,
     /// Container images, init containers first, normalized once as ImageLocality
     /// compares them (`:latest` added to an untagged name).
-    pub images: Vec<Box<str>>,
+    pub images: Arc<[Box<str>]>,
     /// How many of `images` are init containers' (ImageLocality counts them from 1.30).
     pub init_images: usize,
     /// `spec.schedulingGates` names: while any remains, the pod is not scheduled.

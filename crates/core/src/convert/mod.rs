@@ -118,17 +118,26 @@ pub fn pod_with(
                 na.preferred_during_scheduling_ignored_during_execution
                     .as_ref()
             })
-            .map(|terms| PreferredNodeAffinity::parse(terms, symbols)),
-        affinity: PodAffinity::parse(spec.affinity.as_ref(), namespace, &labels, symbols),
+            .map(|terms| {
+                let preferred = PreferredNodeAffinity::parse(terms, symbols);
+                symbols.share_preferred_node_affinity(preferred)
+            }),
+        affinity: {
+            let affinity = PodAffinity::parse(spec.affinity.as_ref(), namespace, &labels, symbols);
+            symbols.share_pod_affinity(affinity)
+        },
         requests,
         host_ports: host_ports(spec),
-        images: spec
-            .init_containers
-            .iter()
-            .flatten()
-            .chain(&spec.containers)
-            .map(|c| normalized_image_name(c.image.as_deref().unwrap_or("")).into())
-            .collect(),
+        images: {
+            let images: Vec<Box<str>> = spec
+                .init_containers
+                .iter()
+                .flatten()
+                .chain(&spec.containers)
+                .map(|c| normalized_image_name(c.image.as_deref().unwrap_or("")).into())
+                .collect();
+            symbols.share_images(&images)
+        },
         init_images: spec.init_containers.as_ref().map_or(0, Vec::len),
         scheduling_gates: spec
             .scheduling_gates
@@ -165,8 +174,14 @@ pub fn pod_with(
             .unwrap_or("default-scheduler")
             .into(),
         controller,
-        required_node_affinity: required_node_affinity(spec, symbols),
-        tolerations: tolerations(spec, &object)?,
+        required_node_affinity: {
+            let required = required_node_affinity(spec, symbols);
+            symbols.share_required_node_affinity(required)
+        },
+        tolerations: {
+            let list = tolerations(spec, &object)?;
+            symbols.share_tolerations(&list)
+        },
         spread_constraints: spec
             .topology_spread_constraints
             .iter()
@@ -183,7 +198,8 @@ pub fn pod_with(
                     },
                 )
             })
-            .collect::<Result<_, _>>()?,
+            .collect::<Result<Vec<_>, _>>()
+            .map(|list| symbols.share_constraints(&list))?,
     })
 }
 

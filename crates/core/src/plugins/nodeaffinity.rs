@@ -157,10 +157,9 @@ impl ScorePlugin for NodeAffinity {
         snapshot: &Snapshot,
     ) -> Result<i64, Status> {
         let (labels, name, symbols) = (&node.node.labels, &node.node.name, snapshot.symbols());
-        let score = |p: &Option<PreferredNodeAffinity>| {
-            p.as_ref().map_or(0, |p| p.score(labels, name, symbols))
-        };
-        Ok(score(&self.added_preferred) + score(&pod.preferred_node_affinity))
+        let score =
+            |p: Option<&PreferredNodeAffinity>| p.map_or(0, |p| p.score(labels, name, symbols));
+        Ok(score(self.added_preferred.as_ref()) + score(pod.preferred_node_affinity.as_deref()))
     }
 
     fn normalize_score(&self, _: &CycleState, _: &Pod, scores: &mut [NodeScore]) -> Status {

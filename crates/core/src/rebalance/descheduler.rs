@@ -42,10 +42,10 @@ struct Tsc {
     /// `nodeAffinityPolicy` (Honor when unset) and the declaring pod's required node
     /// affinity, kept only when honored.
     honor_affinity: bool,
-    affinity: RequiredNodeAffinity,
+    affinity: std::sync::Arc<RequiredNodeAffinity>,
     /// `nodeTaintsPolicy` (Ignore when unset) and the pod's tolerations when honored.
     honor_taints: bool,
-    tolerations: Vec<Toleration>,
+    tolerations: std::sync::Arc<[Toleration]>,
 }
 
 impl Tsc {
@@ -62,13 +62,13 @@ impl Tsc {
             affinity: if honor_affinity {
                 pod.required_node_affinity.clone()
             } else {
-                RequiredNodeAffinity::default()
+                std::sync::Arc::default()
             },
             honor_taints,
             tolerations: if honor_taints {
                 pod.tolerations.clone()
             } else {
-                Vec::new()
+                std::sync::Arc::from([])
             },
         }
     }
@@ -227,7 +227,7 @@ fn balance(ctx: &Context, options: &RebalanceOptions, args: &Args) -> Vec<(PodId
             let Some(pod) = snapshot.pod(id) else {
                 continue;
             };
-            for c in &pod.spread_constraints {
+            for c in pod.spread_constraints.iter() {
                 if c.when_unsatisfiable == WhenUnsatisfiable::ScheduleAnyway && !args.soft {
                     continue;
                 }

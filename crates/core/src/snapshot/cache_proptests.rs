@@ -231,7 +231,7 @@ fn observe(s: &mut Snapshot) -> Vec<String> {
                 let f = NodeFilter {
                     required_keys: smallvec![key],
                     affinity: None,
-                    tolerations: taints.then(|| (Vec::new(), false)),
+                    tolerations: taints.then(|| (std::sync::Arc::from([]), false)),
                 };
                 out.push(format!(
                     "sums a{a} {key:?} {taints}: {}",

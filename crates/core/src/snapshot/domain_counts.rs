@@ -135,10 +135,10 @@ pub(crate) struct NodeFilter {
     /// Topology keys a node must carry (`nodeLabelsMatchSpreadConstraints`).
     pub(crate) required_keys: SmallVec<[Sym; 2]>,
     /// The pod's required node affinity, when honored and not empty.
-    pub(crate) affinity: Option<RequiredNodeAffinity>,
+    pub(crate) affinity: Option<std::sync::Arc<RequiredNodeAffinity>>,
     /// The pod's tolerations and whether comparison operators are on, when taints are
     /// honored.
-    pub(crate) tolerations: Option<(Vec<Toleration>, bool)>,
+    pub(crate) tolerations: Option<(std::sync::Arc<[Toleration]>, bool)>,
 }
 
 impl NodeFilter {

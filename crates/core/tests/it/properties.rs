@@ -95,7 +95,8 @@ fn incoming(s: &mut Snapshot, key: &str, taints_honor: bool) -> Pod {
         node_affinity_policy: None,
         node_taints_policy: taints_honor.then_some(topospread::api::NodeInclusionPolicy::Honor),
         match_label_keys: Vec::new(),
-    }];
+    }]
+    .into();
     p
 }
 

@@ -367,7 +367,7 @@ impl ClusterLinter {
         let mut alone = Vec::with_capacity(hard.len());
         for &i in hard {
             let mut single = pod.clone();
-            single.spread_constraints = vec![pod.spread_constraints[i].clone()];
+            single.spread_constraints = [pod.spread_constraints[i].clone()].into();
             let mut s = CycleState::new();
             if !self
                 .plugin
