@@ -140,9 +140,10 @@ pub enum Screening<'a> {
     /// Filter rejects exactly the nodes this check returns true for.
     Rejects(Screen<'a>),
     /// As [`Screening::Rejects`], and the check reads nothing but the pod and the node's
-    /// [`NodeInfo`] (no cycle state, no other node or object): its verdict on a node
-    /// holds, until the node changes, for every pod identical to this one, so the
-    /// scheduler keeps it across the cycles of a template's replicas.
+    /// [`NodeInfo`] (no cycle state, no other node or object), and whether the plugin
+    /// screens at all (its PreFilter's Skip included) depends on the pod alone: its
+    /// verdict on a node holds, until the node changes, for every pod identical to this
+    /// one, so the scheduler keeps it across the cycles of a template's replicas.
     RejectsByNode(Screen<'a>),
 }
 

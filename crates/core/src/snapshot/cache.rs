@@ -504,6 +504,7 @@ impl Snapshot {
                 .extend_from_slice(info.pods());
         }
         // The nodes that move down take a new stamp: their index now names another node.
+        self.touch();
         for s in self.node_stamps.iter_mut().skip(id.index()) {
             *s = self.generation;
         }

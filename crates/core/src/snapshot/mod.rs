@@ -192,7 +192,7 @@ impl Snapshot {
 
     /// Turns incremental counting on or off. Off, every count is rebuilt from the pods on
     /// each request, and no Filter verdict or score is kept from one cycle to the next
-    /// ([`Self::node_stamps`]): slow, but the reference the incremental path is tested
+    /// (by the nodes' stamps): slow, but the reference the incremental path is tested
     /// against.
     pub fn set_incremental(&mut self, on: bool) {
         self.touch();
@@ -232,8 +232,9 @@ impl Snapshot {
         self.incremental
     }
 
-    /// Marks a node changed in the current generation.
+    /// Marks a node changed, in a new generation (so its stamp is one no cycle has read).
     fn stamp(&mut self, node: NodeId) {
+        self.touch();
         if let Some(s) = self.node_stamps.get_mut(node.index()) {
             *s = self.generation;
         }
@@ -363,6 +364,8 @@ impl Snapshot {
     /// Counts a stored pod, not counted now, on `node`: its aggregates, every group's
     /// counts and the affinity node lists.
     fn attach(&mut self, id: PodId, node: NodeId) {
+        // A generation of its own, so the node's new stamp is one no cycle has read.
+        self.touch();
         let Some(Some(entry)) = self.pods.get_mut(id.index()) else {
             return;
         };
@@ -382,6 +385,7 @@ impl Snapshot {
     /// Stops counting a stored pod on its node (the reverse of [`Self::attach`]); the
     /// pod's `node_name` is left as it is.
     fn detach(&mut self, id: PodId) {
+        self.touch();
         let Some(Some(entry)) = self.pods.get_mut(id.index()) else {
             return;
         };
