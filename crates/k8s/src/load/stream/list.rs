@@ -24,7 +24,7 @@ pub(super) struct ListState {
 }
 
 /// How many items are read together.
-const BATCH: usize = 256;
+const BATCH: usize = 128;
 
 /// The threads that read a list's items when `workers` asks for none in particular:
 /// one per core, up to 8.
