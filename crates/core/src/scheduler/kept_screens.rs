@@ -6,8 +6,8 @@
 //!
 //! Upstream has no such cache (it filters every node every cycle); a kept verdict is
 //! exactly the one the checks would give, so the cycle decides alike:
-//! - the verdicts belong to one snapshot ([`Snapshot::instance`]), one profile and one
-//!   class of identical pods (every field but the UID and the name, as the failure cache
+//! - the verdicts belong to one snapshot ([`Snapshot::instance`]), one profile, one
+//!   number of by-node checks and one class of identical pods (every field but the UID and the name, as the failure cache
 //!   compares them); another pod, profile or snapshot starts afresh;
 //! - a check that reads only the pod and the node gives, for a pod of the class, the
 //!   same verdict on a node whose stamp has not moved.
@@ -23,6 +23,8 @@ pub(super) struct KeptScreens {
     instance: u64,
     /// The profile the cycle ran.
     profile: usize,
+    /// How many by-node checks the verdicts combine.
+    checks: usize,
     /// The pod whose class the verdicts are for.
     pod: Option<Pod>,
     /// Per node index: the node's stamp times two, plus one when the checks reject it;
@@ -31,19 +33,27 @@ pub(super) struct KeptScreens {
 }
 
 impl KeptScreens {
-    /// Makes the kept verdicts those of `pod`'s class on `snapshot` under `profile`,
-    /// dropping them if they were another's; false (keep nothing) when the snapshot
-    /// keeps nothing across cycles.
-    pub(super) fn start(&mut self, snapshot: &Snapshot, profile: usize, pod: &Pod) -> bool {
+    /// Makes the kept verdicts those of `pod`'s class on `snapshot` under `profile`, of
+    /// `checks` by-node checks, dropping them if they were another's; false (keep
+    /// nothing) when the snapshot keeps nothing across cycles.
+    pub(super) fn start(
+        &mut self,
+        snapshot: &Snapshot,
+        profile: usize,
+        checks: usize,
+        pod: &Pod,
+    ) -> bool {
         if !snapshot.keeps_across_cycles() {
             return false;
         }
         let same = self.instance == snapshot.instance()
             && self.profile == profile
+            && self.checks == checks
             && self.pod.as_ref().is_some_and(|p| same_class(p, pod));
         if !same {
             self.instance = snapshot.instance();
             self.profile = profile;
+            self.checks = checks;
             self.pod = Some(pod.clone());
             self.verdicts.clear();
         }

@@ -531,10 +531,9 @@ impl Scheduler {
             // Explanations report every node's verdict in order, so they never screen.
             let screened_filters = (!record).then(|| filters.screened(&c.state, pod, snapshot));
             let kept = &mut self.kept_screens;
-            let keeps = screened_filters
-                .as_ref()
-                .is_some_and(|f| !f.by_node.is_empty())
-                && kept.start(snapshot, self.current, pod);
+            let by_node_checks = screened_filters.as_ref().map_or(0, |f| f.by_node.len());
+            let keeps =
+                by_node_checks > 0 && kept.start(snapshot, self.current, by_node_checks, pod);
             let stamps = snapshot.node_stamps();
             c.feasible.reserve(to_find);
             let mut screened = Vec::new();
