@@ -1,9 +1,9 @@
 use super::{
     PodAffinity, PreferredNodeAffinity, RequiredNodeAffinity, SpreadConstraintSpec, Toleration,
 };
-use std::collections::{HashMap, HashSet};
-use std::hash::Hash;
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hash, RandomState};
+use std::sync::{Arc, Weak};
 
 /// An interned string: label keys, label values, namespaces and topology keys.
 ///
@@ -23,29 +23,30 @@ impl Sym {
 /// It also keeps one copy of each distinct part of a pod that replicas have alike (spread
 /// constraints, tolerations, node and pod affinity, images), shared by every pod
 /// converted with it that has it: a dump's 50,000 pods otherwise hold 50,000 equal
-/// copies.
+/// copies. Those are held weakly: a part no pod holds any more is freed, so a
+/// long-running scheduler does not keep every list it ever saw.
 #[derive(Clone, Default)]
 pub struct Symbols {
     by_text: HashMap<Arc<str>, Sym>,
     texts: Vec<Arc<str>>,
-    constraints: HashSet<Arc<[SpreadConstraintSpec]>>,
-    tolerations: HashSet<Arc<[Toleration]>>,
-    images: HashSet<Arc<[Box<str>]>>,
-    required_node_affinities: HashSet<Arc<RequiredNodeAffinity>>,
-    preferred_node_affinities: HashSet<Arc<PreferredNodeAffinity>>,
-    pod_affinities: HashSet<Arc<PodAffinity>>,
+    constraints: Shared<[SpreadConstraintSpec]>,
+    tolerations: Shared<[Toleration]>,
+    images: Shared<[Box<str>]>,
+    required_node_affinities: Shared<RequiredNodeAffinity>,
+    preferred_node_affinities: Shared<PreferredNodeAffinity>,
+    pod_affinities: Shared<PodAffinity>,
 }
 
 impl std::fmt::Debug for Symbols {
     /// The strings in symbol order (last, so a reader can cut them out), after how many
-    /// shared pod parts are kept; the hash tables' unordered contents are left out.
+    /// shared pod parts are alive; the hash tables' unordered contents are left out.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let shared = self.constraints.len()
-            + self.tolerations.len()
-            + self.images.len()
-            + self.required_node_affinities.len()
-            + self.preferred_node_affinities.len()
-            + self.pod_affinities.len();
+        let shared = self.constraints.live()
+            + self.tolerations.live()
+            + self.images.live()
+            + self.required_node_affinities.live()
+            + self.preferred_node_affinities.live()
+            + self.pod_affinities.live();
         f.debug_struct("Symbols")
             .field("shared_pod_parts", &shared)
             .field("texts", &self.texts)
@@ -53,17 +54,90 @@ impl std::fmt::Debug for Symbols {
     }
 }
 
-/// The shared copy of `value` in `set`, added if it is new.
-fn share<T: Hash + Eq + ?Sized>(set: &mut HashSet<Arc<T>>, value: &T) -> Arc<T>
-where
-    for<'a> &'a T: Into<Arc<T>>,
-{
-    if let Some(shared) = set.get(value) {
-        return shared.clone();
+/// How many parts are added between sweeps of the entries no pod holds.
+const SWEEP_EVERY: usize = 4096;
+
+/// One kind of shared pod part: weak references by hash of the value.
+struct Shared<T: ?Sized> {
+    by_hash: HashMap<u64, Vec<Weak<T>>>,
+    hasher: RandomState,
+    added: usize,
+}
+
+impl<T: ?Sized> Default for Shared<T> {
+    fn default() -> Self {
+        Self {
+            by_hash: HashMap::new(),
+            hasher: RandomState::new(),
+            added: 0,
+        }
     }
-    let shared: Arc<T> = value.into();
-    set.insert(shared.clone());
-    shared
+}
+
+impl<T: ?Sized> Clone for Shared<T> {
+    fn clone(&self) -> Self {
+        Self {
+            by_hash: self.by_hash.clone(),
+            hasher: self.hasher.clone(),
+            added: self.added,
+        }
+    }
+}
+
+impl<T: Hash + Eq + ?Sized> Shared<T> {
+    /// The shared copy of `value`, made by `make` when no pod holds an equal one.
+    fn share(&mut self, value: &T, make: impl FnOnce() -> Arc<T>) -> Arc<T> {
+        let hash = self.hasher.hash_one(value);
+        if let Some(shared) = self.find(hash, value) {
+            return shared;
+        }
+        self.insert(hash, make())
+    }
+
+    /// The live copy equal to `value` among those of its hash.
+    fn find(&self, hash: u64, value: &T) -> Option<Arc<T>> {
+        self.by_hash
+            .get(&hash)?
+            .iter()
+            .filter_map(Weak::upgrade)
+            .find(|shared| **shared == *value)
+    }
+
+    /// Adds a new copy, dropping the entries of its hash no pod holds, and every so
+    /// often those of every hash.
+    fn insert(&mut self, hash: u64, shared: Arc<T>) -> Arc<T> {
+        let bucket = self.by_hash.entry(hash).or_default();
+        bucket.retain(|w| w.strong_count() > 0);
+        bucket.push(Arc::downgrade(&shared));
+        self.added += 1;
+        if self.added.is_multiple_of(SWEEP_EVERY) {
+            self.by_hash.retain(|_, bucket| {
+                bucket.retain(|w| w.strong_count() > 0);
+                !bucket.is_empty()
+            });
+        }
+        shared
+    }
+
+    /// How many distinct parts some pod still holds.
+    fn live(&self) -> usize {
+        self.by_hash
+            .values()
+            .flatten()
+            .filter(|w| w.strong_count() > 0)
+            .count()
+    }
+}
+
+impl<T: Hash + Eq> Shared<T> {
+    /// [`Self::share`] of a value owned: moved into the new copy when there is none.
+    fn share_owned(&mut self, value: T) -> Arc<T> {
+        let hash = self.hasher.hash_one(&value);
+        if let Some(shared) = self.find(hash, &value) {
+            return shared;
+        }
+        self.insert(hash, Arc::new(value))
+    }
 }
 
 impl Symbols {
@@ -104,17 +178,17 @@ impl Symbols {
         &mut self,
         list: &[SpreadConstraintSpec],
     ) -> Arc<[SpreadConstraintSpec]> {
-        share(&mut self.constraints, list)
+        self.constraints.share(list, || list.into())
     }
 
     /// The shared copy of a pod's tolerations (see [`Symbols`]).
     pub fn share_tolerations(&mut self, list: &[Toleration]) -> Arc<[Toleration]> {
-        share(&mut self.tolerations, list)
+        self.tolerations.share(list, || list.into())
     }
 
     /// The shared copy of a pod's image names (see [`Symbols`]).
     pub fn share_images(&mut self, list: &[Box<str>]) -> Arc<[Box<str>]> {
-        share(&mut self.images, list)
+        self.images.share(list, || list.into())
     }
 
     /// The shared copy of a pod's required node affinity (see [`Symbols`]).
@@ -122,7 +196,7 @@ impl Symbols {
         &mut self,
         value: RequiredNodeAffinity,
     ) -> Arc<RequiredNodeAffinity> {
-        share_sized(&mut self.required_node_affinities, value)
+        self.required_node_affinities.share_owned(value)
     }
 
     /// The shared copy of a pod's preferred node affinity (see [`Symbols`]).
@@ -130,23 +204,13 @@ impl Symbols {
         &mut self,
         value: PreferredNodeAffinity,
     ) -> Arc<PreferredNodeAffinity> {
-        share_sized(&mut self.preferred_node_affinities, value)
+        self.preferred_node_affinities.share_owned(value)
     }
 
     /// The shared copy of a pod's inter-pod affinity (see [`Symbols`]).
     pub fn share_pod_affinity(&mut self, value: PodAffinity) -> Arc<PodAffinity> {
-        share_sized(&mut self.pod_affinities, value)
+        self.pod_affinities.share_owned(value)
     }
-}
-
-/// [`share`] for a value owned: moved into the set when it is new.
-fn share_sized<T: Hash + Eq>(set: &mut HashSet<Arc<T>>, value: T) -> Arc<T> {
-    if let Some(shared) = set.get(&value) {
-        return shared.clone();
-    }
-    let shared = Arc::new(value);
-    set.insert(shared.clone());
-    shared
 }
 
 #[cfg(test)]
@@ -204,5 +268,30 @@ mod tests {
         let c = crate::convert::pod(&other, &mut s).expect("converts");
         assert!(c.tolerations.is_empty());
         assert!(Arc::ptr_eq(&a.spread_constraints, &c.spread_constraints));
+    }
+
+    #[test]
+    fn a_part_no_pod_holds_is_let_go() {
+        let mut s = Symbols::default();
+        let images = |n: usize| -> Vec<Box<str>> { vec![format!("img{n}").into()] };
+        let one = s.share_images(&images(1));
+        let again = s.share_images(&images(1));
+        assert!(Arc::ptr_eq(&one, &again));
+        let two = s.share_images(&images(2));
+        assert_eq!(s.images.live(), 2);
+        drop((one, again));
+        assert_eq!(s.images.live(), 1, "only the second list is held");
+        // Enough other lists to sweep every hash: the dropped list's entry is gone.
+        let held: Vec<_> = (3..3 + SWEEP_EVERY)
+            .map(|n| s.share_images(&images(n)))
+            .collect();
+        assert_eq!(s.images.live(), 1 + held.len());
+        let entries: usize = s.images.by_hash.values().map(Vec::len).sum();
+        assert_eq!(
+            entries,
+            1 + held.len(),
+            "the freed list left no entry behind"
+        );
+        assert!(Arc::ptr_eq(&two, &s.share_images(&images(2))));
     }
 }
