@@ -8,42 +8,20 @@
 //! exactly those the plugin would compute, so the results are the same.
 
 use super::NodeScore;
-use crate::snapshot::{NodeId, NodeInfo, Snapshot};
+use crate::snapshot::{KeptByNode, NodeId, NodeInfo, Snapshot};
 use std::sync::Mutex;
 
-/// One plugin's kept scores (see the module docs). Clones start empty.
+/// One plugin's kept scores (see the module docs): the key they were computed for, and
+/// the scores. Clones start empty.
 #[derive(Default)]
 pub(crate) struct NodeScoreCache<K> {
-    kept: Mutex<Kept<K>>,
-}
-
-/// The scores of one key on one snapshot.
-struct Kept<K> {
-    /// [`Snapshot::instance`] of the snapshot the scores were read from.
-    instance: u64,
-    /// The pod's inputs the scores were computed for.
-    key: Option<K>,
-    /// Per node index: the node's stamp when its score was computed (0: none kept).
-    stamps: Vec<u64>,
-    /// Per node index: the score.
-    scores: Vec<i64>,
-}
-
-impl<K> Default for Kept<K> {
-    fn default() -> Self {
-        Self {
-            instance: 0,
-            key: None,
-            stamps: Vec::new(),
-            scores: Vec::new(),
-        }
-    }
+    kept: Mutex<(Option<K>, KeptByNode<i64>)>,
 }
 
 impl<K> Clone for NodeScoreCache<K> {
     fn clone(&self) -> Self {
         Self {
-            kept: Mutex::new(Kept::default()),
+            kept: Mutex::new((None, KeptByNode::default())),
         }
     }
 }
@@ -69,40 +47,25 @@ impl<K: PartialEq + Clone> NodeScoreCache<K> {
         mut score: impl FnMut(&NodeInfo) -> i64,
     ) {
         out.reserve(nodes.len());
-        let locked = snapshot
-            .keeps_across_cycles()
-            .then(|| self.kept.try_lock().ok())
-            .flatten();
-        let Some(mut kept) = locked else {
-            out.extend(nodes.iter().map(|&node| NodeScore {
-                node,
-                score: score(snapshot.node(node)),
-            }));
-            return;
-        };
-        let kept = &mut *kept;
-        if kept.instance != snapshot.instance() || kept.key.as_ref() != Some(key) {
-            kept.instance = snapshot.instance();
-            kept.key = Some(key.clone());
-            kept.stamps.clear();
-        }
-        let stamps = snapshot.node_stamps();
-        kept.stamps.resize(stamps.len(), 0);
-        kept.scores.resize(stamps.len(), 0);
-        for &node in nodes {
-            let i = node.index();
-            let score = match (stamps.get(i), kept.stamps.get_mut(i)) {
-                (Some(&now), Some(then)) if now == *then => kept.scores[i],
-                (Some(&now), Some(then)) => {
-                    let s = score(snapshot.node(node));
-                    *then = now;
-                    kept.scores[i] = s;
-                    s
+        if let Ok(mut guard) = self.kept.try_lock() {
+            let (kept_key, kept) = &mut *guard;
+            let same = kept_key.as_ref() == Some(key);
+            if kept.start(snapshot, same) {
+                if !same {
+                    *kept_key = Some(key.clone());
                 }
-                _ => score(snapshot.node(node)),
-            };
-            out.push(NodeScore { node, score });
+                let stamps = snapshot.node_stamps();
+                out.extend(nodes.iter().map(|&node| NodeScore {
+                    node,
+                    score: kept.get_or(stamps, node, || score(snapshot.node(node))),
+                }));
+                return;
+            }
         }
+        out.extend(nodes.iter().map(|&node| NodeScore {
+            node,
+            score: score(snapshot.node(node)),
+        }));
     }
 }
 

@@ -14,22 +14,20 @@
 
 use super::failure_cache::same_class;
 use crate::api::Pod;
-use crate::snapshot::{NodeId, Snapshot};
+use crate::snapshot::{KeptByNode, NodeId, Snapshot};
 
-/// The kept verdicts (see the module docs).
+/// The kept verdicts (see the module docs): their key, and whether the checks reject
+/// each node.
 #[derive(Clone, Debug, Default)]
 pub(super) struct KeptScreens {
-    /// [`Snapshot::instance`] of the snapshot the verdicts were read from.
-    instance: u64,
     /// The profile the cycle ran.
     profile: usize,
     /// How many by-node checks the verdicts combine.
     checks: usize,
     /// The pod whose class the verdicts are for.
     pod: Option<Pod>,
-    /// Per node index: the node's stamp times two, plus one when the checks reject it;
-    /// 0 when nothing is kept (stamps start at 1).
-    verdicts: Vec<u64>,
+    /// Per node: whether the checks reject it.
+    rejected: KeptByNode<bool>,
 }
 
 impl KeptScreens {
@@ -43,21 +41,17 @@ impl KeptScreens {
         checks: usize,
         pod: &Pod,
     ) -> bool {
-        if !snapshot.keeps_across_cycles() {
-            return false;
-        }
-        let same = self.instance == snapshot.instance()
-            && self.profile == profile
+        let same = self.profile == profile
             && self.checks == checks
             && self.pod.as_ref().is_some_and(|p| same_class(p, pod));
+        if !self.rejected.start(snapshot, same) {
+            return false;
+        }
         if !same {
-            self.instance = snapshot.instance();
             self.profile = profile;
             self.checks = checks;
             self.pod = Some(pod.clone());
-            self.verdicts.clear();
         }
-        self.verdicts.resize(snapshot.node_stamps().len(), 0);
         true
     }
 
@@ -70,17 +64,6 @@ impl KeptScreens {
         node: NodeId,
         rejects: impl FnOnce() -> bool,
     ) -> bool {
-        let i = node.index();
-        match (stamps.get(i), self.verdicts.get_mut(i)) {
-            (Some(&stamp), Some(kept)) => {
-                if *kept >> 1 == stamp {
-                    return *kept & 1 == 1;
-                }
-                let r = rejects();
-                *kept = (stamp << 1) | u64::from(r);
-                r
-            }
-            _ => rejects(),
-        }
+        self.rejected.get_or(stamps, node, rejects)
     }
 }

@@ -4,6 +4,7 @@
 mod cache;
 mod counts;
 mod domain_counts;
+mod kept;
 mod node_info;
 mod objects;
 mod topology;
@@ -13,6 +14,7 @@ use crate::api::{Labels, Node, Pod, Selector, Sym, Symbols, Workloads};
 use crate::plugins::imagelocality::ImageStateSummary;
 use counts::MatchCounts;
 pub(crate) use domain_counts::{DomainCounts, DomainSums, NodeFilter};
+pub(crate) use kept::KeptByNode;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
@@ -364,8 +366,7 @@ impl Snapshot {
     /// Counts a stored pod, not counted now, on `node`: its aggregates, every group's
     /// counts and the affinity node lists.
     fn attach(&mut self, id: PodId, node: NodeId) {
-        // A generation of its own, so the node's new stamp is one no cycle has read.
-        self.touch();
+        self.stamp(node);
         let Some(Some(entry)) = self.pods.get_mut(id.index()) else {
             return;
         };
@@ -374,9 +375,6 @@ impl Snapshot {
         };
         entry.node = Some(node);
         info.add_pod(id, &entry.pod);
-        if let Some(s) = self.node_stamps.get_mut(node.index()) {
-            *s = self.generation;
-        }
         let counts = self.counts.get_mut().unwrap_or_else(|e| e.into_inner());
         counts.apply(&entry.pod, node.index(), 1, &self.symbols);
         self.index_affinity(node);
@@ -385,7 +383,6 @@ impl Snapshot {
     /// Stops counting a stored pod on its node (the reverse of [`Self::attach`]); the
     /// pod's `node_name` is left as it is.
     fn detach(&mut self, id: PodId) {
-        self.touch();
         let Some(Some(entry)) = self.pods.get_mut(id.index()) else {
             return;
         };
@@ -393,12 +390,10 @@ impl Snapshot {
             return;
         };
         self.nodes[node.index()].remove_pod(id, &entry.pod);
-        if let Some(s) = self.node_stamps.get_mut(node.index()) {
-            *s = self.generation;
-        }
         let counts = self.counts.get_mut().unwrap_or_else(|e| e.into_inner());
         counts.apply(&entry.pod, node.index(), -1, &self.symbols);
         self.index_affinity(node);
+        self.stamp(node);
     }
 
     /// Keeps the affinity node lists in step with a node's pods.
