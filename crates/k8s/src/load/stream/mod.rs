@@ -13,12 +13,14 @@
 //!
 //! By concern: [`source`] reads bytes and counts lines; [`split_json`] and
 //! [`split_yaml`] cut the pieces out; [`list`] types a list's items in parallel batches;
-//! [`typing`] types a piece straight from its text; [`piece`] reads one the thorough way,
+//! [`typing`] types a piece straight from its text, [`skip`] leaving out what nothing
+//! reads; [`piece`] reads one the thorough way,
 //! its errors placed in the file through the piece's [`Origin`](super::position::Origin).
 
 mod list;
 mod piece;
 mod pipeline;
+mod skip;
 mod source;
 mod split_json;
 mod split_yaml;

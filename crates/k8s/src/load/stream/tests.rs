@@ -200,6 +200,36 @@ fn dump_shapes_read_as_the_tree_reader_reads_them() {
     }
 }
 
+/// `managedFields` is skipped while typing, and still read as the tree reader reads it:
+/// the same objects when it types, the same error (naming the field) when it does not.
+#[test]
+fn managed_fields_read_as_the_tree_reader_reads_them() {
+    for managed in [
+        "[]",
+        "null",
+        r#"[{"manager": "kubelet", "operation": "Update", "time": "2026-11-20T08:14:31Z", "fieldsV1": {"f:status": {".": {}}}}]"#,
+        r#"[{"manager": "kubelet", "time": "yesterday"}]"#,
+        r#"[{"manager": 7}]"#,
+        r#"[{"manager": "m", "bogus": 1}]"#,
+        r#"[null]"#,
+        "5",
+    ] {
+        let node = format!(
+            r#"{{"apiVersion": "v1", "kind": "Node", "metadata": {{"name": "n", "managedFields": {managed}}}, "status": {{"allocatable": {{"cpu": "4"}}}}}}"#
+        );
+        let json = format!(r#"{{"apiVersion": "v1", "kind": "List", "items": [{node}, {node}]}}"#);
+        same(&json, &format!("managedFields {managed} (JSON)"));
+        let yaml = format!("apiVersion: v1\nkind: List\nitems:\n- {node}\n");
+        same(&yaml, &format!("managedFields {managed} (YAML)"));
+    }
+    let bad = r#"{"kind": "List", "items": [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n", "managedFields": [{"time": "yesterday"}]}}]}"#;
+    let error = super::super::parse_manifests(bad, "d.json").expect_err("refused");
+    assert!(
+        error.to_string().contains("metadata.managedFields[0].time"),
+        "{error}"
+    );
+}
+
 #[test]
 fn json_documents_separated_as_yaml_separates_them() {
     let text = "{\"kind\": \"Node\", \"metadata\": {\"name\": \"a\"}}\n---\n{\"kind\": \"Node\", \"metadata\": {\"name\": \"b\"}}\n...\n";

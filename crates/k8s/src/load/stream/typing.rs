@@ -3,6 +3,7 @@
 //! serde-saphyr; `None` on any error or unknown field, for the thorough reader to explain.
 
 use super::piece::Piece;
+use super::skip::Skipping;
 use crate::load::{Object, api_serving, builtin, drop_unread, yaml_json, yaml_options};
 use serde::de::DeserializeOwned;
 
@@ -171,21 +172,23 @@ impl Typer for Piece {
     }
 }
 
-/// Types `T` from JSON text; `None` on any error or unknown field.
+/// Types `T` from JSON text, its `metadata.managedFields` checked and skipped; `None` on
+/// any error or unknown field.
 fn typed_json<T: DeserializeOwned>(json: &[u8]) -> Option<T> {
     let mut de = serde_json::Deserializer::from_slice(json);
     let mut unknown = false;
     // One callback type for every `T`, so nested types' deserializers are instantiated
     // once, not once per kind (see `typed_with`).
     let note: &mut dyn FnMut(serde_ignored::Path<'_>) = &mut |_| unknown = true;
-    let value = serde_ignored::deserialize(&mut de, note).ok()?;
+    let value = serde_ignored::deserialize(Skipping::object(&mut de), note).ok()?;
     de.end().ok()?;
     (!unknown).then_some(value)
 }
 
 /// YAML text read both ways, for the tests that compare them: as the thorough reader
 /// reads a piece the converter leaves (serde-saphyr's value tree, then the lenient
-/// typing), and through JSON when [`yaml_json`] converts the text. Each route reads the
+/// typing), and through JSON when [`yaml_json`] converts the text; each object as the
+/// loader keeps it (without what [`drop_unread`] drops, which the JSON route skips). Each route reads the
 /// text once; only the typing is per kind.
 ///
 /// The tree route reuses the loader's own instantiations of every kind's deserializer;
@@ -219,7 +222,7 @@ impl Routes {
                 crate::load::typed(self.0, "piece", "object").ok()
             }
         }
-        fast(&Tree(self.tree.as_ref()?), kind)
+        fast(&Tree(self.tree.as_ref()?), kind).map(unread_dropped)
     }
 
     /// The text typed as `kind` through JSON; `None` when the converter leaves it.
@@ -230,8 +233,15 @@ impl Routes {
                 typed_json(self.0.as_bytes())
             }
         }
-        Some(fast(&Json(self.json.as_deref()?), kind))
+        Some(fast(&Json(self.json.as_deref()?), kind).map(unread_dropped))
     }
+}
+
+/// The object as the loader keeps it, whichever route typed it.
+#[cfg(test)]
+fn unread_dropped(mut object: Object) -> Object {
+    drop_unread(&mut object);
+    object
 }
 
 #[cfg(test)]
