@@ -1082,7 +1082,8 @@ pub fn parse_object(value: &Value, source: Source, out: &mut Manifests) -> Resul
 }
 
 /// Drops what nothing here reads and a dump is full of (`managedFields`, the API
-/// server's record of field ownership), and gives back the room lists were read into:
+/// server's record of field ownership, which only the value-tree reader builds: the
+/// fast route skips it while typing), and gives back the room lists were read into:
 /// a one-container pod's lists otherwise hold room for four, kilobytes per pod.
 pub(crate) fn drop_unread(object: &mut Object) {
     if let Some(meta) = object.metadata_mut() {

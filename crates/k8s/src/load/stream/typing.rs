@@ -188,8 +188,8 @@ fn typed_json<T: DeserializeOwned>(json: &[u8]) -> Option<T> {
 /// YAML text read both ways, for the tests that compare them: as the thorough reader
 /// reads a piece the converter leaves (serde-saphyr's value tree, then the lenient
 /// typing), and through JSON when [`yaml_json`] converts the text; each object as the
-/// loader keeps it (without what [`drop_unread`] drops, which the JSON route skips). Each route reads the
-/// text once; only the typing is per kind.
+/// loader keeps it (without what [`drop_unread`] drops, which the JSON route skips).
+/// Each route reads the text once; only the typing is per kind.
 ///
 /// The tree route reuses the loader's own instantiations of every kind's deserializer;
 /// typing straight from serde-saphyr here instantiated them all again (the crate's
@@ -242,6 +242,31 @@ impl Routes {
 fn unread_dropped(mut object: Object) -> Object {
     drop_unread(&mut object);
     object
+}
+
+#[cfg(test)]
+mod managed_fields_tests {
+    use super::{Routes, typed_json};
+    use crate::load::Object;
+    use k8s_openapi::api::core::v1::Pod;
+
+    /// An object with `managedFields` types on the fast route (it is not left to the
+    /// thorough reader), without them.
+    #[test]
+    fn objects_with_managed_fields_type_straight() {
+        let json = r#"{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p",
+            "managedFields": [{"manager": "kubelet", "operation": "Update", "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:status": {"f:phase": {}}}, "time": "2026-11-20T08:14:31Z"}]},
+            "spec": {"containers": [{"name": "c"}]}}"#;
+        let pod: Pod = typed_json(json.as_bytes()).expect("types straight");
+        assert_eq!(pod.metadata.name.as_deref(), Some("p"));
+        assert_eq!(pod.metadata.managed_fields, None);
+        let yaml = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  managedFields:\n  - manager: kubelet\n    fieldsV1:\n      f:status:\n        f:phase: {}\n    time: \"2026-11-20T08:14:31Z\"\nspec:\n  containers:\n  - name: c\n";
+        let Some(Some(Object::Pod(pod))) = Routes::read(yaml).json("Pod") else {
+            panic!("the YAML types straight");
+        };
+        assert_eq!(pod.metadata.managed_fields, None);
+    }
 }
 
 #[cfg(test)]
