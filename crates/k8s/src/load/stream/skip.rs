@@ -3,6 +3,11 @@
 //! (often the larger part of an object read from the API), is checked as k8s-openapi
 //! reads it but never built, and the object is typed as if the field were left out.
 //!
+//! Only a value that does not decode is an error for the API server here: entries that
+//! decode but are not valid (an unknown `operation`, say) its field manager replaces with
+//! the live object's, as it does entries that fail to decode into field sets, so a
+//! create is never refused for them. The check refuses exactly what does not decode.
+//!
 //! [`Skipping`] stands between the object's type and serde_json (or whatever reads the
 //! text) only on the object's own map and its `metadata`; every other value is read
 //! straight from the underlying deserializer, so nothing else pays for it.
