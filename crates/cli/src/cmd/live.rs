@@ -145,13 +145,15 @@ where
         })?;
         let next = list.metadata.continue_.clone().filter(|c| !c.is_empty());
         for (i, item) in list.items.into_iter().enumerate() {
+            let mut object = wrap(Box::new(item));
+            object.drop_unread();
             out.push(Loaded {
                 source: Source {
                     file: format!("cluster {server} ({kind} list)"),
                     document: page + 1,
                     item: Some(i),
                 },
-                object: wrap(Box::new(item)),
+                object,
             });
         }
         match next {

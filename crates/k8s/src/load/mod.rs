@@ -194,6 +194,13 @@ pub enum Object {
 }
 
 impl Object {
+    /// Drops what nothing reads (`managedFields`) and the room its lists were read into,
+    /// as the loader does with what it reads: for objects read elsewhere, a live
+    /// cluster's, which would otherwise keep them for the whole run.
+    pub fn drop_unread(&mut self) {
+        drop_unread(self);
+    }
+
     /// The object's metadata (`None` for a scheduler configuration, which has none).
     pub fn metadata(&self) -> Option<&ObjectMeta> {
         Some(match self {
@@ -1275,6 +1282,19 @@ fn field_path(path: &serde_ignored::Path<'_>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Objects read elsewhere (a live cluster's) are left as the loader leaves its own.
+    #[test]
+    fn objects_read_elsewhere_drop_what_nothing_reads() {
+        let json = r#"{"metadata": {"name": "p", "managedFields": [{"manager": "kubelet"}]},
+            "spec": {"containers": [{"name": "c"}]}}"#;
+        let pod: Pod = serde_json::from_str(json).expect("types");
+        let mut object = Object::Pod(Box::new(pod));
+        object.drop_unread();
+        let meta = object.metadata().expect("metadata");
+        assert_eq!(meta.name.as_deref(), Some("p"));
+        assert_eq!(meta.managed_fields, None);
+    }
 
     #[test]
     fn multi_document_and_list() {
