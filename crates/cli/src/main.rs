@@ -138,3 +138,14 @@ fn chain(e: &anyhow::Error) -> String {
     }
     out
 }
+
+#[cfg(all(test, feature = "mimalloc", target_os = "linux"))]
+mod tests {
+    #[test]
+    fn the_process_runs_without_huge_pages() {
+        super::without_huge_pages();
+        let disabled = rustix::thread::transparent_huge_pages_are_disabled()
+            .expect("PR_GET_THP_DISABLE (Linux 3.15 and later)");
+        assert!(disabled);
+    }
+}
