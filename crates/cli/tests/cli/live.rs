@@ -131,6 +131,37 @@ fn show_reads_the_cluster_without_files() {
     runtime.block_on(served.shutdown());
 }
 
+/// A real API server returns every object with its managedFields; the list reads them
+/// (checked, not built) and the pods count as any others. One whose managedFields does
+/// not decode fails the read with kube's message, as the whole object did before.
+#[test]
+fn listed_objects_with_managed_fields_count_and_bad_ones_fail_the_read() {
+    let managed = json!([{"apiVersion": "v1", "fieldsType": "FieldsV1", "manager": "kubelet",
+        "operation": "Update", "subresource": "status", "time": "2026-11-20T08:14:31Z",
+        "fieldsV1": {"f:status": {"f:phase": {}}}}]);
+    let mut running = pod("web-managed", Some("b1"), "Running");
+    running["metadata"]["managedFields"] = managed.clone();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (kubeconfig, served) = cluster_with(&runtime, vec![running]);
+    let o = run(&["show", "--kubeconfig", &kubeconfig.display().to_string()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("topology.kubernetes.io/zone: a=2 b=1"),
+        "{out}"
+    );
+    runtime.block_on(served.shutdown());
+
+    let mut bad = pod("web-bad", Some("b1"), "Running");
+    bad["metadata"]["managedFields"] = json!([{"manager": "kubelet", "time": "yesterday"}]);
+    let (kubeconfig, served) = cluster_with(&runtime, vec![bad]);
+    let o = run(&["show", "--kubeconfig", &kubeconfig.display().to_string()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    let err = stderr(&o);
+    assert!(err.contains("listing Pods"), "{err}");
+    runtime.block_on(served.shutdown());
+}
+
 #[test]
 fn an_unreachable_cluster_is_one_line_and_exit_2() {
     let dir =

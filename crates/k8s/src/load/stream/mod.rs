@@ -28,6 +28,7 @@ mod typing;
 
 #[cfg(test)]
 pub(super) mod tests;
+pub use skip::deserialize_lean;
 #[cfg(test)]
 pub(super) use typing::Routes;
 

@@ -39,6 +39,15 @@ impl<D> Skipping<D> {
     }
 }
 
+/// Deserializes an object (a k8s-openapi type: a Pod, a Node, a List's item) from `de`,
+/// its `metadata.managedFields` checked and left out, never built: for objects read
+/// from elsewhere than the loader, a live cluster's lists.
+pub fn deserialize_lean<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
+    de: D,
+) -> Result<T, D::Error> {
+    T::deserialize(Skipping::object(de))
+}
+
 /// What the value after a key is, for the map that read the key.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Next {
