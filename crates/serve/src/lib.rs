@@ -26,6 +26,7 @@ mod error;
 pub mod guard;
 mod http;
 mod leader;
+mod lean;
 pub mod limit;
 mod metrics;
 mod release;
@@ -50,6 +51,7 @@ pub use leader::{
     LeaseConfig, SERVICE_ACCOUNT_NAMESPACE_FILE, default_identity, namespace_from,
     running_namespace,
 };
+pub use lean::Lean;
 pub use limit::{ClientLimits, client_over};
 pub use metrics::{GuardSkewLabels, Metrics};
 pub use release::{ReleaseChoice, ReleaseSource, ServerRelease, choose_release, server_release};

@@ -23,6 +23,7 @@ use tokio::task::JoinHandle;
 use tracing::warn;
 
 use crate::cache::{Kind, Update};
+use crate::lean::{self, Lean};
 
 /// Pods the scheduler cares about, as kube-scheduler's informer selects them: every pod
 /// not finished; the loop splits assigned (counted on nodes) from unassigned (queued
@@ -127,7 +128,7 @@ pub(crate) fn spawn_all(client: &kube::Client, tx: &Sender<Update>) -> Vec<JoinH
 }
 
 fn spawn<K>(
-    api: Api<K>,
+    api: Api<Lean<K>>,
     config: watcher::Config,
     kind: Kind,
     tx: &Sender<Update>,
@@ -143,7 +144,7 @@ where
         while let Some(item) = stream.next().await {
             match item {
                 Ok(event) => {
-                    if tx.send(wrap(event)).await.is_err() {
+                    if tx.send(wrap(lean::event(event))).await.is_err() {
                         return;
                     }
                 }

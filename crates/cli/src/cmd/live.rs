@@ -12,11 +12,12 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use kube::Client;
-use kube::api::{ListParams, ObjectList};
+use kube::api::{Api, ListParams};
 use serde::de::DeserializeOwned;
 use std::fmt::Debug;
 use std::time::Duration;
 use topospread_k8s::load::{Loaded, Object, Source};
+use topospread_serve::Lean;
 
 use crate::cli::LiveArgs;
 use topospread_jobs::Context as JobContext;
@@ -121,17 +122,6 @@ async fn list_all(args: &LiveArgs) -> Result<Vec<Loaded>> {
     Ok(out)
 }
 
-/// A listed object, typed with its `metadata.managedFields` checked and skipped (about
-/// half of what an API server returns of an object, and nothing here reads it).
-#[derive(Clone)]
-struct Lean<K>(K);
-
-impl<'de, K: DeserializeOwned> serde::Deserialize<'de> for Lean<K> {
-    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
-        topospread_k8s::load::deserialize_lean(de).map(Lean)
-    }
-}
-
 /// Lists every object of one kind across namespaces, following `continue` tokens.
 async fn list<K>(
     client: &Client,
@@ -143,19 +133,13 @@ async fn list<K>(
 where
     K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
 {
-    let request = kube::core::Request::new(K::url_path(&(), None));
+    // The items typed without their managedFields (see `Lean`).
+    let api: Api<Lean<K>> = Api::all(client.clone());
     let kind = K::kind(&());
     let mut params = params.clone().limit(PAGE);
     let mut page = 0;
     loop {
-        // As `Api::list`, the items typed without their managedFields.
-        let list = async {
-            let mut http = request.list(&params).map_err(kube::Error::BuildRequest)?;
-            http.extensions_mut().insert("list");
-            client.request::<ObjectList<Lean<K>>>(http).await
-        }
-        .await
-        .map_err(|e| {
+        let list = api.list(&params).await.map_err(|e| {
             anyhow!(
                 "cluster {server}: listing {kind}s: {}",
                 topospread_serve::describe(&e)

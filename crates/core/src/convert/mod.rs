@@ -11,6 +11,7 @@ use crate::api::{
 use crate::plugins::imagelocality::normalized_image_name;
 use k8s_openapi::api::core::v1 as core;
 
+pub mod lean;
 mod volumes;
 pub use volumes::{
     BETA_STORAGE_CLASS_ANNOTATION, BIND_COMPLETED_ANNOTATION, DEFAULT_CLASS_ANNOTATION,

@@ -13,7 +13,7 @@ mod stream;
 mod yaml_json;
 
 pub use compact::{CompactPod, Compactor, EvictionBlockers};
-pub use stream::{deserialize_lean, parse_manifests_reader, parse_manifests_reader_compact};
+pub use stream::{parse_manifests_reader, parse_manifests_reader_compact};
 
 use crate::notes::Note;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};

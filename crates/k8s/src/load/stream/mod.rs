@@ -13,14 +13,13 @@
 //!
 //! By concern: [`source`] reads bytes and counts lines; [`split_json`] and
 //! [`split_yaml`] cut the pieces out; [`list`] types a list's items in parallel batches;
-//! [`typing`] types a piece straight from its text, [`skip`] leaving out what nothing
-//! reads; [`piece`] reads one the thorough way,
+//! [`typing`] types a piece straight from its text, leaving out what nothing reads
+//! ([`topospread::convert::lean`]); [`piece`] reads one the thorough way,
 //! its errors placed in the file through the piece's [`Origin`](super::position::Origin).
 
 mod list;
 mod piece;
 mod pipeline;
-mod skip;
 mod source;
 mod split_json;
 mod split_yaml;
@@ -28,7 +27,6 @@ mod typing;
 
 #[cfg(test)]
 pub(super) mod tests;
-pub use skip::deserialize_lean;
 #[cfg(test)]
 pub(super) use typing::Routes;
 

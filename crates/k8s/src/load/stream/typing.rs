@@ -3,9 +3,9 @@
 //! serde-saphyr; `None` on any error or unknown field, for the thorough reader to explain.
 
 use super::piece::Piece;
-use super::skip::Skipping;
 use crate::load::{Object, api_serving, builtin, drop_unread, yaml_json, yaml_options};
 use serde::de::DeserializeOwned;
+use topospread::convert::lean::Skipping;
 
 /// An object's `kind` and `apiVersion`, read without typing the rest.
 #[derive(Default, serde::Deserialize)]

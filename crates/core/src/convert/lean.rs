@@ -10,7 +10,8 @@
 //!
 //! [`Skipping`] stands between the object's type and serde_json (or whatever reads the
 //! text) only on the object's own map and its `metadata`; every other value is read
-//! straight from the underlying deserializer, so nothing else pays for it.
+//! straight from the underlying deserializer, so nothing else pays for it. The loader
+//! types files through it, the live reads type a cluster's lists and watch events.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde::Deserialize;
@@ -27,21 +28,20 @@ enum At {
 
 /// A deserializer that reads an object as `de` does, except that its
 /// `metadata.managedFields` is checked and read as absent.
-pub(super) struct Skipping<D> {
+pub struct Skipping<D> {
     de: D,
     at: At,
 }
 
 impl<D> Skipping<D> {
     /// Reads a whole object (a Pod, a Node, a Deployment, ...) from `de`.
-    pub(super) fn object(de: D) -> Self {
+    pub fn object(de: D) -> Self {
         Self { de, at: At::Object }
     }
 }
 
 /// Deserializes an object (a k8s-openapi type: a Pod, a Node, a List's item) from `de`,
-/// its `metadata.managedFields` checked and left out, never built: for objects read
-/// from elsewhere than the loader, a live cluster's lists.
+/// its `metadata.managedFields` checked and left out, never built.
 pub fn deserialize_lean<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
     de: D,
 ) -> Result<T, D::Error> {
