@@ -112,13 +112,18 @@ fn files_add_to_the_live_cluster() {
     runtime.block_on(served.shutdown());
 }
 
+/// `topospread show --kubeconfig KUBECONFIG`'s output, asserting it exits 0.
+fn show(kubeconfig: &std::path::Path) -> String {
+    let o = run(&["show", "--kubeconfig", &kubeconfig.display().to_string()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    stdout(&o)
+}
+
 #[test]
 fn show_reads_the_cluster_without_files() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let (kubeconfig, served) = cluster(&runtime);
-    let o = run(&["show", "--kubeconfig", &kubeconfig.display().to_string()]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let out = stdout(&o);
+    let out = show(&kubeconfig);
     // The finished pod on a1 is not listed (field selector), so a1 holds one pod.
     assert!(
         out.contains("| a1 (1) | a2 (1) | b1 (0) | b2 (0) |"),
@@ -140,12 +145,10 @@ fn listed_objects_with_managed_fields_count_and_bad_ones_fail_the_read() {
         "operation": "Update", "subresource": "status", "time": "2026-11-20T08:14:31Z",
         "fieldsV1": {"f:status": {"f:phase": {}}}}]);
     let mut running = pod("web-managed", Some("b1"), "Running");
-    running["metadata"]["managedFields"] = managed.clone();
+    running["metadata"]["managedFields"] = managed;
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let (kubeconfig, served) = cluster_with(&runtime, vec![running]);
-    let o = run(&["show", "--kubeconfig", &kubeconfig.display().to_string()]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let out = stdout(&o);
+    let out = show(&kubeconfig);
     assert!(
         out.contains("topology.kubernetes.io/zone: a=2 b=1"),
         "{out}"

@@ -194,11 +194,41 @@ pub enum Object {
 }
 
 impl Object {
-    /// Drops what nothing reads (`managedFields`) and the room its lists were read into,
-    /// as the loader does with what it reads: for objects read elsewhere, a live
-    /// cluster's, which would otherwise keep them for the whole run.
+    /// Drops what nothing here reads and a dump is full of (`managedFields`, the API
+    /// server's record of field ownership, which only the value-tree reader builds: the
+    /// fast route skips it while typing), and gives back the room lists were read into:
+    /// a one-container pod's lists otherwise hold room for four, kilobytes per pod.
+    /// Used on every object the loader reads, and on a live cluster's listed objects.
     pub fn drop_unread(&mut self) {
-        drop_unread(self);
+        if let Some(meta) = self.metadata_mut() {
+            meta.managed_fields = None;
+            shrink(&mut meta.owner_references);
+        }
+        match self {
+            Object::Pod(p) => {
+                if let Some(spec) = p.spec.as_mut() {
+                    shrink_pod_spec(spec);
+                }
+                if let Some(status) = p.status.as_mut() {
+                    shrink(&mut status.conditions);
+                    shrink(&mut status.container_statuses);
+                    shrink(&mut status.init_container_statuses);
+                    shrink(&mut status.host_ips);
+                    shrink(&mut status.pod_ips);
+                }
+            }
+            Object::Node(n) => {
+                if let Some(status) = n.status.as_mut() {
+                    shrink(&mut status.conditions);
+                    shrink(&mut status.addresses);
+                    shrink(&mut status.images);
+                }
+                if let Some(spec) = n.spec.as_mut() {
+                    shrink(&mut spec.taints);
+                }
+            }
+            _ => {}
+        }
     }
 
     /// The object's metadata (`None` for a scheduler configuration, which has none).
@@ -1083,45 +1113,9 @@ pub fn parse_object(value: &Value, source: Source, out: &mut Manifests) -> Resul
         }
     };
     let mut object = object;
-    drop_unread(&mut object);
+    object.drop_unread();
     out.objects.push(Loaded { source, object });
     Ok(())
-}
-
-/// Drops what nothing here reads and a dump is full of (`managedFields`, the API
-/// server's record of field ownership, which only the value-tree reader builds: the
-/// fast route skips it while typing), and gives back the room lists were read into:
-/// a one-container pod's lists otherwise hold room for four, kilobytes per pod.
-pub(crate) fn drop_unread(object: &mut Object) {
-    if let Some(meta) = object.metadata_mut() {
-        meta.managed_fields = None;
-        shrink(&mut meta.owner_references);
-    }
-    match object {
-        Object::Pod(p) => {
-            if let Some(spec) = p.spec.as_mut() {
-                shrink_pod_spec(spec);
-            }
-            if let Some(status) = p.status.as_mut() {
-                shrink(&mut status.conditions);
-                shrink(&mut status.container_statuses);
-                shrink(&mut status.init_container_statuses);
-                shrink(&mut status.host_ips);
-                shrink(&mut status.pod_ips);
-            }
-        }
-        Object::Node(n) => {
-            if let Some(status) = n.status.as_mut() {
-                shrink(&mut status.conditions);
-                shrink(&mut status.addresses);
-                shrink(&mut status.images);
-            }
-            if let Some(spec) = n.spec.as_mut() {
-                shrink(&mut spec.taints);
-            }
-        }
-        _ => {}
-    }
 }
 
 fn shrink<T>(v: &mut Option<Vec<T>>) {

@@ -3,7 +3,7 @@
 //! serde-saphyr; `None` on any error or unknown field, for the thorough reader to explain.
 
 use super::piece::Piece;
-use crate::load::{Object, api_serving, builtin, drop_unread, yaml_json, yaml_options};
+use crate::load::{Object, api_serving, builtin, yaml_json, yaml_options};
 use serde::de::DeserializeOwned;
 use topospread::convert::lean::Skipping;
 
@@ -116,7 +116,7 @@ pub(super) fn typed_object(piece: &Piece, head: &Head) -> Option<Object> {
         return None;
     }
     let mut object = fast(piece, kind)?;
-    drop_unread(&mut object);
+    object.drop_unread();
     Some(object)
 }
 
@@ -188,7 +188,8 @@ fn typed_json<T: DeserializeOwned>(json: &[u8]) -> Option<T> {
 /// YAML text read both ways, for the tests that compare them: as the thorough reader
 /// reads a piece the converter leaves (serde-saphyr's value tree, then the lenient
 /// typing), and through JSON when [`yaml_json`] converts the text; each object as the
-/// loader keeps it (without what [`drop_unread`] drops, which the JSON route skips).
+/// loader keeps it (without what [`Object::drop_unread`] drops, which the JSON route
+/// skips).
 /// Each route reads the text once; only the typing is per kind.
 ///
 /// The tree route reuses the loader's own instantiations of every kind's deserializer;
@@ -240,7 +241,7 @@ impl Routes {
 /// The object as the loader keeps it, whichever route typed it.
 #[cfg(test)]
 fn unread_dropped(mut object: Object) -> Object {
-    drop_unread(&mut object);
+    object.drop_unread();
     object
 }
 
