@@ -19,16 +19,20 @@ pub enum Feature {
     /// SchedulerPopFromBackoffQ: the queue pops a backing-off pod when no other waits
     /// (from 1.33).
     SchedulerPopFromBackoffQ,
+    /// DynamicResourceAllocation: the default profile runs DynamicResources (whose
+    /// PostFilter speaks in every failure message); on by default from 1.34.
+    DynamicResourceAllocation,
 }
 
 impl Feature {
     /// Every modelled gate, in declaration order.
-    pub const ALL: [Feature; 5] = [
+    pub const ALL: [Feature; 6] = [
         Feature::MinDomainsInPodTopologySpread,
         Feature::NodeInclusionPolicyInPodTopologySpread,
         Feature::MatchLabelKeysInPodTopologySpread,
         Feature::TaintTolerationComparisonOperators,
         Feature::SchedulerPopFromBackoffQ,
+        Feature::DynamicResourceAllocation,
     ];
 
     /// The gate's name as `--feature-gates` spells it.
@@ -41,6 +45,7 @@ impl Feature {
             Feature::MatchLabelKeysInPodTopologySpread => "MatchLabelKeysInPodTopologySpread",
             Feature::TaintTolerationComparisonOperators => "TaintTolerationComparisonOperators",
             Feature::SchedulerPopFromBackoffQ => "SchedulerPopFromBackoffQ",
+            Feature::DynamicResourceAllocation => "DynamicResourceAllocation",
         }
     }
 }
@@ -50,14 +55,15 @@ impl Feature {
 /// tolerations (alpha) off. Read with [`Features::enabled`]; build with
 /// [`Features::for_release`] (or [`crate::version::FeatureGates::scheduler_features`] for
 /// `--feature-gates`) and [`Features::with`].
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Features {
     min_domains: bool,
     node_inclusion_policy: bool,
     match_label_keys: bool,
     taint_toleration_comparison_operators: bool,
     scheduler_pop_from_backoff_q: bool,
+    dynamic_resource_allocation: bool,
     /// Not a gate: whether `labelSelector: {}` counts every pod of the namespace (the
     /// newest releases) or none (1.27 to 1.37); see [`crate::version`].
     empty_selector_matches_all: bool,
@@ -118,6 +124,7 @@ impl Features {
                 &self.taint_toleration_comparison_operators
             }
             Feature::SchedulerPopFromBackoffQ => &self.scheduler_pop_from_backoff_q,
+            Feature::DynamicResourceAllocation => &self.dynamic_resource_allocation,
         }
     }
 
@@ -130,7 +137,53 @@ impl Features {
                 &mut self.taint_toleration_comparison_operators
             }
             Feature::SchedulerPopFromBackoffQ => &mut self.scheduler_pop_from_backoff_q,
+            Feature::DynamicResourceAllocation => &mut self.dynamic_resource_allocation,
         }
+    }
+}
+
+/// [`Features`] as a case file writes it: every key optional.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct FeaturesInFile {
+    min_domains: Option<bool>,
+    node_inclusion_policy: Option<bool>,
+    match_label_keys: Option<bool>,
+    taint_toleration_comparison_operators: Option<bool>,
+    scheduler_pop_from_backoff_q: Option<bool>,
+    dynamic_resource_allocation: Option<bool>,
+    empty_selector_matches_all: Option<bool>,
+    kubernetes_version: Option<KubernetesVersion>,
+}
+
+impl<'de> Deserialize<'de> for Features {
+    /// Keys left out take the defaults of the release `kubernetesVersion` names (the
+    /// newest without it), so a case pinned to a release runs with that release's gates.
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let f = FeaturesInFile::deserialize(deserializer)?;
+        let base = f
+            .kubernetes_version
+            .map_or_else(Self::default, Self::for_release);
+        Ok(Self {
+            min_domains: f.min_domains.unwrap_or(base.min_domains),
+            node_inclusion_policy: f
+                .node_inclusion_policy
+                .unwrap_or(base.node_inclusion_policy),
+            match_label_keys: f.match_label_keys.unwrap_or(base.match_label_keys),
+            taint_toleration_comparison_operators: f
+                .taint_toleration_comparison_operators
+                .unwrap_or(base.taint_toleration_comparison_operators),
+            scheduler_pop_from_backoff_q: f
+                .scheduler_pop_from_backoff_q
+                .unwrap_or(base.scheduler_pop_from_backoff_q),
+            dynamic_resource_allocation: f
+                .dynamic_resource_allocation
+                .unwrap_or(base.dynamic_resource_allocation),
+            empty_selector_matches_all: f
+                .empty_selector_matches_all
+                .unwrap_or(base.empty_selector_matches_all),
+            kubernetes_version: base.kubernetes_version,
+        })
     }
 }
 
@@ -142,6 +195,7 @@ impl Default for Features {
             match_label_keys: true,
             taint_toleration_comparison_operators: false,
             scheduler_pop_from_backoff_q: true,
+            dynamic_resource_allocation: true,
             empty_selector_matches_all: true,
             kubernetes_version: KubernetesVersion::NEWEST,
         }

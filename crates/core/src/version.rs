@@ -5,6 +5,8 @@
 //! resolves into [`FeatureGates`], from which the scheduler's [`Features`] and the API
 //! server's gates are read. Every entry names the upstream change it follows.
 
+mod known_gates;
+
 use crate::api::resources::RequestOptions;
 use crate::features::{Feature, Features};
 use std::fmt;
@@ -73,12 +75,28 @@ impl KubernetesVersion {
     }
 
     /// Whether PostFilter's message closes the pending message without a period of
-    /// its own. Until 1.27 `FitError.Error()` appended it as `" %v."`, so a preemption
-    /// message (itself a FitError ending in `.`) ended in `..`; kubernetes PR 117588
-    /// ("Avoid duplicated dots in pod status when preempting", first released in 1.28)
-    /// appends it as `" %v"`.
+    /// its own. 1.25's `FitError.Error()` appended it after a space; 1.26 restructured
+    /// the message around `SeparatorFormat = " %v."`, so a preemption message (itself a
+    /// FitError ending in `.`) ended in `..` until 1.28; 1.29 appends it as `" %v"`
+    /// again (kubernetes PR 117588, "Avoid duplicated dots in pod status when
+    /// preempting"). Read from `pkg/scheduler/framework/types.go` as vendored at
+    /// v1.25.5, v1.26.2, v1.27.4, v1.28.4 and v1.29.4.
     pub(crate) fn post_filter_message_unterminated(self) -> bool {
-        self.minor >= 28
+        self.minor == 25 || self.minor >= 29
+    }
+
+    /// How a PreFilter rejection reads in the pending message. 1.25 has no PreFilter part:
+    /// every node carries the rejection, so the message is their histogram (`0/3 nodes
+    /// are available: 3 REASON.`). 1.26 adds the PreFilter message before that same
+    /// histogram (`0/3 nodes are available: REASON. 3 REASON.`); 1.28 leaves the
+    /// histogram out (`0/3 nodes are available: REASON.`). Same sources as
+    /// [`Self::post_filter_message_unterminated`].
+    pub(crate) fn pre_filter_rejection_layout(self) -> PreFilterLayout {
+        match self.minor {
+            ..=25 => PreFilterLayout::HistogramOnly,
+            26..=27 => PreFilterLayout::MessageAndHistogram,
+            _ => PreFilterLayout::MessageOnly,
+        }
     }
 
     /// Whether ImageLocality counts init containers' images, in the sum of the sizes a
@@ -95,6 +113,23 @@ impl KubernetesVersion {
     /// (zero-requested) pods"). Earlier releases score every node by its balance.
     pub fn balanced_allocation_skips_best_effort(self) -> bool {
         self.minor >= 33
+    }
+
+    /// Whether NodeResourcesBalancedAllocation scores the change the pod makes to the
+    /// node's balance rather than the balance after it: kubernetes PR 135573 (merged
+    /// December 2025, first released in 1.36). With `S` the balance score of earlier
+    /// releases, a node scores `50 + (50 + S(with the pod) - S(without it)) / 2`: 75
+    /// when the balance stays as it was, the range still 50 to 100.
+    pub fn balanced_allocation_scores_change(self) -> bool {
+        self.minor >= 36
+    }
+
+    /// Whether TaintToleration's Filter reason leaves the taint out (`node(s) had
+    /// untolerated taint(s)`): kubernetes PR 134740 ("remove taint values from
+    /// unschedulable messages in pod status", 1.35.0-alpha.3 changelog). Earlier
+    /// releases name it: `node(s) had untolerated taint {key: value}`.
+    pub fn taint_reason_names_no_taint(self) -> bool {
+        self.minor >= 35
     }
 
     /// Whether NodeResourcesFit rejects a node as `UnschedulableAndUnresolvable` when
@@ -114,6 +149,18 @@ impl KubernetesVersion {
     pub(crate) fn preemption_success_message(self) -> bool {
         self.minor >= 37
     }
+}
+
+/// How a release writes a PreFilter rejection into the pending message
+/// ([`KubernetesVersion::pre_filter_rejection_layout`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum PreFilterLayout {
+    /// The per-node histogram alone (1.25).
+    HistogramOnly,
+    /// The PreFilter message, then the histogram (1.26, 1.27).
+    MessageAndHistogram,
+    /// The PreFilter message alone (from 1.28).
+    MessageOnly,
 }
 
 impl fmt::Display for KubernetesVersion {
@@ -363,6 +410,12 @@ pub const GATES: &[Gate] = &[
         "KEP-5471: Gt/Lt tolerations, alpha 1.35",
     ),
     gate(
+        "DynamicResourceAllocation",
+        &[alpha(26), beta(32, false), ga(34, false), ga(35, true)],
+        true,
+        "KEP-4381: the default profile runs DynamicResources (its PostFilter adds `no new claims to deallocate` to failure messages), alpha 1.26, beta (off) 1.32, GA (on) 1.34, locked on 1.35 (PR 134452)",
+    ),
+    gate(
         "SchedulerPopFromBackoffQ",
         &[beta(33, true)],
         true,
@@ -457,12 +510,6 @@ pub const GATES: &[Gate] = &[
         &[beta(34, true)],
         false,
         "DynamicResources: Filter time limit",
-    ),
-    gate(
-        "DynamicResourceAllocation",
-        &[alpha(26), beta(32, false), ga(34, false), ga(35, true)],
-        false,
-        "KEP-4381: DynamicResources plugin (resource claims)",
     ),
     gate(
         "GangScheduling",
@@ -607,11 +654,33 @@ pub const GATES: &[Gate] = &[
     ),
 ];
 
+/// `name` as a gate release `1.minor`'s kube-scheduler binary registers outside
+/// [`GATES`] (kubelet's, the API server's, component-base's...), if it does.
+fn other_gate(name: &str, minor: u32) -> Option<&'static str> {
+    known_gates::KNOWN_GATES
+        .iter()
+        .find(|(n, since, removed)| {
+            *n == name && *since <= minor && removed.is_none_or(|r| minor < r)
+        })
+        .map(|(n, _, _)| *n)
+}
+
+/// For a gate of other releases' binaries: `first in 1.N` or `removed in 1.N`.
+fn other_gate_elsewhere(name: &str, minor: u32) -> Option<String> {
+    let (_, since, removed) = known_gates::KNOWN_GATES.iter().find(|(n, ..)| *n == name)?;
+    Some(match removed {
+        Some(r) if minor >= *r => format!("removed in 1.{r}"),
+        _ => format!("first in 1.{since}"),
+    })
+}
+
 /// The gates of one release, with `--feature-gates` applied.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FeatureGates {
     version: KubernetesVersion,
     enabled: Vec<(&'static str, bool)>,
+    /// Gates of the release's binary outside [`GATES`] that `--feature-gates` set.
+    others: Vec<(&'static str, bool)>,
     /// The gates `--feature-gates` set, in order.
     set: Vec<&'static str>,
 }
@@ -626,6 +695,7 @@ impl FeatureGates {
         Self {
             version,
             enabled,
+            others: Vec::new(),
             set: Vec::new(),
         }
     }
@@ -639,15 +709,30 @@ impl FeatureGates {
     pub fn set(&mut self, name: &str, value: bool) -> Result<(), VersionError> {
         let version = self.version;
         let found = GATES.iter().find(|g| g.name == name);
+        if found.is_none()
+            && let Some(other) = other_gate(name, version.minor)
+        {
+            // A gate of the binary that no scheduling reads: accepted, noted, unmodelled.
+            match self.others.iter_mut().find(|(n, _)| *n == other) {
+                Some(slot) => slot.1 = value,
+                None => self.others.push((other, value)),
+            }
+            if !self.set.contains(&other) {
+                self.set.push(other);
+            }
+            return Ok(());
+        }
         let Some((gate, stage)) = found.and_then(|g| g.stage_in(version.minor).map(|s| (g, s)))
         else {
             return Err(VersionError::UnknownGate {
                 name: name.to_string(),
                 version,
-                elsewhere: found.map(|g| match g.removed_in {
-                    Some(r) if version.minor >= r => format!("removed in 1.{r}"),
-                    _ => format!("first in 1.{}", g.since()),
-                }),
+                elsewhere: found
+                    .map(|g| match g.removed_in {
+                        Some(r) if version.minor >= r => format!("removed in 1.{r}"),
+                        _ => format!("first in 1.{}", g.since()),
+                    })
+                    .or_else(|| other_gate_elsewhere(name, version.minor)),
                 known: self
                     .enabled
                     .iter()
@@ -702,6 +787,9 @@ impl FeatureGates {
     /// Whether a gate is on. A gate the release lacks is off, unless it was removed
     /// after GA: its feature stays.
     pub fn enabled(&self, name: &str) -> bool {
+        if let Some((_, on)) = self.others.iter().find(|(n, _)| *n == name) {
+            return *on;
+        }
         match self.enabled.iter().find(|(n, _)| *n == name) {
             Some((_, on)) => *on,
             None => GATES
@@ -716,7 +804,7 @@ impl FeatureGates {
         self.set
             .iter()
             .copied()
-            .filter(|n| GATES.iter().any(|g| g.name == *n && !g.modelled))
+            .filter(|n| !GATES.iter().any(|g| g.name == *n && g.modelled))
             .collect()
     }
 
@@ -922,6 +1010,52 @@ mod tests {
             .apply("TaintTolerationComparisonOperators=true")
             .expect("alpha in 1.35");
         assert!(modelled.unmodelled_settings().is_empty());
+    }
+
+    #[test]
+    fn every_gate_of_the_binary_is_accepted_with_a_note() {
+        let mut gates = FeatureGates::new(v(36));
+        gates
+            .apply("HPAScaleToZero=true,RotateKubeletServerCertificate=false")
+            .expect("gates of kube-scheduler's binary");
+        assert!(gates.enabled("HPAScaleToZero"));
+        assert!(!gates.enabled("RotateKubeletServerCertificate"));
+        assert_eq!(
+            gates.unmodelled_settings(),
+            vec!["HPAScaleToZero", "RotateKubeletServerCertificate"]
+        );
+        assert_eq!(
+            gates.scheduler_features(),
+            FeatureGates::new(v(36)).scheduler_features()
+        );
+        assert!(matches!(
+            gates.apply("NoSuchGateAnywhere=true"),
+            Err(VersionError::UnknownGate {
+                elsewhere: None,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn the_modelled_gates_agree_with_the_binary_table() {
+        for g in GATES {
+            let Some((_, since, removed)) =
+                known_gates::KNOWN_GATES.iter().find(|(n, ..)| *n == g.name)
+            else {
+                panic!("{} is not in KNOWN_GATES", g.name);
+            };
+            for minor in OLDEST_MINOR..=NEWEST_MINOR {
+                let in_table = *since <= minor && removed.is_none_or(|r| minor < r);
+                assert_eq!(
+                    g.stage_in(minor).is_some(),
+                    in_table,
+                    "{} in 1.{minor}",
+                    g.name
+                );
+            }
+        }
+        assert!(known_gates::KNOWN_GATES.windows(2).all(|w| w[0].0 < w[1].0));
     }
 
     #[test]

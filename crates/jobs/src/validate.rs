@@ -180,12 +180,13 @@ fn check(
     let mut invalid = HashSet::new();
     for (index, loaded) in objects.iter().enumerate() {
         if let Object::SchedulerConfiguration(config) = &loaded.object {
-            let errors = validate_scheduler_configuration(config).map_err(|e| {
-                Error::Refused(format!(
-                    "{}: kubeschedulerconfiguration: {e}",
-                    loaded.source.file
-                ))
-            })?;
+            let errors = validate_scheduler_configuration(config, ctx.scheduler_features())
+                .map_err(|e| {
+                    Error::Refused(format!(
+                        "{}: kubeschedulerconfiguration: {e}",
+                        loaded.source.file
+                    ))
+                })?;
             let object = ObjectRef {
                 kind: "KubeSchedulerConfiguration",
                 namespace: None,

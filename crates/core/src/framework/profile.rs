@@ -442,7 +442,7 @@ impl Profile {
         let custom = config.plugins.clone().unwrap_or_default();
         let release = features.kubernetes_version();
         check_names(&custom, &prefix, release)?;
-        let defaults: Vec<PluginRef> = registry::defaults_in(release)
+        let defaults: Vec<PluginRef> = registry::defaults_in(features)
             .map(|r| PluginRef {
                 name: r.name.to_string(),
                 weight: r.default_weight,

@@ -21,7 +21,7 @@ use crate::config::{
     DefaultPreemptionArgs, FieldProblem, InterPodAffinityArgs, NodeAffinityArgs,
     NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs, ParseError, PodTopologySpreadArgs,
 };
-use crate::features::Features;
+use crate::features::{Feature, Features};
 use crate::framework::{
     FilterPlugin, PreEnqueuePlugin, PreFilterPlugin, PreScorePlugin, QueueSortPlugin, ScorePlugin,
 };
@@ -148,6 +148,9 @@ pub struct Registration {
     /// The minor releases whose default profile enables it: from the first, until the
     /// second (exclusive); `None`: never by default.
     pub default_in: Option<(u32, Option<u32>)>,
+    /// The gate without which the default profile leaves it out (upstream's
+    /// `applyFeatureGates` in `default_plugins.go`).
+    pub default_gate: Option<Feature>,
 }
 
 impl Registration {
@@ -156,12 +159,15 @@ impl Registration {
         release.minor >= self.since && self.removed_in.is_none_or(|r| release.minor < r)
     }
 
-    /// Whether release `1.minor`'s default profile enables the plugin.
-    pub(crate) fn is_default_in(&self, release: KubernetesVersion) -> bool {
+    /// Whether the default profile of the release `features` follow enables the plugin,
+    /// with those gates.
+    pub(crate) fn is_default_in(&self, features: Features) -> bool {
+        let release = features.kubernetes_version();
         self.exists_in(release)
             && self.default_in.is_some_and(|(from, until)| {
                 release.minor >= from && until.is_none_or(|u| release.minor < u)
             })
+            && self.default_gate.is_none_or(|g| features.enabled(g))
     }
 
     /// Why a release other than one that registers the plugin is asked for: `it was
@@ -192,6 +198,7 @@ const fn plugin(name: &'static str, points: &'static [Point]) -> Registration {
         since: 0,
         removed_in: None,
         default_in: Some((0, None)),
+        default_gate: None,
     }
 }
 
@@ -355,7 +362,7 @@ pub(crate) const REGISTRY: &[Registration] = &[
     // is on, by default from 1.34 (GA).
     Registration {
         since: 26,
-        default_in: Some((34, None)),
+        default_gate: Some(Feature::DynamicResourceAllocation),
         ..plugin(
             "DynamicResources",
             &[PreEnqueue, PreFilter, Filter, PostFilter, Reserve, PreBind],
@@ -429,11 +436,10 @@ pub(crate) fn points_in(name: &str, release: KubernetesVersion) -> Option<&'stat
         .map(|r| r.points)
 }
 
-/// The plugins `release`'s default profile enables, in order, with their weights.
-pub(crate) fn defaults_in(
-    release: KubernetesVersion,
-) -> impl Iterator<Item = &'static Registration> {
-    REGISTRY.iter().filter(move |r| r.is_default_in(release))
+/// The plugins the default profile enables with `features` (a release and its gates),
+/// in order, with their weights.
+pub(crate) fn defaults_in(features: Features) -> impl Iterator<Item = &'static Registration> {
+    REGISTRY.iter().filter(move |r| r.is_default_in(features))
 }
 
 /// Whether a known plugin is accepted but does nothing in this engine (volumes,
@@ -546,7 +552,9 @@ mod tests {
     }
 
     fn default_names(minor: u32) -> Vec<&'static str> {
-        defaults_in(release(minor)).map(|r| r.name).collect()
+        defaults_in(Features::for_release(release(minor)))
+            .map(|r| r.name)
+            .collect()
     }
 
     #[test]
@@ -584,6 +592,10 @@ mod tests {
         assert!(default_names(27).contains(&"SchedulingGates"));
         assert!(!default_names(33).contains(&"DynamicResources"));
         assert!(default_names(34).contains(&"DynamicResources"));
+        // The gate decides, as `--feature-gates` sets it.
+        let alpha =
+            Features::for_release(release(30)).with(Feature::DynamicResourceAllocation, true);
+        assert!(defaults_in(alpha).any(|r| r.name == "DynamicResources"));
         assert!(points_in("NodeDeclaredFeatures", release(34)).is_none());
         assert_eq!(
             lookup("NodeDeclaredFeatures").and_then(|r| r.absence_in(release(34))),

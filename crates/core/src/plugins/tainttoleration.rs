@@ -18,6 +18,9 @@ pub const NAME: &str = "TaintToleration";
 #[derive(Clone, Debug)]
 pub struct TaintToleration {
     comparison_ops: bool,
+    /// The Filter reason leaves the taint out (from 1.35,
+    /// [`KubernetesVersion::taint_reason_names_no_taint`](crate::version::KubernetesVersion::taint_reason_names_no_taint)).
+    generic_reason: bool,
     /// Scores kept across cycles, by the pod's PreScore tolerations (a node's score
     /// reads only them and the node's taints).
     kept: NodeScoreCache<Vec<Toleration>>,
@@ -28,6 +31,7 @@ impl TaintToleration {
     pub fn new(features: Features) -> Self {
         Self {
             comparison_ops: features.enabled(Feature::TaintTolerationComparisonOperators),
+            generic_reason: features.kubernetes_version().taint_reason_names_no_taint(),
             kept: NodeScoreCache::default(),
         }
     }
@@ -61,6 +65,10 @@ impl FilterPlugin for TaintToleration {
             |t| t.effect.blocks_scheduling(),
         ) {
             None => Status::success(),
+            Some(_) if self.generic_reason => Status::new(
+                Code::UnschedulableAndUnresolvable,
+                "node(s) had untolerated taint(s)",
+            ),
             Some(t) => Status::new(
                 Code::UnschedulableAndUnresolvable,
                 format!("node(s) had untolerated taint {{{}: {}}}", t.key, t.value),

@@ -2,7 +2,7 @@
 //! 2 node(s) didn't match ..., 4 Insufficient cpu.`
 
 use crate::framework::{Code, Status};
-use crate::version::KubernetesVersion;
+use crate::version::{KubernetesVersion, PreFilterLayout};
 use std::collections::BTreeMap;
 
 /// Why filtering found no node, as upstream's `Diagnosis` records it.
@@ -17,13 +17,37 @@ pub(crate) struct Diagnosis {
     pub(crate) pre_filter_msg: Option<String>,
 }
 
-/// Formats the message for `num_all_nodes` nodes.
-pub(crate) fn fit_error_message(num_all_nodes: usize, d: &Diagnosis) -> String {
+/// Formats the message for `num_all_nodes` nodes as `release` writes it.
+pub(crate) fn fit_error_message(
+    num_all_nodes: usize,
+    d: &Diagnosis,
+    release: KubernetesVersion,
+) -> String {
     let mut msg = format!("0/{num_all_nodes} nodes are available:");
     if let Some(pre) = &d.pre_filter_msg {
-        msg.push_str(&format!(" {pre}."));
-        return msg;
+        match release.pre_filter_rejection_layout() {
+            PreFilterLayout::MessageOnly => {
+                msg.push_str(&format!(" {pre}."));
+                return msg;
+            }
+            PreFilterLayout::MessageAndHistogram => msg.push_str(&format!(" {pre}.")),
+            PreFilterLayout::HistogramOnly => {}
+        }
     }
+    push_histogram(&mut msg, num_all_nodes, d);
+    msg
+}
+
+/// The message of a Diagnosis without a PreFilter rejection (preemption's own
+/// FitError), the same in every release.
+pub(crate) fn filter_histogram_message(num_all_nodes: usize, d: &Diagnosis) -> String {
+    let mut msg = format!("0/{num_all_nodes} nodes are available:");
+    push_histogram(&mut msg, num_all_nodes, d);
+    msg
+}
+
+/// Appends ` COUNT REASON, ....`: every node's reasons counted, sorted as rendered.
+fn push_histogram(msg: &mut String, num_all_nodes: usize, d: &Diagnosis) {
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
     for s in &d.explicit {
         for r in s.reasons() {
@@ -47,13 +71,12 @@ pub(crate) fn fit_error_message(num_all_nodes: usize, d: &Diagnosis) -> String {
     if !parts.is_empty() {
         msg.push_str(&format!(" {}.", parts.join(", ")));
     }
-    msg
 }
 
 /// Appends PostFilter's message (`preemption: ...`) to a FitError message as
 /// `FitError.Error()` of `release` does: after a space, closed by a period of its own
-/// until 1.27 (so `..` after a message that already ends in one), as written from 1.28
-/// (kubernetes PR 117588). An empty message adds nothing.
+/// from 1.26 to 1.28 (so `..` after a message that already ends in one), as written in
+/// 1.25 and from 1.29 (kubernetes PR 117588). An empty message adds nothing.
 pub(crate) fn append_post_filter(
     message: &mut String,
     post_filter: &str,
@@ -110,7 +133,7 @@ mod tests {
             ..Diagnosis::default()
         };
         assert_eq!(
-            fit_error_message(3, &d),
+            filter_histogram_message(3, &d),
             "0/3 nodes are available: 1 Insufficient memory, 1 node(s) didn't match Pod's node affinity/selector, 2 Insufficient cpu."
         );
     }
@@ -122,7 +145,28 @@ mod tests {
             ..Diagnosis::default()
         };
         assert_eq!(
-            fit_error_message(2, &d),
+            fit_error_message(2, &d, KubernetesVersion::NEWEST),
+            "0/2 nodes are available: pod affinity terms conflict."
+        );
+        // Before 1.28 every node's copy of the rejection is counted too; 1.25 has no
+        // PreFilter part at all.
+        let d = Diagnosis {
+            absent: Some(Status::new(
+                Code::Unschedulable,
+                "pod affinity terms conflict",
+            )),
+            ..d
+        };
+        assert_eq!(
+            fit_error_message(2, &d, v(27)),
+            "0/2 nodes are available: pod affinity terms conflict. 2 pod affinity terms conflict."
+        );
+        assert_eq!(
+            fit_error_message(2, &d, v(25)),
+            "0/2 nodes are available: 2 pod affinity terms conflict."
+        );
+        assert_eq!(
+            fit_error_message(2, &d, v(28)),
             "0/2 nodes are available: pod affinity terms conflict."
         );
     }
@@ -138,7 +182,7 @@ mod tests {
             pre_filter_msg: None,
         };
         assert_eq!(
-            fit_error_message(4, &d),
+            filter_histogram_message(4, &d),
             "0/4 nodes are available: 1 x, 3 node(s) didn't satisfy plugin(s) [NodeAffinity]."
         );
     }
@@ -153,9 +197,10 @@ mod tests {
         let post =
             "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.";
         for (minor, want) in [
-            (25, format!("{base} {post}.")),
-            (27, format!("{base} {post}.")),
-            (28, format!("{base} {post}")),
+            (25, format!("{base} {post}")),
+            (26, format!("{base} {post}.")),
+            (28, format!("{base} {post}.")),
+            (29, format!("{base} {post}")),
             (38, format!("{base} {post}")),
         ] {
             let mut message = base.to_string();

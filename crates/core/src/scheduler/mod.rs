@@ -72,14 +72,34 @@ pub enum ScheduleResult {
     Error(Status),
 }
 
+/// A PostFilter plugin the scheduler runs after a failed Filter, in profile order.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum PostFilter {
+    /// DynamicResources: deallocates a claim to make room; for a pod without claims it
+    /// rejects with `no new claims to deallocate`.
+    DynamicResources,
+    /// DefaultPreemption.
+    DefaultPreemption,
+}
+
+impl PostFilter {
+    fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "DynamicResources" => Some(Self::DynamicResources),
+            "DefaultPreemption" => Some(Self::DefaultPreemption),
+            _ => None,
+        }
+    }
+}
+
 /// The scheduler: every profile of the configuration, the scheduling queue, the pods
 /// nominated by preemption, the rotating start index and the tie-break generator. The
 /// snapshot (the scheduler's cache) is the caller's: the simulator and the live
 /// scheduler own it and hand it in.
 pub struct Scheduler {
     profiles: Vec<Profile>,
-    /// Per profile: DefaultPreemption is its PostFilter.
-    preemption_enabled: Vec<bool>,
+    /// Per profile: its PostFilter plugins, in the order they run.
+    post_filters: Vec<Vec<PostFilter>>,
     /// The profile of the cycle under way.
     current: usize,
     percentage_of_nodes_to_score: i32,
@@ -177,12 +197,13 @@ impl Scheduler {
             }
             profiles.push(profile);
         }
-        let preemption_enabled = profiles
+        let post_filters = profiles
             .iter()
             .map(|p| {
                 p.enabled(crate::plugins::registry::Point::PostFilter)
                     .iter()
-                    .any(|(n, _)| n == "DefaultPreemption")
+                    .filter_map(|(n, _)| PostFilter::from_name(n))
+                    .collect()
             })
             .collect();
         let preemption_limits = configured
@@ -204,7 +225,7 @@ impl Scheduler {
         });
         Ok(Self {
             profiles,
-            preemption_enabled,
+            post_filters,
             preemption_limits,
             current: 0,
             nomination: None,
@@ -369,38 +390,56 @@ impl Scheduler {
     ) -> Cycle {
         self.current = self.profile_index(&pod.scheduler_name).unwrap_or(0);
         let mut c = self.filter_and_score(snapshot, pod, nominated, record);
-        if self.preemption_enabled[self.current]
-            && !c.gated
-            && let ScheduleResult::Unschedulable { message, .. } = &mut c.result
-        {
-            let failed = preemption::Failed {
-                state: &c.state,
-                statuses: &c.statuses,
-                absent: c.diagnosis.absent.as_ref(),
-                nominator: &self.nominator,
-                nominated,
-            };
-            match preemption::preempt(
-                &self.profiles[self.current],
-                snapshot,
-                pod,
-                &failed,
-                self.preemption_limits[self.current],
-                &mut self.rng,
-            ) {
-                Ok(p) => {
-                    if self.release.preemption_success_message() {
-                        let found = p.placement_message(snapshot);
-                        fit_error::append_post_filter(message, &found, self.release);
-                    }
-                    c.preemption = Some(p);
+        if c.gated {
+            return c;
+        }
+        let ScheduleResult::Unschedulable { message, .. } = &mut c.result else {
+            return c;
+        };
+        // RunPostFilterPlugins: each plugin that rejects adds its reasons, until one
+        // succeeds; the reasons are joined with ", " after the FitError message.
+        let mut reasons: Vec<String> = Vec::new();
+        for post_filter in &self.post_filters[self.current] {
+            match post_filter {
+                PostFilter::DynamicResources => {
+                    // No pod here carries claims the engine allocates, so there is
+                    // never one to deallocate.
+                    reasons.push("no new claims to deallocate".to_string());
                 }
-                Err(not) => {
-                    fit_error::append_post_filter(message, &not.message, self.release);
-                    c.clears_nomination = not.clears_nomination;
+                PostFilter::DefaultPreemption => {
+                    let failed = preemption::Failed {
+                        state: &c.state,
+                        statuses: &c.statuses,
+                        absent: c.diagnosis.absent.as_ref(),
+                        nominator: &self.nominator,
+                        nominated,
+                    };
+                    match preemption::preempt(
+                        &self.profiles[self.current],
+                        snapshot,
+                        pod,
+                        &failed,
+                        self.preemption_limits[self.current],
+                        &mut self.rng,
+                    ) {
+                        Ok(p) => {
+                            // A success ends PostFilter with its own status only.
+                            if self.release.preemption_success_message() {
+                                let found = p.placement_message(snapshot);
+                                fit_error::append_post_filter(message, &found, self.release);
+                            }
+                            c.preemption = Some(p);
+                            return c;
+                        }
+                        Err(not) => {
+                            reasons.push(not.message);
+                            c.clears_nomination = not.clears_nomination;
+                        }
+                    }
                 }
             }
         }
+        fit_error::append_post_filter(message, &reasons.join(", "), self.release);
         c
     }
 
@@ -453,15 +492,16 @@ impl Scheduler {
                 return c;
             }
             c.diagnosis.pre_filter_msg = Some(pre.status.reasons().join(", "));
+            // Every node carries the rejection (what older releases' messages count).
+            c.diagnosis.absent = Some(pre.status.clone());
             c.result = ScheduleResult::Unschedulable {
-                message: fit_error_message(all, &c.diagnosis),
+                message: fit_error_message(all, &c.diagnosis, self.release),
                 node_statuses: snapshot
                     .nodes()
                     .iter()
                     .map(|n| (n.id, pre.status.clone()))
                     .collect(),
             };
-            c.diagnosis.absent = Some(pre.status);
             return c;
         }
         if let Some(n) = nominated.filter(|n| n.index() < all) {
@@ -627,7 +667,7 @@ impl Scheduler {
                     .map(|(n, s)| (n.id, s.unwrap_or_else(|| absent.clone())))
                     .collect();
                 ScheduleResult::Unschedulable {
-                    message: fit_error_message(all, &c.diagnosis),
+                    message: fit_error_message(all, &c.diagnosis, self.release),
                     node_statuses,
                 }
             }

@@ -4,7 +4,7 @@
 //! nominate it. Victims whose eviction would break a PodDisruptionBudget are reprieved
 //! first, and the node with the fewest such violations wins.
 
-use super::fit_error::{Diagnosis, fit_error_message};
+use super::fit_error::{Diagnosis, filter_histogram_message};
 use super::nominator::{self, Nominator};
 use crate::api::Pod;
 use crate::config::{DefaultPreemptionArgs, ProfileConfig};
@@ -451,7 +451,7 @@ pub(super) fn preempt(
             absent: not_helpful,
             ..Diagnosis::default()
         };
-        return Err(none_fits(fit_error_message(all, &d)));
+        return Err(none_fits(filter_histogram_message(all, &d)));
     }
     let offset = rng.below(potential.len());
     let wanted = limits.num_candidates(potential.len());
@@ -488,7 +488,7 @@ pub(super) fn preempt(
                 absent: not_helpful,
                 pre_filter_msg: None,
             };
-            Err(none_fits(fit_error_message(all, &d)))
+            Err(none_fits(filter_histogram_message(all, &d)))
         }
     }
 }

@@ -67,6 +67,38 @@ impl PodValidationOptions {
         }
     }
 
+    /// The options the API server uses on update (`GetValidationOptionsFromPodSpecAndMeta`
+    /// with an old pod): the gates as given, and the ratcheting flags read from the old
+    /// pod's constraints, so an update keeps what the server once accepted.
+    pub fn update(
+        match_label_keys_gate: bool,
+        selector_merge_gate: bool,
+        old: &[TopologySpreadConstraint],
+    ) -> Self {
+        let root = FieldPath::root();
+        let keys = |c: &TopologySpreadConstraint| c.match_label_keys.clone().unwrap_or_default();
+        Self {
+            allow_match_label_keys_in_pod_topology_spread: match_label_keys_gate,
+            allow_match_label_keys_in_pod_topology_spread_selector_merge: selector_merge_gate,
+            old_pod_violates_match_label_keys_validation: old.iter().any(|c| {
+                !validate_match_label_keys_merged(&root, &keys(c), c.label_selector.as_ref())
+                    .is_empty()
+            }),
+            old_pod_violates_legacy_match_label_keys_validation: old.iter().any(|c| {
+                !validate_match_label_keys_legacy(&root, &keys(c), c.label_selector.as_ref())
+                    .is_empty()
+            }),
+            allow_invalid_topology_spread_constraint_label_selector: old.iter().any(|c| {
+                !validate_label_selector(
+                    c.label_selector.as_ref(),
+                    LabelSelectorValidationOptions::default(),
+                    &root,
+                )
+                .is_empty()
+            }),
+        }
+    }
+
     /// Whether check 8 uses the new `ValidateMatchLabelKeysAndMismatchLabelKeys` rather
     /// than the legacy `ValidateMatchLabelKeysInTopologySpread` (RULES.md §1, table).
     pub(crate) fn uses_merged_match_label_keys_check(&self) -> bool {

@@ -12,7 +12,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use topospread::api::quantity::Quantity;
 use topospread::validation::{FieldError, FieldPath, is_dns1123_subdomain, validate_labels};
 
-use super::objects::{ApiServerFeatures, PodSpecRef, validate_spec_create};
+use super::objects::{
+    ApiServerFeatures, PodSpecRef, is_stored, validate_spec_create, validate_spec_stored,
+};
 use crate::load::{CompactPod, Loaded, Object, Source, escape_control};
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 
@@ -326,7 +328,11 @@ fn validate_spec(object: &Object, features: &ApiServerFeatures) -> Vec<FieldErro
     }
     if let Some((pod_spec, is_pod)) = pod_spec_of(object) {
         errs.extend(validate_resources(pod_spec.spec, &pod_spec.path));
-        errs.extend(validate_spec_create(&pod_spec, is_pod, features));
+        if object.metadata().is_some_and(is_stored) {
+            errs.extend(validate_spec_stored(&pod_spec, features));
+        } else {
+            errs.extend(validate_spec_create(&pod_spec, is_pod, features));
+        }
     }
     errs
 }

@@ -56,16 +56,15 @@ pub fn pod_topology_spread_args(
 }
 
 /// Validates a `KubeSchedulerConfiguration` document exactly as `--config` reads it
-/// ([`check_configuration`](topospread::framework::check_configuration)): `Err` when it
-/// cannot be decoded (wrong apiVersion or kind, an unknown field, a type error);
-/// otherwise the start-up errors (empty: kube-scheduler would start with it).
+/// ([`check_configuration`](topospread::framework::check_configuration)) in the release
+/// and gates `features` give: `Err` when it cannot be decoded (wrong apiVersion or kind,
+/// an unknown field, a type error); otherwise the start-up errors (empty: that
+/// kube-scheduler would start with it).
 pub fn validate_scheduler_configuration(
     config: &Value,
+    features: topospread::features::Features,
 ) -> Result<Vec<FieldError>, ConfigDecodeError> {
-    match topospread::framework::check_configuration(
-        config,
-        topospread::features::Features::default(),
-    ) {
+    match topospread::framework::check_configuration(config, features) {
         Ok(_) => Ok(Vec::new()),
         Err(e) => match e.field_errors() {
             Some(errors) => Ok(errors),
@@ -119,6 +118,10 @@ fn decode_error(args: &FieldPath, e: LoadError) -> ConfigDecodeError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn validate_newest(config: &Value) -> Result<Vec<FieldError>, ConfigDecodeError> {
+        validate_scheduler_configuration(config, Default::default())
+    }
     use serde_json::json;
 
     fn config(args: Value) -> Value {
@@ -137,7 +140,7 @@ mod tests {
 
     #[test]
     fn errors_are_prefixed_with_the_args_path() {
-        let errs = validate_scheduler_configuration(&config(json!({
+        let errs = validate_newest(&config(json!({
             "defaultingType": "List",
             "defaultConstraints": [{"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}]
         })))
@@ -154,47 +157,42 @@ mod tests {
     #[test]
     fn valid_and_absent_args() {
         assert_eq!(
-            validate_scheduler_configuration(&config(json!({"defaultingType": "System"}))),
+            validate_newest(&config(json!({"defaultingType": "System"}))),
             Ok(Vec::new())
         );
         assert_eq!(
-            validate_scheduler_configuration(&json!({
+            validate_newest(&json!({
                 "apiVersion": "kubescheduler.config.k8s.io/v1",
                 "kind": "KubeSchedulerConfiguration"
             })),
             Ok(Vec::new())
         );
-        assert_eq!(
-            validate_scheduler_configuration(&config(Value::Null)),
-            Ok(Vec::new())
-        );
+        assert_eq!(validate_newest(&config(Value::Null)), Ok(Vec::new()));
     }
 
     #[test]
     fn undecodable_args_name_the_field() {
-        let e = validate_scheduler_configuration(&config(
-            json!({"defaultConstraints": [{"maxSkew": "x"}]}),
-        ))
-        .expect_err("type error");
+        let e = validate_newest(&config(json!({"defaultConstraints": [{"maxSkew": "x"}]})))
+            .expect_err("type error");
         assert!(
             e.field
                 .starts_with("profiles[1].pluginConfig[1].args.defaultConstraints[0].maxSkew"),
             "{e}"
         );
-        let e = validate_scheduler_configuration(&config(json!({"defaultingTyp": "List"})))
-            .expect_err("unknown field");
+        let e =
+            validate_newest(&config(json!({"defaultingTyp": "List"}))).expect_err("unknown field");
         assert_eq!(
             e.to_string(),
             "profiles[1].pluginConfig[1].args.defaultingTyp: unknown field"
         );
-        let e = validate_scheduler_configuration(&json!({
+        let e = validate_newest(&json!({
             "apiVersion": "kubescheduler.config.k8s.io/v1",
             "kind": "KubeSchedulerConfiguration",
             "profiles": 3
         }))
         .expect_err("not a list");
         assert_eq!(e.field, "profiles");
-        let e = validate_scheduler_configuration(&json!({
+        let e = validate_newest(&json!({
             "apiVersion": "kubescheduler.config.k8s.io/v1beta3",
             "kind": "KubeSchedulerConfiguration"
         }))

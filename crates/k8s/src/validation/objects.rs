@@ -296,6 +296,9 @@ pub fn validate_workload_create(
     let Some(pod_spec) = workload.pod_spec() else {
         return Vec::new();
     };
+    if is_stored(workload.metadata()) {
+        return validate_spec_stored(&pod_spec, features);
+    }
     let is_pod = matches!(workload, Workload::Pod(_));
     validate_spec_create(&pod_spec, is_pod, features)
 }
@@ -312,6 +315,37 @@ pub fn template_pods_create(workload: &Workload, features: &ApiServerFeatures) -
         return Vec::new();
     };
     validate_spec_create(&pod_spec, true, features)
+}
+
+/// Whether the object is one an API server stored (it has a `uid`, a
+/// `resourceVersion` or a `creationTimestamp`, which only the server sets), rather than
+/// a manifest meant for creation.
+pub(crate) fn is_stored(meta: &ObjectMeta) -> bool {
+    meta.uid.is_some() || meta.resource_version.is_some() || meta.creation_timestamp.is_some()
+}
+
+/// The topology spread checks of an object the API server already stores: no create-time
+/// mutation (it happened when the server created it, under that server's gates), and
+/// the update-time options with the object as its own old version, so whatever the
+/// server accepted then (selectors it merged from `matchLabelKeys` from 1.34, or not
+/// before) reads as accepted under any release.
+pub(crate) fn validate_spec_stored(
+    pod_spec: &PodSpecRef<'_>,
+    features: &ApiServerFeatures,
+) -> Vec<FieldError> {
+    let Some(constraints) = pod_spec.spec.topology_spread_constraints.as_deref() else {
+        return Vec::new();
+    };
+    let options = PodValidationOptions::update(
+        features.match_label_keys_in_pod_topology_spread,
+        features.match_label_keys_in_pod_topology_spread_selector_merge,
+        constraints,
+    );
+    validate_topology_spread_constraints(
+        constraints,
+        &pod_spec.path.child("topologySpreadConstraints"),
+        &options,
+    )
 }
 
 /// [`validate_workload_create`] on a borrowed spec: `merge` for a Pod's own spec.

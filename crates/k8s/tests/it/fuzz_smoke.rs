@@ -33,7 +33,7 @@ fn pipeline(text: &str) {
     let mut workloads = Vec::new();
     for loaded in &manifests.objects {
         if let Object::SchedulerConfiguration(config) = &loaded.object
-            && let Ok(errors) = validate_scheduler_configuration(config)
+            && let Ok(errors) = validate_scheduler_configuration(config, Default::default())
         {
             let _ = aggregate_message(&errors);
         }

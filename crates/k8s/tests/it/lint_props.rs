@@ -257,7 +257,7 @@ proptest! {
         let mut workloads = Vec::new();
         for l in &manifests.objects {
             if let Object::SchedulerConfiguration(c) = &l.object {
-                for e in validate_scheduler_configuration(c).unwrap_or_default() {
+                for e in validate_scheduler_configuration(c, Default::default()).unwrap_or_default() {
                     prop_assert!(e.field.starts_with("profiles[0].pluginConfig[0].args."), "{e}");
                 }
             }

@@ -53,3 +53,30 @@ pub(crate) fn balanced_score(amounts: impl Iterator<Item = (i64, i64)>) -> i64 {
     };
     ((1.0 - std) * MAX_NODE_SCORE as f64) as i64
 }
+
+/// The score from 1.36 on (kubernetes PR 135573): how the pod changes the node's
+/// balance. `with` and `without` are [`balanced_score`]s of the node with and without
+/// the pod; no change scores 75, the best improvement 100, the worst 50.
+#[inline]
+pub(crate) fn balance_change_score(with: i64, without: i64) -> i64 {
+    let half = MAX_NODE_SCORE / 2;
+    half + (half + with - without).div_euclid(2)
+}
+
+/// The `(requested, allocatable)` amounts without the pod's own requests: the node's
+/// balance before the pod, over the same resources.
+#[inline]
+pub(crate) fn without_pod(
+    amounts: impl Iterator<Item = (i64, i64)>,
+    pod_requests: &[i64],
+) -> impl Iterator<Item = (i64, i64)> {
+    amounts
+        .zip(pod_requests.iter().copied().chain(std::iter::repeat(0)))
+        .map(|((req, alloc), pod)| {
+            if alloc == 0 {
+                (0, 0)
+            } else {
+                (req.wrapping_sub(pod), alloc)
+            }
+        })
+}

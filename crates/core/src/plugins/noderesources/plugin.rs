@@ -1,7 +1,9 @@
 //! The NodeResourcesFit and NodeResourcesBalancedAllocation plugins: thin wrappers that
 //! read the node's incrementally kept sums and call this module's arithmetic.
 
-use super::balanced_allocation::{balanced_score, balanced_score_of_two};
+use super::balanced_allocation::{
+    balance_change_score, balanced_score, balanced_score_of_two, without_pod,
+};
 use super::fit::{IgnoredResources, fits, insufficient_resources, is_unresolvable};
 use super::least_allocated::{least_allocated_of_two, least_requested_score};
 use super::most_allocated::most_requested_score;
@@ -352,6 +354,9 @@ pub struct BalancedAllocation {
     /// A pod that requests nothing is skipped at PreScore (from 1.33,
     /// [`KubernetesVersion::balanced_allocation_skips_best_effort`]).
     skip_best_effort: bool,
+    /// A node scores the change the pod makes to its balance (from 1.36,
+    /// [`KubernetesVersion::balanced_allocation_scores_change`]).
+    scores_change: bool,
     /// Scores kept across cycles, by the pod's requests (a node's score reads only them
     /// and the node).
     kept: NodeScoreCache<Vec<i64>>,
@@ -365,6 +370,7 @@ impl BalancedAllocation {
             cpu_memory: is_cpu_then_memory(&resources),
             resources,
             skip_best_effort: true,
+            scores_change: true,
             kept: NodeScoreCache::default(),
         })
     }
@@ -372,6 +378,7 @@ impl BalancedAllocation {
     /// The plugin as `release` runs it.
     pub(crate) fn for_release(mut self, release: KubernetesVersion) -> Self {
         self.skip_best_effort = release.balanced_allocation_skips_best_effort();
+        self.scores_change = release.balanced_allocation_scores_change();
         self
     }
 }
@@ -400,20 +407,44 @@ impl PreScorePlugin for BalancedAllocation {
 
 const BALANCED_PRE_SCORE_KEY: &str = "PreScoreNodeResourcesBalancedAllocation";
 
-/// BalancedAllocation's score over cpu then memory (a default profile).
+/// BalancedAllocation's balance over cpu then memory (a default profile), with and
+/// without the pod.
 #[inline]
-fn balanced_of_two(requests: &BalancedPreScoreState, node: &NodeInfo) -> i64 {
-    balanced_score_of_two(cpu_memory_amounts(&node_resources(node), &requests.0, true))
+fn cpu_memory_with_and_without(
+    requests: &BalancedPreScoreState,
+    node: &NodeInfo,
+) -> ([(i64, i64); 2], [(i64, i64); 2]) {
+    let with = cpu_memory_amounts(&node_resources(node), &requests.0, true);
+    let mut without = with;
+    for (pair, pod) in without.iter_mut().zip(requests.0.iter()) {
+        if pair.1 != 0 {
+            pair.0 = pair.0.wrapping_sub(*pod);
+        }
+    }
+    (with, without)
 }
 
 impl BalancedAllocation {
-    /// The node's balance score, given the pod's requests.
+    /// The node's score, given the pod's requests.
     fn node_score(&self, requests: &BalancedPreScoreState, node: &NodeInfo) -> i64 {
         if self.cpu_memory {
-            balanced_of_two(requests, node)
+            let (with, without) = cpu_memory_with_and_without(requests, node);
+            let after = balanced_score_of_two(with);
+            if self.scores_change {
+                balance_change_score(after, balanced_score_of_two(without))
+            } else {
+                after
+            }
         } else {
             let view = node_resources(node);
-            balanced_score(resource_amounts(&view, &self.resources, &requests.0, true))
+            let amounts = || resource_amounts(&view, &self.resources, &requests.0, true);
+            let after = balanced_score(amounts());
+            if self.scores_change {
+                let before = balanced_score(without_pod(amounts(), &requests.0));
+                balance_change_score(after, before)
+            } else {
+                after
+            }
         }
     }
 }
@@ -442,10 +473,16 @@ impl ScorePlugin for BalancedAllocation {
         if self.cpu_memory {
             // The default profile's loop: cpu and memory read straight from the node, and
             // the divisions skipped for a node whose amounts equal the last node's.
-            let mut last = Memo::default();
+            let (mut last, mut last_without) = (Memo::default(), Memo::default());
+            let scores_change = self.scores_change;
             self.kept.score_nodes(snapshot, &s.0, nodes, out, |node| {
-                let amounts = cpu_memory_amounts(&node_resources(node), &s.0, true);
-                last.get(amounts, balanced_score_of_two)
+                let (with, without) = cpu_memory_with_and_without(s, node);
+                let after = last.get(with, balanced_score_of_two);
+                if scores_change {
+                    balance_change_score(after, last_without.get(without, balanced_score_of_two))
+                } else {
+                    after
+                }
             });
         } else {
             self.kept
