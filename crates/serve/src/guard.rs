@@ -11,6 +11,7 @@
 //! period, and only while this replica holds the guard's own Lease when elected.
 
 use std::collections::HashMap;
+use std::io::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -227,7 +228,9 @@ impl Guard {
                     continue;
                 }
                 if self.options.dry_run {
-                    println!(
+                    // Written, not printed: a closed stdout must not stop the guard.
+                    let _ = writeln!(
+                        std::io::stdout(),
                         "kubectl patch pod {} -n {} --type merge -p '{}'",
                         patch.pod,
                         patch.namespace,

@@ -53,7 +53,7 @@ pub use leader::{
 };
 pub use lean::Lean;
 pub use limit::{ClientLimits, client_over};
-pub use metrics::{GuardSkewLabels, Metrics};
+pub use metrics::{GuardSkewLabels, LogCounter, Metrics, log_lines_dropped};
 pub use release::{ReleaseChoice, ReleaseSource, ServerRelease, choose_release, server_release};
 pub use scheduling::{CacheView, DEFAULT_SKEW_TOP};
 pub use tls::{TlsConfig, host_name};

@@ -48,7 +48,7 @@ pub(crate) fn cluster_context(ctx: &JobContext, args: &LiveArgs) -> Result<JobCo
         )
     })?;
     let gates = ctx.gates().for_release(choice.version)?;
-    eprintln!("note: {choice}");
+    stderr!("note: {choice}");
     Ok(ctx.clone().with_gates(gates, false))
 }
 

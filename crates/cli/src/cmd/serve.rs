@@ -9,7 +9,7 @@
 //! behind a TokenReview and a SubjectAccessReview; `--insecure-serving` and
 //! `--skip-delegated-auth` are for local use.
 
-use crate::cli::{LogFormat, SecureServingArgs, ServeArgs};
+use crate::cli::{SecureServingArgs, ServeArgs};
 use anyhow::{Context as _, Result};
 use std::process::ExitCode;
 use topospread_jobs::Context;
@@ -19,25 +19,13 @@ use tracing::{error, info, warn};
 
 /// Runs the scheduler.
 pub(crate) fn run(ctx: &Context, args: &ServeArgs) -> Result<ExitCode> {
-    init_logs(args.log_format);
+    crate::cmd::logs::init(args.log_format);
     let setup = topospread_jobs::config::load(ctx, Some(&args.config), &Input::default())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
     runtime.block_on(serve(ctx, args, setup))
-}
-
-pub(crate) fn init_logs(format: LogFormat) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    let _ = match format {
-        LogFormat::Json => builder.json().flatten_event(true).try_init(),
-        LogFormat::Text => builder.try_init(),
-    };
 }
 
 async fn serve(ctx: &Context, args: &ServeArgs, setup: SchedulerSetup) -> Result<ExitCode> {
@@ -158,7 +146,7 @@ async fn serve(ctx: &Context, args: &ServeArgs, setup: SchedulerSetup) -> Result
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(e) => {
             error!(error = %e, "stopped");
-            eprintln!("error: {e}");
+            stderr!("error: {e}");
             Ok(ExitCode::from(1))
         }
     }
