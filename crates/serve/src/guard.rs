@@ -489,14 +489,9 @@ pub async fn serve_endpoints(
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|source| crate::Error::Listen { addr, source })?;
-    let app = crate::http::guarded(
-        crate::http::router(
-            metrics,
-            Arc::new(std::sync::atomic::AtomicBool::new(true)),
-            leadership,
-        ),
-        serving.delegation,
-    );
+    let readiness = crate::http::Readiness::default();
+    readiness.follow(leadership);
+    let app = crate::http::guarded(crate::http::router(metrics, readiness), serving.delegation);
     Ok(tokio::spawn(crate::http::serve(listener, app, serving.tls)))
 }
 

@@ -82,13 +82,14 @@ async fn serve(ctx: &Context, args: &ServeArgs, setup: SchedulerSetup) -> Result
     } else {
         info!("client rate limit: none (qps < 0)");
     }
-    let (ctx, setup) = cluster_release(ctx, args, setup, &clients.scheduler, &server).await?;
-    let mut options = topospread_serve::Options::new(setup.config);
-    options.features = setup.features;
-    options.request_options = ctx.gates().request_options();
+    // SIGTERM/SIGINT from here on stop it with exit 0, whatever it is waiting for.
+    let (signalled_tx, mut signalled) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        signalled_tx.send_replace(true);
+    });
     let listen = listen_address(&args.serving, SERVE_PORT);
-    options.listen = listen;
-    options.serving = serving(
+    let serving = serving(
         &args.serving,
         tls,
         kubeconfig,
@@ -96,21 +97,49 @@ async fn serve(ctx: &Context, args: &ServeArgs, setup: SchedulerSetup) -> Result
         "serve",
     )
     .await?;
-    options.allow_kube_scheduler_lease = args.allow_kube_scheduler_lease;
-    options.skew_metrics_top = args.skew_metrics_top;
-    let profiles: Vec<String> = options
+    let identity = topospread_serve::default_identity();
+    let profiles: Vec<String> = setup
         .config
         .profiles
         .iter()
         .map(|p| p.scheduler_name().to_string())
         .collect();
-    let scheme = if options.serving.tls.is_some() {
+    let scheme = if serving.tls.is_some() {
         "https"
     } else {
         "http"
     };
-    let listen = listen.map_or_else(|| "nowhere".to_string(), |a| format!("{scheme}://{a}"));
-    info!(config = %setup.origin, ?profiles, %listen, identity = %options.identity, "starting");
+    let shown = listen.map_or_else(|| "nowhere".to_string(), |a| format!("{scheme}://{a}"));
+    info!(config = %setup.origin, ?profiles, listen = %shown, %identity, "starting");
+    // The health server first, as kube-scheduler's: /healthz answers and /readyz says
+    // what is waited for while the API server does not answer.
+    let endpoints = match listen {
+        Some(addr) => Some(topospread_serve::Endpoints::start(
+            addr,
+            &serving,
+            std::sync::Arc::new(topospread_serve::Metrics::new()),
+            topospread_serve::Readiness::waiting("waiting for the API server's release (/version)"),
+        )?),
+        None => None,
+    };
+    let readiness = endpoints
+        .as_ref()
+        .map_or_else(Default::default, |e| e.readiness().clone());
+    let (ctx, setup) = tokio::select! {
+        released = cluster_release(ctx, args, setup, &clients.scheduler, &server, &readiness) => released?,
+        _ = signalled.wait_for(|s| *s) => {
+            info!("signal received before the API server answered: stopping");
+            return Ok(ExitCode::SUCCESS);
+        }
+    };
+    let mut options = topospread_serve::Options::new(setup.config);
+    options.features = setup.features;
+    options.request_options = ctx.gates().request_options();
+    options.listen = listen;
+    options.serving = serving;
+    options.identity = identity;
+    options.allow_kube_scheduler_lease = args.allow_kube_scheduler_lease;
+    options.skew_metrics_top = args.skew_metrics_top;
     let guard = if args.guard {
         let mut guard_options = topospread_serve::GuardOptions::new(options.config.clone());
         guard_options.features = options.features;
@@ -122,7 +151,7 @@ async fn serve(ctx: &Context, args: &ServeArgs, setup: SchedulerSetup) -> Result
     } else {
         None
     };
-    let running = topospread_serve::start(clients.clone(), options)?;
+    let running = topospread_serve::start_with(clients.clone(), options, endpoints)?;
     let guard = guard.map(|(guard_options, lease)| {
         info!("starting the guard");
         topospread_serve::start_guard(
@@ -134,9 +163,10 @@ async fn serve(ctx: &Context, args: &ServeArgs, setup: SchedulerSetup) -> Result
     });
     let handle = running.handle().clone();
     tokio::spawn(async move {
-        wait_for_signal().await;
-        info!("signal received: stopping");
-        handle.shutdown();
+        if signalled.wait_for(|s| *s).await.is_ok() {
+            info!("signal received: stopping");
+            handle.shutdown();
+        }
     });
     let stopped = running.wait().await;
     if let Some(g) = guard {
@@ -222,22 +252,31 @@ pub(crate) async fn serving(
 
 /// The release to behave as: the API server's unless `--kubernetes-version` is given,
 /// logged; the configuration is read again under that release's gates. Before any watch.
+/// The API server is asked until it answers (with back-off; `readiness` says so on
+/// `/readyz`), unless the flag chose the release already.
 async fn cluster_release(
     ctx: &Context,
     args: &ServeArgs,
     setup: SchedulerSetup,
     client: &kube::Client,
     server: &str,
+    readiness: &topospread_serve::Readiness,
 ) -> Result<(Context, SchedulerSetup)> {
     let given = ctx.version_given().then(|| ctx.gates().version());
-    let cluster = match topospread_serve::server_release(client, server).await {
-        Ok(r) => Some(r),
-        // The release is chosen already: the server's is only worth a mention.
-        Err(e) if given.is_some() => {
-            warn!(error = %e, "the API server's release is unknown");
-            None
+    let cluster = if given.is_some() {
+        match topospread_serve::server_release(client, server).await {
+            Ok(r) => Some(r),
+            // The release is chosen already: the server's is only worth a mention.
+            Err(e) => {
+                warn!(error = %e, "the API server's release is unknown");
+                None
+            }
         }
-        Err(e) => return Err(e.into()),
+    } else {
+        Some(
+            topospread_serve::wait_for_release(client, server, readiness, Default::default())
+                .await?,
+        )
     };
     let choice = topospread_serve::choose_release(
         cluster,
