@@ -1,7 +1,9 @@
 //! `topospread serve`: the live secondary scheduler. Reads the KubeSchedulerConfiguration
-//! as `validate` does, connects with the kubeconfig (or in-cluster config), asks the API
-//! server its release (`/version`) and behaves as it unless `--kubernetes-version` is
-//! given (an unmodelled release is refused, exit 2, unless forced), and runs
+//! as `validate` does, connects with the kubeconfig (or in-cluster config), starts the
+//! metrics and health server, asks the API server its release (`/version`, with back-off
+//! until it answers, `/readyz` saying so meanwhile) and behaves as it unless
+//! `--kubernetes-version` is given (an unmodelled release is refused, exit 2, unless
+//! forced), and runs
 //! topospread-serve until SIGTERM/SIGINT (exit 0 after a graceful stop) or until the
 //! lease is lost (exit 1, so the pod restarts). `/metrics` and the health endpoints are
 //! served as kube-scheduler's: HTTPS on `--bind-address`:`--secure-port` (a self-signed
