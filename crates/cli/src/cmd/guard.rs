@@ -209,7 +209,7 @@ const GUARD_PORT: u16 = 10260;
 fn live(ctx: &Context, args: &GuardArgs) -> Result<ExitCode> {
     use anyhow::Context as _;
     use std::sync::Arc;
-    crate::cmd::logs::init(crate::cli::LogFormat::Text);
+    crate::cmd::logs::init(args.log_format);
     let setup = topospread_jobs::config::load(
         ctx,
         args.config.as_deref(),

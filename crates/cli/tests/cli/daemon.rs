@@ -174,8 +174,9 @@ fn read_until(stderr: ChildStderr, until: &'static str) -> std::thread::JoinHand
     })
 }
 
-/// Logs to a pipe carry no terminal escape codes, for `serve` and `guard --live`; SIGTERM
-/// makes the guard release its Lease and exit 0.
+/// Logs to a pipe carry no terminal escape codes, for `serve` and `guard --live` (whose
+/// `--log-format json` gives one JSON object a line); SIGTERM makes the guard release its
+/// Lease and exit 0.
 #[test]
 fn logs_to_a_pipe_have_no_escape_codes() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -196,6 +197,8 @@ fn logs_to_a_pipe_have_no_escape_codes() {
             "127.0.0.1",
             "--secure-port",
             &free_port().to_string(),
+            "--log-format",
+            "json",
         ],
         "info",
     );
@@ -204,6 +207,9 @@ fn logs_to_a_pipe_have_no_escape_codes() {
         .unwrap();
     assert!(text.contains("acquired the lease"), "{text}");
     assert!(!text.contains('\x1b'), "{text:?}");
+    for line in text.lines() {
+        assert!(serde_json::from_str::<Value>(line).is_ok(), "{line}");
+    }
     assert_eq!(guard.terminate(), Some(0));
     let lease = fake
         .get("leases.coordination.k8s.io", "default", "topospread-guard")
