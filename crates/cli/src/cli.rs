@@ -74,6 +74,7 @@ pub(crate) struct GuardArgs {
             "live", "dry_run", "kubeconfig", "context", "no_leader_elect", "qps",
             "bind_address", "secure_port", "tls_cert_file", "tls_private_key_file",
             "insecure_serving", "skip_delegated_auth", "authorization_always_allow_paths",
+            "log_format",
         ]
     )]
     pub(crate) files: Vec<PathBuf>,
@@ -100,6 +101,9 @@ pub(crate) struct GuardArgs {
     /// Live: patches a second at most.
     #[arg(long, requires = "live", default_value_t = 5.0)]
     pub(crate) qps: f32,
+    /// Live: log format on stderr (as `serve --log-format`).
+    #[arg(long, requires = "live", value_enum, default_value_t = LogFormat::Text)]
+    pub(crate) log_format: LogFormat,
     /// A KubeSchedulerConfiguration file (its PodTopologySpread default constraints).
     #[arg(long)]
     pub(crate) config: Option<PathBuf>,

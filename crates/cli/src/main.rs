@@ -1,5 +1,14 @@
 //! The `topospread` command: Kubernetes pod topology spread over cluster snapshots.
 
+/// `eprintln!` that never panics: a stderr that cannot be written (a closed pipe, a full
+/// disk) loses the line, where `eprintln!` would panic and end the process.
+macro_rules! stderr {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod cli;
 mod cmd;
 
@@ -37,7 +46,7 @@ fn main() -> ExitCode {
             cli.recursive,
         )),
         Err(e) => {
-            eprintln!("error: {e}");
+            stderr!("error: {e}");
             return ExitCode::from(2);
         }
     };
@@ -52,7 +61,7 @@ fn main() -> ExitCode {
         Some(live) => match cmd::live::cluster_context(&ctx, live) {
             Ok(ctx) => ctx,
             Err(e) => {
-                eprintln!("error: {}", chain(&e));
+                stderr!("error: {}", chain(&e));
                 return ExitCode::from(2);
             }
         },
@@ -76,7 +85,7 @@ fn main() -> ExitCode {
             if is_broken_pipe(&e) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("error: {}", chain(&e));
+            stderr!("error: {}", chain(&e));
             ExitCode::from(2)
         }
     }

@@ -7,6 +7,9 @@
 mod admission;
 #[path = "cli/config.rs"]
 mod config;
+#[cfg(feature = "live")]
+#[path = "cli/daemon.rs"]
+mod daemon;
 #[path = "cli/explain.rs"]
 mod explain;
 #[path = "cli/guard.rs"]

@@ -57,6 +57,17 @@ pub(crate) enum ApiError {
         name: String,
         reason: String,
     },
+    /// 403 as RBAC refuses a request none of the user's roles allows.
+    #[error(
+        "{resource} is forbidden: User \"system:anonymous\" cannot {verb} resource \"{resource}\" in API group \"{api_group}\" {}",
+        scope(namespace)
+    )]
+    RbacForbidden {
+        resource: GroupResource,
+        verb: String,
+        api_group: String,
+        namespace: Option<String>,
+    },
     /// 400 for a request the server cannot parse.
     #[error("{message}")]
     BadRequest { message: String },
@@ -97,6 +108,14 @@ pub(crate) enum ApiError {
     Internal { message: String },
 }
 
+/// Where an RBAC refusal applies, as upstream words it.
+fn scope(namespace: &Option<String>) -> String {
+    match namespace {
+        Some(ns) => format!("in the namespace \"{ns}\""),
+        None => "at the cluster scope".to_string(),
+    }
+}
+
 /// `.group`, or nothing for the core group: upstream's qualified kind suffix.
 fn dotted(group: &str) -> String {
     if group.is_empty() {
@@ -120,7 +139,7 @@ impl ApiError {
             ApiError::NotFound { .. } | ApiError::NoRoute => 404,
             ApiError::AlreadyExists { .. } | ApiError::Conflict { .. } => 409,
             ApiError::BadRequest { .. } => 400,
-            ApiError::Forbidden { .. } => 403,
+            ApiError::Forbidden { .. } | ApiError::RbacForbidden { .. } => 403,
             ApiError::Invalid { .. } => 422,
             ApiError::MethodNotAllowed { .. } => 405,
             ApiError::Expired { .. } => 410,
@@ -138,7 +157,7 @@ impl ApiError {
             ApiError::AlreadyExists { .. } => "AlreadyExists",
             ApiError::Conflict { .. } => "Conflict",
             ApiError::BadRequest { .. } => "BadRequest",
-            ApiError::Forbidden { .. } => "Forbidden",
+            ApiError::Forbidden { .. } | ApiError::RbacForbidden { .. } => "Forbidden",
             ApiError::Invalid { .. } => "Invalid",
             ApiError::MethodNotAllowed { .. } => "MethodNotAllowed",
             ApiError::Expired { .. } => "Expired",

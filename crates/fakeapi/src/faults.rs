@@ -8,14 +8,26 @@ use crate::error::{ApiError, GroupResource};
 use crate::request::RequestInfo;
 use crate::util::Rng;
 
-/// A rule failing a fraction of matching requests: with 500 InternalError, or with 429
-/// and `Retry-After` when `retry_after` is set.
+/// A rule failing a fraction of matching requests with `answer`.
 #[derive(Debug, Clone, PartialEq)]
 struct ErrorRule {
     verb: Option<String>,
     resource: Option<String>,
     fraction: f64,
-    retry_after: Option<Duration>,
+    answer: Answer,
+}
+
+/// How an [`ErrorRule`] fails a request.
+#[derive(Debug, Clone, PartialEq)]
+enum Answer {
+    /// 500 InternalError.
+    Internal,
+    /// 429 with `Retry-After`.
+    Throttle(Duration),
+    /// 403 as RBAC refuses a request it does not allow.
+    Forbid,
+    /// 404 as a server that does not serve the resource (an older release).
+    NotServed,
 }
 
 /// The faults to inject, built with named methods and set on a running server
@@ -61,7 +73,32 @@ impl Faults {
             verb: verb.map(str::to_owned),
             resource: resource.map(str::to_owned),
             fraction,
-            retry_after: None,
+            answer: Answer::Internal,
+        });
+        self
+    }
+
+    /// Answers every request with this verb (`None`: any) on this resource (`pods`,
+    /// `limitranges`) with 403 Forbidden, worded as RBAC words a refusal, as for a user
+    /// whose roles do not grant it.
+    pub fn forbid(mut self, verb: Option<&str>, resource: &str) -> Self {
+        self.errors.push(ErrorRule {
+            verb: verb.map(str::to_owned),
+            resource: Some(resource.to_owned()),
+            fraction: 1.0,
+            answer: Answer::Forbid,
+        });
+        self
+    }
+
+    /// Answers every request on this resource with 404, as an API server of a release
+    /// that does not serve it.
+    pub fn not_served(mut self, resource: &str) -> Self {
+        self.errors.push(ErrorRule {
+            verb: None,
+            resource: Some(resource.to_owned()),
+            fraction: 1.0,
+            answer: Answer::NotServed,
         });
         self
     }
@@ -80,7 +117,7 @@ impl Faults {
             verb: verb.map(str::to_owned),
             resource: resource.map(str::to_owned),
             fraction,
-            retry_after: Some(retry_after),
+            answer: Answer::Throttle(retry_after),
         });
         self
     }
@@ -163,11 +200,25 @@ impl FaultState {
                 .as_deref()
                 .is_none_or(|r| resource.as_deref() == Some(r));
             if verb_ok && res_ok && self.rng.chance(rule.fraction) {
-                verdict.error = Some(match rule.retry_after {
-                    Some(after) => ApiError::Throttled {
+                verdict.error = Some(match rule.answer {
+                    Answer::Throttle(after) => ApiError::Throttled {
                         retry_after_seconds: after.as_secs().max(1),
                     },
-                    None => ApiError::Internal {
+                    Answer::Forbid => ApiError::RbacForbidden {
+                        resource: GroupResource {
+                            group: "",
+                            resource: resource.clone().unwrap_or_default(),
+                        },
+                        verb: info.verb.clone(),
+                        api_group: info
+                            .target
+                            .as_ref()
+                            .map(|t| t.group.clone())
+                            .unwrap_or_default(),
+                        namespace: info.target.as_ref().and_then(|t| t.namespace.clone()),
+                    },
+                    Answer::NotServed => ApiError::NoRoute,
+                    Answer::Internal => ApiError::Internal {
                         message: format!(
                             "injected fault on {} {}",
                             info.verb,

@@ -313,6 +313,19 @@ pub(crate) static RESOURCES: &[ResourceDef] = &[
         Some(&[])
     ),
     res!(
+        "",
+        "v1",
+        "resourcequotas",
+        "resourcequota",
+        "ResourceQuota",
+        true,
+        &["quota"],
+        &[],
+        STATUS,
+        true,
+        Some(&[])
+    ),
+    res!(
         "storage.k8s.io",
         "v1",
         "storageclasses",
@@ -563,6 +576,7 @@ mod tests {
             ),
             ("v1", "PersistentVolume", "persistentvolumes", false),
             ("v1", "LimitRange", "limitranges", true),
+            ("v1", "ResourceQuota", "resourcequotas", true),
             (
                 "storage.k8s.io/v1",
                 "StorageClass",

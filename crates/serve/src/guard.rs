@@ -11,6 +11,7 @@
 //! period, and only while this replica holds the guard's own Lease when elected.
 
 use std::collections::HashMap;
+use std::io::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -227,7 +228,9 @@ impl Guard {
                     continue;
                 }
                 if self.options.dry_run {
-                    println!(
+                    // Written, not printed: a closed stdout must not stop the guard.
+                    let _ = writeln!(
+                        std::io::stdout(),
                         "kubectl patch pod {} -n {} --type merge -p '{}'",
                         patch.pod,
                         patch.namespace,
@@ -486,14 +489,9 @@ pub async fn serve_endpoints(
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|source| crate::Error::Listen { addr, source })?;
-    let app = crate::http::guarded(
-        crate::http::router(
-            metrics,
-            Arc::new(std::sync::atomic::AtomicBool::new(true)),
-            leadership,
-        ),
-        serving.delegation,
-    );
+    let readiness = crate::http::Readiness::default();
+    readiness.follow(leadership);
+    let app = crate::http::guarded(crate::http::router(metrics, readiness), serving.delegation);
     Ok(tokio::spawn(crate::http::serve(listener, app, serving.tls)))
 }
 

@@ -2,8 +2,8 @@
 //! authentication and authorization as kube-scheduler's secure serving, or plain HTTP
 //! for local use.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
@@ -93,24 +93,78 @@ pub(crate) async fn serve(listener: TcpListener, app: Router, tls: Option<TlsCon
 #[derive(Clone)]
 struct Shared {
     metrics: Arc<Metrics>,
-    ready: Arc<AtomicBool>,
-    leadership: Leadership,
+    readiness: Readiness,
 }
 
-/// The router: `/metrics` (Prometheus text), `/healthz` (the process answers),
-/// `/readyz` (every watcher finished its first list, and the replica has not waited
-/// longer than a lease duration for a Lease someone else holds).
-pub fn router(metrics: Arc<Metrics>, ready: Arc<AtomicBool>, leadership: Leadership) -> Router {
+/// What `/readyz` waits for, shared between the endpoint and what starts up: the API
+/// server's release, the caches, and a Lease another holder keeps. The server starts
+/// first (as kube-scheduler's), so `/healthz` answers while the rest is retried.
+#[derive(Clone, Debug, Default)]
+pub struct Readiness {
+    inner: Arc<ReadinessState>,
+}
+
+#[derive(Debug, Default)]
+struct ReadinessState {
+    /// What is waited for, in words; `None`: nothing.
+    waiting: Mutex<Option<String>>,
+    /// The replica's leadership, once it has one.
+    leadership: Mutex<Option<Leadership>>,
+}
+
+impl Readiness {
+    /// Not ready, waiting for `what`.
+    pub fn waiting(what: impl Into<String>) -> Self {
+        let r = Self::default();
+        r.wait_for(what);
+        r
+    }
+
+    /// Not ready until [`Readiness::set_ready`]: waiting for `what` now.
+    pub fn wait_for(&self, what: impl Into<String>) {
+        *lock(&self.inner.waiting) = Some(what.into());
+    }
+
+    /// Nothing more to wait for (ready unless the leadership is blocked).
+    pub fn set_ready(&self) {
+        *lock(&self.inner.waiting) = None;
+    }
+
+    /// Also not ready while `leadership` waits longer than a lease duration for a Lease
+    /// another holder keeps.
+    pub fn follow(&self, leadership: Leadership) {
+        *lock(&self.inner.leadership) = Some(leadership);
+    }
+
+    /// Why it is not ready; `None` when it is.
+    pub fn not_ready(&self) -> Option<String> {
+        if let Some(what) = lock(&self.inner.waiting).clone() {
+            return Some(what);
+        }
+        let blocked = lock(&self.inner.leadership)
+            .as_ref()
+            .and_then(Leadership::blocked)?;
+        Some(format!(
+            "waited longer than leaseDuration for the lease {}, held by {}",
+            blocked.lease, blocked.holder
+        ))
+    }
+}
+
+/// A lock whose holder never panics while holding it; poisoning is ignored.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The router: `/metrics` (Prometheus text), `/healthz` and `/livez` (the process
+/// answers), `/readyz` (200 once `readiness` waits for nothing, else 503 naming what).
+pub fn router(metrics: Arc<Metrics>, readiness: Readiness) -> Router {
     Router::new()
         .route("/metrics", get(metrics_text))
         .route("/healthz", get(|| async { "ok" }))
         .route("/livez", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
-        .with_state(Shared {
-            metrics,
-            ready,
-            leadership,
-        })
+        .with_state(Shared { metrics, readiness })
 }
 
 async fn metrics_text(State(s): State<Shared>) -> impl IntoResponse {
@@ -124,20 +178,61 @@ async fn metrics_text(State(s): State<Shared>) -> impl IntoResponse {
 }
 
 async fn readyz(State(s): State<Shared>) -> impl IntoResponse {
-    if !s.ready.load(Ordering::SeqCst) {
-        return (
-            StatusCode::SERVICE_UNAVAILABLE,
-            "caches not synced: waiting for the initial lists".to_string(),
-        );
-    }
-    match s.leadership.blocked() {
-        Some(b) => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!(
-                "waited longer than leaseDuration for the lease {}, held by {}",
-                b.lease, b.holder
-            ),
-        ),
+    match s.readiness.not_ready() {
+        Some(why) => (StatusCode::SERVICE_UNAVAILABLE, why),
         None => (StatusCode::OK, "ok".to_string()),
+    }
+}
+
+/// The metrics and health server, listening: started before anything asks the API
+/// server, then handed to [`crate::start_with`] which keeps serving on it.
+#[derive(Debug)]
+pub struct Endpoints {
+    pub(crate) task: tokio::task::JoinHandle<String>,
+    pub(crate) addr: SocketAddr,
+    pub(crate) metrics: Arc<Metrics>,
+    pub(crate) readiness: Readiness,
+}
+
+impl Endpoints {
+    /// Binds `addr` and serves `metrics` and `readiness` there as `serving` says. Needs a
+    /// tokio runtime.
+    pub fn start(
+        addr: SocketAddr,
+        serving: &Serving,
+        metrics: Arc<Metrics>,
+        readiness: Readiness,
+    ) -> crate::Result<Self> {
+        let listen = |source| crate::Error::Listen { addr, source };
+        let std = std::net::TcpListener::bind(addr).map_err(listen)?;
+        std.set_nonblocking(true).map_err(listen)?;
+        let l = TcpListener::from_std(std).map_err(listen)?;
+        let bound = l.local_addr().unwrap_or(addr);
+        let app = guarded(
+            router(metrics.clone(), readiness.clone()),
+            serving.delegation.clone(),
+        );
+        let task = tokio::spawn(serve(l, app, serving.tls.clone()));
+        Ok(Self {
+            task,
+            addr: bound,
+            metrics,
+            readiness,
+        })
+    }
+
+    /// The address it listens on (the port chosen when port 0 was asked for).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// What `/readyz` reports.
+    pub fn readiness(&self) -> &Readiness {
+        &self.readiness
+    }
+
+    /// The metrics it serves.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
     }
 }

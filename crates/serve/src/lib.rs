@@ -45,7 +45,7 @@ pub use client::{ClientOptions, client, client_from_config, clients, user_agent}
 pub use clock::TokioClock;
 pub use error::{Error, Result, describe, describe_watch, status_line};
 pub use guard::{Guard, GuardOptions, GuardRunning, start_guard};
-pub use http::{Serving, guarded, router};
+pub use http::{Endpoints, Readiness, Serving, guarded, router};
 pub use leader::{
     Blocked, DEFAULT_LEASE_NAME, Elector, KUBE_SCHEDULER_LEASE, LeaderState, Leadership,
     LeaseConfig, SERVICE_ACCOUNT_NAMESPACE_FILE, default_identity, namespace_from,
@@ -53,15 +53,17 @@ pub use leader::{
 };
 pub use lean::Lean;
 pub use limit::{ClientLimits, client_over};
-pub use metrics::{GuardSkewLabels, Metrics};
-pub use release::{ReleaseChoice, ReleaseSource, ServerRelease, choose_release, server_release};
+pub use metrics::{GuardSkewLabels, LogCounter, Metrics, log_lines_dropped};
+pub use release::{
+    Backoff, ReleaseChoice, ReleaseSource, ServerRelease, choose_release, server_release,
+    wait_for_release,
+};
 pub use scheduling::{CacheView, DEFAULT_SKEW_TOP};
 pub use tls::{TlsConfig, host_name};
 pub use watch::POD_FIELD_SELECTOR;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::{mpsc, oneshot, watch as signal};
 use tokio::task::JoinHandle;
@@ -69,6 +71,9 @@ use topospread::{Features, Scheduler, SchedulerConfig, Snapshot};
 use tracing::{error, info};
 
 use scheduling::{Loop, Message, Stopped};
+
+/// What `/readyz` says until every watcher has finished its first list.
+const CACHES_NOT_SYNCED: &str = "caches not synced: waiting for the initial lists";
 
 /// `reportingController` of the events this scheduler records.
 pub const REPORTING_CONTROLLER: &str = "topospread";
@@ -153,7 +158,7 @@ impl std::fmt::Debug for Clients {
 #[derive(Clone, Debug)]
 pub struct Handle {
     stop: Arc<signal::Sender<bool>>,
-    ready: Arc<AtomicBool>,
+    readiness: Readiness,
     metrics: Arc<Metrics>,
     tx: mpsc::UnboundedSender<Message>,
     leadership: Leadership,
@@ -186,7 +191,7 @@ impl Handle {
     /// replica is not stuck waiting for a Lease another holder keeps (see
     /// [`Leadership::blocked`]).
     pub fn ready(&self) -> bool {
-        self.ready.load(Ordering::SeqCst) && self.leadership.blocked().is_none()
+        self.readiness.not_ready().is_none()
     }
 
     /// The metrics.
@@ -245,8 +250,29 @@ impl Running {
 }
 
 /// Starts the scheduler on a tokio runtime: watchers, the scheduling loop, the elector
-/// (when `leaderElection.leaderElect`), and the metrics and health listener.
+/// (when `leaderElection.leaderElect`), and the metrics and health listener on
+/// [`Options::listen`].
 pub fn start(clients: impl Into<Clients>, options: Options) -> Result<Running> {
+    let endpoints = match options.listen {
+        Some(addr) => Some(Endpoints::start(
+            addr,
+            &options.serving,
+            Arc::new(Metrics::new()),
+            Readiness::default(),
+        )?),
+        None => None,
+    };
+    start_with(clients, options, endpoints)
+}
+
+/// [`start`] on metrics and health endpoints already serving (started before the API
+/// server answered, so `/healthz` answers meanwhile), or none; [`Options::listen`] and
+/// [`Options::serving`] are then not read.
+pub fn start_with(
+    clients: impl Into<Clients>,
+    options: Options,
+    endpoints: Option<Endpoints>,
+) -> Result<Running> {
     let clients = clients.into();
     let client = clients.scheduler.clone();
     let mut snapshot = Snapshot::new();
@@ -273,32 +299,17 @@ pub fn start(clients: impl Into<Clients>, options: Options) -> Result<Running> {
     let leadership = elector
         .as_ref()
         .map_or_else(Leadership::always, Elector::leadership);
-    let metrics = Arc::new(Metrics::new());
-    let ready = Arc::new(AtomicBool::new(false));
+    let (metrics, readiness, listening, listener) = match endpoints {
+        Some(e) => (e.metrics, e.readiness, Some(e.addr), Some(e.task)),
+        None => (Arc::new(Metrics::new()), Readiness::default(), None, None),
+    };
+    readiness.wait_for(CACHES_NOT_SYNCED);
+    readiness.follow(leadership.clone());
     let (stop_tx, stop_rx) = signal::channel(false);
     let (tx, rx) = mpsc::unbounded_channel();
-    let mut listening = None;
-    let listener = match options.listen {
-        Some(addr) => {
-            let std = std::net::TcpListener::bind(addr)
-                .map_err(|source| Error::Listen { addr, source })?;
-            std.set_nonblocking(true)
-                .map_err(|source| Error::Listen { addr, source })?;
-            let l = tokio::net::TcpListener::from_std(std)
-                .map_err(|source| Error::Listen { addr, source })?;
-            listening = l.local_addr().ok();
-            let app = guarded(
-                router(metrics.clone(), ready.clone(), leadership.clone()),
-                options.serving.delegation.clone(),
-            );
-            let tls = options.serving.tls.clone();
-            Some(tokio::spawn(http::serve(l, app, tls)))
-        }
-        None => None,
-    };
     let handle = Handle {
         stop: Arc::new(stop_tx),
-        ready: ready.clone(),
+        readiness: readiness.clone(),
         metrics: metrics.clone(),
         tx: tx.clone(),
         leadership: leadership.clone(),
@@ -317,7 +328,7 @@ pub fn start(clients: impl Into<Clients>, options: Options) -> Result<Running> {
         writer,
         leadership,
         metrics,
-        ready,
+        readiness,
     );
     looped.skew_top = options.skew_metrics_top;
     let task = tokio::spawn(async move {

@@ -9,6 +9,20 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 use topospread::queue::PendingCounts;
 
+/// The counter type of [`log_lines_dropped`], for the log writer that counts into it.
+pub type LogCounter = Counter;
+
+/// Log lines the process could not write (stderr closed, disk full), process-wide: the
+/// log writer counts into it and every [`Metrics`] exports it.
+static LOG_LINES_DROPPED: std::sync::LazyLock<Counter> = std::sync::LazyLock::new(Counter::default);
+
+/// `topospread_log_lines_dropped_total`: the process's log writer counts a line it could
+/// not write here instead of failing, as klog drops and counts (a log collector
+/// restarting must not stop scheduling).
+pub fn log_lines_dropped() -> &'static Counter {
+    &LOG_LINES_DROPPED
+}
+
 /// `{result, profile}`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct AttemptLabels {
@@ -90,6 +104,8 @@ pub struct Metrics {
     /// `topospread_guard_predicted_skew{namespace,replicaset,topology_key,scale_in}`:
     /// the skew a scale-in by one or by half would leave, with the guard's costs.
     pub guard_predicted_skew: Family<GuardSkewLabels, Gauge>,
+    /// `topospread_log_lines_dropped_total`: the process-wide [`log_lines_dropped`].
+    pub log_lines_dropped: Counter,
 }
 
 impl Default for Metrics {
@@ -165,6 +181,12 @@ impl Metrics {
             "Per ReplicaSet and topology key: the skew a scale-in by one or by half would leave, with the guard's costs",
             guard_predicted_skew.clone(),
         );
+        let log_lines_dropped = LOG_LINES_DROPPED.clone();
+        registry.register(
+            "topospread_log_lines_dropped",
+            "Log lines dropped because stderr could not be written (closed pipe, full disk)",
+            log_lines_dropped.clone(),
+        );
         Self {
             registry,
             attempts,
@@ -177,6 +199,7 @@ impl Metrics {
             node_overcommits,
             guard_patches,
             guard_predicted_skew,
+            log_lines_dropped,
         }
     }
 

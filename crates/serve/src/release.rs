@@ -4,10 +4,14 @@
 //! otherwise. A release topospread does not model is refused unless forced.
 
 use std::fmt;
+use std::time::Duration;
+
+use tracing::{info, warn};
 
 use topospread::version::{KubernetesVersion, NEWEST_MINOR, OLDEST_MINOR};
 
 use crate::error::{Error, Result, describe};
+use crate::http::Readiness;
 
 /// What the API server says it runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,13 +51,84 @@ pub async fn server_release(client: &kube::Client, server: &str) -> Result<Serve
             server: server.to_string(),
             message: describe(&e),
         })?;
-    ServerRelease::from_info(&info).ok_or_else(|| Error::ServerVersion {
+    release_of(&info, server)
+}
+
+/// The release a `/version` answer names, or [`Error::ServerVersion`] saying why not.
+fn release_of(
+    info: &k8s_openapi::apimachinery::pkg::version::Info,
+    server: &str,
+) -> Result<ServerRelease> {
+    ServerRelease::from_info(info).ok_or_else(|| Error::ServerVersion {
         server: server.to_string(),
         message: format!(
             "major {:?}, minor {:?}, gitVersion {:?} is not a Kubernetes 1.x release",
             info.major, info.minor, info.git_version
         ),
     })
+}
+
+/// Exponential back-off between attempts: `first`, doubling, at most `max`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Backoff {
+    /// The first wait.
+    pub first: Duration,
+    /// The longest wait.
+    pub max: Duration,
+}
+
+impl Default for Backoff {
+    /// 1 s doubling to 30 s: a replica started during a control-plane upgrade asks
+    /// again soon, and a long outage costs one request every 30 s.
+    fn default() -> Self {
+        Self {
+            first: Duration::from_secs(1),
+            max: Duration::from_secs(30),
+        }
+    }
+}
+
+impl Backoff {
+    /// The wait after `delay`.
+    fn next(self, delay: Duration) -> Duration {
+        (delay * 2).min(self.max).max(self.first)
+    }
+}
+
+/// [`server_release`], asked again with `backoff` until the API server answers, as
+/// kube-scheduler keeps retrying a server that is not up yet instead of exiting:
+/// `readiness` says what is waited for (`/readyz` answers 503 with it) and each new
+/// error is logged once. An answer that names no Kubernetes 1.x release is an error.
+pub async fn wait_for_release(
+    client: &kube::Client,
+    server: &str,
+    readiness: &Readiness,
+    backoff: Backoff,
+) -> Result<ServerRelease> {
+    let mut delay = backoff.first;
+    let mut logged: Option<String> = None;
+    loop {
+        match client.apiserver_version().await {
+            Ok(info) => {
+                if logged.is_some() {
+                    info!(server, "the API server answers");
+                }
+                return release_of(&info, server);
+            }
+            Err(e) => {
+                let message = describe(&e);
+                if logged.as_deref() != Some(message.as_str()) {
+                    warn!(server, error = %message, "reading the API server's release (/version) failed; retrying with back-off");
+                    logged = Some(message.clone());
+                }
+                readiness.wait_for(format!(
+                    "waiting for the API server's release (/version): {message}"
+                ));
+                tokio::time::sleep(delay).await;
+                delay = backoff.next(delay);
+            }
+        }
+    }
 }
 
 /// Why a run behaves as the release it does.
@@ -169,6 +244,18 @@ mod tests {
             git_version: format!("v1.{minor}.0"),
             version: KubernetesVersion { minor },
         }
+    }
+
+    #[test]
+    fn the_backoff_doubles_up_to_its_cap() {
+        let b = Backoff::default();
+        let mut delay = b.first;
+        let mut seen = vec![delay.as_secs()];
+        for _ in 0..6 {
+            delay = b.next(delay);
+            seen.push(delay.as_secs());
+        }
+        assert_eq!(seen, [1, 2, 4, 8, 16, 30, 30]);
     }
 
     #[test]

@@ -7,7 +7,6 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use kube::runtime::events::EventType;
@@ -112,7 +111,7 @@ pub(crate) struct Loop {
     pub(crate) writer: Writer,
     pub(crate) leadership: Leadership,
     pub(crate) metrics: Arc<Metrics>,
-    pub(crate) ready: Arc<AtomicBool>,
+    pub(crate) readiness: crate::http::Readiness,
     pub(crate) in_flight: usize,
     pub(crate) binds: Arc<Semaphore>,
     pub(crate) events: Events,
@@ -174,7 +173,7 @@ impl Loop {
         writer: Writer,
         leadership: Leadership,
         metrics: Arc<Metrics>,
-        ready: Arc<AtomicBool>,
+        readiness: crate::http::Readiness,
     ) -> Self {
         Self {
             cache,
@@ -187,7 +186,7 @@ impl Loop {
             writer,
             leadership,
             metrics,
-            ready,
+            readiness,
             in_flight: 0,
             binds: Arc::new(Semaphore::new(MAX_IN_FLIGHT_BINDS)),
             events: Events {
@@ -376,7 +375,7 @@ impl Loop {
                 pods = self.cache.snapshot.pods().count(),
                 "caches synced"
             );
-            self.ready.store(true, Ordering::SeqCst);
+            self.readiness.set_ready();
             self.synced_at = Some(Instant::now());
         }
     }
@@ -667,7 +666,7 @@ impl Loop {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicUsize;
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     #[test]
     fn a_long_batch_leaves_the_other_tasks_running() {

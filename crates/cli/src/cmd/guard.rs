@@ -28,7 +28,7 @@ pub(crate) fn run(ctx: &Context, args: &GuardArgs) -> Result<ExitCode> {
     let report = topospread_jobs::guard::plan(ctx, &request)?;
     let plan = &report.plan;
     // Timing goes to stderr so stdout stays reproducible (as `rebalance` does).
-    eprintln!(
+    stderr!(
         "planned {} patches over {} replicasets in {} ms",
         plan.patches().count(),
         plan.replica_sets.len(),
@@ -42,7 +42,7 @@ pub(crate) fn run(ctx: &Context, args: &GuardArgs) -> Result<ExitCode> {
     std::io::stdout().lock().write_all(text.as_bytes())?;
     if args.output == OutputFormat::Yaml {
         for n in &plan.notes {
-            eprintln!("note: {n}");
+            stderr!("note: {n}");
         }
     }
     Ok(if report.violated_after_scale_in() {
@@ -209,7 +209,7 @@ const GUARD_PORT: u16 = 10260;
 fn live(ctx: &Context, args: &GuardArgs) -> Result<ExitCode> {
     use anyhow::Context as _;
     use std::sync::Arc;
-    crate::cmd::serve::init_logs(crate::cli::LogFormat::Text);
+    crate::cmd::logs::init(args.log_format);
     let setup = topospread_jobs::config::load(
         ctx,
         args.config.as_deref(),
@@ -282,13 +282,13 @@ fn live(ctx: &Context, args: &GuardArgs) -> Result<ExitCode> {
                 Ok(ExitCode::SUCCESS)
             }
             Ended::LeaseLost => {
-                eprintln!("error: the guard stopped: its Lease was lost");
+                stderr!("error: the guard stopped: its Lease was lost");
                 Ok(ExitCode::from(1))
             }
             Ended::ServerDied(why) => {
                 // The Lease is released before the process ends (the kubelet restarts it).
                 running.shutdown().await;
-                eprintln!("error: the metrics and health server stopped: {why}");
+                stderr!("error: the metrics and health server stopped: {why}");
                 Ok(ExitCode::from(1))
             }
         }

@@ -5,7 +5,7 @@ use anyhow::{Context, Result, anyhow};
 use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
 use k8s_openapi::api::core::v1::{
     LimitRange, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod,
-    ReplicationController, Service,
+    ReplicationController, ResourceQuota, Service,
 };
 use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
@@ -48,7 +48,7 @@ pub(crate) fn cluster_context(ctx: &JobContext, args: &LiveArgs) -> Result<JobCo
         )
     })?;
     let gates = ctx.gates().for_release(choice.version)?;
-    eprintln!("note: {choice}");
+    stderr!("note: {choice}");
     Ok(ctx.clone().with_gates(gates, false))
 }
 
@@ -69,57 +69,147 @@ async fn connect(args: &LiveArgs) -> Result<(Client, String), topospread_serve::
 /// informer), Services, ReplicaSets, StatefulSets, ReplicationControllers,
 /// PodDisruptionBudgets, PriorityClasses and Namespaces; the storage objects the volume
 /// plugins read (PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes);
-/// and what admission reads for the pods the files add (LimitRanges, RuntimeClasses).
+/// and what admission reads for the pods the files add (LimitRanges, ResourceQuotas,
+/// RuntimeClasses). A list of the kinds that only refine the answer that the server
+/// refuses (403) or does not serve (404) is a note on stderr, and the run goes on.
 pub(crate) fn list_cluster(args: &LiveArgs) -> Result<Vec<Loaded>> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("starting the client runtime")?;
-    runtime.block_on(list_all(args))
+    let (objects, notes) = runtime.block_on(list_all(args))?;
+    for n in notes {
+        stderr!("note: {n}");
+    }
+    Ok(objects)
 }
 
-async fn list_all(args: &LiveArgs) -> Result<Vec<Loaded>> {
+/// The listing under way: the objects so far and the notes on what could not be read.
+struct Listing<'a> {
+    client: &'a Client,
+    server: &'a str,
+    out: Vec<Loaded>,
+    notes: Vec<String>,
+}
+
+impl Listing<'_> {
+    /// A kind the answer needs: any failure ends the read.
+    async fn required<K>(&mut self, params: &ListParams, wrap: fn(Box<K>) -> Object) -> Result<()>
+    where
+        K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+    {
+        let kind = K::kind(&());
+        let server = self.server;
+        list(self.client, server, params, &mut self.out, wrap)
+            .await
+            .map_err(|e| {
+                anyhow!(
+                    "cluster {server}: listing {}: {}",
+                    kinds(&kind),
+                    topospread_serve::describe(&e)
+                )
+            })
+    }
+
+    /// A kind that only refines the answer: refused (403) or not served (404), it is a
+    /// note naming the kind, the permission and `without` (what is then not modelled);
+    /// any other failure ends the read.
+    async fn optional<K>(&mut self, wrap: fn(Box<K>) -> Object, without: &str) -> Result<()>
+    where
+        K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+    {
+        let before = self.out.len();
+        let params = ListParams::default();
+        let Err(e) = list(self.client, self.server, &params, &mut self.out, wrap).await else {
+            return Ok(());
+        };
+        let why = match &e {
+            kube::Error::Api(s) if s.code == 403 => "forbidden",
+            kube::Error::Api(s) if s.code == 404 => "not served by this API server",
+            _ => {
+                return Err(anyhow!(
+                    "cluster {}: listing {}: {}",
+                    self.server,
+                    kinds(&K::kind(&())),
+                    topospread_serve::describe(&e)
+                ));
+            }
+        };
+        // A list refused past its first page leaves no half of a kind behind.
+        self.out.truncate(before);
+        let group = K::group(&());
+        let resource = if group.is_empty() {
+            K::plural(&()).into_owned()
+        } else {
+            format!("{}.{group}", K::plural(&()))
+        };
+        self.notes.push(format!(
+            "cluster {}: {} not read (`list {resource}` {why}): {without}",
+            self.server,
+            kinds(&K::kind(&()))
+        ));
+        Ok(())
+    }
+}
+
+async fn list_all(args: &LiveArgs) -> Result<(Vec<Loaded>, Vec<String>)> {
     let (client, server) = connect(args).await?;
-    let mut out = Vec::new();
+    let mut l = Listing {
+        client: &client,
+        server: &server,
+        out: Vec::new(),
+        notes: Vec::new(),
+    };
     let all = ListParams::default();
     let running = ListParams::default().fields("status.phase!=Succeeded,status.phase!=Failed");
-    list::<Node>(&client, &server, &all, &mut out, Object::Node).await?;
-    list::<Pod>(&client, &server, &running, &mut out, Object::Pod).await?;
-    list::<Service>(&client, &server, &all, &mut out, Object::Service).await?;
-    list::<ReplicaSet>(&client, &server, &all, &mut out, Object::ReplicaSet).await?;
-    list::<StatefulSet>(&client, &server, &all, &mut out, Object::StatefulSet).await?;
-    list::<ReplicationController>(
-        &client,
-        &server,
-        &all,
-        &mut out,
-        Object::ReplicationController,
+    l.required::<Node>(&all, Object::Node).await?;
+    l.required::<Pod>(&running, Object::Pod).await?;
+    l.required::<Service>(&all, Object::Service).await?;
+    l.required::<ReplicaSet>(&all, Object::ReplicaSet).await?;
+    l.required::<StatefulSet>(&all, Object::StatefulSet).await?;
+    l.required::<ReplicationController>(&all, Object::ReplicationController)
+        .await?;
+    l.required::<PodDisruptionBudget>(&all, Object::PodDisruptionBudget)
+        .await?;
+    l.optional::<PriorityClass>(
+        Object::PriorityClass,
+        "the files' pods' priorityClassName cannot be resolved (admission refuses a pod naming one), and preemption reads only the priorities the cluster's pods carry",
     )
     .await?;
-    list::<PodDisruptionBudget>(
-        &client,
-        &server,
-        &all,
-        &mut out,
-        Object::PodDisruptionBudget,
+    l.required::<Namespace>(&all, Object::Namespace).await?;
+    let volumes = "pods with PersistentVolumeClaims are judged without the volume objects (the volume plugins find the claims missing), and CSI attach limits are not counted";
+    l.optional::<PersistentVolumeClaim>(Object::PersistentVolumeClaim, volumes)
+        .await?;
+    l.optional::<PersistentVolume>(Object::PersistentVolume, volumes)
+        .await?;
+    l.optional::<StorageClass>(Object::StorageClass, volumes)
+        .await?;
+    l.optional::<CSINode>(Object::CsiNode, volumes).await?;
+    l.optional::<LimitRange>(
+        Object::LimitRange,
+        "the files' pods get no LimitRange defaults or limits",
     )
     .await?;
-    list::<PriorityClass>(&client, &server, &all, &mut out, Object::PriorityClass).await?;
-    list::<Namespace>(&client, &server, &all, &mut out, Object::Namespace).await?;
-    list::<PersistentVolumeClaim>(
-        &client,
-        &server,
-        &all,
-        &mut out,
-        Object::PersistentVolumeClaim,
+    l.optional::<RuntimeClass>(
+        Object::RuntimeClass,
+        "the files' pods get no RuntimeClass overhead or node selector (a pod naming one is refused)",
     )
     .await?;
-    list::<PersistentVolume>(&client, &server, &all, &mut out, Object::PersistentVolume).await?;
-    list::<StorageClass>(&client, &server, &all, &mut out, Object::StorageClass).await?;
-    list::<CSINode>(&client, &server, &all, &mut out, Object::CsiNode).await?;
-    list::<LimitRange>(&client, &server, &all, &mut out, Object::LimitRange).await?;
-    list::<RuntimeClass>(&client, &server, &all, &mut out, Object::RuntimeClass).await?;
-    Ok(out)
+    l.optional::<ResourceQuota>(
+        Object::ResourceQuota,
+        "the files' pods are not checked against ResourceQuotas",
+    )
+    .await?;
+    Ok((l.out, l.notes))
+}
+
+/// A kind's plural as prose names it: `LimitRanges`, `PriorityClasses`.
+fn kinds(kind: &str) -> String {
+    if kind.ends_with('s') {
+        format!("{kind}es")
+    } else {
+        format!("{kind}s")
+    }
 }
 
 /// Lists every object of one kind across namespaces, following `continue` tokens.
@@ -129,7 +219,7 @@ async fn list<K>(
     params: &ListParams,
     out: &mut Vec<Loaded>,
     wrap: fn(Box<K>) -> Object,
-) -> Result<()>
+) -> Result<(), kube::Error>
 where
     K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
 {
@@ -139,12 +229,7 @@ where
     let mut params = params.clone().limit(PAGE);
     let mut page = 0;
     loop {
-        let list = api.list(&params).await.map_err(|e| {
-            anyhow!(
-                "cluster {server}: listing {kind}s: {}",
-                topospread_serve::describe(&e)
-            )
-        })?;
+        let list = api.list(&params).await?;
         let next = list.metadata.continue_.clone().filter(|c| !c.is_empty());
         for (i, Lean(item)) in list.items.into_iter().enumerate() {
             let mut object = wrap(Box::new(item));

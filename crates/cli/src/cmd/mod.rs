@@ -11,6 +11,8 @@ pub(crate) mod live;
 #[cfg(not(feature = "live"))]
 #[path = "offline.rs"]
 pub(crate) mod live;
+#[cfg(feature = "live")]
+pub(crate) mod logs;
 pub(crate) mod rebalance;
 #[cfg(feature = "live")]
 pub(crate) mod serve;

@@ -45,7 +45,7 @@ pub(crate) fn run(ctx: &Context, args: &RebalanceArgs) -> Result<ExitCode> {
     request.write_back = args.output == ReportFormat::Yaml;
     let mut result = rebalance::rebalance(ctx, request)?;
     // Timing goes to stderr so stdout stays reproducible.
-    eprintln!(
+    stderr!(
         "planned {} moves in {} ms",
         result.report.plan.moves.len(),
         result.planning.as_millis()
@@ -65,7 +65,7 @@ pub(crate) fn run(ctx: &Context, args: &RebalanceArgs) -> Result<ExitCode> {
     std::io::stdout().lock().write_all(text.as_bytes())?;
     if args.output != ReportFormat::Table {
         for n in &result.notes {
-            eprintln!("note: {n}");
+            stderr!("note: {n}");
         }
     }
     Ok(if result.report.settled() {

@@ -1,7 +1,9 @@
 //! `topospread serve`: the live secondary scheduler. Reads the KubeSchedulerConfiguration
-//! as `validate` does, connects with the kubeconfig (or in-cluster config), asks the API
-//! server its release (`/version`) and behaves as it unless `--kubernetes-version` is
-//! given (an unmodelled release is refused, exit 2, unless forced), and runs
+//! as `validate` does, connects with the kubeconfig (or in-cluster config), starts the
+//! metrics and health server, asks the API server its release (`/version`, with back-off
+//! until it answers, `/readyz` saying so meanwhile) and behaves as it unless
+//! `--kubernetes-version` is given (an unmodelled release is refused, exit 2, unless
+//! forced), and runs
 //! topospread-serve until SIGTERM/SIGINT (exit 0 after a graceful stop) or until the
 //! lease is lost (exit 1, so the pod restarts). `/metrics` and the health endpoints are
 //! served as kube-scheduler's: HTTPS on `--bind-address`:`--secure-port` (a self-signed
@@ -9,7 +11,7 @@
 //! behind a TokenReview and a SubjectAccessReview; `--insecure-serving` and
 //! `--skip-delegated-auth` are for local use.
 
-use crate::cli::{LogFormat, SecureServingArgs, ServeArgs};
+use crate::cli::{SecureServingArgs, ServeArgs};
 use anyhow::{Context as _, Result};
 use std::process::ExitCode;
 use topospread_jobs::Context;
@@ -19,25 +21,13 @@ use tracing::{error, info, warn};
 
 /// Runs the scheduler.
 pub(crate) fn run(ctx: &Context, args: &ServeArgs) -> Result<ExitCode> {
-    init_logs(args.log_format);
+    crate::cmd::logs::init(args.log_format);
     let setup = topospread_jobs::config::load(ctx, Some(&args.config), &Input::default())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
     runtime.block_on(serve(ctx, args, setup))
-}
-
-pub(crate) fn init_logs(format: LogFormat) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    let _ = match format {
-        LogFormat::Json => builder.json().flatten_event(true).try_init(),
-        LogFormat::Text => builder.try_init(),
-    };
 }
 
 async fn serve(ctx: &Context, args: &ServeArgs, setup: SchedulerSetup) -> Result<ExitCode> {
@@ -94,13 +84,14 @@ async fn serve(ctx: &Context, args: &ServeArgs, setup: SchedulerSetup) -> Result
     } else {
         info!("client rate limit: none (qps < 0)");
     }
-    let (ctx, setup) = cluster_release(ctx, args, setup, &clients.scheduler, &server).await?;
-    let mut options = topospread_serve::Options::new(setup.config);
-    options.features = setup.features;
-    options.request_options = ctx.gates().request_options();
+    // SIGTERM/SIGINT from here on stop it with exit 0, whatever it is waiting for.
+    let (signalled_tx, mut signalled) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        signalled_tx.send_replace(true);
+    });
     let listen = listen_address(&args.serving, SERVE_PORT);
-    options.listen = listen;
-    options.serving = serving(
+    let serving = serving(
         &args.serving,
         tls,
         kubeconfig,
@@ -108,21 +99,49 @@ async fn serve(ctx: &Context, args: &ServeArgs, setup: SchedulerSetup) -> Result
         "serve",
     )
     .await?;
-    options.allow_kube_scheduler_lease = args.allow_kube_scheduler_lease;
-    options.skew_metrics_top = args.skew_metrics_top;
-    let profiles: Vec<String> = options
+    let identity = topospread_serve::default_identity();
+    let profiles: Vec<String> = setup
         .config
         .profiles
         .iter()
         .map(|p| p.scheduler_name().to_string())
         .collect();
-    let scheme = if options.serving.tls.is_some() {
+    let scheme = if serving.tls.is_some() {
         "https"
     } else {
         "http"
     };
-    let listen = listen.map_or_else(|| "nowhere".to_string(), |a| format!("{scheme}://{a}"));
-    info!(config = %setup.origin, ?profiles, %listen, identity = %options.identity, "starting");
+    let shown = listen.map_or_else(|| "nowhere".to_string(), |a| format!("{scheme}://{a}"));
+    info!(config = %setup.origin, ?profiles, listen = %shown, %identity, "starting");
+    // The health server first, as kube-scheduler's: /healthz answers and /readyz says
+    // what is waited for while the API server does not answer.
+    let endpoints = match listen {
+        Some(addr) => Some(topospread_serve::Endpoints::start(
+            addr,
+            &serving,
+            std::sync::Arc::new(topospread_serve::Metrics::new()),
+            topospread_serve::Readiness::waiting("waiting for the API server's release (/version)"),
+        )?),
+        None => None,
+    };
+    let readiness = endpoints
+        .as_ref()
+        .map_or_else(Default::default, |e| e.readiness().clone());
+    let (ctx, setup) = tokio::select! {
+        released = cluster_release(ctx, args, setup, &clients.scheduler, &server, &readiness) => released?,
+        _ = signalled.wait_for(|s| *s) => {
+            info!("signal received before the API server answered: stopping");
+            return Ok(ExitCode::SUCCESS);
+        }
+    };
+    let mut options = topospread_serve::Options::new(setup.config);
+    options.features = setup.features;
+    options.request_options = ctx.gates().request_options();
+    options.listen = listen;
+    options.serving = serving;
+    options.identity = identity;
+    options.allow_kube_scheduler_lease = args.allow_kube_scheduler_lease;
+    options.skew_metrics_top = args.skew_metrics_top;
     let guard = if args.guard {
         let mut guard_options = topospread_serve::GuardOptions::new(options.config.clone());
         guard_options.features = options.features;
@@ -134,7 +153,7 @@ async fn serve(ctx: &Context, args: &ServeArgs, setup: SchedulerSetup) -> Result
     } else {
         None
     };
-    let running = topospread_serve::start(clients.clone(), options)?;
+    let running = topospread_serve::start_with(clients.clone(), options, endpoints)?;
     let guard = guard.map(|(guard_options, lease)| {
         info!("starting the guard");
         topospread_serve::start_guard(
@@ -146,9 +165,10 @@ async fn serve(ctx: &Context, args: &ServeArgs, setup: SchedulerSetup) -> Result
     });
     let handle = running.handle().clone();
     tokio::spawn(async move {
-        wait_for_signal().await;
-        info!("signal received: stopping");
-        handle.shutdown();
+        if signalled.wait_for(|s| *s).await.is_ok() {
+            info!("signal received: stopping");
+            handle.shutdown();
+        }
     });
     let stopped = running.wait().await;
     if let Some(g) = guard {
@@ -158,7 +178,7 @@ async fn serve(ctx: &Context, args: &ServeArgs, setup: SchedulerSetup) -> Result
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(e) => {
             error!(error = %e, "stopped");
-            eprintln!("error: {e}");
+            stderr!("error: {e}");
             Ok(ExitCode::from(1))
         }
     }
@@ -234,22 +254,31 @@ pub(crate) async fn serving(
 
 /// The release to behave as: the API server's unless `--kubernetes-version` is given,
 /// logged; the configuration is read again under that release's gates. Before any watch.
+/// The API server is asked until it answers (with back-off; `readiness` says so on
+/// `/readyz`), unless the flag chose the release already.
 async fn cluster_release(
     ctx: &Context,
     args: &ServeArgs,
     setup: SchedulerSetup,
     client: &kube::Client,
     server: &str,
+    readiness: &topospread_serve::Readiness,
 ) -> Result<(Context, SchedulerSetup)> {
     let given = ctx.version_given().then(|| ctx.gates().version());
-    let cluster = match topospread_serve::server_release(client, server).await {
-        Ok(r) => Some(r),
-        // The release is chosen already: the server's is only worth a mention.
-        Err(e) if given.is_some() => {
-            warn!(error = %e, "the API server's release is unknown");
-            None
+    let cluster = if given.is_some() {
+        match topospread_serve::server_release(client, server).await {
+            Ok(r) => Some(r),
+            // The release is chosen already: the server's is only worth a mention.
+            Err(e) => {
+                warn!(error = %e, "the API server's release is unknown");
+                None
+            }
         }
-        Err(e) => return Err(e.into()),
+    } else {
+        Some(
+            topospread_serve::wait_for_release(client, server, readiness, Default::default())
+                .await?,
+        )
     };
     let choice = topospread_serve::choose_release(
         cluster,

@@ -40,7 +40,7 @@ pub(crate) fn run(ctx: &Context, args: &ShowArgs) -> Result<ExitCode> {
     let shown = super::term::with_spinner("loading", || show(ctx, request))?;
     // Notes go to stderr: stdout is the drawing or the report.
     for note in &shown.report.notes {
-        eprintln!("note: {note}");
+        stderr!("note: {note}");
     }
     if args.output == ShowFormat::Json {
         let text = serde_json::to_string_pretty(&shown.report)? + "\n";

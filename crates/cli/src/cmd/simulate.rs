@@ -45,7 +45,7 @@ pub(crate) fn run(ctx: &Context, args: &SimulateArgs) -> Result<ExitCode> {
     }
     if args.output != ReportFormat::Table {
         for n in &out.notes {
-            eprintln!("note: {n}");
+            stderr!("note: {n}");
         }
     }
     let code = out.code;

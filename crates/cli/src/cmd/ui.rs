@@ -22,12 +22,12 @@ pub(crate) fn run(ctx: &Context, args: &UiArgs) -> Result<ExitCode> {
     runtime.block_on(async {
         let bound = topospread_ui::bind(args.address, args.port).await?;
         if !bound.address.ip().is_loopback() {
-            eprintln!(
+            stderr!(
                 "warning: listening on {}, beyond loopback: anyone who reaches it reads the cluster",
                 bound.address
             );
         }
-        eprintln!("topospread ui: {} (Ctrl-C stops)", bound.url());
+        stderr!("topospread ui: {} (Ctrl-C stops)", bound.url());
         let stop = async {
             let _ = tokio::signal::ctrl_c().await;
         };

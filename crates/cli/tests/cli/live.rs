@@ -453,3 +453,45 @@ fn every_live_read_names_the_command_in_its_user_agent() {
     }
     runtime.block_on(served.shutdown());
 }
+
+/// Credentials that may not list LimitRanges or PriorityClasses (403), on a server that
+/// does not serve RuntimeClasses (404): each is one note naming the kind, the permission
+/// and what is not modelled, and the run goes on; a refused list of Pods still ends it.
+#[test]
+fn refused_optional_lists_are_notes_and_pods_stay_required() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (kubeconfig, served, fake) = release_cluster(&runtime, 32);
+    fake.set_faults(
+        topospread_fakeapi::Faults::seeded(0)
+            .forbid(Some("list"), "limitranges")
+            .forbid(Some("list"), "priorityclasses")
+            .not_served("runtimeclasses"),
+    );
+    let (node, err) = simulate_empty_selector(&kubeconfig, &[]);
+    assert_eq!(node.as_deref(), Some("a1"), "{err}");
+    for note in [
+        "LimitRanges not read (`list limitranges` forbidden): the files' pods get no LimitRange defaults or limits",
+        "PriorityClasses not read (`list priorityclasses.scheduling.k8s.io` forbidden)",
+        "RuntimeClasses not read (`list runtimeclasses.node.k8s.io` not served by this API server)",
+    ] {
+        assert_eq!(err.matches(note).count(), 1, "{note}: {err}");
+    }
+    let k = kubeconfig.display().to_string();
+    let o = run(&["validate", "--kubeconfig", &k]);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("`list limitranges` forbidden"),
+        "{}",
+        stderr(&o)
+    );
+
+    fake.set_faults(topospread_fakeapi::Faults::seeded(0).forbid(Some("list"), "pods"));
+    let o = run(&["show", "--kubeconfig", &k]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("listing Pods: Error from server (Forbidden): pods is forbidden"),
+        "{err}"
+    );
+    runtime.block_on(served.shutdown());
+}

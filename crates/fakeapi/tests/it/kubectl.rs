@@ -353,3 +353,66 @@ async fn kubectl_kustomize_applies_deploy() {
 
     served.shutdown().await;
 }
+
+/// The base grants the scheduler alone (no `patch pods`, no `--guard`); an overlay with
+/// deploy/components/guard adds the guard's ClusterRole, its Lease's Role and `--guard`,
+/// and applies to the fake API server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs kubectl on PATH"]
+async fn kubectl_kustomize_applies_the_guard_component() {
+    assert!(kubectl_present(), "kubectl is not on PATH");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let fake = FakeApi::new();
+    let served = fake.serve("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let (server, home) = (served.url(), home("kustomize-guard"));
+    let render = |dir: std::path::PathBuf| {
+        let (server, home) = (server.clone(), home.clone());
+        tokio::task::spawn_blocking(move || {
+            ok(&kubectl(
+                &server,
+                &home,
+                &["kustomize", dir.to_str().unwrap()],
+                None,
+            ))
+        })
+    };
+    let base = render(root.join("../../deploy")).await.unwrap();
+    assert!(
+        !base.contains("--guard") && !base.contains("topospread-guard"),
+        "{base}"
+    );
+    let overlay = render(root.join("tests/fixtures/guard-overlay"))
+        .await
+        .unwrap();
+    let out = {
+        let (server, home) = (server.clone(), home.clone());
+        tokio::task::spawn_blocking(move || {
+            ok(&kubectl(
+                &server,
+                &home,
+                &["apply", "-f", "-"],
+                Some(&overlay),
+            ))
+        })
+        .await
+        .unwrap()
+    };
+    for created in [
+        "clusterrole.rbac.authorization.k8s.io/topospread-guard created",
+        "clusterrolebinding.rbac.authorization.k8s.io/topospread-guard created",
+        "role.rbac.authorization.k8s.io/topospread-guard-leader-election created",
+        "deployment.apps/topospread created",
+    ] {
+        assert!(out.contains(created), "{created}: {out}");
+    }
+    let deployment = fake
+        .get("deployments.apps", "topospread-system", "topospread")
+        .unwrap()
+        .unwrap();
+    let args = &deployment["spec"]["template"]["spec"]["containers"][0]["args"];
+    assert_eq!(
+        args.as_array().and_then(|a| a.last()),
+        Some(&json!("--guard"))
+    );
+    served.shutdown().await;
+}

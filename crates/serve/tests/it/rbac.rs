@@ -1,5 +1,8 @@
-//! Every request serve makes in a run (caches, binds, conditions, events, preemption,
-//! leader election, graceful release) is allowed by deploy/rbac.yaml.
+//! Least privilege by component: every request serve makes in a run (caches, binds,
+//! conditions, events, preemption, leader election, graceful release) is allowed by the
+//! base's deploy/rbac.yaml and the run uses every grant it holds; every request of the
+//! guard is allowed by the base with deploy/components/guard, and the guard uses every
+//! grant the component adds (none of which the base holds).
 
 use std::time::Duration;
 
@@ -25,8 +28,14 @@ fn strings(v: &Value) -> Vec<String> {
         .collect()
 }
 
-fn rules() -> Vec<Rule> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../deploy/rbac.yaml");
+/// The base's RBAC (the scheduler alone).
+const BASE: &str = "deploy/rbac.yaml";
+/// What the guard component adds.
+const GUARD: &str = "deploy/components/guard/rbac.yaml";
+
+/// The rules of the (Cluster)Roles in `file` (relative to the repository).
+fn rules(file: &str) -> Vec<Rule> {
+    let path = format!("{}/../../{file}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(path).unwrap();
     let docs: Vec<Value> = serde_saphyr::from_multiple(&text).unwrap();
     let mut out = Vec::new();
@@ -49,35 +58,44 @@ fn rules() -> Vec<Rule> {
     out
 }
 
-fn allowed(rules: &[Rule], r: &RequestRecord) -> bool {
+/// Whether `rule` allows `r` (a non-resource URL never: those are open to every
+/// authenticated user, see [`allowed`]).
+fn grants(rule: &Rule, r: &RequestRecord) -> bool {
     let Some(resource) = r.rbac_resource() else {
-        // Non-resource URLs (discovery) are open to every authenticated user.
-        return true;
+        return false;
     };
     let group = r.group.clone().unwrap_or_default();
-    rules.iter().any(|rule| {
-        rule.namespace
-            .as_ref()
-            .is_none_or(|ns| r.namespace.as_ref() == Some(ns))
-            && rule.groups.iter().any(|g| *g == group || g == "*")
-            && rule.resources.iter().any(|x| *x == resource || x == "*")
-            && rule.verbs.iter().any(|v| *v == r.verb || v == "*")
-            && (rule.names.is_empty() || r.name.as_ref().is_some_and(|n| rule.names.contains(n)))
-    })
+    rule.namespace
+        .as_ref()
+        .is_none_or(|ns| r.namespace.as_ref() == Some(ns))
+        && rule.groups.iter().any(|g| *g == group || g == "*")
+        && rule.resources.iter().any(|x| *x == resource || x == "*")
+        && rule.verbs.iter().any(|v| *v == r.verb || v == "*")
+        && (rule.names.is_empty() || r.name.as_ref().is_some_and(|n| rule.names.contains(n)))
 }
 
-/// Asserts every request `fake` recorded is allowed by deploy/rbac.yaml, and returns the
-/// (verb, resource) pairs seen.
+fn allowed(rules: &[Rule], r: &RequestRecord) -> bool {
+    // Non-resource URLs (discovery) are open to every authenticated user.
+    r.rbac_resource().is_none() || rules.iter().any(|rule| grants(rule, r))
+}
+
+/// Asserts every request `fake` recorded is allowed by the rules of `files`, and returns
+/// the requests and the (verb, resource) pairs seen.
 fn every_request_allowed(
     fake: &topospread_fakeapi::FakeApi,
-) -> std::collections::BTreeSet<(String, String)> {
-    let rules = rules();
+    files: &[&str],
+) -> (
+    Vec<RequestRecord>,
+    std::collections::BTreeSet<(String, String)>,
+) {
+    let rules: Vec<Rule> = files.iter().flat_map(|f| rules(f)).collect();
+    let requests = fake.requests();
     let mut seen = std::collections::BTreeSet::new();
-    for r in &fake.requests() {
+    for r in &requests {
         seen.insert((r.verb.clone(), r.rbac_resource().unwrap_or_default()));
         assert!(
             allowed(&rules, r),
-            "deploy/rbac.yaml does not allow {} {} ({} {}?{})",
+            "{files:?} do not allow {} {} ({} {}?{})",
             r.verb,
             r.rbac_resource().unwrap_or_default(),
             r.method,
@@ -85,7 +103,47 @@ fn every_request_allowed(
             r.query
         );
     }
-    seen
+    (requests, seen)
+}
+
+/// Each single grant (group, resource, verb) of `file`'s rules, with the rule it comes
+/// from narrowed to it.
+fn single_grants(file: &str) -> Vec<(String, Rule)> {
+    let mut out = Vec::new();
+    for rule in rules(file) {
+        for g in &rule.groups {
+            for res in &rule.resources {
+                for v in &rule.verbs {
+                    out.push((
+                        format!("{v} {res} (group {g:?}, names {:?})", rule.names),
+                        Rule {
+                            namespace: rule.namespace.clone(),
+                            groups: vec![g.clone()],
+                            resources: vec![res.clone()],
+                            verbs: vec![v.clone()],
+                            names: rule.names.clone(),
+                        },
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Asserts every grant of `file` allowed at least one of `requests`, but for `unused`
+/// (`verb resource` pairs a run cannot be made to need, each with why).
+fn every_grant_used(file: &str, requests: &[RequestRecord], unused: &[(&str, &str)]) {
+    for (name, grant) in single_grants(file) {
+        let needed = requests.iter().any(|r| grants(&grant, r));
+        let excused = unused
+            .iter()
+            .any(|(pair, _)| name.starts_with(&format!("{pair} ")));
+        assert!(
+            needed || excused,
+            "{file} grants {name}, which the run never needed"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -143,7 +201,15 @@ async fn every_request_is_allowed_by_the_cluster_role() {
     .await;
     running.shutdown().await.unwrap();
 
-    let seen = every_request_allowed(&fake);
+    let (requests, seen) = every_request_allowed(&fake, &[BASE]);
+    every_grant_used(
+        BASE,
+        &requests,
+        &[(
+            "patch events",
+            "a repeated event's series; one run records each event once",
+        )],
+    );
     // The run exercised what the role grants.
     for needed in [
         ("create", "pods/binding"),
@@ -222,7 +288,18 @@ async fn every_request_of_the_guard_is_allowed_by_the_roles() {
     .await;
     guard.shutdown().await;
 
-    let seen = every_request_allowed(&fake);
+    let (requests, seen) = every_request_allowed(&fake, &[BASE, GUARD]);
+    // The component's grants are the guard's: it needs each, and the base holds none.
+    every_grant_used(GUARD, &requests, &[]);
+    let base = rules(BASE);
+    for (name, grant) in single_grants(GUARD) {
+        assert!(
+            requests
+                .iter()
+                .any(|r| grants(&grant, r) && !allowed(&base, r)),
+            "{GUARD} grants {name}, which {BASE} already allows"
+        );
+    }
     for needed in [
         ("patch", "pods"),
         ("create", "leases"),
