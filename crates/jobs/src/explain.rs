@@ -119,9 +119,13 @@ fn explain_in(
     pod: &str,
 ) -> Result<ExplainReport> {
     let next;
+    let mut chosen = None;
     let (ns, name) = match workload_ref(pod) {
         Some((kind, ns, name)) => {
-            next = next_pod_of(&world, kind, ns, name)?;
+            let pods = pending_pods_of(&world, kind, ns, name)?;
+            let (pick, why) = choose_pod(setup, &world, seed, pods)?;
+            next = pick;
+            chosen = why;
             (ns, next.as_str())
         }
         None => input::split_pod_ref(pod),
@@ -209,6 +213,9 @@ fn explain_in(
         )),
         _ => {}
     }
+    if let Some(why) = chosen {
+        cycle.context.insert(0, why);
+    }
     if let Some(node) = pod.nominated_node_name.as_deref()
         && world.snapshot.node_id(node).is_none()
     {
@@ -268,6 +275,85 @@ fn workload_ref(text: &str) -> Option<(&'static str, &str, &str)> {
         _ => return None,
     };
     Some((kind, ns, name))
+}
+
+/// Which of a workload's pending pods to explain: the first, in queue order, that stays
+/// Pending once the whole cluster is simulated (a user asking about a workload means the
+/// pods that do not schedule), else the last one scheduled; with a line saying which.
+fn choose_pod(
+    setup: &SchedulerSetup,
+    world: &World,
+    seed: u64,
+    pods: Vec<String>,
+) -> Result<(String, Option<String>)> {
+    let total = pods.len();
+    if total <= 1 {
+        let pod = pods.into_iter().next().unwrap_or_default();
+        return Ok((pod, None));
+    }
+    let mut trial = world.clone();
+    let mut runtime = Runtime::new(setup, &mut trial.snapshot, seed)?;
+    let results = schedule_all(&mut runtime, &mut trial, &mut ())?.0;
+    let name_of = |id| trial.snapshot.pod(id).map(|p| p.name.to_string());
+    let pending: Vec<String> = results
+        .iter()
+        .filter(|(_, placement)| matches!(placement, Placement::Unschedulable(_)))
+        .filter_map(|(id, _)| name_of(*id))
+        .filter(|n| pods.contains(n))
+        .collect();
+    let first_pending = pods.iter().find(|p| pending.contains(p));
+    if let Some(pod) = first_pending {
+        let why = format!(
+            "{} of {total} pending pod(s) of the workload stay Pending; explaining the first (`explain POD` for another)",
+            pending.len()
+        );
+        return Ok((pod.clone(), Some(why)));
+    }
+    let bound_order: Vec<String> = runtime
+        .events()
+        .iter()
+        .filter_map(|e| match e {
+            SimEvent::Bound { pod, .. } => name_of(*pod),
+            _ => None,
+        })
+        .collect();
+    let last = bound_order
+        .iter()
+        .rev()
+        .find(|n| pods.contains(n))
+        .or(pods.last())
+        .cloned()
+        .unwrap_or_default();
+    Ok((
+        last,
+        Some(format!(
+            "all {total} pending pod(s) of the workload schedule; explaining the last one scheduled"
+        )),
+    ))
+}
+
+/// The workload's pending pods, in queue order (at least one, else the error saying why).
+fn pending_pods_of(world: &World, kind: &str, ns: &str, name: &str) -> Result<Vec<String>> {
+    let first = next_pod_of(world, kind, ns, name)?;
+    let Some(workload) = world
+        .expansion
+        .workloads
+        .iter()
+        .find(|w| w.kind == kind && w.namespace == ns && w.name == name)
+    else {
+        return Ok(vec![first]);
+    };
+    let snapshot = &world.snapshot;
+    let symbols = snapshot.symbols();
+    Ok(world
+        .queue
+        .iter()
+        .filter_map(|id| snapshot.pod(*id))
+        .filter(|pod| {
+            symbols.resolve(pod.namespace) == ns && workload.pods.iter().any(|p| **p == *pod.name)
+        })
+        .map(|pod| pod.name.to_string())
+        .collect())
 }
 
 /// The workload's next pod: the first of its pods still pending, in queue order.

@@ -68,11 +68,21 @@ fn explain_summarises_a_constraint_with_many_domains() {
     let o = run(&["explain", "-f", &f, "deployment/web"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let text = stdout(&o);
+    // Every replica schedules, so the last one is explained, with the spread its cycle saw.
     assert!(
-        text.contains("Spread: matching pods per eligible domain, as PodTopologySpread counts\n  topology.kubernetes.io/zone maxSkew=1 DoNotSchedule app=web: zone-a=3 zone-b=3 zone-c=3 (min 3, skew 0)\n  kubernetes.io/hostname maxSkew=1 ScheduleAnyway app=web: (min 0, skew 1)\n    40 domains, 9 pods, min 0, max 1, skew 1\n    domains per pod count: 0: 31, 1: 9\n"),
+        text.contains(
+            "all 12 pending pod(s) of the workload schedule; explaining the last one scheduled"
+        ),
         "{text}"
     );
-    assert!(!text.contains("node-05=0 node-06=0"), "{text}");
+    assert!(
+        text.contains("Spread: matching pods per eligible domain, as PodTopologySpread counts\n  topology.kubernetes.io/zone maxSkew=1 DoNotSchedule app=web: zone-a=7 zone-b=7 zone-c=6 (min 6, skew 1)\n  kubernetes.io/hostname maxSkew=1 ScheduleAnyway app=web: (min 0, skew 1)\n    40 domains, 20 pods, min 0, max 1, skew 1\n    domains per pod count: 0: 20, 1: 20\n"),
+        "{text}"
+    );
+    // The extremes name three domains each, not all forty.
+    for line in text.lines().filter(|l| l.contains("loaded: ")) {
+        assert_eq!(line.matches('=').count(), 3, "{line}");
+    }
 }
 
 #[test]
@@ -313,13 +323,15 @@ fn explain_at_five_thousand_nodes_is_a_screenful_and_wide_lists_every_node() {
         text.lines().count()
     );
     assert!(text.contains("Filter: 5,000 node(s), "), "{text}");
-    // zone-0 already has two app=web pods: its untainted nodes fail the zone constraint.
+    // Every replica schedules, so the last is explained: by then the zones its
+    // predecessors filled fail the zone constraint, zone-0's nodes first.
+    assert!(text.contains("explaining the last one scheduled"), "{text}");
     assert!(
-        text.contains(" node(s) didn't match pod topology spread constraints [PodTopologySpread]: node-0000, node-0005,"),
+        text.contains(" node(s) didn't match pod topology spread constraints [PodTopologySpread]: node-0000, node-0001,"),
         "{text}"
     );
     assert!(
-        text.contains(" node(s) had untolerated taint {dedicated: gpu} [TaintToleration]: node-0009, node-0019,"),
+        text.contains(" node(s) had untolerated taint(s) [TaintToleration]: node-0009, node-0019,"),
         "{text}"
     );
     assert!(text.contains("Score: the 10 highest of "), "{text}");
@@ -337,8 +349,13 @@ fn explain_at_five_thousand_nodes_is_a_screenful_and_wide_lists_every_node() {
         first.starts_with(&format!("  {chosen} ")) && first.ends_with("<- chosen"),
         "{text}"
     );
+    // zone-0 holds two pods from the start, two zones one replica each.
+    let zones = text
+        .lines()
+        .find(|l| l.contains("topology.kubernetes.io/zone maxSkew=1 DoNotSchedule app=web: "))
+        .expect("the zone spread");
     assert!(
-        text.contains("topology.kubernetes.io/zone maxSkew=1 DoNotSchedule app=web: zone-0=2 zone-1=0 zone-2=0 zone-3=0 zone-4=0 (min 0, skew 2)"),
+        zones.ends_with("zone-0=2 zone-1=1 zone-2=1 zone-3=0 zone-4=0 (min 0, skew 2)"),
         "{text}"
     );
     // The group counts add up to every node.
@@ -404,5 +421,41 @@ fn an_ordered_ready_ordinal_is_explained_once_created_and_never_created_says_why
             "pod data/db-2: never created, so never scheduled: db-2 not created: StatefulSet db (OrderedReady) waits for db-1 to be Running and Ready"
         ),
         "{err}"
+    );
+}
+
+#[test]
+fn explain_of_a_workload_explains_the_first_replica_that_stays_pending() {
+    // Two nodes with room for two replicas each; five replicas: the fifth stays Pending.
+    let cluster = r#"
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: v1, kind: Node, metadata: {name: n1, labels: {kubernetes.io/hostname: n1}}, status: {allocatable: {cpu: "1", memory: 4Gi, pods: "110"}}}
+- {apiVersion: v1, kind: Node, metadata: {name: n2, labels: {kubernetes.io/hostname: n2}}, status: {allocatable: {cpu: "1", memory: 4Gi, pods: "110"}}}
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata: {name: web, namespace: default}
+  spec:
+    replicas: 5
+    selector: {matchLabels: {app: web}}
+    template:
+      metadata: {labels: {app: web}}
+      spec:
+        containers: [{name: c, image: pause, resources: {requests: {cpu: 500m}}}]
+"#;
+    let f = super::temp("explain-pending-replicas.yaml", cluster);
+    let o = run(&["explain", "-f", &f, "deployment/web"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains(
+            "1 of 5 pending pod(s) of the workload stay Pending; explaining the first (`explain POD` for another)"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("Result: Pending: 0/2 nodes are available: 2 Insufficient cpu."),
+        "{text}"
     );
 }

@@ -79,7 +79,7 @@ fn argo_cd_ha_on_two_nodes_leaves_the_third_replicas_pending() {
         (v["scheduled"].as_u64(), v["pending"].as_u64()),
         (Some(12), Some(2))
     );
-    let message = "0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.";
+    let message = "0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules. no new claims to deallocate, preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.";
     let redis = nodes_of(&v, "argocd-redis-ha-server-");
     assert_eq!(
         redis.iter().filter(|(_, n)| n.is_empty()).count(),
@@ -218,7 +218,7 @@ fn a_static_ebs_volume_takes_its_pod_to_its_zone() {
     assert_eq!(code, 1, "{v}");
     assert_eq!(
         pods(&v, "app")[0]["message"],
-        "0/2 nodes are available: 2 node(s) didn't match PersistentVolume's node affinity. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+        "0/2 nodes are available: 2 node(s) didn't match PersistentVolume's node affinity. no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
     );
     // Before 1.33 the reason read "had volume node affinity conflict".
     let (v, _) = simulate(
@@ -248,7 +248,7 @@ fn allowed_topologies_keep_a_delayed_claims_pod_in_the_allowed_zone() {
     assert_eq!(code, 1, "{v}");
     assert_eq!(
         pods(&v, "app")[0]["message"],
-        "0/2 nodes are available: 2 node(s) didn't find available persistent volumes to bind. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+        "0/2 nodes are available: 2 node(s) didn't find available persistent volumes to bind. no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
     );
 }
 
@@ -301,7 +301,7 @@ fn a_statefulset_without_a_default_storage_class_waits_for_its_claims() {
     assert_eq!(web.len(), 1, "{v}");
     assert_eq!(
         web[0]["message"],
-        "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+        "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
     );
     assert!(pods(&v, "web-1").is_empty(), "{v}");
     assert_eq!(v["pending"], 1, "{v}");
@@ -397,7 +397,7 @@ fn mimirs_zone_aware_ingesters_wait_for_a_default_class_then_spread_per_host() {
         assert_eq!(p["namespace"], "citestns");
         assert_eq!(
             p["message"],
-            "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
+            "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
             "{p}"
         );
     }

@@ -172,3 +172,54 @@ fn a_dump_of_an_older_cluster_is_noted_unless_the_version_is_given() {
     let given = run(&["simulate", "-f", &f, "--kubernetes-version", "1.30"]);
     assert!(!String::from_utf8_lossy(&given.stdout).contains("note:"));
 }
+
+#[test]
+fn pods_a_server_stored_with_merged_match_label_keys_read_under_every_release() {
+    let f = fixture("versions/merged-match-label-keys.yaml");
+    for release in ["1.32", "1.33", "1.34", "1.36", "1.38"] {
+        let o = run(&[
+            "simulate",
+            "-f",
+            &f,
+            "--kubernetes-version",
+            release,
+            "-o",
+            "json",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{release}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+        // Only web-new (v2) counts with the pending pod: zone a holds 1, so it goes to b.
+        let pending = v["pods"]
+            .as_array()
+            .and_then(|pods| pods.iter().find(|p| p["pod"] == "pending"))
+            .expect("the pending pod");
+        assert_eq!(pending["node"], "b1", "{release}");
+    }
+    let o = run(&["validate", "-f", &f]);
+    assert_eq!(o.status.code(), Some(0), "{}", super::stdout(&o));
+}
+
+#[test]
+fn a_manifest_for_creation_with_the_key_in_both_places_is_refused_from_1_34() {
+    // The same pod as a manifest (no uid): the API server merges pod-template-hash once
+    // more on create, so the key appears twice in the selector.
+    let text =
+        std::fs::read_to_string(fixture("versions/merged-match-label-keys.yaml")).expect("fixture");
+    let manifest: String = text
+        .lines()
+        .filter(|l| {
+            !l.trim_start().starts_with("uid:")
+                && !l.trim_start().starts_with("resourceVersion:")
+                && !l.trim_start().starts_with("creationTimestamp:")
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let f = super::temp("merged-as-manifest.yaml", &manifest);
+    let o = run(&["validate", "-f", &f, "--kubernetes-version", "1.36"]);
+    let out = super::stdout(&o);
+    assert_ne!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains("exists in both matchLabelKeys and labelSelector"),
+        "{out}"
+    );
+}

@@ -73,20 +73,22 @@ fn unschedulable_message_counts_reasons() {
             assert_eq!(
                 message,
                 // 8 cpu exceeds every node's allocatable: unresolvable, so preemption cannot help.
-                "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+                // DynamicResources' PostFilter speaks first (on by default from 1.34).
+                "0/3 nodes are available: 3 Insufficient cpu. no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
             );
             assert_eq!(node_statuses.len(), 3);
         }
         other => panic!("{other:?}"),
     }
     // Before PR 131345 (1.34) such a node was merely Unschedulable: preemption tried it
-    // and found no lower-priority pod there; before PR 117588 (1.28) the message closed
-    // with a second period.
+    // and found no lower-priority pod there; from 1.26 until PR 117588 (1.29) the message
+    // closed with a second period.
     let fit_then_victims = "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.";
     assert_eq!(message_of(&mut s, 33, &p), fit_then_victims);
-    assert_eq!(message_of(&mut s, 28, &p), fit_then_victims);
-    assert_eq!(message_of(&mut s, 27, &p), format!("{fit_then_victims}."));
-    assert_eq!(message_of(&mut s, 25, &p), format!("{fit_then_victims}."));
+    assert_eq!(message_of(&mut s, 29, &p), fit_then_victims);
+    assert_eq!(message_of(&mut s, 28, &p), format!("{fit_then_victims}."));
+    assert_eq!(message_of(&mut s, 26, &p), format!("{fit_then_victims}."));
+    assert_eq!(message_of(&mut s, 25, &p), fit_then_victims);
     assert!(message_of(&mut s, 34, &p).ends_with("3 Preemption is not helpful for scheduling."));
 }
 
@@ -111,7 +113,7 @@ fn a_pod_too_big_for_any_node_still_preempts_before_1_34() {
     );
     assert_eq!(
         message_of(&mut s, 38, &p),
-        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+        "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
     );
 }
 
@@ -156,7 +158,7 @@ fn nodes_a_pre_filter_result_leaves_out_are_counted_per_release() {
     assert_eq!(
         message_of(&mut s, 38, &p),
         format!(
-            "0/4 nodes are available: 1 Insufficient cpu, 3 node(s) didn't satisfy plugin(s) [NodeAffinity]. {preemption}"
+            "0/4 nodes are available: 1 Insufficient cpu, 3 node(s) didn't satisfy plugin(s) [NodeAffinity]. no new claims to deallocate, {preemption}"
         )
     );
     assert_eq!(
@@ -278,7 +280,7 @@ fn host_ports_conflict_and_message() {
     match sched.schedule_one(&s, &p) {
         ScheduleResult::Unschedulable { message, .. } => assert_eq!(
             message,
-            "0/2 nodes are available: 2 node(s) didn't have free ports for the requested pod ports. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
+            "0/2 nodes are available: 2 node(s) didn't have free ports for the requested pod ports. no new claims to deallocate, preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
         ),
         other => panic!("{other:?}"),
     }
@@ -350,7 +352,7 @@ fn mixed_rejections_are_counted_per_reason() {
     match sched.schedule_one(&s, &p) {
         ScheduleResult::Unschedulable { message, .. } => assert_eq!(
             message,
-            "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {k: v}, 1 node(s) were unschedulable. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+            "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s), 1 node(s) were unschedulable. no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
         ),
         other => panic!("{other:?}"),
     }

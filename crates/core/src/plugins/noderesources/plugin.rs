@@ -407,13 +407,16 @@ impl PreScorePlugin for BalancedAllocation {
 
 const BALANCED_PRE_SCORE_KEY: &str = "PreScoreNodeResourcesBalancedAllocation";
 
+/// `(requested, allocatable)` of cpu then memory.
+type CpuMemory = [(i64, i64); 2];
+
 /// BalancedAllocation's balance over cpu then memory (a default profile), with and
 /// without the pod.
 #[inline]
 fn cpu_memory_with_and_without(
     requests: &BalancedPreScoreState,
     node: &NodeInfo,
-) -> ([(i64, i64); 2], [(i64, i64); 2]) {
+) -> (CpuMemory, CpuMemory) {
     let with = cpu_memory_amounts(&node_resources(node), &requests.0, true);
     let mut without = with;
     for (pair, pod) in without.iter_mut().zip(requests.0.iter()) {
