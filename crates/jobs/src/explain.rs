@@ -332,32 +332,8 @@ fn choose_pod(
     ))
 }
 
-/// The workload's pending pods, in queue order (at least one, else the error saying why).
+/// The workload's pending pods, in queue order: at least one, else the error saying why.
 fn pending_pods_of(world: &World, kind: &str, ns: &str, name: &str) -> Result<Vec<String>> {
-    let first = next_pod_of(world, kind, ns, name)?;
-    let Some(workload) = world
-        .expansion
-        .workloads
-        .iter()
-        .find(|w| w.kind == kind && w.namespace == ns && w.name == name)
-    else {
-        return Ok(vec![first]);
-    };
-    let snapshot = &world.snapshot;
-    let symbols = snapshot.symbols();
-    Ok(world
-        .queue
-        .iter()
-        .filter_map(|id| snapshot.pod(*id))
-        .filter(|pod| {
-            symbols.resolve(pod.namespace) == ns && workload.pods.iter().any(|p| **p == *pod.name)
-        })
-        .map(|pod| pod.name.to_string())
-        .collect())
-}
-
-/// The workload's next pod: the first of its pods still pending, in queue order.
-fn next_pod_of(world: &World, kind: &str, ns: &str, name: &str) -> Result<String> {
     let what = format!("{} {ns}/{name}", kind.to_ascii_lowercase());
     let Some(workload) = world
         .expansion
@@ -382,13 +358,17 @@ fn next_pod_of(world: &World, kind: &str, ns: &str, name: &str) -> Result<String
     };
     let snapshot = &world.snapshot;
     let symbols = snapshot.symbols();
-    let next = world.queue.iter().find_map(|id| {
-        let pod = snapshot.pod(*id)?;
-        (symbols.resolve(pod.namespace) == ns && workload.pods.iter().any(|p| **p == *pod.name))
-            .then(|| pod.name.to_string())
-    });
-    match next {
-        Some(pod) => Ok(pod),
+    let pending: Vec<String> = world
+        .queue
+        .iter()
+        .filter_map(|id| snapshot.pod(*id))
+        .filter(|pod| {
+            symbols.resolve(pod.namespace) == ns && workload.pods.iter().any(|p| **p == *pod.name)
+        })
+        .map(|pod| pod.name.to_string())
+        .collect();
+    match pending.first() {
+        Some(_) => Ok(pending),
         None if world
             .expansion
             .rollouts

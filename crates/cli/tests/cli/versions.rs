@@ -223,3 +223,26 @@ fn a_manifest_for_creation_with_the_key_in_both_places_is_refused_from_1_34() {
         "{out}"
     );
 }
+
+#[test]
+fn validate_checks_the_scheduler_configuration_in_the_release_asked() {
+    let config = "apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    filter:
+      enabled: [{name: EBSLimits}]
+";
+    let f = super::temp("ebs-limits-config.yaml", config);
+    // 1.30 still registers EBSLimits (removed in 1.32, PR 124003).
+    let o = run(&["validate", "-f", &f, "--kubernetes-version", "1.30"]);
+    assert_eq!(o.status.code(), Some(0), "{}", super::stdout(&o));
+    let o = run(&["validate", "-f", &f]);
+    assert_eq!(o.status.code(), Some(1), "{}", super::stdout(&o));
+    assert!(
+        super::stdout(&o).contains("it was removed in 1.32"),
+        "{}",
+        super::stdout(&o)
+    );
+}
