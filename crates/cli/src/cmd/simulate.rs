@@ -110,6 +110,49 @@ fn render(sim: &Simulation, args: &SimulateArgs, width: usize) -> Result<String>
     })
 }
 
+/// The pending pods: one line each with `--wide`; else grouped by message, each group
+/// with its count and a few names, so thousands of replicas pending for one reason read
+/// as one entry.
+fn pending_section(
+    out: &mut String,
+    pending: &[&topospread_jobs::simulate::PodResult],
+    wide: bool,
+) {
+    const NAMES_SHOWN: usize = 3;
+    let name = |p: &topospread_jobs::simulate::PodResult| format!("{}/{}", p.namespace, p.pod);
+    if wide {
+        for p in pending {
+            let _ = writeln!(out, "  {}: {}", name(p), p.message.as_deref().unwrap_or(""));
+        }
+        return;
+    }
+    let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
+    for p in pending {
+        let message = p.message.as_deref().unwrap_or("");
+        match groups.iter_mut().find(|(m, _)| *m == message) {
+            Some((_, names)) => names.push(name(p)),
+            None => groups.push((message, vec![name(p)])),
+        }
+    }
+    for (message, names) in groups {
+        if let [one] = names.as_slice() {
+            let _ = writeln!(out, "  {one}: {message}");
+            continue;
+        }
+        let _ = writeln!(out, "  {} pods: {message}", names.len());
+        let shown = names[..NAMES_SHOWN.min(names.len())].join(", ");
+        let more = names.len().saturating_sub(NAMES_SHOWN);
+        if more > 0 {
+            let _ = writeln!(
+                out,
+                "    {shown}, ... and {more} more (--wide lists every pod)"
+            );
+        } else {
+            let _ = writeln!(out, "    {shown}");
+        }
+    }
+}
+
 /// One constraint's counts before and after: every domain on a line when that fits
 /// `width` (or `wide`), else a summary per side.
 fn constraint_counts(out: &mut String, c: &ConstraintReport, width: usize, wide: bool) {
@@ -241,15 +284,7 @@ fn table(r: &SimulationReport, width: usize, wide: bool) -> String {
             out,
             "\nPending (topospread explain NAMESPACE/POD shows each node's verdicts)"
         );
-        for p in pending {
-            let _ = writeln!(
-                out,
-                "  {}/{}: {}",
-                p.namespace,
-                p.pod,
-                p.message.as_deref().unwrap_or("")
-            );
-        }
+        pending_section(&mut out, &pending, wide);
     }
     let held: Vec<_> = r
         .workloads

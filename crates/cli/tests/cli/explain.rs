@@ -424,27 +424,33 @@ fn an_ordered_ready_ordinal_is_explained_once_created_and_never_created_says_why
     );
 }
 
-#[test]
-fn explain_of_a_workload_explains_the_first_replica_that_stays_pending() {
-    // Two nodes with room for two replicas each; five replicas: the fifth stays Pending.
-    let cluster = r#"
+/// Two nodes with room for two 500m replicas each, and a Deployment of `replicas`.
+fn two_nodes_and_web(replicas: usize) -> String {
+    format!(
+        r#"
 apiVersion: v1
 kind: List
 items:
-- {apiVersion: v1, kind: Node, metadata: {name: n1, labels: {kubernetes.io/hostname: n1}}, status: {allocatable: {cpu: "1", memory: 4Gi, pods: "110"}}}
-- {apiVersion: v1, kind: Node, metadata: {name: n2, labels: {kubernetes.io/hostname: n2}}, status: {allocatable: {cpu: "1", memory: 4Gi, pods: "110"}}}
+- {{apiVersion: v1, kind: Node, metadata: {{name: n1, labels: {{kubernetes.io/hostname: n1}}}}, status: {{allocatable: {{cpu: "1", memory: 4Gi, pods: "110"}}}}}}
+- {{apiVersion: v1, kind: Node, metadata: {{name: n2, labels: {{kubernetes.io/hostname: n2}}}}, status: {{allocatable: {{cpu: "1", memory: 4Gi, pods: "110"}}}}}}
 - apiVersion: apps/v1
   kind: Deployment
-  metadata: {name: web, namespace: default}
+  metadata: {{name: web, namespace: default}}
   spec:
-    replicas: 5
-    selector: {matchLabels: {app: web}}
+    replicas: {replicas}
+    selector: {{matchLabels: {{app: web}}}}
     template:
-      metadata: {labels: {app: web}}
+      metadata: {{labels: {{app: web}}}}
       spec:
-        containers: [{name: c, image: pause, resources: {requests: {cpu: 500m}}}]
-"#;
-    let f = super::temp("explain-pending-replicas.yaml", cluster);
+        containers: [{{name: c, image: pause, resources: {{requests: {{cpu: 500m}}}}}}]
+"#
+    )
+}
+
+#[test]
+fn explain_of_a_workload_explains_the_first_replica_that_stays_pending() {
+    // Five replicas: the fifth stays Pending.
+    let f = super::temp("explain-pending-replicas.yaml", &two_nodes_and_web(5));
     let o = run(&["explain", "-f", &f, "deployment/web"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let text = stdout(&o);
@@ -458,4 +464,35 @@ items:
         text.contains("Result: Pending: 0/2 nodes are available: 2 Insufficient cpu."),
         "{text}"
     );
+}
+
+#[test]
+fn simulate_groups_pending_pods_by_message_unless_wide() {
+    let f = super::temp("simulate-pending-groups.yaml", &two_nodes_and_web(12));
+    let o = run(&["simulate", "-f", &f]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let text = stdout(&o);
+    let section: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Pending ("))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(section.len(), 2, "{text}");
+    assert!(
+        section[0].starts_with("  8 pods: 0/2 nodes are available: 2 Insufficient cpu."),
+        "{text}"
+    );
+    assert!(
+        section[1].ends_with(", ... and 5 more (--wide lists every pod)"),
+        "{text}"
+    );
+    let wide = stdout(&run(&["simulate", "-f", &f, "--wide"]));
+    let rows = wide
+        .lines()
+        .skip_while(|l| !l.starts_with("Pending ("))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .count();
+    assert_eq!(rows, 8, "{wide}");
 }
