@@ -367,8 +367,8 @@ const fn gate(
 /// server's and StatefulSet controller's gates that change the pods a workload makes), with its
 /// history from upstream's versioned gate table (`pkg/features/kube_features.go`
 /// `defaultVersionedKubernetesFeatureGates`) and, for the gates removed before that
-/// table, the feature-gate pages of the Kubernetes documentation. The modelled ones come
-/// first.
+/// table, the feature-gate pages of the Kubernetes documentation. `modelled` marks the
+/// ones that change topospread's answers.
 pub const GATES: &[Gate] = &[
     Gate {
         removed_in: Some(32),
@@ -535,7 +535,7 @@ pub const GATES: &[Gate] = &[
     gate(
         "InPlacePodVerticalScaling",
         &[alpha(27), beta(33, true), ga(35, true)],
-        false,
+        true,
         "KEP-1287: NodeResourcesFit counts a pending resize",
     ),
     Gate {
@@ -625,7 +625,7 @@ pub const GATES: &[Gate] = &[
     gate(
         "SidecarContainers",
         &[alpha(28), beta(29, true), ga(33, true)],
-        false,
+        true,
         "KEP-753: restartable init containers in pod requests",
     ),
     gate(
@@ -816,11 +816,13 @@ impl FeatureGates {
         self.enabled.iter().copied()
     }
 
-    /// How pods' requests are computed (`PodLevelResources`).
+    /// How pods' requests are computed (`PodLevelResources`, `InPlacePodVerticalScaling`,
+    /// `SidecarContainers`).
     pub fn request_options(&self) -> RequestOptions {
         RequestOptions {
             pod_level_resources: self.enabled("PodLevelResources"),
-            ..RequestOptions::default()
+            in_place_pod_vertical_scaling: self.enabled("InPlacePodVerticalScaling"),
+            sidecar_containers: self.enabled("SidecarContainers"),
         }
     }
 
@@ -1036,6 +1038,20 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn request_counting_follows_its_gates_per_release() {
+        let o = |minor| FeatureGates::new(v(minor)).request_options();
+        assert!(!o(28).sidecar_containers && o(29).sidecar_containers);
+        assert!(!o(32).in_place_pod_vertical_scaling && o(33).in_place_pod_vertical_scaling);
+        assert!(!o(33).pod_level_resources && o(34).pod_level_resources);
+        let mut gates = FeatureGates::new(v(28));
+        gates
+            .apply("SidecarContainers=true")
+            .expect("alpha in 1.28");
+        assert!(gates.request_options().sidecar_containers);
+        assert!(gates.unmodelled_settings().is_empty());
     }
 
     #[test]

@@ -147,6 +147,7 @@ pub fn simulate(
     let mut runtime = Runtime::new(&setup, &mut world.snapshot, seed)?;
     let counter = SpreadCounter::new(&setup.config, setup.features, &mut world.snapshot)
         .map_err(|e| Error::Refused(format!("{}: {e}", setup.origin)))?;
+    let bare = bare_pods(&world);
     let before = match world.before_removal.take() {
         Some(snapshot) => Before::Snapshot(Box::new(snapshot)),
         None if !drain.is_empty()
@@ -223,36 +224,9 @@ pub fn simulate(
             Some((id, snapshot.pod(id)?))
         });
         if let Some((id, pod)) = first {
-            let after = counter.pod_spread(pod, snapshot);
-            let before = match &before {
-                Before::Snapshot(before) => counter.pod_spread(pod, before),
-                Before::Spreads(spreads) => match spreads.get(index) {
-                    Some(Some((first, spread))) if *first == id => spread.clone(),
-                    _ => {
-                        return Err(Error::Simulation(format!(
-                            "{}/{}: its first pod changed although no pod could leave the cluster (a bug)",
-                            w.namespace, w.name
-                        )));
-                    }
-                },
-            };
-            from_defaults = after.from_defaults;
-            for (a, b) in after.constraints.into_iter().zip(before.constraints) {
-                let (a_counts, b_counts) = (as_counts(&a.spread), as_counts(&b.spread));
-                constraints.push(ConstraintReport {
-                    skew_before: u32::try_from(b.spread.skew).unwrap_or(0),
-                    skew_after: u32::try_from(a.spread.skew).unwrap_or(0),
-                    summary_before: summarize(&b_counts),
-                    summary_after: summarize(&a_counts),
-                    topology_key: a.spread.topology_key,
-                    max_skew: a.spread.max_skew,
-                    min_domains: a.min_domains,
-                    when_unsatisfiable: a.spread.when_unsatisfiable,
-                    selector: a.selector,
-                    before: b_counts.into_iter().collect(),
-                    after: a_counts.into_iter().collect(),
-                });
-            }
+            let what = format!("{}/{}", w.namespace, w.name);
+            (constraints, from_defaults) =
+                constraint_reports(&counter, snapshot, &before, index, id, pod, &what)?;
         }
         // A pod evicted (preempted, or on a drained node) counts as its replacement.
         let current: Vec<PodId> = w
@@ -294,6 +268,41 @@ pub fn simulate(
             scheduled: bound,
             pending: current.len() - bound,
             constraints_from_defaults: from_defaults && !constraints.is_empty(),
+            constraints,
+        });
+    }
+    // Bare pods with constraints of their own, after the workloads (as `Before` holds
+    // them).
+    let workload_count = world.expansion.workloads.len();
+    for (i, id) in bare.into_iter().enumerate() {
+        let Some(pod) = snapshot.pod(id) else {
+            continue;
+        };
+        let namespace = symbols.resolve(pod.namespace).to_string();
+        let what = format!("{namespace}/{}", pod.name);
+        let (constraints, _) = constraint_reports(
+            &counter,
+            snapshot,
+            &before,
+            workload_count + i,
+            id,
+            pod,
+            &what,
+        )?;
+        let bound = usize::from(snapshot.pod_node(id).is_some());
+        workloads.push(WorkloadReport {
+            not_created: Vec::new(),
+            not_created_reason: None,
+            not_removed_reason: None,
+            rolling_update: None,
+            failed_create: Vec::new(),
+            kind: "Pod".to_string(),
+            namespace,
+            name: pod.name.to_string(),
+            pods: 1,
+            scheduled: bound,
+            pending: 1 - bound,
+            constraints_from_defaults: false,
             constraints,
         });
     }
@@ -502,6 +511,54 @@ fn roll_out(
     Ok(reports)
 }
 
+/// One pod's constraints, counted before and after the simulation, and whether they are
+/// the cluster's defaults; `index` is its place in [`Before::Spreads`].
+fn constraint_reports(
+    counter: &SpreadCounter,
+    snapshot: &Snapshot,
+    before: &Before,
+    index: usize,
+    id: PodId,
+    pod: &topospread::api::Pod,
+    what: &str,
+) -> Result<(Vec<ConstraintReport>, bool)> {
+    let after = counter.pod_spread(pod, snapshot);
+    let before = match before {
+        Before::Snapshot(before) => counter.pod_spread(pod, before),
+        Before::Spreads(spreads) => match spreads.get(index) {
+            Some(Some((first, spread))) if *first == id => spread.clone(),
+            _ => {
+                return Err(Error::Simulation(format!(
+                    "{what}: its first pod changed although no pod could leave the cluster (a bug)"
+                )));
+            }
+        },
+    };
+    let from_defaults = after.from_defaults;
+    let constraints = after
+        .constraints
+        .into_iter()
+        .zip(before.constraints)
+        .map(|(a, b)| {
+            let (a_counts, b_counts) = (as_counts(&a.spread), as_counts(&b.spread));
+            ConstraintReport {
+                skew_before: u32::try_from(b.spread.skew).unwrap_or(0),
+                skew_after: u32::try_from(a.spread.skew).unwrap_or(0),
+                summary_before: summarize(&b_counts),
+                summary_after: summarize(&a_counts),
+                topology_key: a.spread.topology_key,
+                max_skew: a.spread.max_skew,
+                min_domains: a.min_domains,
+                when_unsatisfiable: a.spread.when_unsatisfiable,
+                selector: a.selector,
+                before: b_counts.into_iter().collect(),
+                after: a_counts.into_iter().collect(),
+            }
+        })
+        .collect();
+    Ok((constraints, from_defaults))
+}
+
 /// The cluster before the simulation, for the reports' "before".
 enum Before {
     /// The snapshot itself, kept when pods may leave the cluster during the simulation
@@ -538,15 +595,38 @@ fn before_spreads(
     world: &input::World,
 ) -> Vec<Option<(PodId, PodSpread)>> {
     let snapshot = &world.snapshot;
+    let workloads = world.expansion.workloads.iter().map(|w| {
+        w.pods.iter().find_map(|p| {
+            let id = snapshot.pod_id(&w.namespace, p)?;
+            let pod = snapshot.pod(id)?;
+            Some((id, counter.pod_spread(pod, snapshot)))
+        })
+    });
+    let bare = bare_pods(world).into_iter().map(|id| {
+        let pod = snapshot.pod(id)?;
+        Some((id, counter.pod_spread(pod, snapshot)))
+    });
+    workloads.chain(bare).collect()
+}
+
+/// The pending pods no workload owns that carry spread constraints of their own (a bare
+/// Pod, as in the docs' examples): each gets its spread before and after, as a workload.
+fn bare_pods(world: &input::World) -> Vec<PodId> {
+    let snapshot = &world.snapshot;
+    let symbols = snapshot.symbols();
     world
-        .expansion
-        .workloads
+        .queue
         .iter()
-        .map(|w| {
-            w.pods.iter().find_map(|p| {
-                let id = snapshot.pod_id(&w.namespace, p)?;
-                let pod = snapshot.pod(id)?;
-                Some((id, counter.pod_spread(pod, snapshot)))
+        .copied()
+        .filter(|id| {
+            snapshot.pod(*id).is_some_and(|pod| {
+                let ns = symbols.resolve(pod.namespace);
+                !pod.spread_constraints.is_empty()
+                    && !world
+                        .expansion
+                        .workloads
+                        .iter()
+                        .any(|w| w.namespace == ns && w.pods.iter().any(|p| **p == *pod.name))
             })
         })
         .collect()

@@ -322,10 +322,7 @@ pub fn unbound_claim_notes<'a>(
 /// writes (a uid, a resourceVersion, a creation time, a status phase). Such a pod was
 /// admitted when it was created; LimitRanges and RuntimeClasses are not applied again.
 pub fn from_server(pod: &core::Pod) -> bool {
-    let m = &pod.metadata;
-    m.uid.is_some()
-        || m.resource_version.is_some()
-        || m.creation_timestamp.is_some()
+    crate::validation::is_stored(&pod.metadata)
         || pod.status.as_ref().is_some_and(|s| s.phase.is_some())
 }
 

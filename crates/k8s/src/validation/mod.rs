@@ -30,7 +30,7 @@ pub use lint::{
     controller_added_labels, first_pod, lint_workload,
 };
 pub use objects::{
-    ApiServerFeatures, ObjectError, PodSpecRef, Workload, merge_match_label_keys,
+    ApiServerFeatures, ObjectError, PodSpecRef, Workload, is_stored, merge_match_label_keys,
     template_pods_create, validate_workload_create,
 };
 pub use topospread::validation::*;

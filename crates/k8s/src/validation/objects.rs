@@ -320,7 +320,7 @@ pub fn template_pods_create(workload: &Workload, features: &ApiServerFeatures) -
 /// Whether the object is one an API server stored (it has a `uid`, a
 /// `resourceVersion` or a `creationTimestamp`, which only the server sets), rather than
 /// a manifest meant for creation.
-pub(crate) fn is_stored(meta: &ObjectMeta) -> bool {
+pub fn is_stored(meta: &ObjectMeta) -> bool {
     meta.uid.is_some() || meta.resource_version.is_some() || meta.creation_timestamp.is_some()
 }
 

@@ -22,6 +22,10 @@ pub struct RequestOptions {
     /// `InPlacePodVerticalScaling` (on by default since 1.33): a running pod's
     /// allocated and actuated requests from its status count too.
     pub in_place_pod_vertical_scaling: bool,
+    /// `SidecarContainers` (on by default since 1.29): an init container with
+    /// `restartPolicy: Always` runs beside the regular ones. While the gate is off the
+    /// API server drops that field, so such a container counts as a plain init container.
+    pub sidecar_containers: bool,
 }
 
 impl Default for RequestOptions {
@@ -29,6 +33,7 @@ impl Default for RequestOptions {
         Self {
             pod_level_resources: true,
             in_place_pod_vertical_scaling: true,
+            sidecar_containers: true,
         }
     }
 }
@@ -249,7 +254,8 @@ impl<'a> ParsedPod<'a> {
                     spec,
                     allocated,
                     actuated,
-                    restartable: c.restart_policy.as_deref() == Some("Always"),
+                    restartable: options.sidecar_containers
+                        && c.restart_policy.as_deref() == Some("Always"),
                 })
             };
         let containers = spec
