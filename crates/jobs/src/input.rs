@@ -260,7 +260,8 @@ pub fn build(ctx: &Context, input: &Input, seed: u64, scale: &[Scale]) -> Result
             seed,
             max_pods,
             scale,
-            features: WorkloadFeatures::from_gates(ctx.gates()),
+            features: WorkloadFeatures::from_gates(ctx.gates())
+                .at(k8s_openapi::jiff::Timestamp::now().as_nanosecond()),
         },
     )
     .map_err(|(e, _)| {

@@ -50,6 +50,7 @@ fn fact(name: &str, node: &str, created: i64) -> GuardPod {
         deleting: false,
         candidate: DeletionCandidate {
             name: name.into(),
+            uid: String::new(),
             node: Some(node.into()),
             phase: PhaseRank::Running,
             ready: true,
@@ -460,6 +461,7 @@ fn mixed_cluster(
             deleting,
             candidate: DeletionCandidate {
                 name,
+                uid: String::new(),
                 phase: match (&node, phase) {
                     (None, _) | (_, 0) => PhaseRank::Pending,
                     (_, 1) => PhaseRank::Unknown,
