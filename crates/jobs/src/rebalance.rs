@@ -300,30 +300,34 @@ pub struct ScaleDownReport {
 /// pod-deletion-cost values the ReplicaSet controller honours.
 pub fn scale_down(ctx: &Context, request: ScaleDownRequest) -> Result<ScaleDownReport> {
     let scale = request.scale.as_str();
-    let (target, replicas) = scale
-        .split_once('=')
-        .ok_or_else(|| Error::Refused(format!("--scale {scale:?}: expected KIND/NAME=N")))?;
-    let replicas: usize = replicas.parse().map_err(|_| {
-        Error::Refused(format!(
-            "--scale {scale:?}: {replicas:?} is not a replica count"
-        ))
-    })?;
-    let (kind, name) = target
-        .split_once('/')
-        .ok_or_else(|| Error::Refused(format!("--scale {scale:?}: expected KIND/NAME=N")))?;
-    let namespace = request.namespace.as_deref().unwrap_or("default");
+    // One grammar with `simulate --scale`: KIND/NAME=N or KIND/NAMESPACE/NAME=N.
+    let parsed: topospread_k8s::workloads::Scale = scale
+        .parse()
+        .map_err(|e: topospread_k8s::workloads::ScaleError| Error::Refused(e.to_string()))?;
+    let explicit_namespace = scale
+        .rsplit_once('=')
+        .is_some_and(|(target, _)| target.matches('/').count() == 2);
+    let namespace = match (&request.namespace, explicit_namespace) {
+        (Some(n), true) if *n != parsed.namespace => refuse!(
+            "--scale {scale:?} names namespace {:?} but --namespace is {n:?}",
+            parsed.namespace
+        ),
+        (Some(n), false) => n.as_str(),
+        _ => parsed.namespace.as_str(),
+    };
+    let name = parsed.name.as_str();
+    let kind = parsed.kind;
+    let replicas = usize::try_from(parsed.replicas).unwrap_or(0);
     let p = prepare(ctx, request.cluster, Strategy::Topospread, false)?;
-    let controller = match kind.to_ascii_lowercase().as_str() {
-        "deployment" | "deployments" | "deploy" => {
-            match deployment_replica_set(&p.input, &p.world, namespace, name) {
-                Some(rs) => rs,
-                None => refuse!(
-                    "--scale {scale:?}: deployment {name:?} in namespace {namespace}: no such workload with a ReplicaSet in the input"
-                ),
-            }
-        }
-        "replicaset" | "replicasets" | "rs" | "replicationcontroller" | "rc" => name.to_string(),
-        "statefulset" | "sts" => refuse!(
+    let controller = match kind {
+        "deployment" => match deployment_replica_set(&p.input, &p.world, namespace, name) {
+            Some(rs) => rs,
+            None => refuse!(
+                "--scale {scale:?}: deployment {name:?} in namespace {namespace}: no such workload with a ReplicaSet in the input"
+            ),
+        },
+        "replicaset" | "replicationcontroller" => name.to_string(),
+        "statefulset" => refuse!(
             "--scale {scale:?}: a StatefulSet removes its highest ordinals first; pod-deletion-cost does not apply"
         ),
         other => refuse!(
@@ -336,7 +340,7 @@ pub fn scale_down(ctx: &Context, request: ScaleDownRequest) -> Result<ScaleDownR
         p.setup.features,
         namespace,
         &controller,
-        &format!("{}/{name}", kind.to_ascii_lowercase()),
+        &format!("{kind}/{name}"),
         replicas,
     )
     .map_err(|e| Error::Refused(format!("--scale {scale:?}: {e}")))?;
