@@ -234,6 +234,13 @@ pub fn rebalance(ctx: &Context, request: RebalanceRequest) -> Result<Rebalance> 
     options.descheduler_node_fit = request.node_fit;
     options.exclude_namespaces = request.exclude_namespaces;
     options.seed = seed;
+    if options.strategy == Strategy::Descheduler {
+        if let Some(note) =
+            nothing_selected(&mut p.world.snapshot, &options, request.selector.as_deref())
+        {
+            p.notes.push(note);
+        }
+    }
     let started = Instant::now();
     // The world's snapshot is planned on in place (the plan keeps the result): it is
     // not needed again, and a copy of a large cluster is hundreds of megabytes.
@@ -255,6 +262,50 @@ pub fn rebalance(ctx: &Context, request: RebalanceRequest) -> Result<Rebalance> 
         input: p.input,
         world: p.world,
     })
+}
+
+/// The descheduler's filters selecting no bound pod: it evicts nothing and succeeds
+/// (a CronJob's run while the app is scaled to zero), so the plan is empty with this
+/// note, where topospread's own strategy refuses the scope.
+fn nothing_selected(
+    snapshot: &mut topospread::snapshot::Snapshot,
+    options: &RebalanceOptions,
+    selector: Option<&str>,
+) -> Option<String> {
+    let compiled = match &options.selector {
+        Some(s) => Some(
+            topospread::api::Selector::from_label_selector(Some(s), snapshot.symbols_mut()).ok()?,
+        ),
+        None => None,
+    };
+    let symbols = snapshot.symbols();
+    let any = snapshot.pods().any(|(id, pod)| {
+        snapshot.pod_node(id).is_some()
+            && options
+                .namespace
+                .as_deref()
+                .is_none_or(|n| symbols.resolve(pod.namespace) == n)
+            && compiled
+                .as_ref()
+                .is_none_or(|s| s.matches(&pod.labels, symbols))
+    });
+    if any {
+        return None;
+    }
+    let mut what = Vec::new();
+    if let Some(n) = &options.namespace {
+        what.push(format!("namespace {n:?}"));
+    }
+    if let Some(s) = selector {
+        what.push(format!("selector {s:?}"));
+    }
+    if what.is_empty() {
+        what.push("the input".into());
+    }
+    Some(format!(
+        "no bound pod matches {}: the descheduler evicts nothing and ends successfully",
+        what.join(" and ")
+    ))
 }
 
 /// Which scale-down to plan: `--scale KIND/NAME=N` in the cluster's namespace.

@@ -131,6 +131,25 @@ fn rebalance_scale_takes_simulates_namespaced_form() {
     );
 }
 
+/// The descheduler ends successfully when its namespace or selector matches no pod (a
+/// CronJob's run while the app is scaled to zero): an empty plan with a note, exit 0.
+#[test]
+fn the_descheduler_replay_selecting_nothing_is_an_empty_plan() {
+    let f = shape("scale-down-2-1-0");
+    for extra in [["-l", "app=nope"], ["--namespace", "prod"]] {
+        let mut args = vec!["rebalance", "-f", f.as_str(), "--strategy", "descheduler"];
+        args.extend_from_slice(&extra);
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(0), "{extra:?}: {}", stderr(&o));
+        let out = stdout(&o);
+        assert!(out.contains("0 moves"), "{out}");
+        assert!(
+            out.contains("the descheduler evicts nothing and ends successfully"),
+            "{extra:?}: {out}"
+        );
+    }
+}
+
 #[test]
 fn rebalance_bad_input_exits_2_with_one_line() {
     let cases: [(&[&str], &str); 4] = [
