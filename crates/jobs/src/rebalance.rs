@@ -234,12 +234,11 @@ pub fn rebalance(ctx: &Context, request: RebalanceRequest) -> Result<Rebalance> 
     options.descheduler_node_fit = request.node_fit;
     options.exclude_namespaces = request.exclude_namespaces;
     options.seed = seed;
-    if options.strategy == Strategy::Descheduler {
-        if let Some(note) =
+    if options.strategy == Strategy::Descheduler
+        && let Some(note) =
             nothing_selected(&mut p.world.snapshot, &options, request.selector.as_deref())
-        {
-            p.notes.push(note);
-        }
+    {
+        p.notes.push(note);
     }
     let started = Instant::now();
     // The world's snapshot is planned on in place (the plan keeps the result): it is
