@@ -38,22 +38,28 @@ pub(crate) fn table(out: &mut String, r: &WhatIfReport) {
             );
         }
     }
-    if !r.nodes.is_empty() {
+    if r.nodes.is_empty() {
+        let _ = writeln!(
+            out,
+            "  {} replacement pod(s) rescheduled, {} pending",
+            r.rescheduled, r.pending
+        );
+    } else {
         let _ = writeln!(
             out,
             "\nRemoved {} node(s): {}",
             r.nodes.len(),
             r.nodes.join(", ")
         );
+        let _ = writeln!(
+            out,
+            "  {} replacement pod(s) rescheduled, {} pending; {} lost (no controller); {} DaemonSet pod(s) gone with their nodes",
+            r.rescheduled,
+            r.pending,
+            r.lost.len(),
+            r.daemon_pods.len()
+        );
     }
-    let _ = writeln!(
-        out,
-        "  {} replacement pod(s) rescheduled, {} pending; {} lost (no controller); {} DaemonSet pod(s) gone with their nodes",
-        r.rescheduled,
-        r.pending,
-        r.lost.len(),
-        r.daemon_pods.len()
-    );
     if !r.mirror_pods.is_empty() {
         let _ = writeln!(
             out,
