@@ -323,3 +323,36 @@ fn a_drain_reports_what_kubectl_refuses_and_what_a_budget_blocks() {
         "{out}"
     );
 }
+
+/// A budget allowing one disruption: kubectl evicts one pod, and the next only once the
+/// first one's replacement is Ready. Under Honor the replacement schedules, so both go;
+/// under Ignore it stays Pending, the budget never allows again, and the second pod stays.
+#[test]
+fn a_budget_allowing_one_lets_the_drain_go_on_only_as_replacements_become_ready() {
+    let f = std::fs::read_to_string(fixture("whatif/zone-c-one-node.yaml")).expect("fixture");
+    let pdb = r#"
+---
+{"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web-pdb", "namespace": "default"}, "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "web"}}}, "status": {"disruptionsAllowed": 1, "currentHealthy": 6, "desiredHealthy": 5, "expectedPods": 6}}
+"#;
+    let ignore = super::temp("zone-c-pdb-ignore.yaml", &format!("{f}{pdb}"));
+    let (v, code) = json(&["simulate", "-f", &ignore, "--drain", "c1", "-o", "json"]);
+    assert_eq!(code, 1, "{v}");
+    let d = &v["drained"];
+    assert_eq!(
+        (d["rescheduled"].as_u64(), d["pending"].as_u64()),
+        (Some(0), Some(1))
+    );
+    assert_eq!(
+        d["blocked"],
+        serde_json::json!([{"pod": "default/web-6", "budget": "default/web-pdb"}])
+    );
+    let honor = f.replace(
+        "\"whenUnsatisfiable\": \"DoNotSchedule\"",
+        "\"whenUnsatisfiable\": \"DoNotSchedule\", \"nodeTaintsPolicy\": \"Honor\"",
+    );
+    let honor = super::temp("zone-c-pdb-honor.yaml", &format!("{honor}{pdb}"));
+    let (v, code) = json(&["simulate", "-f", &honor, "--drain", "c1", "-o", "json"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["drained"]["rescheduled"], 2);
+    assert!(v["drained"].get("blocked").is_none(), "{v}");
+}
