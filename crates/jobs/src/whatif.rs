@@ -196,7 +196,8 @@ pub fn drain(
 }
 
 /// kubectl drain's filters in its order (`skipDeletedFilter`, `daemonSetFilter` with
-/// `--ignore-daemonsets`, `mirrorPodFilter`, `localStorageFilter`, `unreplicatedFilter`).
+/// `--ignore-daemonsets`, `mirrorPodFilter`, `localStorageFilter`, `unreplicatedFilter`),
+/// with its messages as it prints them (`cannot delete ` and the filter's fatal text).
 fn kubectl_drain_action(
     pod: &topospread::api::Pod,
     full: &str,
@@ -217,7 +218,7 @@ fn kubectl_drain_action(
     }
     if kind.is_none() {
         return DrainAction::Refuse(
-            "cannot delete Pods that declare no controller (use --force to override)".into(),
+            "cannot delete Pods declare no controller (use --force to override)".into(),
         );
     }
     DrainAction::Evict
