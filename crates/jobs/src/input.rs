@@ -512,7 +512,7 @@ pub fn split_pod_ref(s: &str) -> (&str, &str) {
 
 /// The wall clock in nanoseconds since the epoch: the ReplicaSet controller's `Now` when
 /// a scale-in happens, which its LogarithmicScaleDown buckets are measured from.
-fn now_ns() -> i128 {
+pub(crate) fn now_ns() -> i128 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i128::try_from(d.as_nanos()).unwrap_or(i128::MAX))

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::builders::{NodeBuilder, PodBuilder};
-use crate::controller::PhaseRank;
+use crate::controller::{PhaseRank, deletion_order};
 use crate::convert;
 use proptest::prelude::*;
 
@@ -222,6 +222,7 @@ fn a_users_cost_is_kept_unless_overridden() {
         &facts,
         GuardOptions {
             override_user_costs: true,
+            ..GuardOptions::default()
         },
     );
     let rs = &plan.replica_sets[0];
@@ -576,6 +577,13 @@ proptest! {
         override_user_costs in proptest::bool::weighted(0.2),
     ) {
         let (s, facts) = mixed_cluster(&nodes, &[web, api], &pods);
-        planners_agree(&s, &facts, GuardOptions { override_user_costs });
+        planners_agree(
+            &s,
+            &facts,
+            GuardOptions {
+                override_user_costs,
+                ..GuardOptions::default()
+            },
+        );
     }
 }
