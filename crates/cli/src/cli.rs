@@ -505,12 +505,17 @@ pub(crate) struct SimulateArgs {
     /// than fit a line is summarised (domains, min/max/skew, histogram, extremes).
     #[arg(long)]
     pub(crate) wide: bool,
-    /// What-if: drain these nodes before scheduling (they are removed; their
-    /// controllers' pods come back pending and are rescheduled). Repeatable.
+    /// What-if: drain these nodes as `kubectl drain --ignore-daemonsets` does (cordoned
+    /// and kept; pods evicted through their PodDisruptionBudgets, replacements
+    /// scheduled with the node still counted). Repeatable.
     #[arg(long = "drain", value_name = "NODE")]
     pub(crate) drain: Vec<String>,
+    /// What-if: delete these Node objects before scheduling (their controllers' pods
+    /// come back pending and are rescheduled). Repeatable.
+    #[arg(long = "remove-node", value_name = "NODE")]
+    pub(crate) remove_node: Vec<String>,
     /// What-if: lose every node labelled KEY=VALUE (a zone outage:
-    /// `topology.kubernetes.io/zone=us-east-1a`), as --drain does. Repeatable.
+    /// `topology.kubernetes.io/zone=us-east-1a`), as --remove-node does. Repeatable.
     #[arg(long = "lose", value_name = "KEY=VALUE")]
     pub(crate) lose: Vec<String>,
     /// Set a workload's replicas (repeatable): `deployment/web=5`,

@@ -47,6 +47,9 @@ impl PhaseRank {
 pub struct DeletionCandidate {
     /// The pod's name (the last tie-break, so the order is reproducible).
     pub name: String,
+    /// `metadata.uid` (empty when absent): under LogarithmicScaleDown, pods whose times
+    /// fall in one log2 bucket go in UID order.
+    pub uid: String,
     /// The node it is bound to, if any.
     pub node: Option<String>,
     /// Its phase.
@@ -75,6 +78,7 @@ impl DeletionCandidate {
             .and_then(|c| c.iter().find(|c| c.type_ == "Ready"));
         Self {
             name: p.metadata.name.clone().unwrap_or_default(),
+            uid: p.metadata.uid.clone().unwrap_or_default(),
             node: p
                 .spec
                 .as_ref()
@@ -109,6 +113,7 @@ impl DeletionCandidate {
     pub fn created_pending(name: &str) -> Self {
         Self {
             name: name.to_string(),
+            uid: String::new(),
             node: None,
             phase: PhaseRank::Pending,
             ready: false,
@@ -120,6 +125,29 @@ impl DeletionCandidate {
     }
 }
 
+/// How the deletion order compares ready and creation times.
+///
+/// Upstream (`ActivePodsWithRanks.Less`) compares them exactly while LogarithmicScaleDown
+/// is off or `Now` is zero, and otherwise by the log2 bucket of the time elapsed since.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TimeScale {
+    /// Later times first (`afterOrZero`).
+    #[default]
+    Exact,
+    /// LogarithmicScaleDown (kubernetes PR 99212, KEP-2185; alpha 1.21, on by default
+    /// from 1.22, GA 1.31): shorter elapsed-time buckets first, one bucket in UID order.
+    Logarithmic {
+        /// The controller's `Now`, in nanoseconds since the epoch.
+        now_ns: i128,
+    },
+}
+
+/// The indices of `pods` in the order the ReplicaSet controller deletes them, with
+/// times compared exactly ([`deletion_order_with`] and [`TimeScale::Exact`]).
+pub fn deletion_order(pods: &[DeletionCandidate], related: &[Option<String>]) -> Vec<usize> {
+    deletion_order_with(pods, related, TimeScale::Exact)
+}
+
 /// The indices of `pods` in the order the ReplicaSet controller deletes them.
 ///
 /// `related` are every active pod of the same owner family (for a Deployment, the pods
@@ -127,8 +155,13 @@ impl DeletionCandidate {
 /// co-located pods go first. Then, as `ActivePodsWithRanks.Less`: unassigned before
 /// assigned, Pending before Unknown before Running, not ready before ready, lower
 /// deletion cost first, higher rank first, ready more recently first, more restarts
-/// first, created more recently first.
-pub fn deletion_order(pods: &[DeletionCandidate], related: &[Option<String>]) -> Vec<usize> {
+/// first, created more recently first; `times` says how the two times compare. Pods
+/// upstream ranks equal keep a reproducible order: by name, descending.
+pub fn deletion_order_with(
+    pods: &[DeletionCandidate],
+    related: &[Option<String>],
+    times: TimeScale,
+) -> Vec<usize> {
     let mut per_node: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for n in related.iter().flatten() {
         *per_node.entry(n.as_str()).or_default() += 1;
@@ -142,27 +175,113 @@ pub fn deletion_order(pods: &[DeletionCandidate], related: &[Option<String>]) ->
         })
         .collect();
     let mut order: Vec<usize> = (0..pods.len()).collect();
-    order.sort_by(|&a, &b| {
+    merge_sort(&mut order, &|&a, &b| {
         let (x, y) = (&pods[a], &pods[b]);
-        x.node
+        let first = x
+            .node
             .is_some()
             .cmp(&y.node.is_some())
             .then(x.phase.cmp(&y.phase))
             .then(x.ready.cmp(&y.ready))
             .then(x.deletion_cost.cmp(&y.deletion_cost))
-            .then(ranks[b].cmp(&ranks[a]))
-            .then_with(|| {
-                if x.ready && y.ready {
-                    newer_first(x.ready_since, y.ready_since)
-                } else {
-                    Ordering::Equal
-                }
+            .then(ranks[b].cmp(&ranks[a]));
+        if first != Ordering::Equal {
+            return first;
+        }
+        let ready = if x.ready && y.ready {
+            compare_times(x.ready_since, y.ready_since, x, y, times)
+        } else {
+            None
+        };
+        let rest = ready.unwrap_or_else(|| {
+            y.restarts.cmp(&x.restarts).then_with(|| {
+                compare_times(x.created, y.created, x, y, times).unwrap_or(Ordering::Equal)
             })
-            .then(y.restarts.cmp(&x.restarts))
-            .then_with(|| newer_first(x.created, y.created))
-            .then_with(|| y.name.cmp(&x.name))
+        });
+        rest.then_with(|| y.name.cmp(&x.name))
     });
     order
+}
+
+/// One time key of `ActivePodsWithRanks.Less` (seconds since the epoch; `None` is the
+/// zero time): `None` when the times are equal (the next key decides); else the
+/// verdict, exact (later first, the zero time before all) or by log2 bucket, where one
+/// bucket is decided by UID alone (equal UIDs leave the pods equal, as upstream).
+fn compare_times(
+    a: Option<i64>,
+    b: Option<i64>,
+    x: &DeletionCandidate,
+    y: &DeletionCandidate,
+    times: TimeScale,
+) -> Option<Ordering> {
+    if a == b {
+        return None;
+    }
+    Some(match (times, a, b) {
+        (TimeScale::Logarithmic { now_ns }, Some(a), Some(b)) => {
+            match log2_bucket(now_ns, a).cmp(&log2_bucket(now_ns, b)) {
+                Ordering::Equal => x.uid.cmp(&y.uid),
+                other => other,
+            }
+        }
+        _ => newer_first(a, b),
+    })
+}
+
+/// `logarithmicRankDiff`'s rank of a time: the integer part of log2 of the nanoseconds
+/// elapsed from it to `now_ns`, or -1 when none have.
+fn log2_bucket(now_ns: i128, at_secs: i64) -> i64 {
+    let elapsed = now_ns - i128::from(at_secs) * 1_000_000_000;
+    if elapsed <= 0 {
+        return -1;
+    }
+    // Duration is an int64 in Go: a span beyond it saturates, as a subtraction there does.
+    let elapsed = i64::try_from(elapsed).unwrap_or(i64::MAX);
+    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
+    let bucket = go_log2(elapsed as f64) as i64;
+    bucket
+}
+
+/// Go's `math.Log2`: exact for powers of two (its `Frexp` special case), else
+/// `log(frac)/ln 2 + exp`, so bucket edges fall where the controller's do.
+fn go_log2(x: f64) -> f64 {
+    let bits = x.to_bits();
+    let exp_bits = i32::try_from((bits >> 52) & 0x7ff).unwrap_or(0);
+    if exp_bits == 0 || exp_bits == 0x7ff {
+        return x.log2();
+    }
+    // x = frac * 2^exp with frac in [0.5, 1).
+    let exp = exp_bits - 1022;
+    let frac = f64::from_bits((bits & !(0x7ff << 52)) | (1022 << 52));
+    if frac == 0.5 {
+        return f64::from(exp - 1);
+    }
+    frac.ln() * (1.0 / std::f64::consts::LN_2) + f64::from(exp)
+}
+
+/// A stable merge sort that, unlike `sort_by`, accepts a comparison that is not a
+/// total order: upstream's is not (the UID tie-break within a bucket skips the later
+/// keys, which pods with equal times still reach), and the order must not panic.
+fn merge_sort(v: &mut [usize], cmp: &dyn Fn(&usize, &usize) -> Ordering) {
+    if v.len() <= 1 {
+        return;
+    }
+    let mid = v.len() / 2;
+    merge_sort(&mut v[..mid], cmp);
+    merge_sort(&mut v[mid..], cmp);
+    let (left, right) = (v[..mid].to_vec(), v[mid..].to_vec());
+    let (mut i, mut j) = (0, 0);
+    for slot in v.iter_mut() {
+        let take_left =
+            j >= right.len() || (i < left.len() && cmp(&right[j], &left[i]) != Ordering::Less);
+        if take_left {
+            *slot = left[i];
+            i += 1;
+        } else {
+            *slot = right[j];
+            j += 1;
+        }
+    }
 }
 
 /// Later times first; an unknown time counts as the newest (a pod made by the
@@ -337,6 +456,7 @@ mod tests {
     fn pod(name: &str, node: Option<&str>, phase: PhaseRank, ready: bool) -> DeletionCandidate {
         DeletionCandidate {
             name: name.into(),
+            uid: String::new(),
             node: node.map(str::to_string),
             phase,
             ready,
@@ -392,6 +512,97 @@ mod tests {
             .map(|i| pods[i].name.as_str())
             .collect();
         assert_eq!(order, ["cheap", "crowded", "old"]);
+    }
+
+    /// Four pods of one scale-up, Ready 100 to 103 s before `now`: one log2 bucket
+    /// (2^36 to 2^37 ns), so the controller removes them in UID order, not newest first.
+    #[test]
+    fn one_ready_bucket_goes_by_uid() {
+        let now_secs = 1_700_000_000_i64;
+        let pods: Vec<DeletionCandidate> = ["d", "c", "b", "a"]
+            .iter()
+            .zip(100..)
+            .map(|(uid, ago)| {
+                let mut p = pod(&format!("pod-{uid}"), Some("n1"), PhaseRank::Running, true);
+                p.uid = (*uid).to_string();
+                p.ready_since = Some(now_secs - ago);
+                p
+            })
+            .collect();
+        let related: Vec<_> = pods.iter().map(|p| p.node.clone()).collect();
+        let names = |order: Vec<usize>| -> Vec<String> {
+            order.into_iter().map(|i| pods[i].name.clone()).collect()
+        };
+        let exact = names(deletion_order(&pods, &related));
+        assert_eq!(exact, ["pod-d", "pod-c", "pod-b", "pod-a"]);
+        let times = TimeScale::Logarithmic {
+            now_ns: i128::from(now_secs) * 1_000_000_000,
+        };
+        let log = names(deletion_order_with(&pods, &related, times));
+        assert_eq!(log, ["pod-a", "pod-b", "pod-c", "pod-d"]);
+    }
+
+    /// Buckets that differ still put the more recently Ready pod first, whatever the
+    /// UIDs; a pod without a ready time (the zero time) goes before both.
+    #[test]
+    fn distinct_buckets_go_newest_first() {
+        let now_secs = 1_700_000_000_i64;
+        let mut recent = pod("recent", Some("n1"), PhaseRank::Running, true);
+        recent.uid = "z".into();
+        recent.ready_since = Some(now_secs - 10);
+        let mut old = pod("old", Some("n1"), PhaseRank::Running, true);
+        old.uid = "a".into();
+        old.ready_since = Some(now_secs - 10_000);
+        let mut zero = pod("zero", Some("n1"), PhaseRank::Running, true);
+        zero.uid = "m".into();
+        let pods = vec![old, recent, zero];
+        let related: Vec<_> = pods.iter().map(|p| p.node.clone()).collect();
+        let times = TimeScale::Logarithmic {
+            now_ns: i128::from(now_secs) * 1_000_000_000,
+        };
+        let order: Vec<&str> = deletion_order_with(&pods, &related, times)
+            .into_iter()
+            .map(|i| pods[i].name.as_str())
+            .collect();
+        assert_eq!(order, ["zero", "recent", "old"]);
+    }
+
+    /// Equal ready times fall through to restarts; one creation bucket goes by UID.
+    #[test]
+    fn equal_ready_times_fall_through_to_restarts_then_created_bucket() {
+        let now_secs = 1_700_000_000_i64;
+        let mk = |name: &str, uid: &str, restarts: i32, created: i64| {
+            let mut p = pod(name, Some("n1"), PhaseRank::Running, true);
+            p.uid = uid.into();
+            p.ready_since = Some(now_secs - 50);
+            p.restarts = restarts;
+            p.created = Some(now_secs - created);
+            p
+        };
+        let pods = vec![
+            mk("young-b", "b", 0, 100),
+            mk("restarted", "z", 3, 300),
+            mk("young-a", "a", 0, 101),
+        ];
+        let related: Vec<_> = pods.iter().map(|p| p.node.clone()).collect();
+        let times = TimeScale::Logarithmic {
+            now_ns: i128::from(now_secs) * 1_000_000_000,
+        };
+        let order: Vec<&str> = deletion_order_with(&pods, &related, times)
+            .into_iter()
+            .map(|i| pods[i].name.as_str())
+            .collect();
+        assert_eq!(order, ["restarted", "young-a", "young-b"]);
+    }
+
+    #[test]
+    fn log2_buckets_as_go() {
+        assert!((go_log2(1024.0) - 10.0).abs() < f64::EPSILON);
+        let now = 10_i128 * 1_000_000_000;
+        // 1 s = 1e9 ns: 2^29 < 1e9 < 2^30.
+        assert_eq!(log2_bucket(now, 9), 29);
+        assert_eq!(log2_bucket(now, 10), -1);
+        assert_eq!(log2_bucket(now, 11), -1);
     }
 
     #[test]

@@ -76,6 +76,28 @@ pub struct Drained {
     pub daemon_pods: Vec<String>,
     /// Mirror (static) pods: the node's kubelet runs them, so they leave with it.
     pub mirror_pods: Vec<String>,
+    /// Nodes drained as `kubectl drain` does: cordoned and kept, their pods evicted.
+    pub cordoned: Vec<String>,
+    /// Pods a drain leaves on their cordoned node (DaemonSet, mirror, terminating).
+    pub kept: Vec<String>,
+    /// Pods `kubectl drain` refuses to evict without an override: (pod, its message).
+    pub refused: Vec<(String, String)>,
+    /// Pods whose eviction a PodDisruptionBudget still refuses once no replacement can
+    /// become Ready any more: (pod, `namespace/name` of the budget).
+    pub blocked: Vec<(String, String)>,
+}
+
+/// What `kubectl drain` does with one pod of a node it drains (its filters, in
+/// `k8s.io/kubectl/pkg/drain/filters.go`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DrainAction {
+    /// Evicted through the Eviction API, its PodDisruptionBudgets permitting.
+    Evict,
+    /// Left where it is: a DaemonSet pod (`--ignore-daemonsets`), a mirror pod, a
+    /// terminating pod.
+    Keep,
+    /// kubectl refuses to drain while it is there, with this message.
+    Refuse(String),
 }
 
 /// A scheduler on a virtual clock.
@@ -220,6 +242,158 @@ impl Simulation {
         }
     }
 
+    /// Drains `nodes` as `kubectl drain` does: each is cordoned (`spec.unschedulable`,
+    /// with the `node.kubernetes.io/unschedulable:NoSchedule` taint the node lifecycle
+    /// controller adds) and stays; `action` sorts its pods; those to evict go in
+    /// `namespace/name` order, each only while every PodDisruptionBudget covering it
+    /// allows a disruption. A replacement that becomes Ready (binds) gives its budgets
+    /// the disruption back, so evictions resume after a run, as kubectl retries them.
+    pub fn cordon_and_drain(
+        &mut self,
+        snapshot: &mut Snapshot,
+        nodes: &[String],
+        action: &dyn Fn(&Pod, &str) -> DrainAction,
+    ) -> Result<Drained, SimulationError> {
+        if let Some(node) = nodes.iter().find(|n| snapshot.node_id(n).is_none()) {
+            return Err(SimulationError::UnknownNode { node: node.clone() });
+        }
+        let now = self.clock.now();
+        let mut drained = Drained::default();
+        let mut evict: Vec<(String, PodId)> = Vec::new();
+        for name in nodes {
+            let Some(id) = snapshot.node_id(name) else {
+                continue;
+            };
+            let mut node = snapshot.node(id).node.clone();
+            node.unschedulable = true;
+            if !node.taints.iter().any(|t| {
+                &*t.key == UNSCHEDULABLE_TAINT && t.effect == crate::api::TaintEffect::NoSchedule
+            }) {
+                node.taints.push(crate::api::Taint {
+                    key: UNSCHEDULABLE_TAINT.into(),
+                    value: "".into(),
+                    effect: crate::api::TaintEffect::NoSchedule,
+                });
+            }
+            self.scheduler
+                .update_node(snapshot, node, now)
+                .map_err(|_| SimulationError::UnknownNode { node: name.clone() })?;
+            drained.cordoned.push(name.clone());
+            let mut pods: Vec<(String, PodId)> = snapshot
+                .node(id)
+                .pods()
+                .iter()
+                .filter_map(|&p| {
+                    let pod = snapshot.pod(p)?;
+                    let full =
+                        format!("{}/{}", snapshot.symbols().resolve(pod.namespace), pod.name);
+                    Some((full, p))
+                })
+                .collect();
+            pods.sort();
+            for (full, p) in pods {
+                let Some(pod) = snapshot.pod(p) else {
+                    continue;
+                };
+                match action(pod, &full) {
+                    DrainAction::Evict => evict.push((full, p)),
+                    DrainAction::Keep => drained.kept.push(full),
+                    DrainAction::Refuse(message) => drained.refused.push((full, message)),
+                }
+            }
+        }
+        // The budgets covering each pod, and what each allows now.
+        let symbols = snapshot.symbols();
+        let budgets: Vec<(String, i32)> = snapshot
+            .workloads()
+            .disruption_budgets
+            .iter()
+            .map(|b| {
+                (
+                    format!("{}/{}", symbols.resolve(b.namespace), b.name),
+                    b.disruptions_allowed,
+                )
+            })
+            .collect();
+        let covering = |id: PodId| -> Vec<usize> {
+            let Some(pod) = snapshot.pod(id) else {
+                return Vec::new();
+            };
+            snapshot
+                .workloads()
+                .disruption_budgets
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| b.covers(pod.namespace, &pod.labels, symbols))
+                .map(|(i, _)| i)
+                .collect()
+        };
+        let mut waiting: Vec<(String, PodId, Vec<usize>)> = evict
+            .into_iter()
+            .map(|(full, id)| {
+                let c = covering(id);
+                (full, id, c)
+            })
+            .collect();
+        let mut allowed: Vec<i32> = budgets.iter().map(|b| b.1).collect();
+        let mut recovering: Vec<(PodId, Vec<usize>)> = Vec::new();
+        loop {
+            let mut now_evicted = Vec::new();
+            waiting.retain(|(full, id, c)| {
+                if c.iter().all(|&i| allowed[i] > 0) {
+                    c.iter().for_each(|&i| allowed[i] -= 1);
+                    now_evicted.push((full.clone(), *id, c.clone()));
+                    false
+                } else {
+                    true
+                }
+            });
+            for (full, id, c) in now_evicted {
+                let now = self.clock.now();
+                let Some(pod) = self.scheduler.delete_pod(snapshot, id, now) else {
+                    continue;
+                };
+                let Some(r) = self.replacement(&pod) else {
+                    continue;
+                };
+                if let Ok(rid) = self.scheduler.add_pod(snapshot, r, now)? {
+                    self.events.push(SimEvent::Replaced {
+                        victim: full.clone(),
+                        replacement: rid,
+                    });
+                    drained.replaced.push((full, rid));
+                    recovering.push((rid, c));
+                }
+            }
+            if waiting.is_empty() {
+                break;
+            }
+            // kubectl retries the refused evictions; the budgets allow again as the
+            // replacements become Ready.
+            self.run(snapshot, |_, _| {})?;
+            let before = recovering.len();
+            recovering.retain(|(rid, c)| {
+                if snapshot.pod_node(*rid).is_some() {
+                    c.iter().for_each(|&i| allowed[i] += 1);
+                    false
+                } else {
+                    true
+                }
+            });
+            if recovering.len() == before {
+                break;
+            }
+        }
+        for (full, _, c) in waiting {
+            let budget = c
+                .iter()
+                .find(|&&i| allowed[i] <= 0)
+                .map_or_else(String::new, |&i| budgets[i].0.clone());
+            drained.blocked.push((full, budget));
+        }
+        Ok(drained)
+    }
+
     /// Removes `nodes` (drained, or lost in an outage) as the cluster would see it: each
     /// pod they ran is deleted, and one owned by a controller (other than a DaemonSet)
     /// comes back as a new pending pod of that controller, queued for [`Simulation::run`].
@@ -334,6 +508,10 @@ impl Simulation {
 }
 
 /// A controller-style name (`<controller>-<5 characters>`), reproducible per run.
+/// The taint the node lifecycle controller keeps on a cordoned node
+/// (`TaintNodeUnschedulable`), which NodeUnschedulable and nodeTaintsPolicy read.
+const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
+
 fn replacement_name(controller: &str, n: u64) -> String {
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
     let mut x = n.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x5DEE_CE66;

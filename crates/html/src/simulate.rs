@@ -54,13 +54,32 @@ pub fn simulate(r: &SimulationReport) -> String {
     }
     pending(out, r);
     if let Some(d) = &r.drained {
-        let mut lines = vec![format!(
+        let mut lines = Vec::new();
+        if !d.cordoned.is_empty() {
+            lines.push(format!(
+                "drained {} node(s) as kubectl drain does (cordoned, kept): {}",
+                d.cordoned.len(),
+                d.cordoned.join(", ")
+            ));
+        }
+        lines.push(format!(
             "removed {} node(s): {}; {} replacement(s) rescheduled, {} pending",
             d.nodes.len(),
             d.nodes.join(", "),
             d.rescheduled,
             d.pending
-        )];
+        ));
+        lines.extend(
+            d.refused
+                .iter()
+                .map(|r| format!("{}: kubectl drain refuses: {}", r.pod, r.reason)),
+        );
+        lines.extend(d.blocked.iter().map(|b| {
+            format!(
+                "{}: PodDisruptionBudget {} blocks its eviction",
+                b.pod, b.budget
+            )
+        }));
         lines.extend(d.workloads.iter().map(|w| {
             let mut l = format!(
                 "{}/{}: {} replaced, {} rescheduled, {} pending",

@@ -25,7 +25,8 @@ pub struct GuardRequest {
     pub files: Vec<PathBuf>,
     /// A KubeSchedulerConfiguration file.
     pub config: Option<PathBuf>,
-    /// Whether costs a user set by hand are replaced too.
+    /// Whether costs a user set by hand are replaced too (`times` is the release's, with
+    /// the wall clock as the controller's clock).
     pub options: GuardOptions,
 }
 
@@ -83,12 +84,16 @@ pub fn plan(ctx: &Context, request: &GuardRequest) -> Result<GuardReport> {
         })
         .collect();
     let start = Instant::now();
+    let mut options = request.options;
+    options.times = topospread_k8s::workloads::WorkloadFeatures::from_gates(ctx.gates())
+        .at(input::now_ns())
+        .scale_down_times;
     let plan = guard::plan(
         &world.snapshot,
         &setup.config,
         setup.features,
         &pods,
-        request.options,
+        options,
     )
     .map_err(|e| match e {
         GuardError::Config(_) => Error::Refused(e.to_string()),

@@ -260,7 +260,7 @@ pub fn build(ctx: &Context, input: &Input, seed: u64, scale: &[Scale]) -> Result
             seed,
             max_pods,
             scale,
-            features: WorkloadFeatures::from_gates(ctx.gates()),
+            features: WorkloadFeatures::from_gates(ctx.gates()).at(now_ns()),
         },
     )
     .map_err(|(e, _)| {
@@ -508,4 +508,12 @@ pub fn split_pod_ref(s: &str) -> (&str, &str) {
         Some((ns, name)) => (ns, name),
         None => (convert::DEFAULT_NAMESPACE, s),
     }
+}
+
+/// The wall clock in nanoseconds since the epoch: the ReplicaSet controller's `Now` when
+/// a scale-in happens, which its LogarithmicScaleDown buckets are measured from.
+pub(crate) fn now_ns() -> i128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i128::try_from(d.as_nanos()).unwrap_or(i128::MAX))
 }

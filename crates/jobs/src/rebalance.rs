@@ -234,6 +234,12 @@ pub fn rebalance(ctx: &Context, request: RebalanceRequest) -> Result<Rebalance> 
     options.descheduler_node_fit = request.node_fit;
     options.exclude_namespaces = request.exclude_namespaces;
     options.seed = seed;
+    if options.strategy == Strategy::Descheduler
+        && let Some(note) =
+            nothing_selected(&mut p.world.snapshot, &options, request.selector.as_deref())
+    {
+        p.notes.push(note);
+    }
     let started = Instant::now();
     // The world's snapshot is planned on in place (the plan keeps the result): it is
     // not needed again, and a copy of a large cluster is hundreds of megabytes.
@@ -255,6 +261,50 @@ pub fn rebalance(ctx: &Context, request: RebalanceRequest) -> Result<Rebalance> 
         input: p.input,
         world: p.world,
     })
+}
+
+/// The descheduler's filters selecting no bound pod: it evicts nothing and succeeds
+/// (a CronJob's run while the app is scaled to zero), so the plan is empty with this
+/// note, where topospread's own strategy refuses the scope.
+fn nothing_selected(
+    snapshot: &mut topospread::snapshot::Snapshot,
+    options: &RebalanceOptions,
+    selector: Option<&str>,
+) -> Option<String> {
+    let compiled = match &options.selector {
+        Some(s) => Some(
+            topospread::api::Selector::from_label_selector(Some(s), snapshot.symbols_mut()).ok()?,
+        ),
+        None => None,
+    };
+    let symbols = snapshot.symbols();
+    let any = snapshot.pods().any(|(id, pod)| {
+        snapshot.pod_node(id).is_some()
+            && options
+                .namespace
+                .as_deref()
+                .is_none_or(|n| symbols.resolve(pod.namespace) == n)
+            && compiled
+                .as_ref()
+                .is_none_or(|s| s.matches(&pod.labels, symbols))
+    });
+    if any {
+        return None;
+    }
+    let mut what = Vec::new();
+    if let Some(n) = &options.namespace {
+        what.push(format!("namespace {n:?}"));
+    }
+    if let Some(s) = selector {
+        what.push(format!("selector {s:?}"));
+    }
+    if what.is_empty() {
+        what.push("the input".into());
+    }
+    Some(format!(
+        "no bound pod matches {}: the descheduler evicts nothing and ends successfully",
+        what.join(" and ")
+    ))
 }
 
 /// Which scale-down to plan: `--scale KIND/NAME=N` in the cluster's namespace.
@@ -300,30 +350,34 @@ pub struct ScaleDownReport {
 /// pod-deletion-cost values the ReplicaSet controller honours.
 pub fn scale_down(ctx: &Context, request: ScaleDownRequest) -> Result<ScaleDownReport> {
     let scale = request.scale.as_str();
-    let (target, replicas) = scale
-        .split_once('=')
-        .ok_or_else(|| Error::Refused(format!("--scale {scale:?}: expected KIND/NAME=N")))?;
-    let replicas: usize = replicas.parse().map_err(|_| {
-        Error::Refused(format!(
-            "--scale {scale:?}: {replicas:?} is not a replica count"
-        ))
-    })?;
-    let (kind, name) = target
-        .split_once('/')
-        .ok_or_else(|| Error::Refused(format!("--scale {scale:?}: expected KIND/NAME=N")))?;
-    let namespace = request.namespace.as_deref().unwrap_or("default");
+    // One grammar with `simulate --scale`: KIND/NAME=N or KIND/NAMESPACE/NAME=N.
+    let parsed: topospread_k8s::workloads::Scale = scale
+        .parse()
+        .map_err(|e: topospread_k8s::workloads::ScaleError| Error::Refused(e.to_string()))?;
+    let explicit_namespace = scale
+        .rsplit_once('=')
+        .is_some_and(|(target, _)| target.matches('/').count() == 2);
+    let namespace = match (&request.namespace, explicit_namespace) {
+        (Some(n), true) if *n != parsed.namespace => refuse!(
+            "--scale {scale:?} names namespace {:?} but --namespace is {n:?}",
+            parsed.namespace
+        ),
+        (Some(n), false) => n.as_str(),
+        _ => parsed.namespace.as_str(),
+    };
+    let name = parsed.name.as_str();
+    let kind = parsed.kind;
+    let replicas = usize::try_from(parsed.replicas).unwrap_or(0);
     let p = prepare(ctx, request.cluster, Strategy::Topospread, false)?;
-    let controller = match kind.to_ascii_lowercase().as_str() {
-        "deployment" | "deployments" | "deploy" => {
-            match deployment_replica_set(&p.input, &p.world, namespace, name) {
-                Some(rs) => rs,
-                None => refuse!(
-                    "--scale {scale:?}: deployment {name:?} in namespace {namespace}: no such workload with a ReplicaSet in the input"
-                ),
-            }
-        }
-        "replicaset" | "replicasets" | "rs" | "replicationcontroller" | "rc" => name.to_string(),
-        "statefulset" | "sts" => refuse!(
+    let controller = match kind {
+        "deployment" => match deployment_replica_set(&p.input, &p.world, namespace, name) {
+            Some(rs) => rs,
+            None => refuse!(
+                "--scale {scale:?}: deployment {name:?} in namespace {namespace}: no such workload with a ReplicaSet in the input"
+            ),
+        },
+        "replicaset" | "replicationcontroller" => name.to_string(),
+        "statefulset" => refuse!(
             "--scale {scale:?}: a StatefulSet removes its highest ordinals first; pod-deletion-cost does not apply"
         ),
         other => refuse!(
@@ -336,7 +390,7 @@ pub fn scale_down(ctx: &Context, request: ScaleDownRequest) -> Result<ScaleDownR
         p.setup.features,
         namespace,
         &controller,
-        &format!("{}/{name}", kind.to_ascii_lowercase()),
+        &format!("{kind}/{name}"),
         replicas,
     )
     .map_err(|e| Error::Refused(format!("--scale {scale:?}: {e}")))?;

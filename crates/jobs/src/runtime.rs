@@ -105,6 +105,19 @@ impl Runtime {
             .map_err(|e| Error::Refused(format!("--drain: {e}")))
     }
 
+    /// Drains `nodes` as `kubectl drain` does (cordoned and kept, pods sorted by
+    /// `action`, evictions through their PodDisruptionBudgets).
+    pub fn cordon_and_drain(
+        &mut self,
+        snapshot: &mut Snapshot,
+        nodes: &[String],
+        action: &dyn Fn(&topospread::api::Pod, &str) -> topospread::simulation::DrainAction,
+    ) -> Result<topospread::simulation::Drained> {
+        self.sim
+            .cordon_and_drain(snapshot, nodes, action)
+            .map_err(|e| Error::Refused(format!("--drain: {e}")))
+    }
+
     /// Carries out a Deployment's rollout, its new pods scheduled through the queue.
     pub fn rollout(&mut self, snapshot: &mut Snapshot, rollout: &Rollout) -> Result<RolloutReport> {
         rollout.run(&mut self.sim, snapshot).map_err(|e| {

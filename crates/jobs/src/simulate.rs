@@ -32,8 +32,10 @@ pub struct SimulateRequest {
     pub cluster: Cluster,
     /// `--scale`: replica counts replacing the manifests'.
     pub scale: Vec<Scale>,
-    /// `--drain`: nodes removed before scheduling.
+    /// `--drain`: nodes cordoned and their pods evicted, as `kubectl drain` does.
     pub drain: Vec<String>,
+    /// `--remove-node`: nodes deleted before scheduling.
+    pub remove_node: Vec<String>,
     /// `--lose KEY=VALUE`: every node so labelled removed before scheduling.
     pub lose: Vec<String>,
     /// Keep what [`Simulation::cluster_yaml`] writes back: each bound pod as written,
@@ -94,6 +96,11 @@ impl Simulation {
             || !self.world.refused.is_empty()
             || !self.world.refused_objects.is_empty()
             || !self.world.expansion.errors.is_empty()
+            || self
+                .report
+                .drained
+                .as_ref()
+                .is_some_and(|d| !d.blocked.is_empty())
     }
 
     /// The cluster after the simulation as multi-document YAML, ready to be read back:
@@ -136,10 +143,15 @@ pub fn simulate(
         cluster,
         scale,
         drain,
+        remove_node,
         lose,
         ..
     } = request;
-    let (drain, lose) = (drain.as_slice(), lose.as_slice());
+    let what = whatif::NodeWhatIfs {
+        drain: &drain,
+        remove: &remove_node,
+        lose: &lose,
+    };
     let seed = cluster.seed;
     let (input, setup) = cluster.load(ctx, form)?;
     let mut world = input::build(ctx, &input, seed, &scale)?;
@@ -150,8 +162,7 @@ pub fn simulate(
     let bare = bare_pods(&world);
     let before = match world.before_removal.take() {
         Some(snapshot) => Before::Snapshot(Box::new(snapshot)),
-        None if !drain.is_empty()
-            || !lose.is_empty()
+        None if !what.is_empty()
             || !world.expansion.rollouts.is_empty()
             || world
                 .expansion
@@ -164,13 +175,7 @@ pub fn simulate(
         }
         None => Before::Spreads(before_spreads(&counter, &world)),
     };
-    let drained = whatif::drain(
-        &mut runtime,
-        &mut world.snapshot,
-        drain,
-        lose,
-        &input.objects,
-    )?;
+    let drained = whatif::drain(&mut runtime, &mut world.snapshot, what, &input.objects)?;
     timings.load = start.elapsed();
     let start = Instant::now();
     let (mut results, preempted) = schedule_all(&mut runtime, &mut world, progress)?;
@@ -644,9 +649,29 @@ fn failed_create_event(kind: &str, workload: &str, pod: &str, error: &str) -> St
     }
 }
 
+/// A drained node as `kubectl cordon` and the node lifecycle controller leave it:
+/// `spec.unschedulable` and the `node.kubernetes.io/unschedulable:NoSchedule` taint.
+fn cordoned(n: &k8s_openapi::api::core::v1::Node) -> k8s_openapi::api::core::v1::Node {
+    let mut n = n.clone();
+    let spec = n.spec.get_or_insert_with(Default::default);
+    spec.unschedulable = Some(true);
+    let taints = spec.taints.get_or_insert_with(Vec::new);
+    if !taints
+        .iter()
+        .any(|t| t.key == "node.kubernetes.io/unschedulable" && t.effect == "NoSchedule")
+    {
+        taints.push(k8s_openapi::api::core::v1::Taint {
+            key: "node.kubernetes.io/unschedulable".into(),
+            effect: "NoSchedule".into(),
+            ..Default::default()
+        });
+    }
+    n
+}
+
 /// The resulting snapshot as multi-document YAML: nodes, workloads, then pods with
-/// `spec.nodeName` set, ready to be read back. After `--drain`/`--lose`, the removed
-/// nodes and the pods they ran are left out; so are the pods preemption evicted
+/// `spec.nodeName` set, ready to be read back. A drained node is written cordoned;
+/// after `--remove-node`/`--lose`, the removed nodes and the pods they ran are left out; so are the pods preemption evicted
 /// (`preempted`); each replacement a controller made is written as its own pod (the
 /// evicted pod's spec under the new name).
 pub fn cluster_yaml(
@@ -743,7 +768,10 @@ pub fn cluster_yaml(
     for l in objects {
         match &l.object {
             Object::Node(n) => {
-                if !removed_nodes.contains(n.metadata.name.as_deref().unwrap_or_default()) {
+                let name = n.metadata.name.as_deref().unwrap_or_default();
+                if drained.is_some_and(|d| d.cordoned.iter().any(|c| c == name)) {
+                    push(&cordoned(n))?;
+                } else if !removed_nodes.contains(name) {
                     push(n)?;
                 }
             }

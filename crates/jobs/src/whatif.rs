@@ -1,14 +1,16 @@
-//! `simulate --drain NODE` and `--lose KEY=VALUE`: nodes removed before scheduling (a
-//! drain, or a zone lost in an outage), and what became of their pods and workloads.
+//! `simulate --drain NODE` (cordoned and evicted as `kubectl drain` does, the node
+//! kept), `--remove-node NODE` and `--lose KEY=VALUE` (nodes deleted, or a zone lost in
+//! an outage), and what became of their pods and workloads.
 
 use crate::error::{Result, refuse};
 use crate::runtime::{Placement, Runtime};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
+use topospread::api::ControllerKind;
 use topospread::api::WhenUnsatisfiable;
 use topospread::convert::DEFAULT_NAMESPACE;
-use topospread::simulation::Drained;
+use topospread::simulation::{DrainAction, Drained};
 use topospread::snapshot::Snapshot;
 use topospread_k8s::load::{Loaded, Object};
 
@@ -36,13 +38,47 @@ pub struct WorkloadImpact {
     pub too_few_domains: Vec<String>,
 }
 
-/// What the removal did, as `-o json` prints it under `drained`.
+/// A pod `kubectl drain` will not evict without an override flag.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RefusedEviction {
+    /// `namespace/name`.
+    pub pod: String,
+    /// kubectl's message (`cannot delete Pods with local storage (...)`).
+    pub reason: String,
+}
+
+/// A pod whose eviction a PodDisruptionBudget keeps refusing.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BlockedEviction {
+    /// `namespace/name`.
+    pub pod: String,
+    /// The budget, `namespace/name`.
+    pub budget: String,
+}
+
+/// What the what-if did, as `-o json` prints it under `drained`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct WhatIfReport {
-    /// The nodes removed, in order.
+    /// The nodes removed (`--remove-node`, `--lose`), in order.
     pub nodes: Vec<String>,
+    /// The nodes drained (`--drain`): cordoned and kept, their pods evicted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cordoned: Vec<String>,
+    /// Pods a drain leaves on their cordoned node: DaemonSet pods (as with
+    /// `--ignore-daemonsets`), mirror pods, terminating pods.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kept: Vec<String>,
+    /// Pods `kubectl drain` refuses to evict without `--force` or
+    /// `--delete-emptydir-data` (it then evicts nothing); shown as staying.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refused: Vec<RefusedEviction>,
+    /// Pods a PodDisruptionBudget keeps on the node: kubectl retries until its timeout.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocked: Vec<BlockedEviction>,
     /// Replacement pods the scheduler placed.
     pub rescheduled: usize,
     /// Replacement pods left Pending.
@@ -58,11 +94,11 @@ pub struct WhatIfReport {
     pub workloads: Vec<WorkloadImpact>,
 }
 
-/// The nodes `--drain` and `--lose` name, in order, each once; an unknown node, a
+/// The nodes `--remove-node` and `--lose` name, in order, each once; an unknown node, a
 /// malformed `KEY=VALUE` or one no node carries is an error naming it.
 pub fn nodes_to_remove(
     snapshot: &Snapshot,
-    drain: &[String],
+    remove: &[String],
     lose: &[String],
 ) -> Result<Vec<String>> {
     let mut out: Vec<String> = Vec::new();
@@ -71,9 +107,9 @@ pub fn nodes_to_remove(
             out.push(n);
         }
     };
-    for name in drain {
+    for name in remove {
         if snapshot.node_id(name).is_none() {
-            refuse!("--drain {name}: node {name:?} not found");
+            refuse!("--remove-node {name}: node {name:?} not found");
         }
         push(name.clone());
     }
@@ -97,24 +133,120 @@ pub fn nodes_to_remove(
     Ok(out)
 }
 
-/// Removes the nodes the flags name (nothing when none is given). The static pods
-/// among `objects` go with their node, never recreated elsewhere.
+/// The what-ifs on nodes, in one request.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NodeWhatIfs<'a> {
+    /// `--drain`: cordoned, their pods evicted as `kubectl drain` does.
+    pub drain: &'a [String],
+    /// `--remove-node`: the Node objects deleted.
+    pub remove: &'a [String],
+    /// `--lose KEY=VALUE`: every node so labelled deleted.
+    pub lose: &'a [String],
+}
+
+impl NodeWhatIfs<'_> {
+    /// Whether any is asked for.
+    pub fn is_empty(&self) -> bool {
+        self.drain.is_empty() && self.remove.is_empty() && self.lose.is_empty()
+    }
+}
+
+/// Removes the nodes `--remove-node` and `--lose` name, then drains those `--drain`
+/// names (nothing when none is given). The static pods among `objects` go with a
+/// removed node, never recreated elsewhere, and stay on a drained one.
 pub fn drain(
     runtime: &mut Runtime,
     snapshot: &mut Snapshot,
-    drain: &[String],
-    lose: &[String],
+    what: NodeWhatIfs<'_>,
     objects: &[Loaded],
 ) -> Result<Option<Drained>> {
-    if drain.is_empty() && lose.is_empty() {
+    if what.is_empty() {
         return Ok(None);
     }
-    let nodes = nodes_to_remove(snapshot, drain, lose)?;
-    Ok(Some(runtime.drain(
-        snapshot,
-        &nodes,
-        &static_pods(objects),
-    )?))
+    for name in what.drain {
+        if snapshot.node_id(name).is_none() {
+            refuse!("--drain {name}: node {name:?} not found");
+        }
+        if what.remove.contains(name) {
+            refuse!("--drain {name}: also given to --remove-node; choose one");
+        }
+    }
+    let statics = static_pods(objects);
+    let mut out = Drained::default();
+    let nodes = nodes_to_remove(snapshot, what.remove, what.lose)?;
+    if let Some(n) = what.drain.iter().find(|n| nodes.contains(n)) {
+        refuse!("--drain {n}: the node is also lost with --lose; choose one");
+    }
+    if !nodes.is_empty() {
+        out = runtime.drain(snapshot, &nodes, &statics)?;
+    }
+    if !what.drain.is_empty() {
+        let local = local_storage(objects);
+        let action = |pod: &topospread::api::Pod, full: &str| -> DrainAction {
+            kubectl_drain_action(pod, full, &statics, &local)
+        };
+        let d = runtime.cordon_and_drain(snapshot, what.drain, &action)?;
+        out.cordoned = d.cordoned;
+        out.kept = d.kept;
+        out.refused = d.refused;
+        out.blocked = d.blocked;
+        out.replaced.extend(d.replaced);
+    }
+    Ok(Some(out))
+}
+
+/// kubectl drain's filters in its order (`skipDeletedFilter`, `daemonSetFilter` with
+/// `--ignore-daemonsets`, `mirrorPodFilter`, `localStorageFilter`, `unreplicatedFilter`),
+/// with its messages as it prints them (`cannot delete ` and the filter's fatal text).
+fn kubectl_drain_action(
+    pod: &topospread::api::Pod,
+    full: &str,
+    statics: &HashSet<String>,
+    local: &HashSet<String>,
+) -> DrainAction {
+    if pod.terminating {
+        return DrainAction::Keep;
+    }
+    let kind = pod.controller.as_ref().map(|c| &c.kind);
+    if kind == Some(&ControllerKind::DaemonSet) || statics.contains(full) {
+        return DrainAction::Keep;
+    }
+    if local.contains(full) {
+        return DrainAction::Refuse(
+            "cannot delete Pods with local storage (use --delete-emptydir-data to override)".into(),
+        );
+    }
+    if kind.is_none() {
+        return DrainAction::Refuse(
+            "cannot delete Pods declare no controller (use --force to override)".into(),
+        );
+    }
+    DrainAction::Evict
+}
+
+/// The pods among `objects` with an emptyDir volume (`namespace/name`), which kubectl's
+/// `localStorageFilter` refuses to evict without `--delete-emptydir-data`.
+fn local_storage(objects: &[Loaded]) -> HashSet<String> {
+    objects
+        .iter()
+        .filter_map(|l| match &l.object {
+            Object::Pod(p) => p
+                .spec
+                .as_ref()
+                .and_then(|s| s.volumes.as_ref())
+                .is_some_and(|v| v.iter().any(|v| v.empty_dir.is_some()))
+                .then(|| {
+                    let ns = p.metadata.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
+                    format!("{ns}/{}", p.metadata.name.as_deref().unwrap_or_default())
+                }),
+            Object::CompactPod(p) => p
+                .eviction_blockers
+                .as_ref()
+                .is_some_and(|b| b.empty_dir.is_some())
+                .then(|| format!("{}/{}", p.namespace, p.name)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// `kubernetes.io/config.mirror`: the annotation the kubelet puts on a static pod's mirror.
@@ -192,6 +324,24 @@ pub fn report(drained: &Drained, runtime: &Runtime, snapshot: &Snapshot) -> What
     }
     WhatIfReport {
         nodes: drained.nodes.clone(),
+        cordoned: drained.cordoned.clone(),
+        kept: drained.kept.clone(),
+        refused: drained
+            .refused
+            .iter()
+            .map(|(pod, reason)| RefusedEviction {
+                pod: pod.clone(),
+                reason: reason.clone(),
+            })
+            .collect(),
+        blocked: drained
+            .blocked
+            .iter()
+            .map(|(pod, budget)| BlockedEviction {
+                pod: pod.clone(),
+                budget: budget.clone(),
+            })
+            .collect(),
         rescheduled,
         pending,
         lost: drained.lost.clone(),

@@ -336,6 +336,12 @@ fn a_drain_report_validates() {
     request.drain = vec!["node1".into()];
     let run = simulate(&Context::new(), request, &mut ()).expect("simulates");
     let report = serde_json::to_value(&run.report).expect("serializes");
+    assert_eq!(report["drained"]["cordoned"][0], "node1");
+    assert_valid(&report);
+    let mut request = SimulateRequest::new(Cluster::default());
+    request.remove_node = vec!["node1".into()];
+    let run = simulate(&Context::new(), request, &mut ()).expect("simulates");
+    let report = serde_json::to_value(&run.report).expect("serializes");
     assert_eq!(report["drained"]["nodes"][0], "node1");
     assert_valid(&report);
 }

@@ -38,6 +38,10 @@ struct ControllerCase {
     /// controllers (`StatefulSetStartOrdinal=true`).
     #[serde(default)]
     feature_gates: Option<String>,
+    /// The ReplicaSet controller's clock (RFC 3339): scale-ins then compare ready and
+    /// creation times by LogarithmicScaleDown's buckets; without it, exactly.
+    #[serde(default)]
+    now: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
     expect: Expect,
 }
 
@@ -160,7 +164,10 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
             seed: 0,
             max_pods: workloads::DEFAULT_MAX_PODS,
             scale: &scale,
-            features: WorkloadFeatures::from_gates(&gates),
+            features: match &case.now {
+                Some(now) => WorkloadFeatures::from_gates(&gates).at(now.0.as_nanosecond()),
+                None => WorkloadFeatures::from_gates(&gates),
+            },
         },
     ) {
         Ok(e) => e,

@@ -204,6 +204,13 @@ impl Guard {
             &facts,
             guard::GuardOptions {
                 override_user_costs: self.options.override_user_costs,
+                // LogarithmicScaleDown is on in every supported release; the controller
+                // measures its buckets from the time it scales in, now.
+                times: topospread::controller::TimeScale::Logarithmic {
+                    now_ns: std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |d| i128::try_from(d.as_nanos()).unwrap_or(i128::MAX)),
+                },
             },
         )?;
         for n in &plan.notes {

@@ -24,6 +24,7 @@ pub(crate) fn run(ctx: &Context, args: &GuardArgs) -> Result<ExitCode> {
     request.config = args.config.clone();
     request.options = GuardOptions {
         override_user_costs: args.override_user_costs,
+        ..GuardOptions::default()
     };
     let report = topospread_jobs::guard::plan(ctx, &request)?;
     let plan = &report.plan;

@@ -60,6 +60,7 @@ fn request(args: &SimulateArgs) -> Result<SimulateRequest> {
     let mut request = SimulateRequest::new(args.cluster.cluster()?);
     request.scale = args.scale.clone();
     request.drain = args.drain.clone();
+    request.remove_node = args.remove_node.clone();
     request.lose = args.lose.clone();
     // `-o yaml` writes every pod back; the rest needs only the compact form.
     request.write_back = args.output == ReportFormat::Yaml;

@@ -98,6 +98,58 @@ fn rebalance_scale_prints_deletion_costs() {
     assert!(out.contains("    after:  za=1 zb=1 zc=1  skew 0"), "{out}");
 }
 
+/// `--scale` reads what `simulate --scale` reads: `deployment/NAMESPACE/NAME=N` too.
+#[test]
+fn rebalance_scale_takes_simulates_namespaced_form() {
+    let f = super::fixture("controllers/live-deployment.yaml");
+    let o = run(&["rebalance", "-f", &f, "--scale", "deployment/default/web=1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("scale 2 -> 1 removes 1 pods"), "{out}");
+    assert!(out.contains("deployment/web"), "{out}");
+    let o = run(&["rebalance", "-f", &f, "--scale", "deploy/prod/web=1"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("deployment \"web\" in namespace prod: no such workload"),
+        "{err}"
+    );
+    let o = run(&[
+        "rebalance",
+        "-f",
+        &f,
+        "--scale",
+        "deploy/prod/web=1",
+        "-n",
+        "default",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("names namespace \"prod\" but --namespace is \"default\""),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// The descheduler ends successfully when its namespace or selector matches no pod (a
+/// CronJob's run while the app is scaled to zero): an empty plan with a note, exit 0.
+#[test]
+fn the_descheduler_replay_selecting_nothing_is_an_empty_plan() {
+    let f = shape("scale-down-2-1-0");
+    for extra in [["-l", "app=nope"], ["--namespace", "prod"]] {
+        let mut args = vec!["rebalance", "-f", f.as_str(), "--strategy", "descheduler"];
+        args.extend_from_slice(&extra);
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(0), "{extra:?}: {}", stderr(&o));
+        let out = stdout(&o);
+        assert!(out.contains("0 moves"), "{out}");
+        assert!(
+            out.contains("the descheduler evicts nothing and ends successfully"),
+            "{extra:?}: {out}"
+        );
+    }
+}
+
 #[test]
 fn rebalance_bad_input_exits_2_with_one_line() {
     let cases: [(&[&str], &str); 4] = [

@@ -57,7 +57,8 @@ fn scale_down_removes_pods_in_the_controllers_order_and_reports_them() {
     let args = ["simulate", "-f", &fixture(LIVE), "--scale", "deploy/web=1"];
     let (v, code) = json(&[&args[..], &["-o", "json"]].concat());
     assert_eq!(code, 0);
-    // Both pods ready on their own node: the one ready more recently goes.
+    // Both pods ready on their own node, a day apart but in one log2 bucket of the time
+    // since (LogarithmicScaleDown), without UIDs: upstream ranks them equal; by name.
     assert_eq!(v["removed"][0]["pod"], "web-6f7c9d8b4-bbbbb");
     assert_eq!(v["removed"][0]["controller"], "replicaset/web-6f7c9d8b4");
     assert_eq!(v["workloads"][0]["pods"], 1);
@@ -66,6 +67,38 @@ fn scale_down_removes_pods_in_the_controllers_order_and_reports_them() {
         table.contains("Removed by their controller")
             && table.contains("default/web-6f7c9d8b4-bbbbb"),
         "{table}"
+    );
+}
+
+/// Pods of one scale-up, Ready seconds apart: one log2 bucket of their time since
+/// Ready, so the controller (LogarithmicScaleDown) removes the lowest UIDs, here the
+/// pods Ready first, where exact ready times would remove the 4 most recent.
+#[test]
+fn scale_down_within_one_ready_bucket_goes_by_uid() {
+    let (v, code) = json(&[
+        "simulate",
+        "-f",
+        &fixture("controllers/scale-in-one-bucket.yaml"),
+        "--scale",
+        "deployment/default/web=2",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code, 0);
+    let removed: Vec<&str> = v["removed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["pod"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        removed,
+        [
+            "web-6f7c9d8b4-pod1",
+            "web-6f7c9d8b4-pod2",
+            "web-6f7c9d8b4-pod3",
+            "web-6f7c9d8b4-pod4"
+        ]
     );
 }
 

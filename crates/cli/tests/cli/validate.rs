@@ -188,3 +188,20 @@ fn a_rollout_that_cannot_finish_is_linted() {
     assert_eq!(r.code, 1);
     assert!(r.stdout.contains("error[TS009]"), "{}", r.stdout);
 }
+
+/// A template's pod-deletion-cost with a plus sign is refused as the API server refuses
+/// it, by `validate` and by `simulate` alike.
+#[test]
+fn a_plus_signed_deletion_cost_is_refused() {
+    let want = "deployment/web (namespace default): spec.template.annotations[controller.kubernetes.io/pod-deletion-cost]: Invalid value: \"+7\": must be a 32bit integer";
+    let r = validate(&["-f", "deletion-cost-plus.yaml"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains(want), "{}", r.stdout);
+    let out = Command::new(env!("CARGO_BIN_EXE_topospread"))
+        .args(["simulate", "-f", "deletion-cost-plus.yaml"])
+        .current_dir(fixtures())
+        .output()
+        .expect("the binary runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(want));
+}

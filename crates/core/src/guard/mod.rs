@@ -6,7 +6,7 @@
 //! KEP-2185 declined it), but `ActivePodsWithRanks.Less` in
 //! `pkg/controller/controller_utils.go` ranks pods of the same state by their deletion
 //! cost. The planner walks the removal that keeps the ReplicaSet's constraints best,
-//! one pod at a time, and writes costs so [`deletion_order`] (topospread's model of
+//! one pod at a time, and writes costs so [`deletion_order_with`] (topospread's model of
 //! that order) follows it. What it predicts always comes from that model, never from
 //! the walk itself.
 //!
@@ -23,7 +23,8 @@ mod tally;
 
 use crate::config::SchedulerConfig;
 use crate::controller::{
-    DELETION_COST_ANNOTATION, DeletionCandidate, deletion_order, parse_deletion_cost,
+    DELETION_COST_ANNOTATION, DeletionCandidate, TimeScale, deletion_order_with,
+    parse_deletion_cost,
 };
 use crate::features::Features;
 use crate::plugins::podtopologyspread::CountingGroup;
@@ -100,6 +101,9 @@ impl GuardPod {
 pub struct GuardOptions {
     /// Replace costs a user set by hand too (they are left alone otherwise).
     pub override_user_costs: bool,
+    /// How the controller's order, the guard's judge of a scale-in, compares ready and
+    /// creation times (LogarithmicScaleDown and the controller's clock).
+    pub times: TimeScale,
 }
 
 /// One pod's new cost.
@@ -424,6 +428,7 @@ fn plan_with<R: Removals>(
             namespace,
             name,
             &mut members,
+            options.times,
         )?);
     }
     Ok(out)
@@ -436,6 +441,7 @@ fn plan_replica_set<R: Removals>(
     namespace: &str,
     name: &str,
     members: &mut [Member],
+    times: TimeScale,
 ) -> Result<ReplicaSetGuard, GuardError> {
     let now = measure(snapshot, groups);
     let mut removals = R::start(snapshot, groups, members);
@@ -451,8 +457,8 @@ fn plan_replica_set<R: Removals>(
         .zip(&target)
         .map(|(m, t)| t.unwrap_or(m.cost.value()))
         .collect();
-    let unguarded = scale_in(&mut removals, snapshot, groups, members, &current)?;
-    let guarded = scale_in(&mut removals, snapshot, groups, members, &proposed)?;
+    let unguarded = scale_in(&mut removals, snapshot, groups, members, &current, times)?;
+    let guarded = scale_in(&mut removals, snapshot, groups, members, &proposed, times)?;
     // Minimal churn: costs that already give every scale-in a measure as good as the
     // guard's are kept as they are.
     let already_good = unguarded
@@ -464,7 +470,7 @@ fn plan_replica_set<R: Removals>(
     } else {
         (&guarded, &proposed)
     };
-    let order = controller_order(members, costs);
+    let order = controller_order(members, costs, times);
     let mut patches = Vec::new();
     if !already_good {
         for &k in &order {
@@ -533,14 +539,15 @@ fn scale_in<R: Removals>(
     groups: &[&CountingGroup],
     members: &mut [Member],
     costs: &[i32],
+    times: TimeScale,
 ) -> Result<Vec<Measure>, GuardError> {
-    let mut order = controller_order(members, costs);
+    let mut order = controller_order(members, costs, times);
     order.truncate(members.len().saturating_sub(1));
     removals.scale_in(snapshot, groups, members, &order)
 }
 
 /// The members' indices in the ReplicaSet controller's order with `costs`.
-fn controller_order(members: &[Member], costs: &[i32]) -> Vec<usize> {
+fn controller_order(members: &[Member], costs: &[i32], times: TimeScale) -> Vec<usize> {
     let candidates: Vec<DeletionCandidate> = members
         .iter()
         .zip(costs)
@@ -550,7 +557,7 @@ fn controller_order(members: &[Member], costs: &[i32]) -> Vec<usize> {
         })
         .collect();
     let related: Vec<Option<String>> = candidates.iter().map(|c| c.node.clone()).collect();
-    deletion_order(&candidates, &related)
+    deletion_order_with(&candidates, &related, times)
 }
 
 /// How good removing a pod is, lower first: the excess left, the evenness left, and

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::builders::{NodeBuilder, PodBuilder};
-use crate::controller::PhaseRank;
+use crate::controller::{PhaseRank, deletion_order};
 use crate::convert;
 use proptest::prelude::*;
 
@@ -50,6 +50,7 @@ fn fact(name: &str, node: &str, created: i64) -> GuardPod {
         deleting: false,
         candidate: DeletionCandidate {
             name: name.into(),
+            uid: String::new(),
             node: Some(node.into()),
             phase: PhaseRank::Running,
             ready: true,
@@ -221,6 +222,7 @@ fn a_users_cost_is_kept_unless_overridden() {
         &facts,
         GuardOptions {
             override_user_costs: true,
+            ..GuardOptions::default()
         },
     );
     let rs = &plan.replica_sets[0];
@@ -460,6 +462,7 @@ fn mixed_cluster(
             deleting,
             candidate: DeletionCandidate {
                 name,
+                uid: String::new(),
                 phase: match (&node, phase) {
                     (None, _) | (_, 0) => PhaseRank::Pending,
                     (_, 1) => PhaseRank::Unknown,
@@ -574,6 +577,13 @@ proptest! {
         override_user_costs in proptest::bool::weighted(0.2),
     ) {
         let (s, facts) = mixed_cluster(&nodes, &[web, api], &pods);
-        planners_agree(&s, &facts, GuardOptions { override_user_costs });
+        planners_agree(
+            &s,
+            &facts,
+            GuardOptions {
+                override_user_costs,
+                ..GuardOptions::default()
+            },
+        );
     }
 }

@@ -137,6 +137,9 @@ pub struct EvictionBlockers {
     pub topospread: Option<NotEvictable>,
     /// The descheduler's default evictor ([`descheduler_eviction_blocker`]).
     pub descheduler: Option<NotEvictable>,
+    /// Its first emptyDir volume, which `kubectl drain` will not evict without
+    /// `--delete-emptydir-data` (hostPath it evicts).
+    pub empty_dir: Option<String>,
 }
 
 /// Converts bound pods as they are read: owns the symbol table the snapshot is then
@@ -250,6 +253,12 @@ impl Rules {
         let blockers = EvictionBlockers {
             topospread: eviction_blocker(p),
             descheduler: descheduler_eviction_blocker(p),
+            empty_dir: p
+                .spec
+                .as_ref()
+                .and_then(|s| s.volumes.as_ref())
+                .and_then(|v| v.iter().find(|v| v.empty_dir.is_some()))
+                .map(|v| v.name.clone()),
         };
         let (lints, lint_pod) = match linting {
             Some(lint_pods) => (self.lint(p), lint_pods.read(p)),
@@ -260,7 +269,8 @@ impl Rules {
         let mut compact = admitted(p, refusals, &self.quota_pods);
         compact.written = written;
         compact.eviction_blockers = (blockers.topospread.is_some()
-            || blockers.descheduler.is_some())
+            || blockers.descheduler.is_some()
+            || blockers.empty_dir.is_some())
         .then(|| Box::new(blockers));
         compact.lints = lints;
         compact.lint_pod = lint_pod;

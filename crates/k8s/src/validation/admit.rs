@@ -102,6 +102,7 @@ pub fn validate_objects_with(objects: &[Loaded], features: &ApiServerFeatures) -
         }
         let mut errors: Vec<(FieldError, bool)> = validate_meta(&l.object, meta)
             .into_iter()
+            .chain(validate_pod_annotations(&l.object, meta))
             .chain(validate_spec(&l.object, features))
             .map(|e| (e, false))
             .collect();
@@ -200,6 +201,39 @@ fn validate_meta(object: &Object, meta: &ObjectMeta) -> Vec<FieldError> {
         errs.extend(validate_labels(labels, &path.child("labels")));
     }
     errs
+}
+
+/// `ValidatePodSpecificAnnotations`' deletion-cost check on a Pod's or a template's
+/// annotations on create: a `controller.kubernetes.io/pod-deletion-cost` that
+/// `GetDeletionCostFromPodAnnotations` cannot read (a plus sign, leading zeros, spaces,
+/// beyond int32) is refused. Stored objects pass, as an update keeps an invalid cost
+/// (`AllowInvalidPodDeletionCost`).
+fn validate_pod_annotations(object: &Object, meta: &ObjectMeta) -> Vec<FieldError> {
+    if is_stored(meta) {
+        return Vec::new();
+    }
+    let (path, annotations) = match object {
+        Object::Pod(_) => (FieldPath::new("metadata"), meta.annotations.as_ref()),
+        _ => match template_of(object) {
+            // ValidatePodTemplateSpec passes the template's path, not its metadata's.
+            Some((path, t)) => (
+                path,
+                t.metadata.as_ref().and_then(|m| m.annotations.as_ref()),
+            ),
+            None => return Vec::new(),
+        },
+    };
+    let key = topospread::controller::DELETION_COST_ANNOTATION;
+    match annotations.and_then(|a| a.get(key)) {
+        Some(v) if topospread::controller::parse_deletion_cost(v).is_none() => {
+            vec![FieldError::invalid(
+                &path.child("annotations").key(key),
+                v.clone(),
+                "must be a 32bit integer",
+            )]
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// A DNS-1123 label (`[a-z0-9]([-a-z0-9]*[a-z0-9])?`, at most 63 characters): namespaces
@@ -593,6 +627,37 @@ mod tests {
             "f.yaml: deployment/web: spec.replicas: Invalid value: -1: must be greater than or equal to 0"
         );
         assert!(got.iter().all(|l| !l.contains('\u{1b}')));
+    }
+
+    /// `GetDeletionCostFromPodAnnotations` refuses a leading `+` (`validFirstDigit`)
+    /// though `strconv.ParseInt` would take it; a stored object keeps its cost.
+    #[test]
+    fn an_unreadable_deletion_cost_is_refused_on_create() {
+        let doc = |meta: &str, cost: &str| {
+            format!(
+                "kind: Pod\nmetadata: {{name: p{meta}, annotations: {{controller.kubernetes.io/pod-deletion-cost: \"{cost}\"}}}}\nspec: {{containers: [{{name: c}}]}}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web{meta}}}\nspec: {{selector: {{matchLabels: {{a: b}}}}, template: {{metadata: {{labels: {{a: b}}, annotations: {{controller.kubernetes.io/pod-deletion-cost: \"{cost}\"}}}}, spec: {{containers: [{{name: c}}]}}}}}}\n"
+            )
+        };
+        for bad in ["+7", "1.5", " 3", "99999999999", "007", "", "-"] {
+            let got = refusals(&doc("", bad));
+            assert_eq!(got.len(), 2, "{bad:?}: {got:#?}");
+            assert_eq!(
+                got[0],
+                format!(
+                    "f.yaml: pod/p: metadata.annotations[controller.kubernetes.io/pod-deletion-cost]: Invalid value: {bad:?}: must be a 32bit integer"
+                )
+            );
+            assert_eq!(
+                got[1],
+                format!(
+                    "f.yaml: deployment/web: spec.template.annotations[controller.kubernetes.io/pod-deletion-cost]: Invalid value: {bad:?}: must be a 32bit integer"
+                )
+            );
+        }
+        for ok in ["7", "-7", "0", "-0", "-007", "2147483647", "-2147483648"] {
+            assert!(refusals(&doc("", ok)).is_empty(), "{ok:?}");
+        }
+        assert!(refusals(&doc(", uid: u1", "+7")).is_empty());
     }
 
     #[test]

@@ -189,6 +189,7 @@ impl<'a> Expander<'a> {
                 template: base,
                 candidates,
                 seed: self.seed,
+                times: self.features.scale_down_times,
                 admission: self.admission.clone(),
             });
             self.out.workloads.push(super::WorkloadSummary {

@@ -63,7 +63,7 @@ pub use rollout::{
 pub(crate) use scale::candidate as deletion_candidate;
 use scale::selector_matches;
 pub use scale::{RemovedPod, Scale, ScaleError};
-use topospread::controller::DeletionCandidate;
+use topospread::controller::{DeletionCandidate, TimeScale};
 
 /// `pod-template-hash`: the label the deployment controller adds to its ReplicaSets' pods.
 pub const POD_TEMPLATE_HASH_LABEL: &str = "pod-template-hash";
@@ -307,6 +307,11 @@ pub struct WorkloadFeatures {
     pub max_unavailable_statefulset: bool,
     /// The release's minor version (1.x), for notes.
     pub release: u32,
+    /// How the ReplicaSet controller's scale-down compares ready and creation times:
+    /// exact until [`WorkloadFeatures::at`] gives the controller's clock.
+    pub scale_down_times: TimeScale,
+    /// LogarithmicScaleDown (on by default from 1.22, locked on from 1.31).
+    logarithmic_scale_down: bool,
 }
 
 impl WorkloadFeatures {
@@ -316,8 +321,34 @@ impl WorkloadFeatures {
             statefulset_start_ordinal: gates.enabled("StatefulSetStartOrdinal"),
             max_unavailable_statefulset: gates.enabled("MaxUnavailableStatefulSet"),
             release: gates.version().minor,
+            scale_down_times: TimeScale::Exact,
+            logarithmic_scale_down: logarithmic_scale_down(gates),
         }
     }
+
+    /// These gates with the controller's clock at `now_ns` (nanoseconds since the epoch):
+    /// under LogarithmicScaleDown, scale-downs then compare times by log2 bucket.
+    #[must_use]
+    pub fn at(self, now_ns: i128) -> Self {
+        Self {
+            scale_down_times: if self.logarithmic_scale_down {
+                TimeScale::Logarithmic { now_ns }
+            } else {
+                TimeScale::Exact
+            },
+            ..self
+        }
+    }
+}
+
+/// Whether the ReplicaSet controller buckets times (KEP-2185, kubernetes PR 99212):
+/// beta and on from 1.22 (older than every supported release), GA and locked on from
+/// 1.31, so only `--feature-gates LogarithmicScaleDown=false` before 1.31 turns it off.
+fn logarithmic_scale_down(gates: &topospread::version::FeatureGates) -> bool {
+    let set = gates
+        .unmodelled_settings()
+        .contains(&"LogarithmicScaleDown");
+    !set || gates.version().minor >= 31 || gates.enabled("LogarithmicScaleDown")
 }
 
 impl Default for WorkloadFeatures {

@@ -9,8 +9,8 @@ use k8s_openapi::api::core::v1::Pod;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use topospread::controller::{
-    DeletionCandidate, PhaseRank, RolloutState, RolloutStep, Strategy, deletion_order,
-    rollout_steps,
+    DeletionCandidate, PhaseRank, RolloutState, RolloutStep, Strategy, TimeScale,
+    deletion_order_with, rollout_steps,
 };
 use topospread::plugins::podtopologyspread::{
     ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH,
@@ -54,6 +54,8 @@ pub struct Rollout {
     pub candidates: Vec<DeletionCandidate>,
     /// Fixes the new pods' name suffixes.
     pub seed: u64,
+    /// How its ReplicaSets' scale-downs compare ready and creation times.
+    pub times: TimeScale,
     /// The admission plugins the new pods go through (LimitRanges, RuntimeClasses).
     pub admission: std::sync::Arc<crate::admission::Admission>,
 }
@@ -397,7 +399,7 @@ impl Rollout {
             .collect();
         let related: Vec<Option<String>> = related.iter().map(|p| node_of(p)).collect();
         let remove = r.pods.len().saturating_sub(to);
-        let order = deletion_order(&candidates, &related);
+        let order = deletion_order_with(&candidates, &related, self.times);
         let gone: Vec<String> = order
             .into_iter()
             .take(remove)

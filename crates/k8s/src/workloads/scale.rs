@@ -221,11 +221,15 @@ impl Expander<'_> {
                     .collect(),
                 None => candidates.iter().map(|c| c.node.clone()).collect(),
             };
-            topospread::controller::deletion_order(&candidates, &related)
-                .into_iter()
-                .take(remove)
-                .map(|i| existing[i].clone())
-                .collect()
+            topospread::controller::deletion_order_with(
+                &candidates,
+                &related,
+                self.features.scale_down_times,
+            )
+            .into_iter()
+            .take(remove)
+            .map(|i| existing[i].clone())
+            .collect()
         };
         for pod in &gone {
             self.out.removed.push(RemovedPod {

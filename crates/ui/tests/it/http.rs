@@ -338,8 +338,9 @@ async fn what_if_scales_drains_and_loses_with_before_and_after() {
         Some(2)
     );
 
+    // A drain cordons the node and keeps it, as kubectl drain does.
     let v = what_if(addr, r#"{"drain":["node1"]}"#).await.json();
-    assert_eq!(v["report"]["drained"]["nodes"][0], "node1");
+    assert_eq!(v["report"]["drained"]["cordoned"][0], "node1");
 
     let v = what_if(
         addr,
