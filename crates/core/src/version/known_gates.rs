@@ -226,7 +226,7 @@ pub(crate) const KNOWN_GATES: &[(&str, u32, Option<u32>)] = &[
     ("LoadBalancerIPMode", 29, Some(35)),
     ("LocalStorageCapacityIsolation", 10, Some(27)),
     ("LocalStorageCapacityIsolationFSQuotaMonitoring", 15, None),
-    ("LogarithmicScaleDown", 21, None),
+    ("LogarithmicScaleDown", 21, Some(37)),
     ("LoggingAlphaOptions", 0, None),
     ("LoggingBetaOptions", 0, None),
     ("ManifestBasedAdmissionControlConfig", 36, None),
