@@ -48,6 +48,22 @@ impl ClusterArgs {
     }
 }
 
+impl crate::cli::NamespaceArgs {
+    /// `cluster` with `-n` applied to its files.
+    pub(crate) fn apply(&self, mut cluster: Cluster) -> Cluster {
+        cluster.source.namespace.clone_from(&self.namespace);
+        cluster
+    }
+
+    /// `POD` as `explain` looks it up: a bare name is taken in `-n`'s namespace.
+    pub(crate) fn pod_ref(&self, pod: &str) -> String {
+        match &self.namespace {
+            Some(ns) if !pod.contains('/') => format!("{ns}/{pod}"),
+            _ => pod.to_string(),
+        }
+    }
+}
+
 impl LiveArgs {
     /// Whether a live cluster was asked for.
     pub(crate) fn wanted(&self) -> bool {

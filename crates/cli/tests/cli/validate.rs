@@ -107,19 +107,28 @@ fn scheduler_configuration_args() {
 
 #[test]
 fn exit_2_when_a_file_cannot_be_read_or_parsed() {
+    // Reported on its line with the others' findings; the run exits 2 at the end.
     for (args, wanted) in [
         (&["-f", "broken.yaml"][..], "broken.yaml: invalid YAML"),
         (
-            &["-f", "unknown-field.yaml"][..],
-            "unknown-field.yaml: pod/p: spec.topologySpreadConstraints[0].maxSkw: unknown field",
+            &["-f", "valid.yaml", "missing.yaml"][..],
+            "missing.yaml: cannot read",
         ),
-        (&["-f", "valid.yaml", "missing.yaml"][..], "missing.yaml"),
     ] {
         let r = validate(args);
         assert_eq!(r.code, 2, "{args:?}");
-        assert!(r.stdout.is_empty(), "no partial verdict: {}", r.stdout);
-        assert!(r.stderr.contains(wanted), "{args:?}: {}", r.stderr);
+        assert!(r.stdout.contains(wanted), "{args:?}: {}", r.stdout);
+        assert!(r.stdout.ends_with(", 1 input not read\n"), "{}", r.stdout);
     }
+    // An unknown field is an error of its object, which is still checked.
+    let r = validate(&["-f", "unknown-field.yaml"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("pod/p: spec.topologySpreadConstraints[0].maxSkw: unknown field (a typo"),
+        "{}",
+        r.stdout
+    );
 }
 
 #[test]
@@ -187,4 +196,79 @@ fn a_rollout_that_cannot_finish_is_linted() {
     let r = validate(&["-f", "rollout-stall.yaml", "--strict"]);
     assert_eq!(r.code, 1);
     assert!(r.stdout.contains("error[TS009]"), "{}", r.stdout);
+}
+
+/// A folder with bad files: every file's problems are reported, the good files are still
+/// checked, an unknown field is an error of its object (which is still checked), and the
+/// run exits 2 at the end for the files that could not be read.
+#[test]
+fn every_file_is_reported_and_the_rest_checked() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("validate-mixed-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("sub")).expect("dir");
+    let deployment = |name: &str, extra: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}}}\nspec:\n  selector: {{matchLabels: {{app: {name}}}}}\n  template:\n    metadata: {{labels: {{app: {name}}}}}\n    spec:\n      containers:\n      - name: c\n        image: i\n{extra}"
+        )
+    };
+    let files = [
+        (
+            "a-helm.yaml",
+            "kind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n".to_string(),
+        ),
+        (
+            "b-broken.yaml",
+            "kind: Pod\nmetadata: {name: x\n".to_string(),
+        ),
+        (
+            "c-typo.yaml",
+            deployment(
+                "typo",
+                "        securityContext: {allowPrivilegedEscalation: false}\n      topologySpreadConstraints: [{maxSkew: 0, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: typo}}}]\n",
+            ),
+        ),
+        ("sub/good.yaml", deployment("good", "")),
+    ];
+    for (name, text) in &files {
+        std::fs::write(dir.join(name), text).expect("write");
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_topospread"))
+        .args(["validate", "-R", "-f", "."])
+        .current_dir(&dir)
+        .output()
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{stdout}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(
+        lines[0].starts_with("./a-helm.yaml: a Helm template"),
+        "{stdout}"
+    );
+    assert!(
+        lines[1].starts_with("./b-broken.yaml: invalid YAML: "),
+        "{stdout}"
+    );
+    assert_eq!(
+        lines[2],
+        "./c-typo.yaml: deployment/typo: spec.template.spec.containers[0].securityContext.allowPrivilegedEscalation: unknown field (a typo, or a field of another release: the API server refuses it under strict field validation; the rest of the object was checked)"
+    );
+    assert!(
+        lines[3].starts_with("./c-typo.yaml: deployment/typo: spec.template.spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.ends_with("2 objects checked: 2 errors, 1 warning, 2 inputs not read\n"),
+        "{stdout}"
+    );
+    // Without the unreadable files, the findings exit 1.
+    let out = Command::new(env!("CARGO_BIN_EXE_topospread"))
+        .args(["validate", "-f", "c-typo.yaml", "-f", "sub", "-o", "json"])
+        .current_dir(&dir)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(report["summary"]["errors"], 2);
+    assert_eq!(report["diagnostics"][0]["type"], "FieldValueUnknown");
 }

@@ -41,6 +41,7 @@ fn a_dump_reports_as_with_whole_pods_without_keeping_them() {
     let expected = check(
         &ctx,
         &whole.objects,
+        &[],
         Symbols::default(),
         false,
         whole.inputs,
