@@ -21,8 +21,9 @@ use topospread_k8s::build::build_with_symbols;
 use topospread_k8s::load::{Loaded, Object, Source, UnknownField};
 use topospread_k8s::notes::summarize;
 use topospread_k8s::validation::{
-    ClusterLinter, FieldError, Lint, LintCode, Severity, Workload, lint_workload, validate_cluster,
-    validate_objects_with, validate_scheduler_configuration,
+    ClusterLinter, FieldError, InputPods, Lint, LintCode, Severity, Workload, lint_node,
+    lint_pod_affinity, lint_workload, validate_cluster, validate_objects_with,
+    validate_scheduler_configuration,
 };
 
 /// What to validate.
@@ -326,6 +327,7 @@ fn check(
             .collect()
     };
 
+    let input_pods = InputPods::new(objects);
     let mut diagnostics = Vec::new();
     for (place, lintable, errors) in &checked {
         let own_unknown = unknown.iter().filter(|u| u.source == place.loaded.source);
@@ -333,6 +335,10 @@ fn check(
         diagnostics.extend(errors.iter().map(|e| place.error(e)));
         if let Some(found) = cluster_errors.get(&place.index) {
             diagnostics.extend(found.iter().map(|e| place.error(e)));
+        }
+        if let Object::Node(node) = &place.loaded.object {
+            let lint = lint_node(node);
+            diagnostics.extend(lint.iter().map(|l| place.lint(l, strict)));
         }
         if !lintable {
             continue;
@@ -350,6 +356,7 @@ fn check(
             continue;
         };
         let mut lints = lint_workload(&workload, &features);
+        lints.extend(lint_pod_affinity(&workload, &input_pods));
         if let Some(linter) = linter.as_mut() {
             lints.extend(linter.lint(&workload));
         }
