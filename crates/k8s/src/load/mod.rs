@@ -1341,6 +1341,47 @@ fn field_path(path: &serde_ignored::Path<'_>) -> String {
 mod tests {
     use super::*;
 
+    /// `validate` reads past unknown fields, in documents and in lists' items alike,
+    /// and learns each one's object and field; other commands refuse the file.
+    #[test]
+    fn unknown_fields_are_collected_when_asked() {
+        let text = "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: a}, spec: {containers: [], nodeNme: x}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: b}\nspec: {containers: [{name: c, securityContext: {allowPrivilegedEscalation: false}}]}\n";
+        let mut m = Manifests::collecting_unknown_fields();
+        parse_manifests_reader_with(text.as_bytes(), "u.yaml", &mut m).expect("reads");
+        assert_eq!(m.objects.len(), 2);
+        let found: Vec<(&str, &str, usize)> = m
+            .unknown_fields
+            .iter()
+            .map(|u| (u.object.as_str(), u.field.as_str(), u.source.document))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("pod/a", "spec.nodeNme", 1),
+                (
+                    "pod/b",
+                    "spec.containers[0].securityContext.allowPrivilegedEscalation",
+                    2
+                )
+            ]
+        );
+        let e = parse_manifests(text, "u.yaml").expect_err("strict");
+        assert_eq!(e.to_string(), "u.yaml: pod/a: spec.nodeNme: unknown field");
+    }
+
+    #[test]
+    fn a_kustomization_is_refused_with_the_command_that_renders_it() {
+        let text = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [a.yaml]\n";
+        let e = parse_manifests(text, "overlay/kustomization.yaml").expect_err("refused");
+        assert_eq!(
+            e.to_string(),
+            "overlay/kustomization.yaml: kustomization/<unnamed>: a kustomize Kustomization, which kubectl kustomize renders into manifests; render it: `kubectl kustomize overlay | topospread ... -f -`"
+        );
+        // Another group's Kustomization (Flux's) is a custom resource, skipped.
+        let flux = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps}\n";
+        assert!(parse_manifests(flux, "flux.yaml").is_ok());
+    }
+
     /// Objects read elsewhere (a live cluster's) are left as the loader leaves its own.
     #[test]
     fn objects_read_elsewhere_drop_what_nothing_reads() {
