@@ -10,7 +10,7 @@ use topospread_report::{ExplainLayout, render_explanation};
 
 pub(crate) fn run(ctx: &Context, args: &ExplainArgs) -> Result<ExitCode> {
     let cluster = args.namespace.apply(args.cluster.cluster()?);
-    let mut request = ExplainRequest::new(cluster, args.namespace.pod_ref(&args.pod));
+    let mut request = ExplainRequest::new(cluster, args.pod.clone());
     request.scale = args.scale.clone();
     let report = explain(ctx, request)?;
     let text = match args.output {

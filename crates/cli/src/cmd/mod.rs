@@ -54,14 +54,6 @@ impl crate::cli::NamespaceArgs {
         cluster.source.namespace.clone_from(&self.namespace);
         cluster
     }
-
-    /// `POD` as `explain` looks it up: a bare name is taken in `-n`'s namespace.
-    pub(crate) fn pod_ref(&self, pod: &str) -> String {
-        match &self.namespace {
-            Some(ns) if !pod.contains('/') => format!("{ns}/{pod}"),
-            _ => pod.to_string(),
-        }
-    }
 }
 
 impl LiveArgs {
