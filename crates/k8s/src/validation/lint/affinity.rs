@@ -9,6 +9,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use super::{Lint, LintCode, controller_added_labels, render_labels};
 use crate::load::{Loaded, Object};
 use crate::validation::Workload;
+use crate::validation::admit::template_of;
 use topospread::api::{Labels, Selector, Symbols};
 use topospread::convert::DEFAULT_NAMESPACE;
 use topospread::validation::FieldPath;
@@ -21,24 +22,18 @@ pub struct InputPods {
 }
 
 impl InputPods {
-    /// The pods `objects` show (compact pods, read from a server, are left out).
+    /// The pods `objects` show (compact pods, read from a server, are left out); only
+    /// labels are copied.
     pub fn new(objects: &[Loaded]) -> Self {
         let pods = objects
             .iter()
             .filter_map(|l| {
-                let (ns, labels) = match &l.object {
-                    Object::Pod(p) => (&p.metadata.namespace, p.metadata.labels.as_ref()),
-                    _ => {
-                        let w = Workload::from_object(&l.object)?;
-                        let ns = w.metadata().namespace.clone();
-                        let labels = w.pod_spec()?.labels.cloned().unwrap_or_default();
-                        return Some((namespace(ns.as_deref()), labels));
-                    }
+                let labels = match &l.object {
+                    Object::Pod(p) => p.metadata.labels.as_ref(),
+                    other => template_of(other)?.1.metadata.as_ref()?.labels.as_ref(),
                 };
-                Some((
-                    namespace(ns.as_deref()),
-                    labels.cloned().unwrap_or_default(),
-                ))
+                let ns = l.object.metadata()?.namespace.as_deref();
+                Some((namespace(ns), labels.cloned().unwrap_or_default()))
             })
             .collect();
         Self { pods }
