@@ -83,7 +83,7 @@ impl Place<'_> {
             object: self.object.clone(),
             field: field.to_string(),
             severity: Severity::Error,
-            kind: "FieldValueUnknown",
+            kind: "UnknownField",
             code: None,
             value: None,
             detail: "unknown field".to_string(),

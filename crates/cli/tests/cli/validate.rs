@@ -270,7 +270,7 @@ fn every_file_is_reported_and_the_rest_checked() {
     assert_eq!(out.status.code(), Some(1));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(report["summary"]["errors"], 2);
-    assert_eq!(report["diagnostics"][0]["type"], "FieldValueUnknown");
+    assert_eq!(report["diagnostics"][0]["type"], "UnknownField");
 }
 
 /// TS010 to TS013 through `validate`, and TS013 in `explain` of a pod it keeps Pending.

@@ -57,7 +57,8 @@ pub struct Diagnostic {
     /// `error` or `warning`.
     #[schemars(with = "SeverityName")]
     pub severity: Severity,
-    /// `Invalid`, `Required`, `NotSupported`, `Duplicate`, `Forbidden`, ... or `Lint`.
+    /// `Invalid`, `Required`, `NotSupported`, `Duplicate`, `Forbidden`, ..., `UnknownField`
+    /// (a field the object's type lacks) or `Lint`.
     #[serde(rename = "type")]
     pub kind: &'static str,
     /// `TS001`... for lints.
