@@ -237,6 +237,9 @@ pub(crate) struct UiArgs {
     /// The port (0: any free port; the URL is printed on stderr).
     #[arg(long, default_value_t = 10270)]
     pub(crate) port: u16,
+    /// `-n`: the namespace of objects that name none.
+    #[command(flatten)]
+    pub(crate) namespace: NamespaceArgs,
 }
 
 /// `topospread serve`.
@@ -445,6 +448,9 @@ pub(crate) struct ShowArgs {
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = ShowFormat::Text)]
     pub(crate) output: ShowFormat,
+    /// `-n`: the namespace of objects that name none.
+    #[command(flatten)]
+    pub(crate) namespace: NamespaceArgs,
 }
 
 /// Output formats of `show`.
@@ -523,6 +529,9 @@ pub(crate) struct SimulateArgs {
     /// controller's order.
     #[arg(long = "scale", value_name = "KIND/NAME=N")]
     pub(crate) scale: Vec<topospread_k8s::workloads::Scale>,
+    /// `-n`: the namespace of objects that name none.
+    #[command(flatten)]
+    pub(crate) namespace: NamespaceArgs,
 }
 
 /// `topospread explain`.
@@ -551,6 +560,9 @@ pub(crate) struct ExplainArgs {
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = ExplainFormat::Text)]
     pub(crate) output: ExplainFormat,
+    /// `-n`: the namespace of objects that name none.
+    #[command(flatten)]
+    pub(crate) namespace: NamespaceArgs,
 }
 
 /// Output formats of `explain`.
@@ -591,6 +603,15 @@ pub(crate) struct SourceArgs {
     /// Read the live cluster too (see `--kubeconfig`).
     #[command(flatten)]
     pub(crate) live: LiveArgs,
+}
+
+/// `-n`: the namespace of manifests that name none, as kubectl's `-n`.
+#[derive(Debug, Args)]
+pub(crate) struct NamespaceArgs {
+    /// The namespace of the files' namespaced objects that name none (an object naming
+    /// another is refused, as kubectl refuses it)
+    #[arg(short = 'n', long = "namespace", value_name = "NAMESPACE")]
+    pub(crate) namespace: Option<String>,
 }
 
 /// The cluster a command runs the scheduler over: its objects, the seed and the

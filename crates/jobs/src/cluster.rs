@@ -20,12 +20,19 @@ pub struct ClusterSource {
     pub files: Vec<PathBuf>,
     /// A live cluster's objects, listed by the caller, under the files.
     pub live: Option<Vec<Loaded>>,
+    /// `-n`: the namespace of the files' namespaced objects that name none (one that
+    /// names another is refused, as kubectl refuses it).
+    pub namespace: Option<String>,
 }
 
 impl ClusterSource {
     /// The objects in `files` (the docs' example when there are none).
     pub fn new(files: Vec<PathBuf>) -> Self {
-        Self { files, live: None }
+        Self {
+            files,
+            live: None,
+            namespace: None,
+        }
     }
 
     /// Objects already read (a live cluster's, or a loaded session's), no files.
@@ -33,18 +40,21 @@ impl ClusterSource {
         Self {
             files: Vec::new(),
             live: Some(objects),
+            namespace: None,
         }
     }
 
     /// Reads the objects, generated names fixed by `seed`, pods kept in `form`.
     pub(crate) fn load(self, ctx: &Context, seed: u64, form: PodForm) -> Result<Input> {
-        input::load(ctx, &self.files, self.live, seed, form)
+        let ns = self.namespace.as_deref();
+        input::load(ctx, &self.files, self.live, seed, form, ns)
     }
 
     /// [`ClusterSource::load`], then the API server's admission
     /// ([`input::load_admitted`]).
     pub(crate) fn load_admitted(self, ctx: &Context, seed: u64, form: PodForm) -> Result<Input> {
-        input::load_admitted(ctx, &self.files, self.live, seed, form)
+        let ns = self.namespace.as_deref();
+        input::load_admitted(ctx, &self.files, self.live, seed, form, ns)
     }
 }
 

@@ -78,6 +78,7 @@ pub fn schema() -> serde_json::Value {
 /// never got a cycle is [`crate::Error::Refused`], naming it.
 pub fn explain(ctx: &Context, mut request: ExplainRequest) -> Result<ExplainReport> {
     let pod = std::mem::take(&mut request.pod);
+    let pod = in_namespace(&pod, request.cluster.source.namespace.as_deref());
     let Explainer { setup, world, seed } = Explainer::prepare(ctx, request)?;
     explain_in(&setup, world, seed, &pod)
 }
@@ -255,6 +256,19 @@ fn pending_names(world: &World) -> String {
     }
 }
 
+/// `pod` with `-n`'s namespace where it names none (`web-1`, `deployment/web`), as
+/// kubectl looks names up in `-n`.
+fn in_namespace(pod: &str, namespace: Option<&str>) -> String {
+    let Some(ns) = namespace else {
+        return pod.to_string();
+    };
+    match pod.split('/').collect::<Vec<_>>().as_slice() {
+        [name] => format!("{ns}/{name}"),
+        [kind, name] if workload_ref(pod).is_some() => format!("{kind}/{ns}/{name}"),
+        _ => pod.to_string(),
+    }
+}
+
 /// `KIND/NAME` or `KIND/NAMESPACE/NAME` as kubectl writes them (`deployment/web`,
 /// `sts/prod/db`): the workload kind's canonical name, namespace and name; `None` for a
 /// pod reference (`name`, `namespace/name`, `pod/name`).
@@ -401,6 +415,16 @@ fn pending_pods_of(world: &World, kind: &str, ns: &str, name: &str) -> Result<Ve
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_without_a_namespace_take_the_flags() {
+        let ns = Some("prod");
+        assert_eq!(in_namespace("web-1", ns), "prod/web-1");
+        assert_eq!(in_namespace("deploy/web", ns), "deploy/prod/web");
+        assert_eq!(in_namespace("dev/web-1", ns), "dev/web-1");
+        assert_eq!(in_namespace("sts/dev/db", ns), "sts/dev/db");
+        assert_eq!(in_namespace("web-1", None), "web-1");
+    }
     use std::path::PathBuf;
 
     fn fixture(name: &str) -> PathBuf {

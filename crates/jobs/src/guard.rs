@@ -72,7 +72,7 @@ impl GuardReport {
 /// Loads the dump, then plans the costs of every ReplicaSet's existing pods (pods
 /// workload expansion would create are not guarded: they do not exist).
 pub fn plan(ctx: &Context, request: &GuardRequest) -> Result<GuardReport> {
-    let input = input::load_admitted(ctx, &request.files, None, 0, input::PodForm::Whole)?;
+    let input = input::load_admitted(ctx, &request.files, None, 0, input::PodForm::Whole, None)?;
     let setup = config::load(ctx, request.config.as_deref(), &input)?;
     let world = input::build(ctx, &input, 0, &[])?;
     let pods: Vec<GuardPod> = input

@@ -15,8 +15,8 @@ use topospread::snapshot::{PodId, Snapshot};
 use topospread::version::KubernetesVersion;
 use topospread_k8s::build::{self, Refused};
 use topospread_k8s::load::{
-    Compactor, Loaded, Object, parse_manifests, parse_manifests_reader,
-    parse_manifests_reader_compact,
+    Compactor, LoadError, Loaded, Manifests, Object, UnknownField, parse_manifests,
+    parse_manifests_reader_with,
 };
 use topospread_k8s::notes::{Note, summarize};
 use topospread_k8s::workloads::{
@@ -103,6 +103,10 @@ pub struct Input {
     /// Objects the API server refuses by themselves (a workload whose selector does not
     /// match its template, ...): left out of `objects`, reported, the rest goes on.
     pub refused: Vec<topospread_k8s::validation::Refusal>,
+    /// Fields the objects' types lack, when collected (`validate`).
+    pub unknown_fields: Vec<UnknownField>,
+    /// Inputs that could not be read, when reading went on past them (`validate`).
+    pub unreadable: Vec<Error>,
 }
 
 impl Input {
@@ -125,59 +129,215 @@ impl Input {
 
 /// Loads `files` (files, folders, `-` for stdin), or the built-in docs example when
 /// there are none; objects with only `generateName` are named with `seed`; pods are
-/// kept in `form`.
-fn load_files(ctx: &Context, files: &[PathBuf], seed: u64, form: PodForm) -> Result<Input> {
-    let mut input = Input::default();
+/// kept in `form`; namespaced objects without a namespace get `namespace` (`-n`).
+fn load_files(
+    ctx: &Context,
+    files: &[PathBuf],
+    seed: u64,
+    form: PodForm,
+    namespace: Option<&str>,
+) -> Result<Input> {
     if files.is_empty() {
         let m = parse_manifests(DOCS_EXAMPLE, DOCS_EXAMPLE_NAME)?;
-        input.objects = m.objects;
-        input.inputs = 1;
-        return Ok(input);
+        return Ok(Input {
+            objects: m.objects,
+            inputs: 1,
+            ..Input::default()
+        });
     }
-    let opts = ctx.input();
-    let paths = resolve(files, opts.recursive)?;
-    input.inputs = paths.len();
-    let compactor = || Compactor::new(ctx.gates().request_options(), ctx.api_server_features());
-    let mut compactor = match form {
-        PodForm::Whole => None,
-        PodForm::Compact => Some(compactor()),
-        PodForm::CompactWritten => Some(compactor().keeping_written()),
-        PodForm::Linted => Some(compactor().linting()),
-    };
+    let paths = resolve(files, ctx.input().recursive)?;
+    let mut reader = Reader::new(ctx, form, namespace, false);
     for p in &paths {
-        let reader = open_path(p, opts.max_input_bytes)?;
-        let m = match compactor.take() {
-            Some(c) => {
-                let (m, c) = parse_manifests_reader_compact(reader, &p.to_string(), c)?;
-                compactor = Some(c);
-                m
-            }
-            None => parse_manifests_reader(reader, &p.to_string())?,
-        };
-        if input.objects.is_empty() {
-            input.objects = m.objects;
-        } else {
-            input.objects.extend(m.objects);
-        }
-        input.notes.extend(m.skipped);
+        reader.read(p)?;
     }
-    input.symbols = compactor.map(Compactor::into_symbols).unwrap_or_default();
-    workloads::name_generated(&mut input.objects, seed);
+    reader.finish(&paths, seed)
+}
+
+/// [`load_files`] for `validate`, going on past every input it cannot read: those are
+/// [`Input::unreadable`], and unknown fields are [`Input::unknown_fields`].
+pub(crate) fn load_files_each(
+    ctx: &Context,
+    files: &[PathBuf],
+    form: PodForm,
+    namespace: Option<&str>,
+) -> Result<Input> {
+    let (paths, mut unreadable) = read::resolve_each(files, ctx.input().recursive);
+    let mut reader = Reader::new(ctx, form, namespace, true);
+    for p in &paths {
+        if let Err(e) = reader.read(p) {
+            unreadable.push(e);
+        }
+    }
+    let none_read = reader.input.objects.is_empty() && reader.input.notes.is_empty();
+    let mut input = if none_read && !unreadable.is_empty() {
+        // What was refused says why nothing was read.
+        reader.input
+    } else {
+        reader.finish(&paths, 0)?
+    };
+    input.unreadable = unreadable;
     Ok(input)
+}
+
+/// Reads inputs one at a time into an [`Input`], with one compactor for them all.
+struct Reader<'a> {
+    ctx: &'a Context,
+    input: Input,
+    compactor: Option<Compactor>,
+    namespace: Option<&'a str>,
+    /// Unknown fields are collected, not refused (`validate`).
+    collect_unknown: bool,
+}
+
+impl<'a> Reader<'a> {
+    fn new(
+        ctx: &'a Context,
+        form: PodForm,
+        namespace: Option<&'a str>,
+        collect_unknown: bool,
+    ) -> Self {
+        let compactor = || Compactor::new(ctx.gates().request_options(), ctx.api_server_features());
+        // Objects given a namespace by `-n` are read whole: a compact pod's namespace
+        // is fixed as it is read.
+        let form = if namespace.is_some() {
+            PodForm::Whole
+        } else {
+            form
+        };
+        let compactor = match form {
+            PodForm::Whole => None,
+            PodForm::Compact => Some(compactor()),
+            PodForm::CompactWritten => Some(compactor().keeping_written()),
+            PodForm::Linted => Some(compactor().linting()),
+        };
+        Self {
+            ctx,
+            input: Input::default(),
+            compactor,
+            namespace,
+            collect_unknown,
+        }
+    }
+
+    /// Reads one input; an input that fails to parse and holds `{{` is named a Helm
+    /// template.
+    fn read(&mut self, p: &InputPath) -> Result<()> {
+        let file = p.to_string();
+        let (reader, marks) = read::open_watched(p, self.ctx.input().max_input_bytes)?;
+        let mut m = if self.collect_unknown {
+            Manifests::collecting_unknown_fields()
+        } else {
+            Manifests::default()
+        };
+        m.set_compactor(self.compactor.take());
+        let read = parse_manifests_reader_with(reader, &file, &mut m);
+        self.compactor = m.take_compactor();
+        read.map_err(|e| helm_template(e, &marks, &file))?;
+        if let Some(ns) = self.namespace {
+            set_namespace(&mut m.objects, ns)?;
+        }
+        self.input.objects.extend(m.objects);
+        self.input.notes.extend(m.skipped);
+        self.input.unknown_fields.extend(m.unknown_fields);
+        self.input.inputs += 1;
+        Ok(())
+    }
+
+    /// The input read, refused when the inputs held nothing at all.
+    fn finish(mut self, paths: &[InputPath], seed: u64) -> Result<Input> {
+        if self.input.objects.is_empty() && self.input.notes.is_empty() && !paths.is_empty() {
+            let names: Vec<String> = paths.iter().map(ToString::to_string).collect();
+            refuse!(
+                "nothing was read from {}: no Kubernetes objects in it (empty, or only comments)",
+                names.join(", ")
+            );
+        }
+        self.input.symbols = self
+            .compactor
+            .map(Compactor::into_symbols)
+            .unwrap_or_default();
+        workloads::name_generated(&mut self.input.objects, seed);
+        Ok(self.input)
+    }
+}
+
+/// `e`, or the advice to render a Helm template when the input that failed to parse
+/// holds `{{`.
+fn helm_template(e: LoadError, marks: &read::TemplateMarks, file: &str) -> Error {
+    let syntax = matches!(
+        e,
+        LoadError::Yaml { .. }
+            | LoadError::Json { .. }
+            | LoadError::MissingKind { .. }
+            | LoadError::Field { .. }
+            | LoadError::UnknownField { .. }
+    );
+    if !(syntax && marks.seen()) {
+        return Error::Load(e);
+    }
+    Error::Load(LoadError::Unrendered {
+        file: file.to_string(),
+        what: "a Helm template ({{ ... }}), not a manifest".to_string(),
+        render: format!("helm template {}", read::chart_of(file)),
+    })
+}
+
+/// Whether objects of this kind live in a namespace.
+fn namespaced(object: &Object) -> bool {
+    matches!(
+        object,
+        Object::Pod(_)
+            | Object::CompactPod(_)
+            | Object::Service(_)
+            | Object::ReplicaSet(_)
+            | Object::ReplicationController(_)
+            | Object::StatefulSet(_)
+            | Object::Deployment(_)
+            | Object::DaemonSet(_)
+            | Object::Job(_)
+            | Object::CronJob(_)
+            | Object::PodDisruptionBudget(_)
+            | Object::PersistentVolumeClaim(_)
+            | Object::LimitRange(_)
+            | Object::ResourceQuota(_)
+    )
+}
+
+/// `-n`: namespaced objects without a namespace get `ns`; one with another namespace is
+/// refused in kubectl's words.
+fn set_namespace(objects: &mut [Loaded], ns: &str) -> Result<()> {
+    for l in objects.iter_mut().filter(|l| namespaced(&l.object)) {
+        let kind = l.object.kind().to_lowercase();
+        let Some(meta) = l.object.metadata_mut() else {
+            continue;
+        };
+        match meta.namespace.as_deref() {
+            None | Some("") => meta.namespace = Some(ns.to_string()),
+            Some(own) if own == ns => {}
+            Some(own) => refuse!(
+                "{}: {kind}/{}: the namespace from the provided object {own:?} does not match the namespace {ns:?}. You must pass '--namespace={own}' to perform this operation.",
+                l.source.file,
+                topospread_k8s::load::escape_control(meta.name.as_deref().unwrap_or_default()),
+            ),
+        }
+    }
+    Ok(())
 }
 
 /// The objects of a live cluster when the caller listed one (`live`), then `files` on
 /// top of them; without a cluster, `files` alone (the built-in docs example when there
-/// are none). Pods read from files are kept in `form`.
+/// are none). Pods read from files are kept in `form`; `namespace` (`-n`) is given to
+/// the files' namespaced objects that have none.
 pub fn load(
     ctx: &Context,
     files: &[PathBuf],
     live: Option<Vec<Loaded>>,
     seed: u64,
     form: PodForm,
+    namespace: Option<&str>,
 ) -> Result<Input> {
     let Some(objects) = live else {
-        return load_files(ctx, files, seed, form);
+        return load_files(ctx, files, seed, form, namespace);
     };
     let mut input = Input {
         objects,
@@ -185,7 +345,7 @@ pub fn load(
         ..Input::default()
     };
     if !files.is_empty() {
-        let from_files = load_files(ctx, files, seed, form)?;
+        let from_files = load_files(ctx, files, seed, form, namespace)?;
         input.objects.extend(from_files.objects);
         input.notes.extend(from_files.notes);
         input.inputs += from_files.inputs;
@@ -203,8 +363,9 @@ pub fn load_admitted(
     live: Option<Vec<Loaded>>,
     seed: u64,
     form: PodForm,
+    namespace: Option<&str>,
 ) -> Result<Input> {
-    let mut input = load(ctx, files, live, seed, form)?;
+    let mut input = load(ctx, files, live, seed, form, namespace)?;
     let (object_only, fatal): (Vec<_>, Vec<_>) = topospread_k8s::validation::validate_objects_with(
         &input.objects,
         &ctx.api_server_features(),

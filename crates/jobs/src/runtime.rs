@@ -4,11 +4,13 @@
 use crate::config::SchedulerSetup;
 use crate::error::{Error, Result};
 use std::collections::BTreeMap;
-use topospread::api::Pod;
+use topospread::Features;
+use topospread::api::{Pod, WhenUnsatisfiable};
 use topospread::framework::Status;
 use topospread::scheduler::{Attempt, Explanation, PodOutcome, ScheduleResult, Scheduler};
 use topospread::simulation::{SimEvent, Simulation};
 use topospread::snapshot::{NodeId, PodId, Snapshot};
+use topospread_k8s::validation::{FieldPath, minimum_held_by_unusable_nodes};
 use topospread_k8s::workloads::{Rollout, RolloutReport};
 use topospread_report::{
     ConstraintCounts, ExplainView, FilterVerdict, NodeExplanation, PreemptionView, ScoreView,
@@ -39,6 +41,8 @@ pub enum Placement {
 /// The engine's simulation: the scheduling queue on a virtual clock.
 pub struct Runtime {
     sim: Simulation,
+    /// The scheduler's gates (for the hints an explanation carries).
+    features: Features,
     /// `namespace/name` of a pod not created yet whose cycles to record once it is.
     explain_later: Option<(String, String)>,
 }
@@ -51,6 +55,7 @@ impl Runtime {
         scheduler.set_seed(seed);
         Ok(Self {
             sim: Simulation::new(scheduler),
+            features: setup.features,
             explain_later: None,
         })
     }
@@ -165,6 +170,8 @@ impl Runtime {
         let scheduler = self.sim.scheduler();
         let e = scheduler.explanation()?;
         let mut v = view(e, snapshot, pod);
+        v.context
+            .extend(spread_hints(e, snapshot, pod, self.features));
         v.preempting_cycle = scheduler
             .preempting_explanation()
             .map(|failed| Box::new(view(failed, snapshot, pod)));
@@ -178,6 +185,39 @@ fn verdict(plugin: &str, s: &Status) -> FilterVerdict {
         code: s.code().as_str().to_string(),
         reasons: s.reasons().iter().map(|r| r.to_string()).collect(),
     }
+}
+
+/// Why a pod PodTopologySpread keeps Pending may never schedule: TS013's finding (a
+/// domain the pod cannot use holds the global minimum), one line each.
+fn spread_hints(
+    e: &Explanation,
+    snapshot: &Snapshot,
+    pod: &Pod,
+    features: Features,
+) -> Vec<String> {
+    let rejected = e.filter.iter().any(|n| {
+        n.verdicts
+            .iter()
+            .any(|(p, s)| *p == "PodTopologySpread" && !s.is_success())
+    });
+    if !matches!(e.result, ScheduleResult::Unschedulable { .. })
+        || !rejected
+        || e.spread.from_defaults
+    {
+        return Vec::new();
+    }
+    let hard: Vec<usize> = pod
+        .spread_constraints
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.when_unsatisfiable == WhenUnsatisfiable::DoNotSchedule)
+        .map(|(i, _)| i)
+        .collect();
+    let list = FieldPath::new("spec").child("topologySpreadConstraints");
+    minimum_held_by_unusable_nodes(pod, &hard, &e.spread, snapshot, features, &list)
+        .iter()
+        .map(|l| format!("{} {l}", l.code))
+        .collect()
 }
 
 /// The explanation as plain data for the renderer.

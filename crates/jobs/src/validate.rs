@@ -18,11 +18,12 @@ use crate::{config, input::Input};
 use std::collections::{HashMap, HashSet};
 use topospread::api::Symbols;
 use topospread_k8s::build::build_with_symbols;
-use topospread_k8s::load::{Loaded, Object, Source};
+use topospread_k8s::load::{Loaded, Object, Source, UnknownField};
 use topospread_k8s::notes::summarize;
 use topospread_k8s::validation::{
-    ClusterLinter, FieldError, Lint, LintCode, Severity, Workload, lint_workload, validate_cluster,
-    validate_objects_with, validate_scheduler_configuration,
+    ClusterLinter, FieldError, InputPods, Lint, LintCode, Severity, Workload, lint_node,
+    lint_pod_affinity, lint_workload, validate_cluster, validate_objects_with,
+    validate_scheduler_configuration,
 };
 
 /// What to validate.
@@ -72,6 +73,27 @@ impl Place<'_> {
         }
     }
 
+    /// A field the object's type lacks: the API server's strict field validation
+    /// refuses the object; the rest of it is checked without the field.
+    fn unknown_field(&self, field: &str) -> Diagnostic {
+        Diagnostic {
+            file: self.loaded.source.file.clone(),
+            document: self.loaded.source.document,
+            item: self.loaded.source.item,
+            object: self.object.clone(),
+            field: field.to_string(),
+            severity: Severity::Error,
+            kind: "UnknownField",
+            code: None,
+            value: None,
+            detail: "unknown field".to_string(),
+            why: None,
+            message: format!(
+                "{field}: unknown field (a typo, or a field of another release: the API server refuses it under strict field validation; the rest of the object was checked)"
+            ),
+        }
+    }
+
     fn lint(&self, l: &Lint, strict: bool) -> Diagnostic {
         Diagnostic {
             file: self.loaded.source.file.clone(),
@@ -100,7 +122,16 @@ impl Place<'_> {
 pub fn validate(ctx: &Context, request: ValidateRequest) -> Result<ValidationReport> {
     let mut input = read(ctx, request.source)?;
     let symbols = std::mem::take(&mut input.symbols);
-    let mut report = check(ctx, &input.objects, symbols, request.strict, input.inputs)?;
+    let mut report = check(
+        ctx,
+        &input.objects,
+        &input.unknown_fields,
+        symbols,
+        request.strict,
+        input.inputs,
+    )?;
+    report.unreadable = input.unreadable.iter().map(ToString::to_string).collect();
+    report.summary.unreadable = report.unreadable.len();
     let finished = input::finished_notes(&input.objects);
     report
         .notes
@@ -109,9 +140,20 @@ pub fn validate(ctx: &Context, request: ValidateRequest) -> Result<ValidationRep
     Ok(report)
 }
 
-/// The objects of `source`, bound pods compact with what the lints read of them.
+/// The objects of `source`, bound pods compact with what the lints read of them; every
+/// file is read, past those that cannot be ([`Input::unreadable`]).
 fn read(ctx: &Context, source: ClusterSource) -> Result<Input> {
-    source.load(ctx, 0, PodForm::Linted)
+    if source.files.is_empty() {
+        return source.load(ctx, 0, PodForm::Linted);
+    }
+    let ns = source.namespace.as_deref();
+    let mut input = input::load_files_each(ctx, &source.files, PodForm::Linted, ns)?;
+    if let Some(mut live) = source.live {
+        live.append(&mut input.objects);
+        input.objects = live;
+        input.inputs += 1;
+    }
+    Ok(input)
 }
 
 /// The configuration simulate would run with, refused here as it would be there (once:
@@ -170,6 +212,7 @@ fn object_ref(object: &Object) -> Option<ObjectRef> {
 fn check(
     ctx: &Context,
     objects: &[Loaded],
+    unknown: &[UnknownField],
     symbols: Symbols,
     strict: bool,
     files: usize,
@@ -264,10 +307,15 @@ fn check(
             )),
         }
     } else {
-        notes.push(
-            "cluster lints skipped: the files include no Nodes (add them to run TS002, TS003, TS005, TS009)"
-                .to_string(),
-        );
+        let codes: Vec<&str> = LintCode::ALL
+            .iter()
+            .filter(|c| c.needs_nodes())
+            .map(|c| c.code())
+            .collect();
+        notes.push(format!(
+            "cluster lints skipped: the files include no Nodes (add them to run {})",
+            codes.join(", ")
+        ));
     }
     let skipped_lints: Vec<&'static str> = if linter.is_some() {
         Vec::new()
@@ -279,11 +327,18 @@ fn check(
             .collect()
     };
 
+    let input_pods = InputPods::new(objects);
     let mut diagnostics = Vec::new();
     for (place, lintable, errors) in &checked {
+        let own_unknown = unknown.iter().filter(|u| u.source == place.loaded.source);
+        diagnostics.extend(own_unknown.map(|u| place.unknown_field(&u.field)));
         diagnostics.extend(errors.iter().map(|e| place.error(e)));
         if let Some(found) = cluster_errors.get(&place.index) {
             diagnostics.extend(found.iter().map(|e| place.error(e)));
+        }
+        if let Object::Node(node) = &place.loaded.object {
+            let lint = lint_node(node);
+            diagnostics.extend(lint.iter().map(|l| place.lint(l, strict)));
         }
         if !lintable {
             continue;
@@ -301,6 +356,7 @@ fn check(
             continue;
         };
         let mut lints = lint_workload(&workload, &features);
+        lints.extend(lint_pod_affinity(&workload, &input_pods));
         if let Some(linter) = linter.as_mut() {
             lints.extend(linter.lint(&workload));
         }
@@ -318,10 +374,12 @@ fn check(
             objects: checked.len(),
             errors,
             warnings: diagnostics.len() - errors,
+            unreadable: 0,
         },
         diagnostics,
         skipped_lints,
         notes,
+        unreadable: Vec::new(),
     })
 }
 

@@ -303,12 +303,16 @@ impl Guard {
             .iter()
             .map(|c| {
                 let s = |v: Option<i64>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
+                // By half only when it is more than one pod (never "by 0").
+                let by_half = if rs.half > 1 {
+                    format!(", by {}: {}", rs.half, s(c.after_half))
+                } else {
+                    String::new()
+                };
                 format!(
-                    "{}: skew after a scale-in by 1: {}, by {}: {}",
+                    "{}: skew after a scale-in by 1: {}{by_half}",
                     c.topology_key,
                     s(c.after_one),
-                    rs.half,
-                    s(c.after_half)
                 )
             })
             .collect();

@@ -217,6 +217,7 @@ impl Session {
             source.live,
             settings.seed,
             PodForm::Whole,
+            source.namespace.as_deref(),
         )?;
         let notes = summarize(&input.notes);
         let objects = input.objects;

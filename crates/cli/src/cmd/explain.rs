@@ -9,7 +9,8 @@ use topospread_jobs::explain::{ExplainRequest, explain};
 use topospread_report::{ExplainLayout, render_explanation};
 
 pub(crate) fn run(ctx: &Context, args: &ExplainArgs) -> Result<ExitCode> {
-    let mut request = ExplainRequest::new(args.cluster.cluster()?, args.pod.clone());
+    let cluster = args.namespace.apply(args.cluster.cluster()?);
+    let mut request = ExplainRequest::new(cluster, args.pod.clone());
     request.scale = args.scale.clone();
     let report = explain(ctx, request)?;
     let text = match args.output {

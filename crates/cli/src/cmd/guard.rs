@@ -153,16 +153,25 @@ fn table(plan: &GuardPlan) -> String {
     out
 }
 
+/// A constraint's skew now and after scale-ins by 1 and by half (when half is more
+/// than one pod: by 0 or by 1 again says nothing).
 fn constraint_lines(out: &mut String, c: &ScaleInSkew, half: usize) {
+    let by_half = if half > 1 {
+        format!(
+            "; by {half}: {} (without the costs {})",
+            skew_text(c.after_half),
+            skew_text(c.unguarded_after_half)
+        )
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "  {}\n    skew now {}; after scale-in by 1: {} (without the costs {}); by {half}: {} (without the costs {})",
+        "  {}\n    skew now {}; after scale-in by 1: {} (without the costs {}){by_half}",
         c.constraint,
         c.skew_now,
         skew_text(c.after_one),
         skew_text(c.unguarded_after_one),
-        skew_text(c.after_half),
-        skew_text(c.unguarded_after_half),
     );
 }
 

@@ -48,6 +48,14 @@ impl ClusterArgs {
     }
 }
 
+impl crate::cli::NamespaceArgs {
+    /// `cluster` with `-n` applied to its files.
+    pub(crate) fn apply(&self, mut cluster: Cluster) -> Cluster {
+        cluster.source.namespace.clone_from(&self.namespace);
+        cluster
+    }
+}
+
 impl LiveArgs {
     /// Whether a live cluster was asked for.
     pub(crate) fn wanted(&self) -> bool {

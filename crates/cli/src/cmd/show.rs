@@ -34,7 +34,9 @@ pub(crate) fn options(
 }
 
 pub(crate) fn run(ctx: &Context, args: &ShowArgs) -> Result<ExitCode> {
-    let mut request = ShowRequest::new(args.source.source()?);
+    let mut source = args.source.source()?;
+    source.namespace.clone_from(&args.namespace.namespace);
+    let mut request = ShowRequest::new(source);
     request.selector = args.selector.clone();
     request.topology_keys = args.topology_keys.clone();
     let shown = super::term::with_spinner("loading", || show(ctx, request))?;

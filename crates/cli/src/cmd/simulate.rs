@@ -57,7 +57,7 @@ pub(crate) fn run(ctx: &Context, args: &SimulateArgs) -> Result<ExitCode> {
 
 /// The flags as the job's request.
 fn request(args: &SimulateArgs) -> Result<SimulateRequest> {
-    let mut request = SimulateRequest::new(args.cluster.cluster()?);
+    let mut request = SimulateRequest::new(args.namespace.apply(args.cluster.cluster()?));
     request.scale = args.scale.clone();
     request.drain = args.drain.clone();
     request.remove_node = args.remove_node.clone();

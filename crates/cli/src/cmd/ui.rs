@@ -12,7 +12,7 @@ pub(crate) fn run(ctx: &Context, args: &UiArgs) -> Result<ExitCode> {
     use std::sync::Arc;
     use topospread_ui::{Options, Session};
 
-    let mut options = Options::new(args.cluster.cluster()?);
+    let mut options = Options::new(args.namespace.apply(args.cluster.cluster()?));
     options.scale = args.scale.clone();
     let session = super::term::with_spinner("loading", || Session::load(ctx, options))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -16,8 +16,10 @@
 //! contract `topospread_jobs::validate` defines, with its JSON Schema in
 //! `crates/jobs/schema/validation-report.json`.
 //!
-//! Exit 0: nothing is invalid; 1: an object is invalid, or a lint fired under `--strict`
-//! (or TS007, which is an error by default); 2: a file cannot be read or parsed.
+//! Every file is read and checked, past those that cannot be read or parsed (each one
+//! line naming the file). Exit 0: nothing is invalid; 1: an object is invalid, or a lint
+//! fired under `--strict` (or TS007, which is an error by default); 2: a file cannot be
+//! read or parsed (after the report of the others).
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -51,6 +53,9 @@ pub(crate) struct ValidateArgs {
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Text)]
     pub(crate) output: Format,
+    /// `-n`: the namespace of objects that name none.
+    #[command(flatten)]
+    pub(crate) namespace: crate::cli::NamespaceArgs,
 }
 
 /// Output formats of `validate`.
@@ -63,7 +68,9 @@ pub(crate) enum Format {
 }
 
 pub(crate) fn run(ctx: &Context, args: &ValidateArgs) -> Result<ExitCode> {
-    let mut request = ValidateRequest::new(args.source.source()?);
+    let mut source = args.source.source()?;
+    source.namespace.clone_from(&args.namespace.namespace);
+    let mut request = ValidateRequest::new(source);
     request.strict = args.strict;
     let report = validate(ctx, request)?;
     let with_file = report.summary.files > 1;
@@ -77,7 +84,9 @@ pub(crate) fn run(ctx: &Context, args: &ValidateArgs) -> Result<ExitCode> {
         Format::Text => print_text(&mut out, &report, with_file)?,
     }
     out.flush()?;
-    Ok(if report.failed() {
+    Ok(if report.unreadable_input() {
+        ExitCode::from(2)
+    } else if report.failed() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -85,6 +94,9 @@ pub(crate) fn run(ctx: &Context, args: &ValidateArgs) -> Result<ExitCode> {
 }
 
 fn print_text(out: &mut impl Write, report: &ValidationReport, with_file: bool) -> Result<()> {
+    for line in &report.unreadable {
+        writeln!(out, "{line}")?;
+    }
     for d in &report.diagnostics {
         if with_file {
             write!(out, "{}: ", d.file)?;
@@ -111,9 +123,14 @@ fn print_text(out: &mut impl Write, report: &ValidationReport, with_file: bool) 
     }
     let s = &report.summary;
     let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    let unreadable = if s.unreadable > 0 {
+        format!(", {} not read", plural(s.unreadable, "input"))
+    } else {
+        String::new()
+    };
     writeln!(
         out,
-        "{} checked: {}, {}",
+        "{} checked: {}, {}{unreadable}",
         plural(s.objects, "object"),
         plural(s.errors, "error"),
         plural(s.warnings, "warning")

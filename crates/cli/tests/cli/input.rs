@@ -359,3 +359,153 @@ fn an_endless_fifo_stops_at_the_cap() {
     );
     writer.join().expect("the writer ends");
 }
+
+/// A kustomize folder holds the source of manifests: refused with the command that
+/// renders it, whether given with -f or met while walking with -R; a Kustomization
+/// object alone in a file likewise.
+#[test]
+fn kustomize_folders_and_objects_are_refused_with_the_way_to_render_them() {
+    let dir = folder("kustomize");
+    std::fs::create_dir(dir.join("overlay")).expect("dir");
+    let kustomization = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: prod\nresources: [pod.yaml]\n";
+    std::fs::write(dir.join("overlay/kustomization.yaml"), kustomization).expect("write");
+    std::fs::write(dir.join("overlay/pod.yaml"), POD).expect("write");
+    std::fs::write(dir.join("nodes.yaml"), NODE).expect("write");
+    let overlay = dir.join("overlay").display().to_string();
+    let o = run(&["simulate", "-f", &overlay]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "error: {overlay}: a kustomize folder (kustomization.yaml), whose manifests kubectl kustomize renders; render it: `kubectl kustomize {overlay} | topospread ... -f -`\n"
+        )
+    );
+    assert!(stdout(&o).is_empty());
+    let o = run(&["simulate", "-R", "-f", &dir.display().to_string()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "render it: `kubectl kustomize {overlay} | topospread ... -f -`"
+        )),
+        "{}",
+        stderr(&o)
+    );
+    let lone = dir.join("overlay/kustomization.yaml").display().to_string();
+    let o = run(&["simulate", "-f", &lone]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "error: {lone}: kustomization/<unnamed>: a kustomize Kustomization, which kubectl kustomize renders into manifests; render it: `kubectl kustomize {overlay} | topospread ... -f -`\n"
+        )
+    );
+}
+
+/// An unrendered Helm template is named as one, with the chart to render, not as the
+/// YAML error its `{{ ... }}` makes; so is a chart's folder.
+#[test]
+fn helm_templates_and_charts_are_refused_with_the_way_to_render_them() {
+    let chart = folder("chart");
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: web\nversion: 0.1.0\n",
+    )
+    .expect("write");
+    std::fs::create_dir(chart.join("templates")).expect("dir");
+    let template = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ include \"web.fullname\" . }}\nspec:\n  replicas: {{ .Values.replicas }}\n";
+    std::fs::write(chart.join("templates/deployment.yaml"), template).expect("write");
+    let c = chart.display().to_string();
+    let file = chart
+        .join("templates/deployment.yaml")
+        .display()
+        .to_string();
+    let o = run(&["simulate", "-f", &file]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "error: {file}: a Helm template ({{{{ ... }}}}), not a manifest; render it: `helm template {c} | topospread ... -f -`\n"
+        )
+    );
+    let o = run_stdin(&["validate", "-f", "-"], template);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stdout(&o).starts_with("<stdin>: a Helm template ({{ ... }}), not a manifest; render it: `helm template CHART | topospread ... -f -`\n"),
+        "{}",
+        stdout(&o)
+    );
+    for dir in [c.clone(), format!("{c}/templates")] {
+        let o = run(&["show", "-f", &dir]);
+        assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+        assert_eq!(
+            stderr(&o),
+            format!(
+                "error: {dir}: a Helm chart (Chart.yaml), whose templates helm renders into manifests; render it: `helm template {c} | topospread ... -f -`\n"
+            )
+        );
+    }
+}
+
+/// Nothing to read is said, exit 2: not an empty table.
+#[test]
+fn empty_input_says_nothing_was_read() {
+    let o = run_stdin(&["simulate", "-f", "-"], "");
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert_eq!(
+        stderr(&o),
+        "error: nothing was read from <stdin>: no Kubernetes objects in it (empty, or only comments)\n"
+    );
+    assert!(stdout(&o).is_empty());
+    let path = temp("comments-only.yaml", "# nothing here\n---\n");
+    let o = run(&["validate", "-f", &path]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("nothing was read from "),
+        "{}",
+        stderr(&o)
+    );
+    let empty = folder("nothing");
+    let o = run(&["show", "-f", &empty.display().to_string()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("nothing was read from the folder"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// `-n` gives namespaced objects without one its namespace, as kubectl does, and
+/// refuses one that names another in kubectl's words.
+#[test]
+fn namespace_flag_sets_the_namespace_of_objects_without_one() {
+    let o = run_stdin(
+        &["simulate", "-n", "prod", "-f", "-"],
+        &format!("{NODE}---\n{POD}"),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("prod       p    n1    a"),
+        "{}",
+        stdout(&o)
+    );
+    let other = POD.replace("metadata: {name: p}", "metadata: {name: p, namespace: dev}");
+    let o = run_stdin(
+        &["simulate", "--namespace", "prod", "-f", "-"],
+        &format!("{NODE}---\n{other}"),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert_eq!(
+        stderr(&o),
+        "error: <stdin>: pod/p: the namespace from the provided object \"dev\" does not match the namespace \"prod\". You must pass '--namespace=dev' to perform this operation.\n"
+    );
+    let o = run_stdin(
+        &["explain", "-n", "prod", "-f", "-", "p"],
+        &format!("{NODE}---\n{POD}"),
+    );
+    assert!(
+        stdout(&o).contains("pod prod/p"),
+        "{}{}",
+        stdout(&o),
+        stderr(&o)
+    );
+}

@@ -375,6 +375,7 @@ fn plan_with<R: Removals>(
             Some(_) => {}
         }
     }
+    let mut too_small = 0usize;
     for ((namespace, name), members) in sets {
         let owner = WorkloadRef {
             namespace: namespace.to_string(),
@@ -420,6 +421,11 @@ fn plan_with<R: Removals>(
                 free,
             });
         }
+        // A ReplicaSet of one pod cannot scale in and keep a pod: no order to plan.
+        if active.len() < 2 {
+            too_small += 1;
+            continue;
+        }
         let mut members = active;
         members.sort_by(|a, b| a.pod.candidate.name.cmp(&b.pod.candidate.name));
         out.replica_sets.push(plan_replica_set::<R>(
@@ -430,6 +436,11 @@ fn plan_with<R: Removals>(
             &mut members,
             options.times,
         )?);
+    }
+    if too_small > 0 {
+        out.notes.push(format!(
+            "{too_small} ReplicaSet(s) with spread constraints and fewer than 2 active pods skipped: a scale-in leaves no pod to spread"
+        ));
     }
     Ok(out)
 }

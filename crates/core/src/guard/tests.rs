@@ -587,3 +587,20 @@ proptest! {
         );
     }
 }
+
+#[test]
+fn a_replica_set_that_cannot_scale_in_is_skipped_with_a_note() {
+    let pods = vec![("web-a".to_string(), "z0-n0".to_string())];
+    let facts = pods
+        .iter()
+        .map(|(p, n)| fact(p, n, 100))
+        .collect::<Vec<_>>();
+    let plan = run(&cluster(3, 1, &pods), &facts, GuardOptions::default());
+    assert!(plan.replica_sets.is_empty(), "{:?}", plan.replica_sets);
+    assert_eq!(
+        plan.notes,
+        [
+            "1 ReplicaSet(s) with spread constraints and fewer than 2 active pods skipped: a scale-in leaves no pod to spread"
+        ]
+    );
+}

@@ -7,6 +7,9 @@ use std::collections::HashSet;
 use std::fmt;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use topospread_k8s::load::LoadError;
 
 /// One input: a file (or anything `open` reads: a FIFO, a device) or stdin.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,38 +34,93 @@ const FOLDER_EXTENSIONS: &[&str] = &["yaml", "yml", "json"];
 
 /// Resolves `-f` arguments as kubectl does: `-` is stdin, a file is read whatever its
 /// name, a folder gives its `.yaml`, `.yml` and `.json` files (sorted; with `recursive`,
-/// those of its subfolders too, never entering a folder twice through symlinks).
+/// those of its subfolders too, never entering a folder twice through symlinks). A
+/// kustomize folder or a Helm chart is refused: it holds the source of manifests.
 pub fn resolve(args: &[PathBuf], recursive: bool) -> Result<Vec<InputPath>> {
+    let (paths, problems) = resolve_each(args, recursive);
+    match problems.into_iter().next() {
+        Some(e) => Err(e),
+        None => Ok(paths),
+    }
+}
+
+/// [`resolve`], going on past each argument or folder it cannot take: the inputs
+/// found, and every problem (for `validate`, which reports them all).
+pub(crate) fn resolve_each(args: &[PathBuf], recursive: bool) -> (Vec<InputPath>, Vec<Error>) {
     let mut out = Vec::new();
+    let mut problems = Vec::new();
     let mut visited = HashSet::new();
     for arg in args {
         if arg.as_os_str() == "-" {
             out.push(InputPath::Stdin);
             continue;
         }
-        let meta = std::fs::metadata(arg).map_err(|source| Error::Io {
-            context: format!("{}: cannot read", arg.display()),
-            source,
-        })?;
-        if meta.is_dir() {
-            let before = out.len();
-            walk(arg, recursive, &mut visited, &mut out)?;
-            if out.len() == before {
-                return Err(Error::Refused(format!(
-                    "{}: no .yaml, .yml or .json files in the folder{}",
-                    arg.display(),
-                    if recursive {
-                        " or below"
-                    } else {
-                        " (-R reads its subfolders)"
-                    }
-                )));
+        let meta = match std::fs::metadata(arg) {
+            Ok(meta) => meta,
+            Err(source) => {
+                problems.push(Error::Io {
+                    context: format!("{}: cannot read", arg.display()),
+                    source,
+                });
+                continue;
             }
-        } else {
+        };
+        if !meta.is_dir() {
             out.push(InputPath::File(arg.clone()));
+            continue;
+        }
+        let before = (out.len(), problems.len());
+        walk(arg, recursive, &mut visited, &mut out, &mut problems);
+        if (out.len(), problems.len()) == before {
+            problems.push(Error::Refused(format!(
+                "{}: nothing was read from the folder: no .yaml, .yml or .json files in it{}",
+                arg.display(),
+                if recursive {
+                    " or below"
+                } else {
+                    " (-R reads its subfolders)"
+                }
+            )));
         }
     }
-    Ok(out)
+    (out, problems)
+}
+
+/// The files that make a folder kustomize's (`kubectl kustomize` reads the first).
+const KUSTOMIZATION_FILES: &[&str] = &["kustomization.yaml", "kustomization.yml", "Kustomization"];
+
+/// Why `dir` holds the source of manifests rather than manifests: a kustomization, or a
+/// Helm chart (`Chart.yaml` in it, or in its parent when it is the chart's `templates`).
+fn unrendered_folder(dir: &Path) -> Option<LoadError> {
+    let shown = dir.display().to_string();
+    if let Some(k) = KUSTOMIZATION_FILES.iter().find(|k| dir.join(k).is_file()) {
+        return Some(LoadError::Unrendered {
+            what: format!("a kustomize folder ({k}), whose manifests kubectl kustomize renders"),
+            render: format!("kubectl kustomize {shown}"),
+            file: shown,
+        });
+    }
+    let chart = if dir.join("Chart.yaml").is_file() {
+        Some(dir)
+    } else {
+        dir.parent()
+            .filter(|p| dir.ends_with("templates") && p.join("Chart.yaml").is_file())
+    }?;
+    Some(LoadError::Unrendered {
+        what: "a Helm chart (Chart.yaml), whose templates helm renders into manifests".to_string(),
+        render: format!("helm template {}", chart.display()),
+        file: shown,
+    })
+}
+
+/// The chart a Helm template at `file` belongs to (the nearest folder above it with a
+/// `Chart.yaml`), for the advice to render it; `CHART` when there is none.
+pub(crate) fn chart_of(file: &str) -> String {
+    Path::new(file)
+        .ancestors()
+        .skip(1)
+        .find(|p| !p.as_os_str().is_empty() && p.join("Chart.yaml").is_file())
+        .map_or_else(|| "CHART".to_string(), |p| p.display().to_string())
 }
 
 fn walk(
@@ -70,21 +128,36 @@ fn walk(
     recursive: bool,
     visited: &mut HashSet<PathBuf>,
     out: &mut Vec<InputPath>,
-) -> Result<()> {
-    let real = std::fs::canonicalize(dir).map_err(|source| Error::Io {
-        context: format!("{}: cannot read", dir.display()),
-        source,
-    })?;
+    problems: &mut Vec<Error>,
+) {
+    let real = match std::fs::canonicalize(dir) {
+        Ok(real) => real,
+        Err(source) => {
+            problems.push(Error::Io {
+                context: format!("{}: cannot read", dir.display()),
+                source,
+            });
+            return;
+        }
+    };
     if !visited.insert(real) {
-        return Ok(());
+        return;
     }
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|source| Error::Io {
-            context: format!("{}: cannot read the folder", dir.display()),
-            source,
-        })?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
+    if let Some(e) = unrendered_folder(dir) {
+        problems.push(Error::Load(e));
+        return;
+    }
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(source) => {
+            problems.push(Error::Io {
+                context: format!("{}: cannot read the folder", dir.display()),
+                source,
+            });
+            return;
+        }
+    };
+    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     entries.sort();
     for path in entries {
         // Follows symlinks, as kubectl does; `visited` stops loops.
@@ -93,7 +166,7 @@ fn walk(
         };
         if meta.is_dir() {
             if recursive {
-                walk(&path, recursive, visited, out)?;
+                walk(&path, recursive, visited, out, problems);
             }
         } else if path
             .extension()
@@ -103,7 +176,6 @@ fn walk(
             out.push(InputPath::File(path));
         }
     }
-    Ok(())
 }
 
 /// Reads one input as UTF-8 text, at most `cap` bytes.
@@ -139,25 +211,52 @@ fn open_file(input: &InputPath, path: &Path, cap: u64) -> Result<(std::fs::File,
 /// Opens one input for reading as a stream, at most `cap` bytes: past the cap, reads
 /// fail with the message [`read_path`] gives (the loader names the input).
 pub fn open_path(input: &InputPath, cap: u64) -> Result<Box<dyn BufRead>> {
+    Ok(open_watched(input, cap)?.0)
+}
+
+/// Whether the text read so far holds `{{`, a Go template's action: set as the input is
+/// read, so that an input that fails to parse can be told to be a Helm template.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct TemplateMarks(Arc<AtomicBool>);
+
+impl TemplateMarks {
+    /// Whether `{{` came through.
+    pub(crate) fn seen(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// [`open_path`], with the marks of a template seen in what is read.
+pub(crate) fn open_watched(
+    input: &InputPath,
+    cap: u64,
+) -> Result<(Box<dyn BufRead>, TemplateMarks)> {
     let reader: Box<dyn Read> = match input {
         InputPath::Stdin => Box::new(std::io::stdin()),
         InputPath::File(path) => Box::new(open_file(input, path, cap)?.0),
     };
-    Ok(Box::new(BufReader::with_capacity(
-        256 * 1024,
-        Capped {
-            inner: reader,
-            left: cap,
-            cap,
-        },
-    )))
+    let marks = TemplateMarks::default();
+    let reader = Capped {
+        inner: reader,
+        left: cap,
+        cap,
+        marks: marks.clone(),
+        brace: false,
+    };
+    Ok((
+        Box::new(BufReader::with_capacity(256 * 1024, reader)),
+        marks,
+    ))
 }
 
-/// A reader that fails once more than `cap` bytes have come through it.
+/// A reader that fails once more than `cap` bytes have come through it, and notes `{{`.
 struct Capped {
     inner: Box<dyn Read>,
     left: u64,
     cap: u64,
+    marks: TemplateMarks,
+    /// Whether the last byte read was `{`.
+    brace: bool,
 }
 
 impl Read for Capped {
@@ -173,6 +272,15 @@ impl Read for Capped {
             )));
         }
         self.left -= n as u64;
+        let read = &buf[..n];
+        if n > 0 && !self.marks.seen() {
+            let found =
+                (self.brace && read[0] == b'{') || memchr::memmem::find(read, b"{{").is_some();
+            if found {
+                self.marks.0.store(true, Ordering::Relaxed);
+            }
+            self.brace = read[n - 1] == b'{';
+        }
         Ok(n)
     }
 }

@@ -57,7 +57,8 @@ pub struct Diagnostic {
     /// `error` or `warning`.
     #[schemars(with = "SeverityName")]
     pub severity: Severity,
-    /// `Invalid`, `Required`, `NotSupported`, `Duplicate`, `Forbidden`, ... or `Lint`.
+    /// `Invalid`, `Required`, `NotSupported`, `Duplicate`, `Forbidden`, ..., `UnknownField`
+    /// (a field the object's type lacks) or `Lint`.
     #[serde(rename = "type")]
     pub kind: &'static str,
     /// `TS001`... for lints.
@@ -96,6 +97,8 @@ pub struct Summary {
     pub errors: usize,
     /// Findings that do not.
     pub warnings: usize,
+    /// Inputs that could not be read or parsed (`unreadable`).
+    pub unreadable: usize,
 }
 
 /// The whole run, as `topospread validate -o json` prints it.
@@ -115,12 +118,20 @@ pub struct ValidationReport {
     pub skipped_lints: Vec<&'static str>,
     /// Things to tell the user, one line per kind of note.
     pub notes: Vec<String>,
+    /// Inputs that could not be read or parsed, one line each naming the file (the
+    /// others were still checked).
+    pub unreadable: Vec<String>,
 }
 
 impl ValidationReport {
     /// Whether the run fails (exit 1): any finding of severity error.
     pub fn failed(&self) -> bool {
         self.summary.errors > 0
+    }
+
+    /// Whether an input could not be read (exit 2, after the report).
+    pub fn unreadable_input(&self) -> bool {
+        !self.unreadable.is_empty()
     }
 }
 

@@ -41,6 +41,7 @@ fn a_dump_reports_as_with_whole_pods_without_keeping_them() {
     let expected = check(
         &ctx,
         &whole.objects,
+        &[],
         Symbols::default(),
         false,
         whole.inputs,
@@ -67,6 +68,10 @@ fn a_dump_reports_as_with_whole_pods_without_keeping_them() {
     assert_eq!(
         found,
         [
+            // The fixture's nodes were written without their status.
+            "n1 TS012 status.allocatable",
+            "n2 TS012 status.allocatable",
+            "n3 TS012 status.allocatable",
             "web-1 TS002 spec.topologySpreadConstraints[0].topologyKey",
             "web-1 TS003 spec.topologySpreadConstraints[0].minDomains",
             "web-2 TS002 spec.topologySpreadConstraints[0].topologyKey",

@@ -13,7 +13,9 @@ mod stream;
 mod yaml_json;
 
 pub use compact::{CompactPod, Compactor, EvictionBlockers};
-pub use stream::{parse_manifests_reader, parse_manifests_reader_compact};
+pub use stream::{
+    parse_manifests_reader, parse_manifests_reader_compact, parse_manifests_reader_with,
+};
 
 use crate::notes::Note;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
@@ -104,6 +106,16 @@ pub enum LoadError {
         file: String,
         /// What went wrong.
         message: String,
+    },
+    /// The source of manifests rather than manifests: a kustomization, a Helm template.
+    #[error("{file}: {what}; render it: `{render} | topospread ... -f -`")]
+    Unrendered {
+        /// The file (or folder).
+        file: String,
+        /// What it is, naming the object when there is one.
+        what: String,
+        /// The command that renders it (`kubectl kustomize DIR`).
+        render: String,
     },
     /// A field the object's type does not have (a typo, or a newer API).
     #[error("{file}: {object}: {field}: unknown field")]
@@ -689,6 +701,46 @@ pub struct Manifests {
     compacted: usize,
     /// How many threads read a list's items (0: one per core, up to 8).
     workers: usize,
+    /// Fields the objects' types lack, when collected ([`Manifests::collecting_unknown_fields`]).
+    pub unknown_fields: Vec<UnknownField>,
+    /// Whether an unknown field is collected instead of failing the file.
+    collect_unknown: bool,
+    /// The unknown fields of the object being typed.
+    pending_unknown: Vec<String>,
+}
+
+/// A field an object's type does not have (a typo such as `allowPrivilegedEscalation`),
+/// collected while the rest of the object loads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownField {
+    /// Where the object is.
+    pub source: Source,
+    /// The object, as `kind/name`.
+    pub object: String,
+    /// The field path.
+    pub field: String,
+}
+
+impl Manifests {
+    /// Bound pods read from now on are compacted by `compactor` (none: kept whole).
+    pub fn set_compactor(&mut self, compactor: Option<Compactor>) {
+        self.compactor = compactor;
+        self.compacted = self.objects.len();
+    }
+
+    /// The compactor, given back (with its symbols) for the next input or the build.
+    pub fn take_compactor(&mut self) -> Option<Compactor> {
+        self.compactor.take()
+    }
+
+    /// Manifests whose objects load past unknown fields, each kept in
+    /// [`Manifests::unknown_fields`] (for `validate`, which reports them all).
+    pub fn collecting_unknown_fields() -> Self {
+        Self {
+            collect_unknown: true,
+            ..Self::default()
+        }
+    }
 }
 
 impl Manifests {
@@ -1005,6 +1057,15 @@ pub fn parse_object(value: &Value, source: Source, out: &mut Manifests) -> Resul
         .unwrap_or("")
         .to_string();
     let what = object_name(kind, value);
+    if is_kustomization(kind, &api_version) {
+        return Err(LoadError::Unrendered {
+            what: format!(
+                "{what}: a kustomize {kind}, which kubectl kustomize renders into manifests"
+            ),
+            render: format!("kubectl kustomize {}", kustomize_dir(&file)),
+            file,
+        });
+    }
     if let Some((kind, served)) = api_serving(kind, &api_version) {
         // Only its metadata is read (leniently: the rest is another release's schema).
         let metadata = value
@@ -1041,63 +1102,34 @@ pub fn parse_object(value: &Value, source: Source, out: &mut Manifests) -> Resul
         return Ok(());
     }
     let object = match kind {
-        "Node" => Object::Node(Box::new(typed_read(value, &file, &what, &mut out.skipped)?)),
-        "Pod" => Object::Pod(Box::new(typed_read(value, &file, &what, &mut out.skipped)?)),
-        "Service" => Object::Service(Box::new(typed_read(value, &file, &what, &mut out.skipped)?)),
-        "ReplicaSet" => {
-            Object::ReplicaSet(Box::new(typed_read(value, &file, &what, &mut out.skipped)?))
+        "Node" => Object::Node(Box::new(typed_read(value, &file, &what, out)?)),
+        "Pod" => Object::Pod(Box::new(typed_read(value, &file, &what, out)?)),
+        "Service" => Object::Service(Box::new(typed_read(value, &file, &what, out)?)),
+        "ReplicaSet" => Object::ReplicaSet(Box::new(typed_read(value, &file, &what, out)?)),
+        "ReplicationController" => {
+            Object::ReplicationController(Box::new(typed_read(value, &file, &what, out)?))
         }
-        "ReplicationController" => Object::ReplicationController(Box::new(typed_read(
-            value,
-            &file,
-            &what,
-            &mut out.skipped,
-        )?)),
-        "StatefulSet" => {
-            Object::StatefulSet(Box::new(typed_read(value, &file, &what, &mut out.skipped)?))
+        "StatefulSet" => Object::StatefulSet(Box::new(typed_read(value, &file, &what, out)?)),
+        "Deployment" => Object::Deployment(Box::new(typed_read(value, &file, &what, out)?)),
+        "DaemonSet" => Object::DaemonSet(Box::new(typed_read(value, &file, &what, out)?)),
+        "Job" => Object::Job(Box::new(typed_read(value, &file, &what, out)?)),
+        "CronJob" => Object::CronJob(Box::new(typed_read(value, &file, &what, out)?)),
+        "PriorityClass" => Object::PriorityClass(Box::new(typed_read(value, &file, &what, out)?)),
+        "PodDisruptionBudget" => {
+            Object::PodDisruptionBudget(Box::new(typed_read(value, &file, &what, out)?))
         }
-        "Deployment" => {
-            Object::Deployment(Box::new(typed_read(value, &file, &what, &mut out.skipped)?))
+        "Namespace" => Object::Namespace(Box::new(typed_read(value, &file, &what, out)?)),
+        "LimitRange" => Object::LimitRange(Box::new(typed_read(value, &file, &what, out)?)),
+        "RuntimeClass" => Object::RuntimeClass(Box::new(typed_read(value, &file, &what, out)?)),
+        "ResourceQuota" => Object::ResourceQuota(Box::new(typed_read(value, &file, &what, out)?)),
+        "PersistentVolumeClaim" => {
+            Object::PersistentVolumeClaim(Box::new(typed_read(value, &file, &what, out)?))
         }
-        "DaemonSet" => {
-            Object::DaemonSet(Box::new(typed_read(value, &file, &what, &mut out.skipped)?))
-        }
-        "Job" => Object::Job(Box::new(typed_read(value, &file, &what, &mut out.skipped)?)),
-        "CronJob" => Object::CronJob(Box::new(typed_read(value, &file, &what, &mut out.skipped)?)),
-        "PriorityClass" => {
-            Object::PriorityClass(Box::new(typed_read(value, &file, &what, &mut out.skipped)?))
-        }
-        "PodDisruptionBudget" => Object::PodDisruptionBudget(Box::new(typed_read(
-            value,
-            &file,
-            &what,
-            &mut out.skipped,
-        )?)),
-        "Namespace" => {
-            Object::Namespace(Box::new(typed_read(value, &file, &what, &mut out.skipped)?))
-        }
-        "LimitRange" => {
-            Object::LimitRange(Box::new(typed_read(value, &file, &what, &mut out.skipped)?))
-        }
-        "RuntimeClass" => {
-            Object::RuntimeClass(Box::new(typed_read(value, &file, &what, &mut out.skipped)?))
-        }
-        "ResourceQuota" => {
-            Object::ResourceQuota(Box::new(typed_read(value, &file, &what, &mut out.skipped)?))
-        }
-        "PersistentVolumeClaim" => Object::PersistentVolumeClaim(Box::new(typed_read(
-            value,
-            &file,
-            &what,
-            &mut out.skipped,
-        )?)),
         "PersistentVolume" => {
-            Object::PersistentVolume(Box::new(typed_read(value, &file, &what, &mut out.skipped)?))
+            Object::PersistentVolume(Box::new(typed_read(value, &file, &what, out)?))
         }
-        "StorageClass" => {
-            Object::StorageClass(Box::new(typed_read(value, &file, &what, &mut out.skipped)?))
-        }
-        "CSINode" => Object::CsiNode(Box::new(typed_read(value, &file, &what, &mut out.skipped)?)),
+        "StorageClass" => Object::StorageClass(Box::new(typed_read(value, &file, &what, out)?)),
+        "CSINode" => Object::CsiNode(Box::new(typed_read(value, &file, &what, out)?)),
         "KubeSchedulerConfiguration" => Object::SchedulerConfiguration(value.clone()),
         _ => {
             let message = if let Some(why) = unmodelled_kind(kind, &api_version) {
@@ -1114,6 +1146,13 @@ pub fn parse_object(value: &Value, source: Source, out: &mut Manifests) -> Resul
     };
     let mut object = object;
     object.drop_unread();
+    for field in std::mem::take(&mut out.pending_unknown) {
+        out.unknown_fields.push(UnknownField {
+            source: source.clone(),
+            object: what.clone(),
+            field,
+        });
+    }
     out.objects.push(Loaded { source, object });
     Ok(())
 }
@@ -1135,6 +1174,26 @@ fn shrink_pod_spec(spec: &mut k8s_openapi::api::core::v1::PodSpec) {
     shrink(&mut spec.tolerations);
     shrink(&mut spec.volumes);
     shrink(&mut spec.topology_spread_constraints);
+}
+
+/// Whether an object is kustomize's own (`Kustomization`, `Component`), which only
+/// `kubectl kustomize` reads.
+fn is_kustomization(kind: &str, api_version: &str) -> bool {
+    let kustomize = api_version.starts_with("kustomize.config.k8s.io/");
+    (kind == "Kustomization" && (kustomize || api_version.is_empty()))
+        || (kind == "Component" && kustomize)
+}
+
+/// The folder `kubectl kustomize` renders for a kustomization read from `file` (`DIR`
+/// for stdin).
+pub fn kustomize_dir(file: &str) -> String {
+    if file == "<stdin>" {
+        return "DIR".to_string();
+    }
+    match std::path::Path::new(file).parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.display().to_string(),
+        _ => ".".to_string(),
+    }
 }
 
 /// Whether `kind` in `api_version` is the built-in kind the loader reads (a `Job` of
@@ -1186,17 +1245,22 @@ fn typed_read<T: DeserializeOwned>(
     value: &Value,
     file: &str,
     object: &str,
-    notes: &mut Vec<Note>,
+    out: &mut Manifests,
 ) -> Result<T, LoadError> {
     match typed_with(value, file, object, true) {
         Err(LoadError::UnknownField { field, .. }) if from_server(value) => {
             let typed = typed_with(value, file, object, false)?;
-            notes.push(Note::new(
+            out.skipped.push(Note::new(
                 format!("{file}: {object}"),
                 format!(
                     "ignored: field {field} is not in the bundled schema (an object read from a newer server)"
                 ),
             ));
+            Ok(typed)
+        }
+        Err(LoadError::UnknownField { field, .. }) if out.collect_unknown => {
+            let typed = typed_with(value, file, object, false)?;
+            out.pending_unknown.push(field);
             Ok(typed)
         }
         other => other,
@@ -1276,6 +1340,47 @@ fn field_path(path: &serde_ignored::Path<'_>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `validate` reads past unknown fields, in documents and in lists' items alike,
+    /// and learns each one's object and field; other commands refuse the file.
+    #[test]
+    fn unknown_fields_are_collected_when_asked() {
+        let text = "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: a}, spec: {containers: [], nodeNme: x}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: b}\nspec: {containers: [{name: c, securityContext: {allowPrivilegedEscalation: false}}]}\n";
+        let mut m = Manifests::collecting_unknown_fields();
+        parse_manifests_reader_with(text.as_bytes(), "u.yaml", &mut m).expect("reads");
+        assert_eq!(m.objects.len(), 2);
+        let found: Vec<(&str, &str, usize)> = m
+            .unknown_fields
+            .iter()
+            .map(|u| (u.object.as_str(), u.field.as_str(), u.source.document))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("pod/a", "spec.nodeNme", 1),
+                (
+                    "pod/b",
+                    "spec.containers[0].securityContext.allowPrivilegedEscalation",
+                    2
+                )
+            ]
+        );
+        let e = parse_manifests(text, "u.yaml").expect_err("strict");
+        assert_eq!(e.to_string(), "u.yaml: pod/a: spec.nodeNme: unknown field");
+    }
+
+    #[test]
+    fn a_kustomization_is_refused_with_the_command_that_renders_it() {
+        let text = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [a.yaml]\n";
+        let e = parse_manifests(text, "overlay/kustomization.yaml").expect_err("refused");
+        assert_eq!(
+            e.to_string(),
+            "overlay/kustomization.yaml: kustomization/<unnamed>: a kustomize Kustomization, which kubectl kustomize renders into manifests; render it: `kubectl kustomize overlay | topospread ... -f -`"
+        );
+        // Another group's Kustomization (Flux's) is a custom resource, skipped.
+        let flux = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps}\n";
+        assert!(parse_manifests(flux, "flux.yaml").is_ok());
+    }
 
     /// Objects read elsewhere (a live cluster's) are left as the loader leaves its own.
     #[test]

@@ -275,7 +275,7 @@ fn is_dns1035_label(value: &str) -> Vec<String> {
 
 /// A workload's pod template and its path (`spec.template`, `spec.jobTemplate.spec.template`),
 /// borrowed: admission runs on every object of a dump, so nothing is cloned.
-fn template_of(object: &Object) -> Option<(FieldPath, &PodTemplateSpec)> {
+pub(super) fn template_of(object: &Object) -> Option<(FieldPath, &PodTemplateSpec)> {
     let spec_template = || FieldPath::new("spec").child("template");
     Some(match object {
         Object::ReplicationController(o) => (spec_template(), o.spec.as_ref()?.template.as_ref()?),

@@ -17,6 +17,10 @@
 //! | TS007 | `template-pods-rejected` | no |
 //! | TS008 | `empty-selector-differs-by-version` | no |
 //! | TS009 | `rollout-cannot-finish` | yes |
+//! | TS010 | `node-selector-matches-no-node` | yes |
+//! | TS011 | `affinity-selector-misses-own-pods` | no |
+//! | TS012 | `node-without-allocatable` | no |
+//! | TS013 | `spread-minimum-held-by-unusable-nodes` | yes |
 //!
 //! [`lint_workload`] runs the lints that read only the object; [`ClusterLinter`] runs
 //! the ones that need the cluster's nodes, on a [`Snapshot`](topospread::snapshot::Snapshot),
@@ -39,6 +43,7 @@
 //! assert_eq!(lints[0].field, "spec.topologySpreadConstraints[0].labelSelector");
 //! ```
 
+mod affinity;
 mod cluster;
 #[cfg(test)]
 mod tests;
@@ -53,7 +58,11 @@ use super::objects::{ApiServerFeatures, Workload, template_pods_create, validate
 use topospread::api::{Labels, Selector, Symbols};
 use topospread::validation::FieldPath;
 
-pub use cluster::{ClusterLinter, FIRST_POD_TEMPLATE_HASH, LintPod, LintPods, first_pod};
+pub use affinity::{InputPods, lint_node, lint_pod_affinity};
+pub use cluster::{
+    ClusterLinter, FIRST_POD_TEMPLATE_HASH, LintPod, LintPods, first_pod,
+    minimum_held_by_unusable_nodes,
+};
 
 /// A lint's identity: its stable code, name and reason.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -77,11 +86,21 @@ pub enum LintCode {
     /// TS009: a Deployment's rollout whose surge pod no domain can take while
     /// `maxUnavailable` 0 keeps every old pod.
     RolloutCannotFinish,
+    /// TS010: the pod's nodeSelector or required node affinity matches no node.
+    NodeSelectorMatchesNoNode,
+    /// TS011: a pod (anti-)affinity term whose selector matches none of the workload's
+    /// own pods, nor any other pod in the input.
+    AffinitySelectorMissesOwnPods,
+    /// TS012: a Node without `status.allocatable`.
+    NodeWithoutAllocatable,
+    /// TS013: a DoNotSchedule constraint whose global minimum is held by a domain whose
+    /// nodes the pod can never use, counted under an inclusion policy of `Ignore`.
+    MinimumHeldByUnusableNodes,
 }
 
 impl LintCode {
     /// Every lint, in code order.
-    pub const ALL: [LintCode; 9] = [
+    pub const ALL: [LintCode; 13] = [
         Self::SelectorMissesOwnPod,
         Self::TopologyKeyMissingOnNodes,
         Self::MinDomainsExceedsDomains,
@@ -91,6 +110,10 @@ impl LintCode {
         Self::TemplatePodsRejected,
         Self::EmptySelectorDiffersByVersion,
         Self::RolloutCannotFinish,
+        Self::NodeSelectorMatchesNoNode,
+        Self::AffinitySelectorMissesOwnPods,
+        Self::NodeWithoutAllocatable,
+        Self::MinimumHeldByUnusableNodes,
     ];
 
     /// The stable short code (`TS001`).
@@ -105,6 +128,10 @@ impl LintCode {
             Self::TemplatePodsRejected => "TS007",
             Self::EmptySelectorDiffersByVersion => "TS008",
             Self::RolloutCannotFinish => "TS009",
+            Self::NodeSelectorMatchesNoNode => "TS010",
+            Self::AffinitySelectorMissesOwnPods => "TS011",
+            Self::NodeWithoutAllocatable => "TS012",
+            Self::MinimumHeldByUnusableNodes => "TS013",
         }
     }
 
@@ -120,6 +147,10 @@ impl LintCode {
             Self::TemplatePodsRejected => "template-pods-rejected",
             Self::EmptySelectorDiffersByVersion => "empty-selector-differs-by-version",
             Self::RolloutCannotFinish => "rollout-cannot-finish",
+            Self::NodeSelectorMatchesNoNode => "node-selector-matches-no-node",
+            Self::AffinitySelectorMissesOwnPods => "affinity-selector-misses-own-pods",
+            Self::NodeWithoutAllocatable => "node-without-allocatable",
+            Self::MinimumHeldByUnusableNodes => "spread-minimum-held-by-unusable-nodes",
         }
     }
 
@@ -153,6 +184,18 @@ impl LintCode {
             Self::RolloutCannotFinish => {
                 "with maxUnavailable 0 the deployment controller deletes no old pod until a surge pod is available, and a DoNotSchedule constraint whose domains the old pods fill leaves that pod no node: the rollout hangs with the surge pod Pending (https://github.com/kubernetes/kubernetes/issues/116629)"
             }
+            Self::NodeSelectorMatchesNoNode => {
+                "NodeAffinity filters out every node whose labels do not satisfy spec.nodeSelector and the required node affinity, so with no such node the pods stay Pending (\"didn't match Pod's node affinity/selector\"; docs: https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/)"
+            }
+            Self::AffinitySelectorMissesOwnPods => {
+                "pod (anti-)affinity counts only the pods its labelSelector selects (in the term's namespaces): a selector that misses the workload's own pods makes a \"one per node\" anti-affinity rule a no-op, and a required affinity to pods that do not exist keeps the pods Pending (docs: https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/#inter-pod-affinity-and-anti-affinity)"
+            }
+            Self::NodeWithoutAllocatable => {
+                "the scheduler reads a node's capacity from status.allocatable only: without it the node offers 0 pods, 0 CPU and 0 memory, and NodeResourcesFit rejects every pod there (\"Too many pods\"); a hand-written node or a dump stripped of status loses it (docs: https://kubernetes.io/docs/reference/node/node-status/#capacity)"
+            }
+            Self::MinimumHeldByUnusableNodes => {
+                "PodTopologySpread counts every node of a domain under nodeTaintsPolicy: Ignore (the default) or nodeAffinityPolicy: Ignore, even nodes the pod can never run on; such a domain's count never rises, so it holds the global minimum and every other domain takes at most minimum + maxSkew matching pods: the rest stay Pending (KEP-3094, https://kubernetes.io/docs/concepts/scheduling-eviction/topology-spread-constraints/#spread-constraint-definition)"
+            }
         }
     }
 
@@ -164,6 +207,8 @@ impl LintCode {
                 | Self::MinDomainsExceedsDomains
                 | Self::HardConstraintsConflict
                 | Self::RolloutCannotFinish
+                | Self::NodeSelectorMatchesNoNode
+                | Self::MinimumHeldByUnusableNodes
         )
     }
 

@@ -8,8 +8,8 @@ use serde_json::{Map, Value, json};
 use topospread_k8s::build::build_snapshot;
 use topospread_k8s::load::{Object, parse_manifests};
 use topospread_k8s::validation::{
-    ApiServerFeatures, ClusterLinter, Workload, lint_workload, template_pods_create,
-    validate_scheduler_configuration, validate_workload_create,
+    ApiServerFeatures, ClusterLinter, InputPods, Workload, lint_pod_affinity, lint_workload,
+    template_pods_create, validate_scheduler_configuration, validate_workload_create,
 };
 
 fn key() -> impl Strategy<Value = String> {
@@ -255,6 +255,7 @@ proptest! {
         };
         let features = ApiServerFeatures::default();
         let mut workloads = Vec::new();
+        let pods = InputPods::new(&manifests.objects);
         for l in &manifests.objects {
             if let Object::SchedulerConfiguration(c) = &l.object {
                 for e in validate_scheduler_configuration(c, Default::default()).unwrap_or_default() {
@@ -270,6 +271,10 @@ proptest! {
                 prop_assert!(e.field.starts_with(&prefix), "{e} not under {prefix}");
             }
             for lint in lint_workload(&w, &features) {
+                prop_assert!(lint.field.starts_with(&prefix), "{lint} not under {prefix}");
+            }
+            for lint in lint_pod_affinity(&w, &pods) {
+                prop_assert!(!lint.code.needs_nodes());
                 prop_assert!(lint.field.starts_with(&prefix), "{lint} not under {prefix}");
             }
             workloads.push(w);

@@ -130,6 +130,8 @@ impl ListState {
                 }
                 Outcome::Failed(e) => return Err(e),
                 Outcome::Waiting(piece, source) => self.waiting.push((piece, source)),
+                // Collected into `out` (kept whole), or the file's error.
+                Outcome::Unknown(piece, source) => thorough(&piece, &source, None, 1, out)?,
             }
         }
         Ok(())

@@ -52,6 +52,19 @@ pub fn parse_manifests_reader_compact(
     read_compact(reader, file, compactor, 0)
 }
 
+/// [`parse_manifests_reader`] into `out`, which says how to read
+/// ([`Manifests::collecting_unknown_fields`], [`Manifests::set_compactor`]). On an error
+/// `out` keeps its compactor, so the next input can still be read with it.
+pub fn parse_manifests_reader_with(
+    reader: impl BufRead,
+    file: &str,
+    out: &mut Manifests,
+) -> Result<(), LoadError> {
+    read_into(reader, file, out)?;
+    out.compact_new();
+    Ok(())
+}
+
 /// [`parse_manifests_reader_compact`] with `workers` threads reading a list's items (0:
 /// one per core, up to 8).
 pub(super) fn read_compact(
@@ -76,11 +89,16 @@ fn read_manifests(
     file: &str,
     mut out: Manifests,
 ) -> Result<Manifests, LoadError> {
+    read_into(reader, file, &mut out)?;
+    Ok(out)
+}
+
+fn read_into(reader: impl BufRead, file: &str, out: &mut Manifests) -> Result<(), LoadError> {
     let mut src = Src::new(reader, file);
     let mut docs = Documents {
         file,
         count: 0,
-        out: &mut out,
+        out,
     };
     src.skip_bom()?;
     src.skip_ws(None)?;
@@ -89,7 +107,7 @@ fn read_manifests(
         Some(_) => split_yaml::yaml_stream(&mut src, &mut docs)?,
         None => {}
     }
-    Ok(out)
+    Ok(())
 }
 
 /// The documents of one file, numbered as they come.

@@ -27,6 +27,9 @@ pub(super) enum Outcome {
     Failed(LoadError),
     /// It names no kind of its own: it waits for the list's.
     Waiting(Piece, Source),
+    /// It has a field its type lacks: read again on the reading thread, which knows
+    /// whether unknown fields are collected or refused.
+    Unknown(Piece, Source),
 }
 
 impl Outcome {
@@ -34,7 +37,7 @@ impl Outcome {
         match self {
             Outcome::Typed(l) => std::slice::from_mut(l),
             Outcome::Thorough(objects, _) => objects,
-            Outcome::Failed(_) | Outcome::Waiting(..) => &mut [],
+            Outcome::Failed(_) | Outcome::Waiting(..) | Outcome::Unknown(..) => &mut [],
         }
     }
 }
@@ -73,6 +76,7 @@ fn read_item(piece: Piece, source: Source) -> Outcome {
             let mut m = Manifests::default();
             match thorough(&piece, &source, None, 1, &mut m) {
                 Ok(()) => Outcome::Thorough(m.objects, m.skipped),
+                Err(LoadError::UnknownField { .. }) => Outcome::Unknown(piece, source),
                 Err(e) => Outcome::Failed(e),
             }
         }

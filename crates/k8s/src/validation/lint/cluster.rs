@@ -1,5 +1,6 @@
-//! The lints that need the cluster's nodes (TS002, TS003, TS005, TS009), run on a snapshot with
-//! the engine's own PodTopologySpread plugin, for the first pod a workload would create.
+//! The lints that need the cluster's nodes (TS002, TS003, TS005, TS009, TS010, TS013), run on a
+//! snapshot with the engine's own PodTopologySpread plugin, for the first pod a workload would
+//! create.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -12,7 +13,9 @@ use super::{Lint, LintCode};
 use crate::validation::Workload;
 use crate::workloads::deployment;
 use topospread::api::Labels;
-use topospread::api::{Pod, WhenUnsatisfiable};
+use topospread::api::{
+    NodeInclusionPolicy, Pod, TaintEffect, WhenUnsatisfiable, find_untolerated_taint,
+};
 use topospread::config::PodTopologySpreadArgs;
 use topospread::controller::Strategy;
 use topospread::convert;
@@ -22,6 +25,7 @@ use topospread::plugins::podtopologyspread::{
     ERR_REASON_NODE_LABEL_NOT_MATCH, NewError, PodTopologySpread,
 };
 use topospread::snapshot::{NodeInfo, Snapshot};
+use topospread::spread::PodSpread;
 use topospread::validation::FieldPath;
 
 /// The `pod-template-hash` a Deployment's first pod gets here: a value no existing pod
@@ -41,6 +45,8 @@ pub struct ClusterLinter {
     /// Lints already found, by what they read (see [`ClusterLinter::lint`]): a dump's
     /// pods are mostly replicas of a few templates, and each lint walks every node.
     seen: std::collections::HashMap<String, Vec<Lint>>,
+    /// TS010's answers, by the nodeSelector and node affinity they read.
+    placeable: std::collections::HashMap<String, Option<Lint>>,
 }
 
 impl ClusterLinter {
@@ -62,6 +68,7 @@ impl ClusterLinter {
             plugin,
             features,
             seen: std::collections::HashMap::new(),
+            placeable: std::collections::HashMap::new(),
         })
     }
 
@@ -80,21 +87,24 @@ impl ClusterLinter {
     /// Nothing when the snapshot has no nodes or the pod cannot be converted (validation
     /// reports why); TS005 is skipped for a Pod already bound to a node.
     pub fn lint(&mut self, workload: &Workload) -> Vec<Lint> {
-        let lints = Vec::new();
+        let mut lints = Vec::new();
         if self.snapshot.nodes().is_empty() {
             return lints;
         }
         let (Some(first), Some(spec_ref)) = (first_pod(workload), workload.pod_spec()) else {
             return lints;
         };
-        // Every lint here is about the pod's own constraints.
+        let bound = is_bound(&first);
+        if !bound {
+            lints.extend(self.no_node_matches(&first, &spec_ref.path));
+        }
+        // Every other lint here is about the pod's own constraints.
         if !has_constraints(&first) {
             return lints;
         }
         let list = spec_ref.path.child("topologySpreadConstraints");
-        let bound = is_bound(&first);
         let key = lint_key(workload.kind(), &first, bound);
-        let mut lints = self.lint_first(key.as_deref(), &first, &list, bound);
+        lints.extend(self.lint_first(key.as_deref(), &first, &list, bound));
         if let Workload::Deployment(d) = workload {
             lints.extend(self.rollout_stall(d, &first, &list));
         }
@@ -206,6 +216,66 @@ impl ClusterLinter {
         lints
     }
 
+    /// TS010: no node satisfies the pod's nodeSelector and required node affinity.
+    fn no_node_matches(&mut self, first: &core::Pod, spec: &FieldPath) -> Option<Lint> {
+        let pod_spec = first.spec.as_ref()?;
+        let affinity = pod_spec
+            .affinity
+            .as_ref()
+            .and_then(|a| a.node_affinity.as_ref())
+            .and_then(|a| {
+                a.required_during_scheduling_ignored_during_execution
+                    .as_ref()
+            });
+        let selector = pod_spec.node_selector.as_ref().filter(|s| !s.is_empty());
+        if selector.is_none() && affinity.is_none() {
+            return None;
+        }
+        let key = serde_json::to_string(&(selector, affinity)).ok()?;
+        if let Some(found) = self.placeable.get(&key) {
+            return found.clone();
+        }
+        let found = self.unmatched(first, spec);
+        self.placeable.insert(key, found.clone());
+        found
+    }
+
+    fn unmatched(&mut self, first: &core::Pod, spec: &FieldPath) -> Option<Lint> {
+        let pod = convert::pod(first, self.snapshot.symbols_mut()).ok()?;
+        let required = &pod.required_node_affinity;
+        let symbols = self.snapshot.symbols();
+        let nodes = self.snapshot.nodes();
+        if nodes
+            .iter()
+            .any(|n| required.matches(&n.node.labels, &n.node.name, symbols))
+        {
+            return None;
+        }
+        let by_selector = required
+            .node_selector
+            .as_ref()
+            .is_some_and(|s| !nodes.iter().any(|n| s.matches(&n.node.labels, symbols)));
+        let (field, what) = if by_selector {
+            (spec.child("nodeSelector"), "nodeSelector")
+        } else {
+            (
+                spec.child("affinity")
+                    .child("nodeAffinity")
+                    .child("requiredDuringSchedulingIgnoredDuringExecution"),
+                "nodeSelector and required node affinity together",
+            )
+        };
+        Some(Lint::new(
+            LintCode::NodeSelectorMatchesNoNode,
+            &field,
+            format!(
+                "no node of the {} in the input satisfies the pod's {what}, so every pod stays Pending ({} node(s) didn't match Pod's node affinity/selector); label the nodes, or fix the selector",
+                nodes.len(),
+                nodes.len()
+            ),
+        ))
+    }
+
     fn lint_converted(&mut self, first: &core::Pod, list: &FieldPath, bound: bool) -> Vec<Lint> {
         let mut lints = Vec::new();
         let Ok(pod) = convert::pod(first, self.snapshot.symbols_mut()) else {
@@ -227,7 +297,9 @@ impl ClusterLinter {
             .filter(|(_, c)| c.when_unsatisfiable == WhenUnsatisfiable::DoNotSchedule)
             .map(|(i, _)| i)
             .collect();
-        lints.extend(self.min_domains(&pod, &hard, list));
+        let spread = topospread::spread::count(&self.plugin, &pod, &self.snapshot);
+        lints.extend(self.min_domains(&pod, &hard, &spread, list));
+        lints.extend(self.unusable_minimum(&pod, &hard, &spread, list));
         if !bound && hard.len() >= 2 {
             lints.extend(self.conflict(&pod, &hard, &state, list));
         }
@@ -312,8 +384,13 @@ impl ClusterLinter {
 
     /// TS003: hard constraints whose minDomains exceeds the eligible domains, counted as
     /// every spread report counts them.
-    fn min_domains(&self, pod: &Pod, hard: &[usize], list: &FieldPath) -> Vec<Lint> {
-        let spread = topospread::spread::count(&self.plugin, pod, &self.snapshot);
+    fn min_domains(
+        &self,
+        pod: &Pod,
+        hard: &[usize],
+        spread: &PodSpread,
+        list: &FieldPath,
+    ) -> Vec<Lint> {
         // Hard constraints come first, in the pod's order.
         let counts: Vec<&BTreeMap<String, i64>> = spread
             .constraints
@@ -351,6 +428,17 @@ impl ClusterLinter {
             ));
         }
         lints
+    }
+
+    /// TS013 ([`minimum_held_by_unusable_nodes`]) for the pod's hard constraints.
+    fn unusable_minimum(
+        &self,
+        pod: &Pod,
+        hard: &[usize],
+        spread: &PodSpread,
+        list: &FieldPath,
+    ) -> Vec<Lint> {
+        minimum_held_by_unusable_nodes(pod, hard, spread, &self.snapshot, self.features, list)
     }
 
     /// TS005: no node passes Filter with every hard constraint, though each alone fits.
@@ -415,6 +503,97 @@ impl ClusterLinter {
             .map(|n| &*n.node.name)
             .collect()
     }
+}
+
+/// TS013: hard constraints (`hard`: indices into the pod's constraints, counted first in
+/// `spread` as [`topospread::spread::count`] counts them) whose global minimum a domain
+/// holds that the pod can never use (its nodes tainted against the pod under
+/// nodeTaintsPolicy Ignore, or outside its node affinity under nodeAffinityPolicy
+/// Ignore): that count never rises, so the others stay within minimum + maxSkew.
+pub fn minimum_held_by_unusable_nodes(
+    pod: &Pod,
+    hard: &[usize],
+    spread: &PodSpread,
+    snapshot: &Snapshot,
+    features: Features,
+    list: &FieldPath,
+) -> Vec<Lint> {
+    let mut lints = Vec::new();
+    if !features.enabled(Feature::NodeInclusionPolicyInPodTopologySpread) {
+        return lints;
+    }
+    let symbols = snapshot.symbols();
+    for (j, &i) in hard.iter().enumerate() {
+        let c = &pod.spread_constraints[i];
+        let Some(counted) = spread.constraints.get(j) else {
+            continue;
+        };
+        let counts = &counted.spread.counts;
+        let Some(&min) = counts.values().min() else {
+            continue;
+        };
+        let taints_counted = c.node_taints_policy != Some(NodeInclusionPolicy::Honor);
+        let affinity_counted = c.node_affinity_policy == Some(NodeInclusionPolicy::Ignore);
+        // Per domain: whether the pod may use some node, and why not otherwise.
+        let mut usable: BTreeMap<String, (bool, bool, bool)> = BTreeMap::new();
+        for n in snapshot.nodes() {
+            let Some(value) = n.node.labels.get(c.topology_key) else {
+                continue;
+            };
+            let entry = usable
+                .entry(symbols.resolve(value).to_string())
+                .or_insert((false, false, false));
+            let tainted = find_untolerated_taint(&n.node.taints, &pod.tolerations, false, |t| {
+                matches!(t.effect, TaintEffect::NoSchedule | TaintEffect::NoExecute)
+            })
+            .is_some();
+            let outside =
+                !pod.required_node_affinity
+                    .matches(&n.node.labels, &n.node.name, symbols);
+            entry.0 |= !tainted && !outside;
+            entry.1 |= tainted;
+            entry.2 |= outside && !tainted;
+        }
+        let held: Vec<(&str, bool)> = counts
+            .iter()
+            .filter(|(d, n)| **n == min && usable.get(*d).is_some_and(|u| !u.0))
+            .filter_map(|(d, _)| {
+                let (_, tainted, outside) = usable.get(d)?;
+                match (*tainted && taints_counted, *outside && affinity_counted) {
+                    (true, _) => Some((d.as_str(), true)),
+                    (false, true) => Some((d.as_str(), false)),
+                    _ => None,
+                }
+            })
+            .collect();
+        let others = counts.keys().any(|d| usable.get(d).is_some_and(|u| u.0));
+        if held.is_empty() || !others {
+            continue;
+        }
+        let by_taints = held.iter().any(|(_, t)| *t);
+        let (policy, why) = if by_taints {
+            ("nodeTaintsPolicy", "taints it does not tolerate")
+        } else {
+            (
+                "nodeAffinityPolicy",
+                "labels outside its nodeSelector/affinity",
+            )
+        };
+        let domains: Vec<&str> = held.iter().map(|(d, _)| *d).collect();
+        let key = symbols.resolve(c.topology_key);
+        lints.push(Lint::new(
+            LintCode::MinimumHeldByUnusableNodes,
+            &list.index(i).child(policy),
+            format!(
+                "{} of {key:?} {} the global minimum ({min}) though the pod can use none of {} nodes ({why}, counted under {policy}: Ignore): the minimum never rises, so every other domain takes at most {} matching pods and the rest stay Pending; set {policy}: Honor",
+                names(&domains),
+                if domains.len() == 1 { "holds" } else { "hold" },
+                if domains.len() == 1 { "its" } else { "their" },
+                min.saturating_add(i64::from(c.max_skew)),
+            ),
+        ));
+    }
+    lints
 }
 
 /// A bound Pod as the cluster lints read it: the first in file order of the Pods they

@@ -1,6 +1,6 @@
 use super::*;
 use crate::build::build_snapshot;
-use crate::load::{Loaded, parse_manifests};
+use crate::load::{Loaded, Object, parse_manifests};
 
 fn load(yaml: &str) -> Vec<Loaded> {
     parse_manifests(yaml, "t.yaml").unwrap().objects
@@ -58,7 +58,8 @@ fn codes_are_stable_and_documented() {
     assert_eq!(
         codes,
         [
-            "TS001", "TS002", "TS003", "TS004", "TS005", "TS006", "TS007", "TS008", "TS009"
+            "TS001", "TS002", "TS003", "TS004", "TS005", "TS006", "TS007", "TS008", "TS009",
+            "TS010", "TS011", "TS012", "TS013"
         ]
     );
     for c in LintCode::ALL {
@@ -369,4 +370,158 @@ fn ts009_rollout_cannot_finish() {
     assert!(ts009(&yaml.replace("minDomains: 3", "minDomains: 2")).is_empty());
     // ScheduleAnyway never keeps a pod Pending.
     assert!(ts009(&yaml.replace("DoNotSchedule", "ScheduleAnyway")).is_empty());
+}
+
+const NODES3: &str = "apiVersion: v1\nkind: Node\nmetadata: {name: a1, labels: {zone: a, disk: ssd}}\nstatus: {allocatable: {pods: '10'}}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: b1, labels: {zone: b, disk: ssd}}\nstatus: {allocatable: {pods: '10'}}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: c1, labels: {zone: c, disk: hdd}}\nspec: {taints: [{key: dedicated, value: gpu, effect: NoSchedule}]}\nstatus: {allocatable: {pods: '10'}}\n";
+
+/// A Deployment of `web` pods with `spec` under its pod spec (indented by 6).
+fn web_with(spec: &str) -> String {
+    format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web}}\nspec:\n  selector: {{matchLabels: {{app: web}}}}\n  template:\n    metadata: {{labels: {{app: web}}}}\n    spec:\n      containers: []\n{spec}"
+    )
+}
+
+#[test]
+fn ts010_node_selector_or_affinity_matches_no_node() {
+    let m = messages(&format!(
+        "{NODES3}---\n{}",
+        web_with("      nodeSelector: {disk: nvme}\n")
+    ));
+    assert_eq!(
+        m,
+        [
+            "TS010 spec.template.spec.nodeSelector: no node of the 3 in the input satisfies the pod's nodeSelector, so every pod stays Pending (3 node(s) didn't match Pod's node affinity/selector); label the nodes, or fix the selector"
+        ]
+    );
+    // Each part matches some node, but not together.
+    let got = lints(&format!(
+        "{NODES3}---\n{}",
+        web_with(
+            "      nodeSelector: {disk: ssd}\n      affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: zone, operator: In, values: [c]}]}]}}}\n"
+        )
+    ));
+    assert_eq!(
+        got,
+        [(
+            "TS010",
+            "spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution".to_string()
+        )]
+    );
+    // A node that matches, or no nodes at all: nothing to say.
+    let got = lints(&format!(
+        "{NODES3}---\n{}",
+        web_with("      nodeSelector: {disk: hdd}\n")
+    ));
+    assert!(got.is_empty(), "{got:?}");
+    let got = lints(&web_with("      nodeSelector: {disk: nvme}\n"));
+    assert!(got.is_empty(), "{got:?}");
+}
+
+/// The TS011 lints of every workload in `yaml`.
+fn affinity_lints(yaml: &str) -> Vec<String> {
+    let objects = load(yaml);
+    let pods = InputPods::new(&objects);
+    objects
+        .iter()
+        .filter_map(|l| Workload::from_object(&l.object))
+        .flat_map(|w| lint_pod_affinity(&w, &pods))
+        .map(|l| format!("{} {l}", l.code))
+        .collect()
+}
+
+#[test]
+fn ts011_anti_affinity_that_misses_its_own_pods() {
+    let anti = |selector: &str| {
+        web_with(&format!(
+            "      affinity: {{podAntiAffinity: {{requiredDuringSchedulingIgnoredDuringExecution: [{{topologyKey: kubernetes.io/hostname, labelSelector: {{matchLabels: {selector}}}}}]}}}}\n"
+        ))
+    };
+    assert_eq!(
+        affinity_lints(&anti("{app.kubernetes.io/name: web}")),
+        [
+            "TS011 spec.template.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector: app.kubernetes.io/name=web does not match the pod template's own labels {app=web}, nor any pod in the input (namespace default): the rule never keeps the workload's pods apart (per \"kubernetes.io/hostname\"): as a \"one per node\" rule it is a no-op; select the pods' own labels"
+        ]
+    );
+    // Its own labels, or another workload of the input (kept apart from it on purpose).
+    assert!(affinity_lints(&anti("{app: web}")).is_empty());
+    let db = "apiVersion: v1\nkind: Pod\nmetadata: {name: db, labels: {app: db}}\nspec: {containers: []}\n";
+    assert!(affinity_lints(&format!("{}---\n{db}", anti("{app: db}"))).is_empty());
+    // A label the controller adds cannot be judged from the template.
+    assert!(affinity_lints(&anti("{pod-template-hash: abc}")).is_empty());
+    // Required affinity to pods that do not exist.
+    let affinity = web_with(
+        "      affinity: {podAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 1, podAffinityTerm: {topologyKey: zone, labelSelector: {matchLabels: {app: cache}}}}]}}\n",
+    );
+    assert_eq!(
+        affinity_lints(&affinity),
+        [
+            "TS011 spec.template.spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.labelSelector: app=cache does not match the pod template's own labels {app=web}, nor any pod in the input (namespace default): the preference never draws the pods anywhere"
+        ]
+    );
+}
+
+#[test]
+fn ts012_node_without_allocatable() {
+    for (node, fires) in [
+        ("apiVersion: v1\nkind: Node\nmetadata: {name: n}\n", true),
+        (
+            "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus: {allocatable: {}}\n",
+            true,
+        ),
+        (
+            "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus: {allocatable: {pods: '1'}}\n",
+            false,
+        ),
+    ] {
+        let objects = load(node);
+        let Object::Node(n) = &objects[0].object else {
+            panic!("a node");
+        };
+        let lint = lint_node(n);
+        assert_eq!(lint.is_some(), fires, "{node}");
+        if let Some(l) = lint {
+            assert_eq!(l.code, LintCode::NodeWithoutAllocatable);
+            assert_eq!(l.field, "status.allocatable");
+        }
+    }
+}
+
+#[test]
+fn ts013_minimum_held_by_nodes_the_pod_cannot_use() {
+    let spread = |policies: &str| {
+        web_with(&format!(
+            "      topologySpreadConstraints:\n      - {{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {{matchLabels: {{app: web}}}}, matchLabelKeys: [pod-template-hash]{policies}}}\n"
+        ))
+    };
+    // Zone c's only node is tainted: counted under the default nodeTaintsPolicy Ignore.
+    let m = messages(&format!("{NODES3}---\n{}", spread("")));
+    assert_eq!(
+        m,
+        [
+            "TS013 spec.template.spec.topologySpreadConstraints[0].nodeTaintsPolicy: c of \"zone\" holds the global minimum (0) though the pod can use none of its nodes (taints it does not tolerate, counted under nodeTaintsPolicy: Ignore): the minimum never rises, so every other domain takes at most 1 matching pods and the rest stay Pending; set nodeTaintsPolicy: Honor"
+        ]
+    );
+    assert!(
+        messages(&format!(
+            "{NODES3}---\n{}",
+            spread(", nodeTaintsPolicy: Honor")
+        ))
+        .is_empty()
+    );
+    // Nodes outside the pod's nodeSelector count only under nodeAffinityPolicy: Ignore.
+    let selected = |policy: &str| {
+        spread(policy).replace("      containers: []\n", "      containers: []\n      nodeSelector: {disk: ssd}\n      tolerations: [{operator: Exists}]\n")
+    };
+    assert!(messages(&format!("{NODES3}---\n{}", selected(""))).is_empty());
+    let got = lints(&format!(
+        "{NODES3}---\n{}",
+        selected(", nodeAffinityPolicy: Ignore")
+    ));
+    assert_eq!(
+        got,
+        [(
+            "TS013",
+            "spec.template.spec.topologySpreadConstraints[0].nodeAffinityPolicy".to_string()
+        )]
+    );
 }
