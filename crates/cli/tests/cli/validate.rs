@@ -213,6 +213,7 @@ fn a_plus_signed_deletion_cost_is_refused() {
         .expect("the binary runs");
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains(want));
+}
 
 /// A folder with bad files: every file's problems are reported, the good files are still
 /// checked, an unknown field is an error of its object (which is still checked), and the
