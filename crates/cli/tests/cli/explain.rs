@@ -496,3 +496,19 @@ fn simulate_groups_pending_pods_by_message_unless_wide() {
         .count();
     assert_eq!(rows, 8, "{wide}");
 }
+
+#[test]
+fn without_nodes_pods_stay_pending_as_kube_scheduler_leaves_them() {
+    // ErrNoNodesAvailable: every pod Pending with upstream's words, no preemption, no loop.
+    let f = super::temp(
+        "no-nodes.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: lonely}\nspec: {containers: [{name: c, image: pause}]}\n",
+    );
+    let o = run(&["simulate", "-f", &f]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("  default/lonely: no nodes available to schedule pods\n"),
+        "{}",
+        stdout(&o)
+    );
+}

@@ -359,7 +359,14 @@ pub(super) fn run_with(
             });
         }
     }
-    let unresolved = unresolved(ctx, search, stopped_at_limit, options.max_moves);
+    // Why groups stay violated is read afresh, as the descheduler's report is: a kept
+    // index can hold a stale eviction reason for nodes no move touched.
+    let unresolved = unresolved(
+        ctx,
+        &mut Index::default(),
+        stopped_at_limit,
+        options.max_moves,
+    );
     Ok(Plan {
         strategy: Strategy::Topospread,
         rounds: moves.len(),

@@ -72,6 +72,9 @@ pub enum ScheduleResult {
     Error(Status),
 }
 
+/// Upstream's `ErrNoNodesAvailable`.
+const NO_NODES: &str = "no nodes available to schedule pods";
+
 /// A PostFilter plugin the scheduler runs after a failed Filter, in profile order.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum PostFilter {
@@ -390,7 +393,7 @@ impl Scheduler {
     ) -> Cycle {
         self.current = self.profile_index(&pod.scheduler_name).unwrap_or(0);
         let mut c = self.filter_and_score(snapshot, pod, nominated, record);
-        if c.gated {
+        if c.gated || snapshot.nodes().is_empty() {
             return c;
         }
         let ScheduleResult::Unschedulable { message, .. } = &mut c.result else {
@@ -460,7 +463,7 @@ impl Scheduler {
             diagnosis: Diagnosis::default(),
             pre_score: Vec::new(),
             scores: ScoreTable::default(),
-            result: ScheduleResult::Error(Status::error("no nodes available to schedule pods")),
+            result: ScheduleResult::Error(Status::error(NO_NODES)),
             preemption: None,
             clears_nomination: false,
         };
@@ -482,6 +485,12 @@ impl Scheduler {
         }
         let all = snapshot.nodes().len();
         if all == 0 {
+            // ErrNoNodesAvailable: UnschedulableAndUnresolvable, no PostFilter; the pod
+            // waits for a node to be added.
+            c.result = ScheduleResult::Unschedulable {
+                message: NO_NODES.to_string(),
+                node_statuses: Vec::new(),
+            };
             return c;
         }
         let pre = self.profiles[self.current].run_pre_filter(&mut c.state, pod, snapshot);
