@@ -556,15 +556,20 @@ mod tests {
         let mut zero = pod("zero", Some("n1"), PhaseRank::Running, true);
         zero.uid = "m".into();
         let pods = vec![old, recent, zero];
+        let order = order_at(&pods, now_secs);
+        assert_eq!(order, ["zero", "recent", "old"]);
+    }
+
+    /// The deletion order's names under LogarithmicScaleDown, `now_secs` the clock.
+    fn order_at(pods: &[DeletionCandidate], now_secs: i64) -> Vec<&str> {
         let related: Vec<_> = pods.iter().map(|p| p.node.clone()).collect();
         let times = TimeScale::Logarithmic {
             now_ns: i128::from(now_secs) * 1_000_000_000,
         };
-        let order: Vec<&str> = deletion_order_with(&pods, &related, times)
+        deletion_order_with(pods, &related, times)
             .into_iter()
             .map(|i| pods[i].name.as_str())
-            .collect();
-        assert_eq!(order, ["zero", "recent", "old"]);
+            .collect()
     }
 
     /// Equal ready times fall through to restarts; one creation bucket goes by UID.
@@ -584,14 +589,7 @@ mod tests {
             mk("restarted", "z", 3, 300),
             mk("young-a", "a", 0, 101),
         ];
-        let related: Vec<_> = pods.iter().map(|p| p.node.clone()).collect();
-        let times = TimeScale::Logarithmic {
-            now_ns: i128::from(now_secs) * 1_000_000_000,
-        };
-        let order: Vec<&str> = deletion_order_with(&pods, &related, times)
-            .into_iter()
-            .map(|i| pods[i].name.as_str())
-            .collect();
+        let order = order_at(&pods, now_secs);
         assert_eq!(order, ["restarted", "young-a", "young-b"]);
     }
 
