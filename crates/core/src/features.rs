@@ -164,26 +164,23 @@ impl<'de> Deserialize<'de> for Features {
         let base = f
             .kubernetes_version
             .map_or_else(Self::default, Self::for_release);
-        Ok(Self {
-            min_domains: f.min_domains.unwrap_or(base.min_domains),
-            node_inclusion_policy: f
-                .node_inclusion_policy
-                .unwrap_or(base.node_inclusion_policy),
-            match_label_keys: f.match_label_keys.unwrap_or(base.match_label_keys),
-            taint_toleration_comparison_operators: f
-                .taint_toleration_comparison_operators
-                .unwrap_or(base.taint_toleration_comparison_operators),
-            scheduler_pop_from_backoff_q: f
-                .scheduler_pop_from_backoff_q
-                .unwrap_or(base.scheduler_pop_from_backoff_q),
-            dynamic_resource_allocation: f
-                .dynamic_resource_allocation
-                .unwrap_or(base.dynamic_resource_allocation),
-            empty_selector_matches_all: f
-                .empty_selector_matches_all
-                .unwrap_or(base.empty_selector_matches_all),
-            kubernetes_version: base.kubernetes_version,
-        })
+        macro_rules! given_or_base {
+            ($($field:ident),*) => {
+                Self {
+                    $($field: f.$field.unwrap_or(base.$field),)*
+                    kubernetes_version: base.kubernetes_version,
+                }
+            };
+        }
+        Ok(given_or_base!(
+            min_domains,
+            node_inclusion_policy,
+            match_label_keys,
+            taint_toleration_comparison_operators,
+            scheduler_pop_from_backoff_q,
+            dynamic_resource_allocation,
+            empty_selector_matches_all
+        ))
     }
 }
 

@@ -5,12 +5,12 @@ use crate::config::SchedulerSetup;
 use crate::error::{Error, Result};
 use std::collections::BTreeMap;
 use topospread::Features;
-use topospread::api::{Pod, WhenUnsatisfiable};
+use topospread::api::Pod;
 use topospread::framework::Status;
 use topospread::scheduler::{Attempt, Explanation, PodOutcome, ScheduleResult, Scheduler};
 use topospread::simulation::{SimEvent, Simulation};
 use topospread::snapshot::{NodeId, PodId, Snapshot};
-use topospread_k8s::validation::{FieldPath, minimum_held_by_unusable_nodes};
+use topospread_k8s::validation::{FieldPath, hard_constraints, minimum_held_by_unusable_nodes};
 use topospread_k8s::workloads::{Rollout, RolloutReport};
 use topospread_report::{
     ConstraintCounts, ExplainView, FilterVerdict, NodeExplanation, PreemptionView, ScoreView,
@@ -206,13 +206,7 @@ fn spread_hints(
     {
         return Vec::new();
     }
-    let hard: Vec<usize> = pod
-        .spread_constraints
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| c.when_unsatisfiable == WhenUnsatisfiable::DoNotSchedule)
-        .map(|(i, _)| i)
-        .collect();
+    let hard = hard_constraints(pod);
     let list = FieldPath::new("spec").child("topologySpreadConstraints");
     minimum_held_by_unusable_nodes(pod, &hard, &e.spread, snapshot, features, &list)
         .iter()

@@ -60,7 +60,7 @@ use topospread::validation::FieldPath;
 
 pub use affinity::{InputPods, lint_node, lint_pod_affinity};
 pub use cluster::{
-    ClusterLinter, FIRST_POD_TEMPLATE_HASH, LintPod, LintPods, first_pod,
+    ClusterLinter, FIRST_POD_TEMPLATE_HASH, LintPod, LintPods, first_pod, hard_constraints,
     minimum_held_by_unusable_nodes,
 };
 

@@ -27,8 +27,8 @@ pub use admit::{Refusal, validate_cluster, validate_objects, validate_objects_wi
 pub use config::{ConfigDecodeError, pod_topology_spread_args, validate_scheduler_configuration};
 pub use lint::{
     ClusterLinter, FIRST_POD_TEMPLATE_HASH, InputPods, Lint, LintCode, LintPod, LintPods, Severity,
-    controller_added_labels, first_pod, lint_node, lint_pod_affinity, lint_workload,
-    minimum_held_by_unusable_nodes,
+    controller_added_labels, first_pod, hard_constraints, lint_node, lint_pod_affinity,
+    lint_workload, minimum_held_by_unusable_nodes,
 };
 pub use objects::{
     ApiServerFeatures, ObjectError, PodSpecRef, Workload, is_stored, merge_match_label_keys,

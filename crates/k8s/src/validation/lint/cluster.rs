@@ -290,16 +290,17 @@ impl ClusterLinter {
         {
             return lints;
         }
-        let hard: Vec<usize> = pod
-            .spread_constraints
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| c.when_unsatisfiable == WhenUnsatisfiable::DoNotSchedule)
-            .map(|(i, _)| i)
-            .collect();
+        let hard = hard_constraints(&pod);
         let spread = topospread::spread::count(&self.plugin, &pod, &self.snapshot);
         lints.extend(self.min_domains(&pod, &hard, &spread, list));
-        lints.extend(self.unusable_minimum(&pod, &hard, &spread, list));
+        lints.extend(minimum_held_by_unusable_nodes(
+            &pod,
+            &hard,
+            &spread,
+            &self.snapshot,
+            self.features,
+            list,
+        ));
         if !bound && hard.len() >= 2 {
             lints.extend(self.conflict(&pod, &hard, &state, list));
         }
@@ -430,17 +431,6 @@ impl ClusterLinter {
         lints
     }
 
-    /// TS013 ([`minimum_held_by_unusable_nodes`]) for the pod's hard constraints.
-    fn unusable_minimum(
-        &self,
-        pod: &Pod,
-        hard: &[usize],
-        spread: &PodSpread,
-        list: &FieldPath,
-    ) -> Vec<Lint> {
-        minimum_held_by_unusable_nodes(pod, hard, spread, &self.snapshot, self.features, list)
-    }
-
     /// TS005: no node passes Filter with every hard constraint, though each alone fits.
     fn conflict(
         &self,
@@ -503,6 +493,17 @@ impl ClusterLinter {
             .map(|n| &*n.node.name)
             .collect()
     }
+}
+
+/// The indices of the pod's DoNotSchedule constraints, in its order: what PreFilter
+/// counts first, and the `hard` that TS003 and TS013 read.
+pub fn hard_constraints(pod: &Pod) -> Vec<usize> {
+    pod.spread_constraints
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.when_unsatisfiable == WhenUnsatisfiable::DoNotSchedule)
+        .map(|(i, _)| i)
+        .collect()
 }
 
 /// TS013: hard constraints (`hard`: indices into the pod's constraints, counted first in
