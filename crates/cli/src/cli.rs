@@ -627,6 +627,10 @@ pub(crate) struct ClusterArgs {
     /// A KubeSchedulerConfiguration file.
     #[arg(long)]
     pub(crate) config: Option<PathBuf>,
+    /// The zone the volumes of Immediate StorageClasses' claims are provisioned in
+    /// (default: the zone external-provisioner picks for each claim's name).
+    #[arg(long, value_name = "ZONE")]
+    pub(crate) provision_zone: Option<String>,
 }
 
 /// The `--seed` help of the commands that follow `simulate`'s seed (no final period:

@@ -45,6 +45,8 @@ mod ui;
 mod validate;
 #[path = "cli/versions.rs"]
 mod versions;
+#[path = "cli/volumes.rs"]
+mod volumes;
 #[path = "cli/whatif.rs"]
 mod whatif;
 

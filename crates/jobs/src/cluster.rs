@@ -23,6 +23,9 @@ pub struct ClusterSource {
     /// `-n`: the namespace of the files' namespaced objects that name none (one that
     /// names another is refused, as kubectl refuses it).
     pub namespace: Option<String>,
+    /// `--provision-zone`: the zone Immediate claims' volumes are provisioned in (none:
+    /// the provisioner's own choice).
+    pub provision_zone: Option<String>,
 }
 
 impl ClusterSource {
@@ -32,6 +35,7 @@ impl ClusterSource {
             files,
             live: None,
             namespace: None,
+            provision_zone: None,
         }
     }
 
@@ -41,20 +45,25 @@ impl ClusterSource {
             files: Vec::new(),
             live: Some(objects),
             namespace: None,
+            provision_zone: None,
         }
     }
 
     /// Reads the objects, generated names fixed by `seed`, pods kept in `form`.
     pub(crate) fn load(self, ctx: &Context, seed: u64, form: PodForm) -> Result<Input> {
         let ns = self.namespace.as_deref();
-        input::load(ctx, &self.files, self.live, seed, form, ns)
+        let mut input = input::load(ctx, &self.files, self.live, seed, form, ns)?;
+        input.provision_zone = self.provision_zone;
+        Ok(input)
     }
 
     /// [`ClusterSource::load`], then the API server's admission
     /// ([`input::load_admitted`]).
     pub(crate) fn load_admitted(self, ctx: &Context, seed: u64, form: PodForm) -> Result<Input> {
         let ns = self.namespace.as_deref();
-        input::load_admitted(ctx, &self.files, self.live, seed, form, ns)
+        let mut input = input::load_admitted(ctx, &self.files, self.live, seed, form, ns)?;
+        input.provision_zone = self.provision_zone;
+        Ok(input)
     }
 }
 

@@ -11,6 +11,7 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use topospread::api::Symbols;
 use topospread::convert;
+use topospread::plugins::volumebinding::{self, TopologyChoice};
 use topospread::snapshot::{PodId, Snapshot};
 use topospread::version::KubernetesVersion;
 use topospread_k8s::build::{self, Refused};
@@ -107,6 +108,8 @@ pub struct Input {
     pub unknown_fields: Vec<UnknownField>,
     /// Inputs that could not be read, when reading went on past them (`validate`).
     pub unreadable: Vec<Error>,
+    /// `--provision-zone`: the zone Immediate claims' volumes are provisioned in.
+    pub provision_zone: Option<String>,
 }
 
 impl Input {
@@ -431,7 +434,7 @@ pub fn build(ctx: &Context, input: &Input, seed: u64, scale: &[Scale]) -> Result
             Error::Refused(format!("{e} (--max-pods raises the limit)"))
         }
     })?;
-    let built = build::build_with_symbols(
+    let built = build::build_provisioning_in(
         input
             .objects
             .iter()
@@ -439,7 +442,11 @@ pub fn build(ctx: &Context, input: &Input, seed: u64, scale: &[Scale]) -> Result
             .chain(&expansion.claims),
         ctx.gates().request_options(),
         input.symbols.clone(),
+        input.provision_zone.as_deref(),
     )?;
+    if let Some(zone) = input.provision_zone.as_deref() {
+        check_provision_zone(&built.snapshot, zone)?;
+    }
     let mut snapshot = built.snapshot;
     let mut refused = built.refused;
     // Rollouts' pods use the same quotas as every other pod created here.
@@ -564,6 +571,67 @@ pub fn build(ctx: &Context, input: &Input, seed: u64, scale: &[Scale]) -> Result
         refused,
         refused_objects: input.refused.iter().map(ToString::to_string).collect(),
     })
+}
+
+/// `--provision-zone` must name a zone some node is in.
+fn check_provision_zone(snapshot: &Snapshot, zone: &str) -> Result<()> {
+    let symbols = snapshot.symbols();
+    let known = symbols.get(volumebinding::ZONE_LABEL).is_some_and(|key| {
+        snapshot
+            .nodes()
+            .iter()
+            .any(|n| n.node.labels.get(key).is_some_and(|v| symbols.resolve(v) == zone))
+    });
+    if known {
+        return Ok(());
+    }
+    refuse!(
+        "--provision-zone {zone:?}: no node has {}={zone}",
+        volumebinding::ZONE_LABEL
+    );
+}
+
+/// One line per way volumes were provisioned for Immediate claims, naming each claim
+/// and where its volume went: the provisioner's choice is an assumption the user may
+/// override (`--provision-zone`).
+pub fn provision_notes(snapshot: &Snapshot) -> Vec<String> {
+    let notes: Vec<Note> = snapshot
+        .immediate_provisions()
+        .iter()
+        .map(|p| {
+            let place: Vec<String> = p.topology.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let place = if place.is_empty() {
+                "every node".to_string()
+            } else {
+                place.join(",")
+            };
+            let subject = format!("persistentvolumeclaim/{}/{} in {place}", p.namespace, p.claim);
+            let provisioner = &p.provisioner;
+            let message = match p.choice {
+                TopologyChoice::Provisioner => format!(
+                    "Immediate StorageClass: volume provisioned by {provisioner} when the claim \
+                     was created, in the topology external-provisioner picks for the claim's \
+                     name (--provision-zone to choose)"
+                ),
+                TopologyChoice::Chosen => format!(
+                    "Immediate StorageClass: volume provisioned by {provisioner} when the claim \
+                     was created, in the --provision-zone zone"
+                ),
+                TopologyChoice::ChosenNotOffered => format!(
+                    "Immediate StorageClass: the --provision-zone zone is not among those its \
+                     class and driver offer; volume provisioned by {provisioner} where \
+                     external-provisioner puts it"
+                ),
+                TopologyChoice::None => format!(
+                    "Immediate StorageClass: volume provisioned by {provisioner} when the claim \
+                     was created, reachable from every node (no allowedTopologies, and no \
+                     CSINode gives the driver's topology keys; --provision-zone to pin a zone)"
+                ),
+            };
+            Note::new(subject, message)
+        })
+        .collect();
+    summarize(&notes)
 }
 
 /// One note per pending pod whose `status.nominatedNodeName` names a node the cluster

@@ -112,8 +112,10 @@ pub struct RefusedObject {
 /// controllers would have them before the scheduler sees them: StorageClasses, CSINodes
 /// and PersistentVolumes as written; PersistentVolumeClaims without a class get the
 /// default StorageClass (`DefaultStorageClass` admission); then the PV controller binds
-/// the claims it binds without the scheduler ([`volumebinding::bind_immediate_claims`]).
-/// An object the API server would refuse is left out and returned; the rest goes on.
+/// the claims it binds without the scheduler ([`volumebinding::bind_immediate_claims`]),
+/// and the provisioner provisions the Immediate claims left unbound
+/// ([`volumebinding::provision_immediate_claims`]). An object the API server would
+/// refuse is left out and returned; the rest goes on.
 pub fn add_storage<'a>(
     snapshot: &mut Snapshot,
     objects: impl IntoIterator<Item = &'a Loaded> + Clone,
@@ -154,13 +156,15 @@ pub fn add_storage<'a>(
         }
     }
     volumebinding::bind_immediate_claims(snapshot);
+    volumebinding::provision_immediate_claims(snapshot);
     refused
 }
 
 /// Adds the claims a controller creates for a pod it is about to create (the
 /// StatefulSet controller's `createPersistentVolumeClaims`), as [`add_storage`] adds
-/// claims, then lets the PV controller bind those it binds without the scheduler. A
-/// claim the API server would refuse is left out and returned.
+/// claims, then lets the PV controller bind those it binds without the scheduler and the
+/// provisioner provision Immediate ones. A claim the API server would refuse is left out
+/// and returned.
 pub fn add_created_claims(
     snapshot: &mut Snapshot,
     claims: &[core::PersistentVolumeClaim],
@@ -170,6 +174,7 @@ pub fn add_created_claims(
         .filter_map(|c| add_claim(snapshot, c, None).err())
         .collect();
     volumebinding::bind_immediate_claims(snapshot);
+    volumebinding::provision_immediate_claims(snapshot);
     refused
 }
 
@@ -486,9 +491,36 @@ pub fn build_with_symbols<'a>(
     options: RequestOptions,
     symbols: Symbols,
 ) -> Result<BuiltSnapshot, BuildError> {
+    build_storage(objects, options, symbols, None)
+}
+
+/// [`build_with_symbols`] with the cluster's provisioners running: the volumes of
+/// Immediate claims are provisioned as the claims are created, in `provision_zone` when
+/// one is chosen (`--provision-zone`), else where the provisioner would put them
+/// ([`volumebinding::provision_immediate_claims`]).
+pub fn build_provisioning_in<'a>(
+    objects: impl IntoIterator<Item = &'a Loaded> + Clone,
+    options: RequestOptions,
+    symbols: Symbols,
+    provision_zone: Option<&str>,
+) -> Result<BuiltSnapshot, BuildError> {
+    build_storage(objects, options, symbols, Some(provision_zone))
+}
+
+/// The snapshot of `objects`; `provisioning` says whether provisioners run, and in
+/// which chosen zone.
+fn build_storage<'a>(
+    objects: impl IntoIterator<Item = &'a Loaded> + Clone,
+    options: RequestOptions,
+    symbols: Symbols,
+    provisioning: Option<Option<&str>>,
+) -> Result<BuiltSnapshot, BuildError> {
     let mut snapshot = Snapshot::new();
     *snapshot.symbols_mut() = symbols;
     snapshot.set_request_options(options);
+    if let Some(zone) = provisioning {
+        snapshot.set_provisioning(zone);
+    }
     for l in objects.clone() {
         if let Object::Node(n) = &l.object {
             let node = node(n, snapshot.symbols_mut()).map_err(|source| BuildError::Convert {

@@ -31,6 +31,20 @@ impl AccessModes {
         })
     }
 
+    /// The modes' API names, in the API's order.
+    pub fn names(self) -> Vec<&'static str> {
+        [
+            (Self::READ_WRITE_ONCE, "ReadWriteOnce"),
+            (Self::READ_ONLY_MANY, "ReadOnlyMany"),
+            (Self::READ_WRITE_MANY, "ReadWriteMany"),
+            (Self::READ_WRITE_ONCE_POD, "ReadWriteOncePod"),
+        ]
+        .into_iter()
+        .filter(|(m, _)| self.contains(*m))
+        .map(|(_, n)| n)
+        .collect()
+    }
+
     /// Adds the modes of `other`.
     pub fn insert(&mut self, other: Self) {
         self.0 |= other.0;

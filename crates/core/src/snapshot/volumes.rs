@@ -21,6 +21,13 @@ pub(super) struct VolumeObjects {
     /// Whether the storage objects are tracked at all (see
     /// [`Snapshot::set_volumes_tracked`]).
     tracked: bool,
+    /// Whether a provisioner provisions Immediate claims (see
+    /// [`Snapshot::set_provisioning`]).
+    provisioner_runs: bool,
+    /// The zone Immediate claims' volumes are provisioned in, when chosen.
+    provision_zone: Option<Box<str>>,
+    /// The volumes provisioned for Immediate claims so far, in order.
+    provisions: Vec<crate::plugins::volumebinding::ImmediateProvision>,
 }
 
 impl Snapshot {
@@ -37,6 +44,38 @@ impl Snapshot {
     /// Whether the storage objects are tracked (see [`Self::set_volumes_tracked`]).
     pub(crate) fn volumes_tracked(&self) -> bool {
         self.volume_objects.tracked
+    }
+
+    /// Declares that the cluster's provisioners provision Immediate claims as they are
+    /// created, in `zone` when one is chosen (`--provision-zone`), else where the
+    /// provisioner would. Off by default: a scheduler test's claims stay as given, as
+    /// with a controller-manager and no external provisioner.
+    pub fn set_provisioning(&mut self, zone: Option<&str>) {
+        self.volume_objects.provisioner_runs = true;
+        self.volume_objects.provision_zone = zone.map(Into::into);
+    }
+
+    /// Whether Immediate claims are provisioned ([`Self::set_provisioning`]).
+    pub fn provisioner_runs(&self) -> bool {
+        self.volume_objects.provisioner_runs
+    }
+
+    /// The zone chosen for Immediate claims' volumes ([`Self::set_provisioning`]).
+    pub fn provision_zone(&self) -> Option<&str> {
+        self.volume_objects.provision_zone.as_deref()
+    }
+
+    /// Records a volume provisioned for an Immediate claim.
+    pub(crate) fn record_immediate_provision(
+        &mut self,
+        p: crate::plugins::volumebinding::ImmediateProvision,
+    ) {
+        self.volume_objects.provisions.push(p);
+    }
+
+    /// The volumes provisioned for Immediate claims, in the order they were.
+    pub fn immediate_provisions(&self) -> &[crate::plugins::volumebinding::ImmediateProvision] {
+        &self.volume_objects.provisions
     }
 
     /// Adds or replaces a PersistentVolumeClaim.
@@ -70,7 +109,7 @@ impl Snapshot {
     }
 
     /// Every PersistentVolumeClaim, in no particular order.
-    pub(crate) fn persistent_volume_claims(&self) -> impl Iterator<Item = &PersistentVolumeClaim> {
+    pub fn persistent_volume_claims(&self) -> impl Iterator<Item = &PersistentVolumeClaim> {
         self.volume_objects.claims.values()
     }
 
@@ -94,7 +133,7 @@ impl Snapshot {
     }
 
     /// Every PersistentVolume, in name order.
-    pub(crate) fn persistent_volumes(&self) -> impl Iterator<Item = &PersistentVolume> {
+    pub fn persistent_volumes(&self) -> impl Iterator<Item = &PersistentVolume> {
         self.volume_objects.volumes.values()
     }
 

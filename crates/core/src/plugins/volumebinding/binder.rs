@@ -274,16 +274,15 @@ fn claim_ref(claim: &PersistentVolumeClaim, symbols: &Symbols) -> ClaimRef {
     }
 }
 
-/// The volume a provisioner creates for `claim` on `node`: named `pvc-<claim UID>`, the
-/// claim's size, modes and class, and reachable from the node's topology: its values
-/// for the keys the CSI driver reports on the node's CSINode (`topologyKeys`), or else
-/// for the keys of the class's `allowedTopologies`; no affinity when there are none.
+/// The volume a provisioner creates for `claim` on `node`: reachable from the node's
+/// topology, its values for the keys the CSI driver reports on the node's CSINode
+/// (`topologyKeys`), or else for the keys of the class's `allowedTopologies`; no
+/// affinity when there are none.
 fn provisioned_volume(
     claim: &PersistentVolumeClaim,
     node: NodeId,
     snapshot: &Snapshot,
 ) -> PersistentVolume {
-    let symbols = snapshot.symbols();
     let info = snapshot.node(node);
     let class = snapshot.storage_class(&claim.storage_class);
     let provisioner = class.map_or("", |c| &c.provisioner);
@@ -314,6 +313,20 @@ fn provisioned_volume(
             })
         })
         .collect();
+    provisioned_with(claim, requirements, snapshot)
+}
+
+/// The volume a provisioner creates for `claim`, reachable where `requirements` hold
+/// (everywhere when there are none): named `pvc-<claim UID>`, with the claim's size,
+/// modes and class, and a CSI source naming the class's provisioner.
+pub(super) fn provisioned_with(
+    claim: &PersistentVolumeClaim,
+    requirements: Vec<Requirement>,
+    snapshot: &Snapshot,
+) -> PersistentVolume {
+    let symbols = snapshot.symbols();
+    let class = snapshot.storage_class(&claim.storage_class);
+    let provisioner = class.map_or("", |c| &c.provisioner);
     let node_affinity = (!requirements.is_empty()).then(|| NodeSelectorMatcher {
         terms: vec![NodeSelectorTermMatcher::Valid {
             labels: Selector::from_requirements(requirements),
@@ -339,7 +352,7 @@ fn provisioned_volume(
 }
 
 /// Binds a claim to a volume, as the PV controller completes a binding.
-fn bind(snapshot: &mut Snapshot, mut claim: PersistentVolumeClaim, mut volume: PersistentVolume) {
+pub(super) fn bind(snapshot: &mut Snapshot, mut claim: PersistentVolumeClaim, mut volume: PersistentVolume) {
     volume.claim_ref = Some(claim_ref(&claim, snapshot.symbols()));
     volume.available = false;
     claim.volume_name = Some(volume.name.clone());
@@ -398,8 +411,8 @@ pub fn bind_pod_volumes(snapshot: &mut Snapshot, pod: PodId, node: NodeId) -> Bo
 /// The PV controller's binding of unbound claims that do not wait for a consumer
 /// (`syncUnboundClaim`): a claim pre-bound by `spec.volumeName` to a volume that exists
 /// and is free for it, or an Immediate claim matched to an available volume of its
-/// class. Provisioning for Immediate claims happens outside the scheduler in a zone it
-/// cannot know, so such claims stay unbound. Returns how many claims were bound.
+/// class. Claims left unbound go to the provisioner
+/// ([`super::provision_immediate_claims`]). Returns how many claims were bound.
 pub fn bind_immediate_claims(snapshot: &mut Snapshot) -> usize {
     let mut unbound: Vec<PersistentVolumeClaim> = snapshot
         .persistent_volume_claims()

@@ -9,12 +9,16 @@
 //! always skips; in-tree volumes are not translated to CSI.
 
 mod binder;
+mod provisioner;
 
 pub use binder::{
     BoundVolumes, ERR_REASON_BIND_CONFLICT, ERR_REASON_NODE_CONFLICT,
     ERR_REASON_NODE_CONFLICT_BEFORE_1_33, ERR_REASON_PV_NOT_EXIST, ERR_REASON_UNBOUND_IMMEDIATE,
     NOT_SUPPORTED_PROVISIONER, PodClaims, PodVolumes, bind_immediate_claims, bind_pod_volumes,
     find_matching_volume, find_pod_volumes, is_fully_bound, pod_claims,
+};
+pub use provisioner::{
+    ImmediateProvision, TopologyChoice, ZONE_LABEL, provision_immediate_claims,
 };
 
 use crate::api::Pod;
