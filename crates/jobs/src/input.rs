@@ -369,6 +369,11 @@ pub fn load_admitted(
     namespace: Option<&str>,
 ) -> Result<Input> {
     let mut input = load(ctx, files, live, seed, form, namespace)?;
+    // Workloads named again by a later file are applied over the earlier object, as
+    // `kubectl apply` updates it; an update the API server refuses leaves the earlier.
+    let applied = topospread_k8s::apply::apply_over(&mut input.objects);
+    input.notes.extend(applied.notes);
+    input.refused.extend(applied.refused);
     let (object_only, fatal): (Vec<_>, Vec<_>) = topospread_k8s::validation::validate_objects_with(
         &input.objects,
         &ctx.api_server_features(),
@@ -577,10 +582,12 @@ pub fn build(ctx: &Context, input: &Input, seed: u64, scale: &[Scale]) -> Result
 fn check_provision_zone(snapshot: &Snapshot, zone: &str) -> Result<()> {
     let symbols = snapshot.symbols();
     let known = symbols.get(volumebinding::ZONE_LABEL).is_some_and(|key| {
-        snapshot
-            .nodes()
-            .iter()
-            .any(|n| n.node.labels.get(key).is_some_and(|v| symbols.resolve(v) == zone))
+        snapshot.nodes().iter().any(|n| {
+            n.node
+                .labels
+                .get(key)
+                .is_some_and(|v| symbols.resolve(v) == zone)
+        })
     });
     if known {
         return Ok(());
@@ -605,7 +612,10 @@ pub fn provision_notes(snapshot: &Snapshot) -> Vec<String> {
             } else {
                 place.join(",")
             };
-            let subject = format!("persistentvolumeclaim/{}/{} in {place}", p.namespace, p.claim);
+            let subject = format!(
+                "persistentvolumeclaim/{}/{} in {place}",
+                p.namespace, p.claim
+            );
             let provisioner = &p.provisioner;
             let message = match p.choice {
                 TopologyChoice::Provisioner => format!(

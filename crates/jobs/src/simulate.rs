@@ -15,7 +15,6 @@ use crate::error::{Error, Result};
 use crate::input::{self, Input, PodForm, World};
 use crate::runtime::{Placement, Progress, Runtime};
 use crate::whatif;
-pub use write::cluster_yaml;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 use topospread::rebalance::ConstraintSpread;
@@ -24,6 +23,7 @@ use topospread::snapshot::{NodeId, PodId, Snapshot};
 use topospread::spread::{PodSpread, SpreadCounter};
 use topospread_k8s::workloads::{RolloutReport, Scale, Synced};
 use topospread_report::summarize;
+pub use write::cluster_yaml;
 
 /// What to simulate.
 #[derive(Clone, Debug, Default)]

@@ -41,6 +41,7 @@
 //! ```
 
 pub mod admission;
+pub mod apply;
 pub mod build;
 pub mod load;
 pub mod notes;

@@ -44,7 +44,10 @@ impl ClusterArgs {
     pub(crate) fn cluster(&self) -> anyhow::Result<Cluster> {
         let mut cluster = Cluster::new(self.source.source()?).with_seed(self.seed);
         cluster.config.clone_from(&self.config);
-        cluster.source.provision_zone.clone_from(&self.provision_zone);
+        cluster
+            .source
+            .provision_zone
+            .clone_from(&self.provision_zone);
         Ok(cluster)
     }
 }

@@ -46,9 +46,17 @@ fn a_stateful_pod_stays_with_its_volume_when_its_zone_is_lost_after_a_round_trip
     assert_eq!(code, 0, "{err}");
     // Three provisioned volumes, each pinned to the zone its pod landed in, and three
     // claims bound to them.
-    assert_eq!(yaml.matches("kind: PersistentVolume\n").count(), 3, "{yaml}");
+    assert_eq!(
+        yaml.matches("kind: PersistentVolume\n").count(),
+        3,
+        "{yaml}"
+    );
     assert_eq!(yaml.matches("volumeName: pvc-default-data-db-").count(), 3);
-    assert_eq!(yaml.matches("pv.kubernetes.io/bind-completed: \"yes\"").count(), 3);
+    assert_eq!(
+        yaml.matches("pv.kubernetes.io/bind-completed: \"yes\"")
+            .count(),
+        3
+    );
     let state = temp("volumes-state.yaml", &yaml);
 
     // Read back, the same cluster is written again.
@@ -103,7 +111,10 @@ fn immediate_claims_are_provisioned_where_the_provisioner_puts_them() {
     let (out, err, code) = simulate("immediate", &["--provision-zone", "b", "-o", "json"]);
     assert_eq!(code, 0, "{err}");
     let v = parse(&out, &err);
-    assert!(zones(&v).iter().all(|(_, z)| z.as_deref() == Some("b")), "{v}");
+    assert!(
+        zones(&v).iter().all(|(_, z)| z.as_deref() == Some("b")),
+        "{v}"
+    );
 
     // The -o yaml state keeps them there.
     let (yaml, _, _) = simulate("immediate", &["--provision-zone", "b", "-o", "yaml"]);

@@ -352,7 +352,11 @@ pub(super) fn provisioned_with(
 }
 
 /// Binds a claim to a volume, as the PV controller completes a binding.
-pub(super) fn bind(snapshot: &mut Snapshot, mut claim: PersistentVolumeClaim, mut volume: PersistentVolume) {
+pub(super) fn bind(
+    snapshot: &mut Snapshot,
+    mut claim: PersistentVolumeClaim,
+    mut volume: PersistentVolume,
+) {
     volume.claim_ref = Some(claim_ref(&claim, snapshot.symbols()));
     volume.available = false;
     claim.volume_name = Some(volume.name.clone());

@@ -17,9 +17,7 @@ pub use binder::{
     NOT_SUPPORTED_PROVISIONER, PodClaims, PodVolumes, bind_immediate_claims, bind_pod_volumes,
     find_matching_volume, find_pod_volumes, is_fully_bound, pod_claims,
 };
-pub use provisioner::{
-    ImmediateProvision, TopologyChoice, ZONE_LABEL, provision_immediate_claims,
-};
+pub use provisioner::{ImmediateProvision, TopologyChoice, ZONE_LABEL, provision_immediate_claims};
 
 use crate::api::Pod;
 use crate::framework::{

@@ -8,7 +8,7 @@
 //! chosen zone ([`Snapshot::set_provisioning`], `--provision-zone`) overrides it.
 
 use super::binder::{NOT_SUPPORTED_PROVISIONER, bind, is_fully_bound, provisioned_with};
-use crate::api::{PersistentVolumeClaim, Requirement, Op};
+use crate::api::{Op, PersistentVolumeClaim, Requirement};
 use crate::snapshot::Snapshot;
 
 /// The zone label a chosen zone is matched against when the class names no topology.
@@ -68,9 +68,12 @@ pub fn provision_immediate_claims(snapshot: &mut Snapshot) -> usize {
                 && !c.terminating
         })
         .filter(|c| {
-            snapshot.storage_class(&c.storage_class).is_some_and(|class| {
-                !class.wait_for_first_consumer && *class.provisioner != *NOT_SUPPORTED_PROVISIONER
-            })
+            snapshot
+                .storage_class(&c.storage_class)
+                .is_some_and(|class| {
+                    !class.wait_for_first_consumer
+                        && *class.provisioner != *NOT_SUPPORTED_PROVISIONER
+                })
         })
         .cloned()
         .collect();
@@ -133,7 +136,10 @@ fn requisite_terms(snapshot: &Snapshot, claim: &PersistentVolumeClaim) -> (Strin
                     .iter()
                     .map(|k| {
                         let v = info.node.labels.get(*k)?;
-                        Some((symbols.resolve(*k).to_string(), symbols.resolve(v).to_string()))
+                        Some((
+                            symbols.resolve(*k).to_string(),
+                            symbols.resolve(v).to_string(),
+                        ))
                     })
                     .collect();
                 terms.extend(term);
@@ -231,7 +237,11 @@ mod tests {
             .map(|z| vec![(ZONE_LABEL.to_string(), (*z).to_string())])
             .collect();
         let zones: Vec<String> = (0..3)
-            .map(|i| choose(&terms, &format!("data-web-{i}"), None).0[0].1.clone())
+            .map(|i| {
+                choose(&terms, &format!("data-web-{i}"), None).0[0]
+                    .1
+                    .clone()
+            })
             .collect();
         let mut sorted = zones.clone();
         sorted.sort();

@@ -152,7 +152,10 @@ fn volume_object(v: &PersistentVolume, snapshot: &Snapshot) -> core::PersistentV
             ..Default::default()
         },
         spec: Some(core::PersistentVolumeSpec {
-            capacity: Some(BTreeMap::from([("storage".to_string(), storage(v.capacity))])),
+            capacity: Some(BTreeMap::from([(
+                "storage".to_string(),
+                storage(v.capacity),
+            )])),
             access_modes: Some(v.access_modes.names().into_iter().map(Into::into).collect()),
             volume_mode: Some(
                 match v.volume_mode {
@@ -177,7 +180,14 @@ fn volume_object(v: &PersistentVolume, snapshot: &Snapshot) -> core::PersistentV
             ..Default::default()
         }),
         status: Some(core::PersistentVolumeStatus {
-            phase: Some(if v.claim_ref.is_some() { "Bound" } else { "Available" }.into()),
+            phase: Some(
+                if v.claim_ref.is_some() {
+                    "Bound"
+                } else {
+                    "Available"
+                }
+                .into(),
+            ),
             ..Default::default()
         }),
     }
@@ -205,7 +215,10 @@ fn node_affinity(v: &PersistentVolume, snapshot: &Snapshot) -> Option<core::Volu
                             key: symbols.resolve(r.key).to_string(),
                             operator: "In".into(),
                             values: Some(
-                                values.iter().map(|v| symbols.resolve(*v).to_string()).collect(),
+                                values
+                                    .iter()
+                                    .map(|v| symbols.resolve(*v).to_string())
+                                    .collect(),
                             ),
                         }),
                         _ => None,

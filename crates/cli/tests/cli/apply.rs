@@ -1,0 +1,56 @@
+//! Manifests applied over a cluster that already holds their objects (issue 42): an
+//! immutable field's change is refused as the API server refuses it and the live
+//! object stays; `spec.replicas` left out of the manifest keeps the live value, as
+//! `kubectl apply` keeps a count `kubectl scale` or an HPA set.
+
+use super::{fixture, run, stderr, stdout, temp};
+
+const WEB: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: default}\nspec:\n  replicas: 4\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: c, image: nginx:1, resources: {requests: {cpu: 100m}}}]\n";
+
+/// The cluster after `web` was created: its ReplicaSet and four bound pods.
+fn state() -> String {
+    let nodes = fixture("volumes/three-zones.yaml");
+    let web = temp("apply-web.yaml", WEB);
+    let o = run(&["simulate", "-f", &nodes, "-f", &web, "-o", "yaml"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    temp("apply-state.yaml", &stdout(&o))
+}
+
+#[test]
+fn a_changed_selector_is_refused_and_the_deployment_kept() {
+    let state = state();
+    let changed = WEB
+        .replace("  replicas: 4\n", "")
+        .replace("{app: web}", "{app: web, tier: fe}");
+    let manifest = temp("apply-selector.yaml", &changed);
+    let o = run(&["simulate", "-f", &state, "-f", &manifest]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}\n{}", stderr(&o));
+    assert!(
+        out.contains("apply-selector.yaml: deployment/web (namespace default): spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{\"app\":\"web\", \"tier\":\"fe\"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable"),
+        "{out}"
+    );
+    assert!(
+        out.contains("deployment/web (namespace default): 4 pods, 4 scheduled"),
+        "{out}"
+    );
+    assert!(!out.contains("Rollout of deployment"), "{out}");
+}
+
+#[test]
+fn replicas_left_out_keep_the_live_count_through_a_rollout() {
+    let state = state();
+    let new_image = WEB
+        .replace("  replicas: 4\n", "")
+        .replace("nginx:1", "nginx:2");
+    let manifest = temp("apply-image.yaml", &new_image);
+    let o = run(&["simulate", "-f", &state, "-f", &manifest]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
+    assert!(
+        out.contains("apply-image.yaml: deployment/web (namespace default): applied over the object read from"),
+        "{out}"
+    );
+    assert!(out.contains("spec.replicas 4 kept"), "{out}");
+    assert!(out.contains("4 scheduled, 0 pending"), "{out}");
+}
