@@ -99,7 +99,15 @@ pub fn resolve_priority(
     pod: &mut core::Pod,
     classes: &PriorityClasses,
 ) -> Result<(), AdmissionError> {
-    let name = pod.metadata.name.clone().unwrap_or_default();
+    // A pod made with `generateName` is named by the prefix, as the API server's
+    // admission errors name it before the name is generated.
+    let name = pod
+        .metadata
+        .generate_name
+        .clone()
+        .filter(|g| !g.is_empty())
+        .or_else(|| pod.metadata.name.clone())
+        .unwrap_or_default();
     let spec = pod.spec.get_or_insert_with(Default::default);
     let written = WrittenPriority {
         class_name: spec.priority_class_name.as_deref(),

@@ -121,7 +121,10 @@ impl Place<'_> {
 /// are read compact, with what the lints read of them.
 pub fn validate(ctx: &Context, request: ValidateRequest) -> Result<ValidationReport> {
     let mut input = read(ctx, request.source)?;
-    let symbols = std::mem::take(&mut input.symbols);
+    // Objects named again are applied over the earlier ones, as simulate applies them.
+    let applied = topospread_k8s::apply::apply_over(&mut input.objects);
+    input.notes.extend(applied.notes);
+    let symbols = input.symbols.clone();
     let mut report = check(
         ctx,
         &input.objects,
@@ -130,6 +133,39 @@ pub fn validate(ctx: &Context, request: ValidateRequest) -> Result<ValidationRep
         request.strict,
         input.inputs,
     )?;
+    let refusals = applied.refused.iter().map(|r| {
+        (
+            r.source.file.clone(),
+            r.kind,
+            r.namespace.clone(),
+            r.name.clone(),
+            r.error.clone(),
+        )
+    });
+    for (file, kind, namespace, name, error) in refusals {
+        push_error(
+            &mut report,
+            Diagnostic {
+                file,
+                document: 0,
+                item: None,
+                object: ObjectRef {
+                    kind,
+                    namespace,
+                    name,
+                },
+                field: error.field.clone(),
+                severity: Severity::Error,
+                kind: error.kind.name(),
+                code: None,
+                value: None,
+                detail: error.body(),
+                why: None,
+                message: error.to_string(),
+            },
+        );
+    }
+    admission_errors(ctx, &input, &mut report);
     report.unreadable = input.unreadable.iter().map(ToString::to_string).collect();
     report.summary.unreadable = report.unreadable.len();
     let finished = input::finished_notes(&input.objects);
@@ -154,6 +190,97 @@ fn read(ctx: &Context, source: ClusterSource) -> Result<Input> {
         input.inputs += 1;
     }
     Ok(input)
+}
+
+/// Adds an error diagnostic, counted in the summary.
+fn push_error(report: &mut ValidationReport, d: Diagnostic) {
+    report.summary.errors += 1;
+    report.diagnostics.push(d);
+}
+
+/// The pods the API server's admission would refuse when simulate creates them (bare
+/// pods, and every pod a workload would make: LimitRanger, RuntimeClass,
+/// ResourceQuota, Priority), each message once, in simulate's words. Objects already
+/// reported invalid stay out, as the API server would not have created them, and so do
+/// bound pods read compact (admitted when they were created; the lints' snapshot holds
+/// them, so quota already used by them is not charged here). Skipped, with a note, when
+/// the rest still does not make a cluster.
+fn admission_errors(ctx: &Context, input: &Input, report: &mut ValidationReport) {
+    let invalid: HashSet<(&str, Option<&str>, Option<&str>)> = report
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .map(|d| {
+            (
+                d.object.kind,
+                d.object.namespace.as_deref(),
+                d.object.name.as_deref(),
+            )
+        })
+        .collect();
+    let compact = input
+        .objects
+        .iter()
+        .any(|l| matches!(l.object, Object::CompactPod(_)));
+    let filtered;
+    let input = if invalid.is_empty() && !compact {
+        input
+    } else {
+        let keep = |l: &&Loaded| {
+            !matches!(l.object, Object::CompactPod(_))
+                && object_ref(&l.object).is_none_or(|o| {
+                    !invalid.contains(&(o.kind, o.namespace.as_deref(), o.name.as_deref()))
+                })
+        };
+        filtered = Input {
+            objects: input.objects.iter().filter(keep).cloned().collect(),
+            symbols: input.symbols.clone(),
+            provision_zone: input.provision_zone.clone(),
+            ..Input::default()
+        };
+        &filtered
+    };
+    let world = match input::build(ctx, input, 0, &[]) {
+        Ok(world) => world,
+        Err(e) => {
+            report.notes.push(format!(
+                "admission checks skipped: the objects do not make a cluster: {e}"
+            ));
+            return;
+        }
+    };
+    let mut seen = HashSet::new();
+    for r in &world.refused {
+        let message = r.error.to_string();
+        if !seen.insert((r.file.clone(), message.clone())) {
+            continue;
+        }
+        let kind = match r.error {
+            topospread_k8s::admission::AdmissionError::Invalid { .. } => "Invalid",
+            _ => "Forbidden",
+        };
+        push_error(
+            report,
+            Diagnostic {
+                file: r.file.clone(),
+                document: 0,
+                item: None,
+                object: ObjectRef {
+                    kind: "Pod",
+                    namespace: Some(r.namespace.clone()),
+                    name: Some(r.error.pod().to_string()),
+                },
+                field: String::new(),
+                severity: Severity::Error,
+                kind,
+                code: None,
+                value: None,
+                detail: message.clone(),
+                why: None,
+                message,
+            },
+        );
+    }
 }
 
 /// The configuration simulate would run with, refused here as it would be there (once:

@@ -139,8 +139,16 @@ impl Admission {
             limit_range::mutate(pod, items);
         }
         resolve_priority(pod, classes)?;
+        // Admission refusals name a pod made with `generateName` by the prefix: the name
+        // is not generated yet (`admission.NewForbidden`'s `extractResourceName`).
+        let requested = pod
+            .metadata
+            .generate_name
+            .clone()
+            .filter(|g| !g.is_empty())
+            .unwrap_or_else(|| name.clone());
         let forbidden = |reason: String| AdmissionError::Forbidden {
-            pod: name.clone(),
+            pod: requested.clone(),
             reason,
         };
         runtime_class::admit(pod, &self.runtime_classes).map_err(forbidden)?;

@@ -28,8 +28,8 @@ pub struct Applied {
 }
 
 /// Applies each workload (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job) that
-/// names the same object as an earlier one over it: the merged object takes the earlier
-/// one's place and the later one leaves the list; one the API server would refuse leaves
+/// names the same object as an earlier one over it: the merged object (named by the later
+/// one's source) takes the earlier one's place and the later one leaves the list; one the API server would refuse leaves
 /// it too, with its refusal.
 pub fn apply_over(objects: &mut Vec<Loaded>) -> Applied {
     let mut applied = Applied::default();
@@ -76,6 +76,8 @@ pub fn apply_over(objects: &mut Vec<Loaded>) -> Applied {
             ),
             message,
         ));
+        // The merged object is the manifest's, where the earlier object was.
+        objects[earlier].source = objects[i].source.clone();
         objects[earlier].object = merged;
     }
     let mut index = 0;

@@ -1,7 +1,8 @@
 //! Manifests applied over a cluster that already holds their objects (issue 42): an
 //! immutable field's change is refused as the API server refuses it and the live
 //! object stays; `spec.replicas` left out of the manifest keeps the live value, as
-//! `kubectl apply` keeps a count `kubectl scale` or an HPA set.
+//! `kubectl apply` keeps a count `kubectl scale` or an HPA set. `validate` refuses what
+//! the same admission refuses.
 
 use super::{fixture, run, stderr, stdout, temp};
 
@@ -53,4 +54,39 @@ fn replicas_left_out_keep_the_live_count_through_a_rollout() {
     );
     assert!(out.contains("spec.replicas 4 kept"), "{out}");
     assert!(out.contains("4 scheduled, 0 pending"), "{out}");
+}
+
+/// `validate` runs the admission `simulate` runs (issue 42): a LimitRange that refuses
+/// every pod a Deployment would make is one error, in the words simulate prints, and
+/// naming the pod as the API server names a `generateName` pod.
+#[test]
+fn validate_refuses_what_simulate_admission_refuses_once_per_workload() {
+    let nodes = fixture("volumes/three-zones.yaml");
+    let files = temp(
+        "validate-admission.yaml",
+        "apiVersion: v1\nkind: LimitRange\nmetadata: {name: lr, namespace: default}\nspec:\n  limits: [{type: Container, max: {cpu: 500m}}]\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: default}\nspec:\n  replicas: 3\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: c, image: nginx, resources: {requests: {cpu: 100m}, limits: {cpu: '1'}}}]\n",
+    );
+    let v = run(&["validate", "-f", &nodes, "-f", &files]);
+    let out = stdout(&v);
+    assert_eq!(v.status.code(), Some(1), "{out}\n{}", stderr(&v));
+    let forbidden: Vec<&str> = out.lines().filter(|l| l.contains("is forbidden")).collect();
+    assert_eq!(forbidden.len(), 1, "{out}");
+    let message = forbidden[0]
+        .split_once("): ")
+        .map(|(_, m)| m)
+        .unwrap_or_default();
+    assert!(
+        message.starts_with("pods \"web-")
+            && message.ends_with(
+                "-\" is forbidden: maximum cpu usage per Container is 500m, but limit is 1"
+            ),
+        "{out}"
+    );
+    let s = run(&["simulate", "-f", &nodes, "-f", &files]);
+    let simulated = stdout(&s);
+    assert!(
+        simulated.contains(message),
+        "simulate words it otherwise:\n{simulated}"
+    );
+    assert!(simulated.contains("3 refused"), "{simulated}");
 }

@@ -802,7 +802,9 @@ impl<'a> Expander<'a> {
                         ordinal.to_string(),
                     );
                 }
-                Naming::Random => {}
+                // Made with `generateName`, as the controllers make them
+                // (`CreatePodsWithGenerateName`): the API server's refusals name the prefix.
+                Naming::Random => pod.metadata.generate_name = Some(format!("{owner_name}-")),
             }
             pod.metadata.name = Some(name.clone());
             self.existing.names.insert((ns.clone(), name.clone()));
