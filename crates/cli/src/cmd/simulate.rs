@@ -467,7 +467,8 @@ fn end_skew_lines(out: &mut String, r: &RolloutReport) {
             .end
             .iter()
             .map(|e| {
-                let counts: Vec<String> = e.counts.iter().map(|(d, n)| format!("{d}={n}")).collect();
+                let counts: Vec<String> =
+                    e.counts.iter().map(|(d, n)| format!("{d}={n}")).collect();
                 format!("{}: {} skew {}", e.topology_key, counts.join(" "), e.skew)
             })
             .collect();

@@ -343,7 +343,12 @@ impl Progress {
         let of = |r: &Revision| {
             (
                 count(r.pods.len()),
-                count(r.pods.iter().filter(|p| self.available.contains(*p)).count()),
+                count(
+                    r.pods
+                        .iter()
+                        .filter(|p| self.available.contains(*p))
+                        .count(),
+                ),
             )
         };
         RolloutState {
@@ -510,8 +515,7 @@ impl Rollout {
                 }
                 break;
             };
-            if due.saturating_sub(last_progress) > deadline && report.deadline_exceeded.is_none()
-            {
+            if due.saturating_sub(last_progress) > deadline && report.deadline_exceeded.is_none() {
                 report.deadline_exceeded = Some(format!(
                     "the Progressing condition turns False (ProgressDeadlineExceeded) {}s in: pods take {delay}s from binding to available, more than progressDeadlineSeconds {}; the rollout goes on",
                     last_progress + deadline,
