@@ -401,6 +401,22 @@ impl Rollout {
         Ok(report)
     }
 
+    /// Carries the rollout out on `snapshot` through `sim` in `il` alone, a bound pod
+    /// Ready `ready_after` seconds later.
+    pub fn run_in(
+        &self,
+        sim: &mut Simulation,
+        snapshot: &mut Snapshot,
+        ready_after: u32,
+        il: Interleaving,
+    ) -> Result<RolloutReport, SimulationError> {
+        let (mut report, end) = self.drive(sim, snapshot, ready_after, il)?;
+        report.interleavings = vec![summary(&report, end)];
+        report.end_skew = skew_ranges(&report.interleavings);
+        report.warning = skew_warning(&report.end_skew, 1);
+        Ok(report)
+    }
+
     /// One run of the rollout in `il`: syncs until the controller waits, the scheduler
     /// binds, the clock moves to the next pod due available, until nothing is due.
     fn drive(
