@@ -434,7 +434,11 @@ fn rollout_table(out: &mut String, r: &RolloutReport) {
                 .iter()
                 .map(|(k, m)| {
                     let counts: Vec<String> = m.iter().map(|(d, n)| format!("{d}={n}")).collect();
-                    format!("{k}: {}", counts.join(" "))
+                    if counts.is_empty() {
+                        format!("{k}: -")
+                    } else {
+                        format!("{k}: {}", counts.join(" "))
+                    }
                 })
                 .collect();
             let _ = writeln!(
