@@ -470,7 +470,7 @@ impl Rollout {
         let mut last_progress = 0u64;
         'run: while report.steps.len() < MAX_STEPS {
             // The controller syncs until it waits for pods to become available.
-            loop {
+            while report.steps.len() < MAX_STEPS {
                 let state = p.state(self.replicas);
                 let steps = rollout_steps(&state, self.strategy);
                 if steps.is_empty() {
