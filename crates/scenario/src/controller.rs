@@ -142,6 +142,9 @@ struct StallExpect {
     /// Whether a DoNotSchedule spread constraint keeps a new pod Pending.
     #[serde(default)]
     topology_spread: Option<bool>,
+    /// Text the stall's one-line reason must contain.
+    #[serde(default)]
+    reason: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -504,6 +507,15 @@ fn check_stall(w: &StallExpect, r: &RolloutReport, mismatches: &mut Vec<Mismatch
             "rollout.stalled.topologySpread",
             t.to_string(),
             got.topology_spread.to_string(),
+        ));
+    }
+    if let Some(t) = &w.reason
+        && !got.reason.contains(t.as_str())
+    {
+        mismatches.push(Mismatch::new(
+            "rollout.stalled.reason",
+            format!("a reason containing {t:?}"),
+            got.reason.clone(),
         ));
     }
 }
