@@ -691,7 +691,12 @@ impl Rollout {
             1 => format!("new pod {} stays Pending", pending[0].pod),
             n => format!("{n} new pods stay Pending"),
         };
+        let old_left: i32 = state.old.iter().map(|o| o.0).sum();
         let mut reason = match (max_surge, max_unavailable) {
+            _ if old_left == 0 => format!(
+                "every old pod is gone and the new ReplicaSet has its {} replicas, but {waits}",
+                state.new.0
+            ),
             (Some(surge), Some(0)) => format!(
                 "maxUnavailable 0 keeps every old pod until a new one is available, maxSurge {surge} allows no further new pod, and {waits}"
             ),
@@ -700,7 +705,7 @@ impl Rollout {
             ),
             _ => format!("the controller waits for the new pods, and {waits}"),
         };
-        if topology_spread {
+        if topology_spread && old_left > 0 {
             reason.push_str(
                 ": a DoNotSchedule topology spread constraint rejects every node where room remains while the old pods hold their domains (kubernetes issue 116629)",
             );

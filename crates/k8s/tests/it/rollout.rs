@@ -233,3 +233,35 @@ fn scheduler_first_binds_the_surge_against_every_old_pod() {
     assert_eq!(r.steps[1].action, "scale replicaset/web-old to 7");
     assert!(r.complete);
 }
+
+/// Room for 240 pods (8 cpu a node, 100m each) and 300 replicas: every old pod goes,
+/// 60 new ones stay Pending, and the rollout can never finish.
+#[test]
+fn a_rollout_short_of_room_stalls_with_the_old_pods_gone() {
+    let text = cluster(false, 0, SURGE_25)
+        .replace(
+            "replicas: 9, minReadySeconds",
+            "replicas: 300, minReadySeconds",
+        )
+        .replace(
+            "image: 'nginx:1.26'",
+            "image: 'nginx:1.26', resources: {requests: {cpu: 100m}}",
+        );
+    let r = roll(&text, 0);
+    assert!(!r.complete);
+    let s = r.stalled.as_ref().expect("stalled");
+    assert_eq!(
+        (s.old_replicas, s.new_replicas, s.new_available),
+        (0, 300, 240)
+    );
+    assert_eq!(s.pending.len(), 60, "{s:?}");
+    assert!(
+        s.reason.starts_with(
+            "every old pod is gone and the new ReplicaSet has its 300 replicas, but 60 new pods stay Pending; the rollout can never finish: after progressDeadlineSeconds (600)"
+        ),
+        "{}",
+        s.reason
+    );
+    assert!(r.interleavings.iter().all(|i| !i.complete));
+    assert!(r.end_skew.is_empty(), "only complete runs have an end skew");
+}
