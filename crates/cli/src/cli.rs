@@ -529,6 +529,11 @@ pub(crate) struct SimulateArgs {
     /// controller's order.
     #[arg(long = "scale", value_name = "KIND/NAME=N")]
     pub(crate) scale: Vec<topospread_k8s::workloads::Scale>,
+    /// Rollouts: seconds from a new pod's binding until it is Ready (its kubelet's
+    /// start-up and readiness probe); `minReadySeconds` comes on top before it counts
+    /// as available to the deployment controller.
+    #[arg(long = "ready-after", value_name = "SECONDS", default_value_t = 0)]
+    pub(crate) ready_after: u32,
     /// `-n`: the namespace of objects that name none.
     #[command(flatten)]
     pub(crate) namespace: NamespaceArgs,

@@ -340,13 +340,15 @@ pub enum Strategy {
 
 impl Strategy {
     /// `ResolveFenceposts`: surge rounds up, unavailable rounds down, and both zero
-    /// means one unavailable pod (or the update could never move).
+    /// means one unavailable pod (or the update could never move); `MaxUnavailable`
+    /// then caps it at `replicas` (0 for 0 replicas).
     pub fn rolling(max_surge: IntOrPercent, max_unavailable: IntOrPercent, replicas: i32) -> Self {
         let surge = max_surge.scaled(replicas, true).max(0);
         let mut unavailable = max_unavailable.scaled(replicas, false).max(0);
         if surge == 0 && unavailable == 0 {
             unavailable = 1;
         }
+        unavailable = unavailable.min(replicas.max(0));
         Self::RollingUpdate {
             max_surge: surge,
             max_unavailable: unavailable,
@@ -380,11 +382,14 @@ pub enum RolloutStep {
     },
 }
 
-/// The deployment controller's next moves from `state`, one sync of `rolloutRolling`:
-/// the new ReplicaSet scaled up as far as surge allows (`reconcileNewReplicaSet`), or
-/// else the old ones scaled down as far as availability allows
-/// (`reconcileOldReplicaSets`). Empty when the rollout is done or cannot move until
-/// more pods become available.
+/// The deployment controller's next moves from `state`, one sync of `rolloutRolling`
+/// (or `rolloutRecreate`): the new ReplicaSet scaled up as far as surge allows
+/// (`reconcileNewReplicaSet`, `NewRSNewReplicas`), or else the old ones scaled down as
+/// far as availability allows (`reconcileOldReplicaSets`: `cleanupUnhealthyReplicas`,
+/// then `scaleDownOldReplicaSetsForRollingUpdate`, oldest first). Counts are
+/// ReplicaSets' `spec.replicas` and `status.availableReplicas`, so the old ones shrink
+/// while new pods are not yet scheduled. Empty when the rollout is done or cannot move
+/// until more pods become available.
 pub fn rollout_steps(state: &RolloutState, strategy: Strategy) -> Vec<RolloutStep> {
     let old_total: i32 = state.old.iter().map(|o| o.0).sum();
     let mut steps = Vec::new();
@@ -631,6 +636,32 @@ mod tests {
                 max_unavailable: 1
             }
         );
+        // 9 replicas at 25%: surge 2.25 rounds up to 3, unavailable down to 2.
+        let s = Strategy::rolling(IntOrPercent::Percent(25), IntOrPercent::Percent(25), 9);
+        assert_eq!(
+            s,
+            Strategy::RollingUpdate {
+                max_surge: 3,
+                max_unavailable: 2
+            }
+        );
+        // `MaxUnavailable` caps at the replicas, and is 0 for none.
+        let s = Strategy::rolling(IntOrPercent::Int(1), IntOrPercent::Int(5), 2);
+        assert_eq!(
+            s,
+            Strategy::RollingUpdate {
+                max_surge: 1,
+                max_unavailable: 2
+            }
+        );
+        let s = Strategy::rolling(IntOrPercent::Int(0), IntOrPercent::Int(0), 0);
+        assert_eq!(
+            s,
+            Strategy::RollingUpdate {
+                max_surge: 0,
+                max_unavailable: 0
+            }
+        );
     }
 
     #[test]
@@ -661,6 +692,36 @@ mod tests {
         assert_eq!(
             rollout_steps(&state, s),
             [RolloutStep::ScaleDownOld { index: 0, to: 3 }]
+        );
+        // kubernetes#98215's shape, 9 replicas at 25%: the sync after the surge of 3
+        // shrinks the old ReplicaSet by 2 while none of the new pods is available
+        // (`maxScaledDown` = 12 - 7 - 3), before they are even scheduled.
+        let nine = Strategy::rolling(IntOrPercent::Percent(25), IntOrPercent::Percent(25), 9);
+        let state = RolloutState {
+            replicas: 9,
+            new: (0, 0),
+            old: vec![(9, 9)],
+        };
+        assert_eq!(rollout_steps(&state, nine), [RolloutStep::ScaleUpNew(3)]);
+        let state = RolloutState {
+            replicas: 9,
+            new: (3, 0),
+            old: vec![(9, 9)],
+        };
+        assert_eq!(
+            rollout_steps(&state, nine),
+            [RolloutStep::ScaleDownOld { index: 0, to: 7 }]
+        );
+        // `cleanupUnhealthyReplicas`: two old pods not available go first, and then no
+        // available one may (7 available is the floor).
+        let state = RolloutState {
+            replicas: 9,
+            new: (3, 0),
+            old: vec![(9, 7)],
+        };
+        assert_eq!(
+            rollout_steps(&state, nine),
+            [RolloutStep::ScaleDownOld { index: 0, to: 7 }]
         );
         let done = RolloutState {
             replicas: 4,

@@ -122,19 +122,32 @@ pub fn simulate(r: &SimulationReport) -> String {
         .rollouts
         .iter()
         .map(|ro| {
-            format!(
+            let mut line = format!(
                 "deployment {} to replicaset {}: {} steps, {} pods created, {} deleted{}",
                 ro.deployment,
                 ro.new_replica_set,
                 ro.steps.len(),
                 ro.created.len(),
                 ro.deleted.len(),
-                if ro.complete {
-                    ""
-                } else {
-                    " (not complete: new pods not available)"
+                match (&ro.stalled, ro.complete) {
+                    (_, true) => String::new(),
+                    (Some(s), false) => format!(" (stalled: {})", s.reason),
+                    (None, false) => " (not complete: new pods not available)".to_string(),
                 }
-            )
+            );
+            for e in &ro.end_skew {
+                line.push_str(&format!(
+                    "; end skew {} over {} interleaving(s): {} to {}",
+                    e.constraint,
+                    ro.interleavings.len(),
+                    e.min,
+                    e.max
+                ));
+            }
+            if let Some(w) = &ro.warning {
+                line.push_str(&format!("; warning: {w}"));
+            }
+            line
         })
         .collect();
     list_section(out, "Rollouts (-o json lists every step)", &rollouts);

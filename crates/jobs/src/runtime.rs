@@ -41,6 +41,11 @@ pub enum Placement {
 /// The engine's simulation: the scheduling queue on a virtual clock.
 pub struct Runtime {
     sim: Simulation,
+    /// What the scheduler was built from, to build another for a rollout's other
+    /// interleavings.
+    setup: SchedulerSetup,
+    /// Its tie-breaking seed.
+    seed: u64,
     /// The scheduler's gates (for the hints an explanation carries).
     features: Features,
     /// `namespace/name` of a pod not created yet whose cycles to record once it is.
@@ -55,6 +60,8 @@ impl Runtime {
         scheduler.set_seed(seed);
         Ok(Self {
             sim: Simulation::new(scheduler),
+            setup: setup.clone(),
+            seed,
             features: setup.features,
             explain_later: None,
         })
@@ -123,11 +130,26 @@ impl Runtime {
             .map_err(|e| Error::Refused(format!("--drain: {e}")))
     }
 
-    /// Carries out a Deployment's rollout, its new pods scheduled through the queue.
-    pub fn rollout(&mut self, snapshot: &mut Snapshot, rollout: &Rollout) -> Result<RolloutReport> {
-        rollout.run(&mut self.sim, snapshot).map_err(|e| {
-            Error::Simulation(format!("deployment {}: rollout: {e}", rollout.deployment))
-        })
+    /// Carries out a Deployment's rollout, its new pods scheduled through the queue and
+    /// Ready `ready_after` seconds after binding; its other interleavings run on copies
+    /// of the cluster, each with a scheduler of its own built as this one.
+    pub fn rollout(
+        &mut self,
+        snapshot: &mut Snapshot,
+        rollout: &Rollout,
+        ready_after: u32,
+    ) -> Result<RolloutReport> {
+        let (setup, seed) = (&self.setup, self.seed);
+        let mut fresh = |copy: &mut Snapshot| {
+            let mut scheduler = Scheduler::new(&setup.config, setup.features, copy).ok()?;
+            scheduler.set_seed(seed);
+            Some(Simulation::new(scheduler))
+        };
+        rollout
+            .run_with(&mut self.sim, snapshot, ready_after, &mut fresh)
+            .map_err(|e| {
+                Error::Simulation(format!("deployment {}: rollout: {e}", rollout.deployment))
+            })
     }
 
     /// What happened, in order.

@@ -42,6 +42,8 @@ pub struct SimulateRequest {
     /// Keep what [`Simulation::cluster_yaml`] writes back: each bound pod as written,
     /// beside its compact form.
     pub write_back: bool,
+    /// `--ready-after SECONDS`: a rollout's new pod is Ready this long after it is bound.
+    pub ready_after: u32,
 }
 
 impl SimulateRequest {
@@ -102,6 +104,7 @@ impl Simulation {
                 .drained
                 .as_ref()
                 .is_some_and(|d| !d.blocked.is_empty())
+            || self.report.rollouts.iter().any(|r| r.stalled.is_some())
     }
 
     /// The cluster after the simulation as multi-document YAML, ready to be read back:
@@ -146,6 +149,7 @@ pub fn simulate(
         drain,
         remove_node,
         lose,
+        ready_after,
         ..
     } = request;
     let what = whatif::NodeWhatIfs {
@@ -180,7 +184,7 @@ pub fn simulate(
     timings.load = start.elapsed();
     let start = Instant::now();
     let (mut results, preempted) = schedule_all(&mut runtime, &mut world, progress)?;
-    world.rollouts = roll_out(&mut runtime, &mut world, &mut results)?;
+    world.rollouts = roll_out(&mut runtime, &mut world, &mut results, ready_after)?;
     timings.schedule = start.elapsed();
     let start = Instant::now();
     let snapshot = &world.snapshot;
@@ -490,6 +494,7 @@ fn roll_out(
     runtime: &mut Runtime,
     world: &mut input::World,
     results: &mut Vec<(PodId, Placement)>,
+    ready_after: u32,
 ) -> Result<Vec<RolloutReport>> {
     let mut reports = Vec::new();
     // Deleted pods' ids are reused by new pods: results are kept by name.
@@ -498,7 +503,7 @@ fn roll_out(
         .filter_map(|(id, _)| Some((*id, world.snapshot.pod(*id)?.name.to_string())))
         .collect();
     for r in &world.expansion.rollouts {
-        let report = runtime.rollout(&mut world.snapshot, r)?;
+        let report = runtime.rollout(&mut world.snapshot, r, ready_after)?;
         let snapshot = &world.snapshot;
         results.retain(|(id, _)| {
             snapshot

@@ -42,6 +42,10 @@ struct ControllerCase {
     /// creation times by LogarithmicScaleDown's buckets; without it, exactly.
     #[serde(default)]
     now: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
+    /// Rollouts: seconds from a new pod's binding until it is Ready, as `simulate
+    /// --ready-after`.
+    #[serde(default)]
+    ready_after: u32,
     expect: Expect,
 }
 
@@ -103,6 +107,21 @@ struct RolloutExpect {
     /// Where it stalled; each field left out is not checked.
     #[serde(default)]
     stalled: Option<StallExpect>,
+    /// Per spread constraint (by topology key): the least and greatest end skew over
+    /// the interleavings, exactly.
+    #[serde(default)]
+    end_skew: Vec<SkewExpect>,
+    /// Whether the report warns that the rollout can leave the spread skewed.
+    #[serde(default)]
+    skew_warning: Option<bool>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct SkewExpect {
+    topology_key: String,
+    min: i64,
+    max: i64,
 }
 
 #[derive(Deserialize)]
@@ -123,6 +142,9 @@ struct StallExpect {
     /// Whether a DoNotSchedule spread constraint keeps a new pod Pending.
     #[serde(default)]
     topology_spread: Option<bool>,
+    /// Text the stall's one-line reason must contain.
+    #[serde(default)]
+    reason: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -253,9 +275,15 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
         }
     }
     let mut rollouts: Vec<RolloutReport> = Vec::new();
+    let features = case.features;
+    let mut fresh = |copy: &mut topospread::snapshot::Snapshot| {
+        Scheduler::new(&SchedulerConfig::default(), features, copy)
+            .ok()
+            .map(Simulation::new)
+    };
     for r in &expansion.rollouts {
         rollouts.push(
-            r.run(&mut sim, &mut snapshot)
+            r.run_with(&mut sim, &mut snapshot, case.ready_after, &mut fresh)
                 .map_err(|e| bad("cluster", &e))?,
         );
     }
@@ -481,6 +509,15 @@ fn check_stall(w: &StallExpect, r: &RolloutReport, mismatches: &mut Vec<Mismatch
             got.topology_spread.to_string(),
         ));
     }
+    if let Some(t) = &w.reason
+        && !got.reason.contains(t.as_str())
+    {
+        mismatches.push(Mismatch::new(
+            "rollout.stalled.reason",
+            format!("a reason containing {t:?}"),
+            got.reason.clone(),
+        ));
+    }
 }
 
 fn check_rollout(
@@ -530,6 +567,27 @@ fn check_rollout(
     }
     if let Some(w) = &want.stalled {
         check_stall(w, r, mismatches);
+    }
+    for (i, w) in want.end_skew.iter().enumerate() {
+        let got = r
+            .interleavings
+            .first()
+            .and_then(|il| il.end.iter().position(|e| e.topology_key == w.topology_key))
+            .and_then(|at| r.end_skew.get(at));
+        let got = got.map_or_else(|| "none".to_string(), |g| format!("{} to {}", g.min, g.max));
+        let want = format!("{} to {}", w.min, w.max);
+        if got != want {
+            mismatches.push(Mismatch::new(format!("rollout.endSkew[{i}]"), want, got));
+        }
+    }
+    if let Some(w) = want.skew_warning
+        && w != r.warning.is_some()
+    {
+        mismatches.push(Mismatch::new(
+            "rollout.skewWarning",
+            w.to_string(),
+            format!("{:?}", r.warning),
+        ));
     }
     for (i, s) in want.spread.iter().enumerate() {
         let step = match s.step {

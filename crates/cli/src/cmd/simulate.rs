@@ -62,6 +62,7 @@ fn request(args: &SimulateArgs) -> Result<SimulateRequest> {
     request.drain = args.drain.clone();
     request.remove_node = args.remove_node.clone();
     request.lose = args.lose.clone();
+    request.ready_after = args.ready_after;
     // `-o yaml` writes every pod back; the rest needs only the compact form.
     request.write_back = args.output == ReportFormat::Yaml;
     Ok(request)
@@ -433,20 +434,70 @@ fn rollout_table(out: &mut String, r: &RolloutReport) {
                 .iter()
                 .map(|(k, m)| {
                     let counts: Vec<String> = m.iter().map(|(d, n)| format!("{d}={n}")).collect();
-                    format!("{k}: {}", counts.join(" "))
+                    if counts.is_empty() {
+                        format!("{k}: -")
+                    } else {
+                        format!("{k}: {}", counts.join(" "))
+                    }
                 })
                 .collect();
             let _ = writeln!(
                 out,
-                "     {}: {} pods, {} bound  {}",
+                "     {}: {} pods, {} bound, {} available  {}",
                 v.replica_set,
                 v.pods,
                 v.bound,
+                v.available,
                 spread.join("; ")
             );
         }
     }
     if let Some(s) = &r.stalled {
         stall_lines(out, s);
+    }
+    end_skew_lines(out, r);
+}
+
+/// The readiness model, each interleaving's end skews, the range per constraint, and
+/// the warnings.
+fn end_skew_lines(out: &mut String, r: &RolloutReport) {
+    let _ = writeln!(
+        out,
+        "  readiness: a bound pod is Ready after {}s (--ready-after) and available {}s later (minReadySeconds); the steps above: {}",
+        r.ready_after_seconds, r.min_ready_seconds, r.interleaving
+    );
+    for il in &r.interleavings {
+        let ends: Vec<String> = il
+            .end
+            .iter()
+            .map(|e| {
+                let counts: Vec<String> =
+                    e.counts.iter().map(|(d, n)| format!("{d}={n}")).collect();
+                format!("{}: {} skew {}", e.topology_key, counts.join(" "), e.skew)
+            })
+            .collect();
+        let state = if il.complete { "complete" } else { "stalled" };
+        let _ = writeln!(
+            out,
+            "  {}: {state} in {} steps, {}s; {}",
+            il.name,
+            il.steps,
+            il.duration_seconds,
+            ends.join("; ")
+        );
+    }
+    for e in &r.end_skew {
+        let range = if e.min == e.max {
+            e.max.to_string()
+        } else {
+            format!("{} to {}", e.min, e.max)
+        };
+        let _ = writeln!(out, "  end skew {}: {range}", e.constraint);
+    }
+    if let Some(w) = &r.deadline_exceeded {
+        let _ = writeln!(out, "  progress deadline: {w}");
+    }
+    if let Some(w) = &r.warning {
+        let _ = writeln!(out, "  warning: {w}");
     }
 }

@@ -193,6 +193,12 @@ fn a_rollout_whose_surge_pod_never_schedules_reports_the_stall() {
         "{s}"
     );
     assert!(s["reason"].as_str().unwrap().contains("116629"), "{s}");
+    assert!(
+        s["reason"].as_str().unwrap().ends_with(
+            "the rollout can never finish: after progressDeadlineSeconds (600) the Deployment's Progressing condition turns False (ProgressDeadlineExceeded) and it stays as it is"
+        ),
+        "{s}"
+    );
 
     let o = run(&["simulate", "-f", &fixture(STALL)]);
     let text = stdout(&o);
@@ -210,4 +216,93 @@ fn a_rollout_whose_surge_pod_never_schedules_reports_the_stall() {
         )),
         "{text}"
     );
+}
+
+/// kubernetes#98215's shape (issue 44): old and new pods counted together, the old
+/// ReplicaSet shrunk before the surge pods are scheduled; the new ReplicaSet ends
+/// skewed in every interleaving, and the report says so and how to fix it.
+#[test]
+fn a_rollout_without_match_label_keys_reports_its_end_skews_and_warns() {
+    const SKEW: &str = "controllers/rollout-skew.yaml";
+    let (v, code) = json(&["simulate", "-f", &fixture(SKEW), "-o", "json"]);
+    assert_eq!(code, 0, "the rollout completes: {v}");
+    let r = &v["rollouts"][0];
+    assert_eq!(r["complete"], true);
+    assert_eq!(r["interleaving"], "controller first, ready together");
+    // Step 2 shrinks the old ReplicaSet by 2 (12 - 7 - 3) with no new pod bound.
+    let step2 = &r["steps"][1];
+    assert_eq!(step2["action"], "scale replicaset/web-6f7c9d8b4 to 7");
+    assert_eq!(step2["revisions"][0]["bound"], 0);
+    let ils = r["interleavings"].as_array().unwrap();
+    assert_eq!(ils.len(), 4);
+    let skews: Vec<i64> = ils
+        .iter()
+        .map(|i| i["end"][0]["skew"].as_i64().unwrap())
+        .collect();
+    let range = &r["end_skew"][0];
+    assert_eq!(range["min"].as_i64(), skews.iter().min().copied());
+    assert_eq!(range["max"].as_i64(), skews.iter().max().copied());
+    assert!(range["min"].as_i64().unwrap() > 1, "{range}");
+    assert_eq!(
+        ils[0]["end"][0]["counts"],
+        serde_json::json!({"a": 3, "b": 4, "c": 2})
+    );
+    let text = stdout(&run(&["simulate", "-f", &fixture(SKEW)]));
+    assert!(
+        text.contains(
+            "  warning: this rollout can leave the spread skewed; add `matchLabelKeys: [pod-template-hash]`"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("  controller first, ready together: complete in 6 steps, 0s; topology.kubernetes.io/zone: a=3 b=4 c=2 skew 2"),
+        "{text}"
+    );
+    // With matchLabelKeys the new revision counts itself only: 3/3/3, no warning.
+    let fixed = std::fs::read_to_string(fixture(SKEW)).unwrap().replace(
+        "labelSelector: {matchLabels: {app: web}}}",
+        "labelSelector: {matchLabels: {app: web}}, matchLabelKeys: [pod-template-hash]}",
+    );
+    let f = super::temp("rollout-skew-mlk.yaml", &fixed);
+    let (v, code) = json(&["simulate", "-f", &f, "-o", "json"]);
+    assert_eq!(code, 0);
+    let r = &v["rollouts"][0];
+    assert!(r.get("warning").is_none(), "{r}");
+    assert_eq!(
+        (&r["end_skew"][0]["min"], &r["end_skew"][0]["max"]),
+        (&0.into(), &0.into())
+    );
+}
+
+/// `--ready-after`: each wave of new pods waits that long (plus minReadySeconds) to be
+/// available; beyond progressDeadlineSeconds the report names the deadline.
+#[test]
+fn ready_after_times_the_rollout_and_names_the_progress_deadline() {
+    const SKEW: &str = "controllers/rollout-skew.yaml";
+    let (v, code) = json(&[
+        "simulate",
+        "-f",
+        &fixture(SKEW),
+        "--ready-after",
+        "5",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code, 0);
+    let r = &v["rollouts"][0];
+    assert_eq!(r["ready_after_seconds"], 5);
+    // Two waves wait for availability: 3 + 2 new pods, then 4.
+    assert_eq!(r["duration_seconds"], 10, "{r}");
+    assert!(r.get("deadline_exceeded").is_none());
+    let o = run(&["simulate", "-f", &fixture(SKEW), "--ready-after", "601"]);
+    assert_eq!(o.status.code(), Some(0), "the rollout still completes");
+    assert!(
+        stdout(&o).contains("  progress deadline: the Progressing condition turns False (ProgressDeadlineExceeded) 600s in: pods take 601s from binding to available, more than progressDeadlineSeconds 600; the rollout goes on"),
+        "{}",
+        stdout(&o)
+    );
+    let o = run(&["simulate", "-f", &fixture(SKEW), "--ready-after", "soon"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stdout(&o).is_empty());
+    assert!(stderr(&o).contains("--ready-after"), "{}", stderr(&o));
 }

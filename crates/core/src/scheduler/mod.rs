@@ -247,6 +247,12 @@ impl Scheduler {
         })
     }
 
+    /// The spread counter of every profile's PodTopologySpread plugin, for callers that
+    /// report a pod's constraints as this scheduler counts them (a rollout's end state).
+    pub fn spread_counter(&self) -> &SpreadCounter {
+        &self.spread
+    }
+
     /// Reseeds the generator that breaks ties among equally scored nodes.
     pub fn set_seed(&mut self, seed: u64) {
         self.rng = Rng::new(seed);

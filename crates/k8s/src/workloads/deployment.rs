@@ -191,6 +191,8 @@ impl<'a> Expander<'a> {
                 seed: self.seed,
                 times: self.features.scale_down_times,
                 admission: self.admission.clone(),
+                min_ready_seconds: spec.min_ready_seconds.unwrap_or(0).max(0),
+                progress_deadline_seconds: spec.progress_deadline_seconds.unwrap_or(600),
             });
             self.out.workloads.push(super::WorkloadSummary {
                 kind: "Deployment",

@@ -58,7 +58,8 @@ pub(crate) use daemonset::pod_node;
 pub use naming::pod_template_hash;
 pub use ordered::{OrderedSet, Ordinal, RollingUpdate, Synced};
 pub use rollout::{
-    Revision, RevisionState, Rollout, RolloutReport, RolloutStall, StalledPod, StepReport,
+    EndSpread, Interleaving, InterleavingReport, Revision, RevisionState, Rollout, RolloutReport,
+    RolloutStall, SkewRange, StalledPod, StepReport,
 };
 pub(crate) use scale::candidate as deletion_candidate;
 use scale::selector_matches;

@@ -1,13 +1,17 @@
 //! A Deployment's rolling update (or recreate) carried out through the engine's
-//! [`Simulation`]: each sync of the deployment controller
-//! ([`topospread::controller::rollout_steps`]) creates the new ReplicaSet's pods, which
-//! are scheduled through the one queue before the next sync, or deletes old pods in the
-//! ReplicaSet controller's order. A pod counts as available once it is bound.
+//! [`Simulation`] as kube-controller-manager runs it: each sync of the deployment
+//! controller ([`topospread::controller::rollout_steps`]) reads the ReplicaSets'
+//! replicas and available pods, the ReplicaSet controller creates or deletes the pods
+//! at once, the scheduler binds new pods against every pod still there (old and new
+//! count together for a selector matching both), and a bound pod becomes available
+//! `--ready-after` + `minReadySeconds` logical seconds later. Where the race between
+//! these moves decides the end state, the rollout runs under each [`Interleaving`] and
+//! the report gives the range of end skews.
 
 use crate::build;
 use k8s_openapi::api::core::v1::Pod;
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use topospread::controller::{
     DeletionCandidate, PhaseRank, RolloutState, RolloutStep, Strategy, TimeScale,
     deletion_order_with, rollout_steps,
@@ -58,6 +62,76 @@ pub struct Rollout {
     pub times: TimeScale,
     /// The admission plugins the new pods go through (LimitRanges, RuntimeClasses).
     pub admission: std::sync::Arc<crate::admission::Admission>,
+    /// `spec.minReadySeconds`: a pod is available this long after it is Ready.
+    pub min_ready_seconds: i32,
+    /// `spec.progressDeadlineSeconds` (600 when unset): how long the controller waits
+    /// for progress before the Progressing condition turns False.
+    pub progress_deadline_seconds: i32,
+}
+
+/// The order in which the deployment controller, the scheduler and the kubelets move
+/// where a cluster races them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Interleaving {
+    /// The scheduler binds a sync's new pods before the controller's next sync; else
+    /// the controller, whose next sync follows the ReplicaSet update at once, shrinks the
+    /// old ReplicaSets first.
+    pub scheduler_first: bool,
+    /// Pods due at one instant become available one at a time, a sync after each; else
+    /// all together, seen by one sync.
+    pub one_at_a_time: bool,
+}
+
+impl Interleaving {
+    /// Every interleaving; the first is the one a report's steps follow.
+    pub const ALL: [Self; 4] = [
+        Self {
+            scheduler_first: false,
+            one_at_a_time: false,
+        },
+        Self {
+            scheduler_first: false,
+            one_at_a_time: true,
+        },
+        Self {
+            scheduler_first: true,
+            one_at_a_time: false,
+        },
+        Self {
+            scheduler_first: true,
+            one_at_a_time: true,
+        },
+    ];
+
+    /// `controller first, ready together`.
+    pub fn name(self) -> String {
+        format!(
+            "{} first, ready {}",
+            if self.scheduler_first {
+                "scheduler"
+            } else {
+                "controller"
+            },
+            if self.one_at_a_time {
+                "one at a time"
+            } else {
+                "together"
+            }
+        )
+    }
+}
+
+/// The label the deployment controller gives each revision's pods.
+const POD_TEMPLATE_HASH: &str = "pod-template-hash";
+
+impl Revision {
+    /// No ReplicaSet, no pods (a placeholder while one is borrowed).
+    fn empty() -> Self {
+        Self {
+            replica_set: String::new(),
+            pods: Vec::new(),
+        }
+    }
 }
 
 /// One revision's pods at a point of the rollout.
@@ -69,6 +143,8 @@ pub struct RevisionState {
     pub pods: usize,
     /// Of which bound.
     pub bound: usize,
+    /// Of which available (bound, Ready for `minReadySeconds`).
+    pub available: usize,
     /// Per topology key of the template's spread constraints: bound pods per domain.
     pub spread: BTreeMap<String, BTreeMap<String, u32>>,
 }
@@ -108,6 +184,79 @@ pub struct RolloutReport {
     /// The pods created, as the controller made them (for `-o yaml`).
     #[serde(skip)]
     pub created_pods: Vec<Pod>,
+    /// The readiness model: seconds from binding until a pod is Ready (`--ready-after`).
+    pub ready_after_seconds: u32,
+    /// `spec.minReadySeconds`: seconds Ready before available.
+    pub min_ready_seconds: i32,
+    /// `spec.progressDeadlineSeconds`.
+    pub progress_deadline_seconds: i32,
+    /// Logical seconds from the first sync to the last move.
+    pub duration_seconds: u64,
+    /// The interleaving the steps follow (`controller first, ready together`).
+    pub interleaving: String,
+    /// How each interleaving ended, the steps' own first.
+    pub interleavings: Vec<InterleavingReport>,
+    /// Per spread constraint of the template: the skews the interleavings end with.
+    pub end_skew: Vec<SkewRange>,
+    /// `this rollout can leave the spread skewed; add matchLabelKeys: [pod-template-hash]`,
+    /// with the constraints it concerns, when an end skew exceeds maxSkew or differs
+    /// between interleavings and old and new pods count together.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+    /// When and why the Progressing condition turns False (ProgressDeadlineExceeded)
+    /// although the rollout goes on: pods take longer than the deadline to become
+    /// available.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadline_exceeded: Option<String>,
+}
+
+/// How a rollout ended under one interleaving.
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct InterleavingReport {
+    /// `controller first, ready together`.
+    pub name: String,
+    /// Whether it completed.
+    pub complete: bool,
+    /// Syncs that moved.
+    pub steps: usize,
+    /// Logical seconds it took.
+    pub duration_seconds: u64,
+    /// Each spread constraint of the new pods at the end, as the scheduler counts it.
+    pub end: Vec<EndSpread>,
+}
+
+/// One spread constraint counted at a rollout's end.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct EndSpread {
+    /// `topology.kubernetes.io/zone maxSkew=1 DoNotSchedule app=web`.
+    pub constraint: String,
+    /// Its topology key.
+    pub topology_key: String,
+    /// maxSkew.
+    pub max_skew: i32,
+    /// Matching pods per eligible domain.
+    pub counts: BTreeMap<String, i64>,
+    /// Largest count minus the global minimum.
+    pub skew: i64,
+    /// Its selector counts one revision only (`pod-template-hash` merged from
+    /// matchLabelKeys).
+    pub per_revision: bool,
+}
+
+/// One spread constraint's end skews over the interleavings.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct SkewRange {
+    /// The constraint, as [`EndSpread::constraint`].
+    pub constraint: String,
+    /// maxSkew.
+    pub max_skew: i32,
+    /// The least end skew.
+    pub min: i64,
+    /// The greatest end skew.
+    pub max: i64,
+    /// Its selector counts one revision only (matchLabelKeys with `pod-template-hash`
+    /// merged), so old pods never steer the new ones.
+    pub per_revision: bool,
 }
 
 /// A rollout the deployment controller can carry no further: it made no move after the
@@ -155,26 +304,160 @@ pub struct StalledPod {
 /// The most syncs one rollout may take (each one moves at least one pod).
 const MAX_STEPS: usize = 100_000;
 
+/// Where one run of the rollout stands: the revisions' pods, which are available, and
+/// when each was bound, on a logical clock in seconds.
+struct Progress {
+    new: Revision,
+    old: Vec<Revision>,
+    available: HashSet<String>,
+    /// Bound pods: (logical second it was bound, order of binding).
+    bound_at: HashMap<String, (u64, usize)>,
+    binds: usize,
+    now: u64,
+}
+
+impl Progress {
+    /// Records the pods the scheduler bound since the last look, at the current time.
+    fn stamp(&mut self, snapshot: &Snapshot, ns: &str) {
+        let pods: Vec<String> = std::iter::once(&self.new)
+            .chain(&self.old)
+            .flat_map(|r| r.pods.iter().cloned())
+            .collect();
+        for name in pods {
+            if self.bound_at.contains_key(&name) {
+                continue;
+            }
+            let bound = snapshot
+                .pod_id(ns, &name)
+                .is_some_and(|id| snapshot.pod_node(id).is_some());
+            if bound {
+                self.bound_at.insert(name, (self.now, self.binds));
+                self.binds += 1;
+            }
+        }
+    }
+
+    /// The ReplicaSets' (replicas, available) as the controller reads them.
+    fn state(&self, replicas: i32) -> RolloutState {
+        let count = |n: usize| i32::try_from(n).unwrap_or(i32::MAX);
+        let of = |r: &Revision| {
+            (
+                count(r.pods.len()),
+                count(
+                    r.pods
+                        .iter()
+                        .filter(|p| self.available.contains(*p))
+                        .count(),
+                ),
+            )
+        };
+        RolloutState {
+            replicas,
+            new: of(&self.new),
+            old: self.old.iter().map(of).collect(),
+        }
+    }
+}
+
 impl Rollout {
-    /// Carries the rollout out on `snapshot` through `sim`, step by step, scheduling
-    /// the new pods through the queue after each step.
+    /// Carries the rollout out on `snapshot` through `sim` with pods Ready once bound, in
+    /// the first [`Interleaving`] alone.
     pub fn run(
         &self,
         sim: &mut Simulation,
         snapshot: &mut Snapshot,
     ) -> Result<RolloutReport, SimulationError> {
+        self.run_with(sim, snapshot, 0, &mut |_| None)
+    }
+
+    /// Carries the rollout out on `snapshot` through `sim` in the first
+    /// [`Interleaving`], after running it on copies of `snapshot` in every other one,
+    /// each through a simulation `fresh` builds for the copy (an interleaving it builds
+    /// none for is left out); a bound pod is Ready `ready_after` seconds later.
+    pub fn run_with(
+        &self,
+        sim: &mut Simulation,
+        snapshot: &mut Snapshot,
+        ready_after: u32,
+        fresh: &mut dyn FnMut(&mut Snapshot) -> Option<Simulation>,
+    ) -> Result<RolloutReport, SimulationError> {
+        let mut others = Vec::new();
+        for il in &Interleaving::ALL[1..] {
+            let mut copy = snapshot.clone();
+            let Some(mut alt) = fresh(&mut copy) else {
+                continue;
+            };
+            let _ = alt.enqueue_pending(&copy);
+            alt.run(&mut copy, |_, _| {})?;
+            let (r, end) = self.drive(&mut alt, &mut copy, ready_after, *il)?;
+            others.push(summary(&r, end));
+        }
+        let (mut report, end) = self.drive(sim, snapshot, ready_after, Interleaving::ALL[0])?;
+        report.interleavings = std::iter::once(summary(&report, end))
+            .chain(others)
+            .collect();
+        report.end_skew = skew_ranges(&report.interleavings);
+        report.warning = skew_warning(&report.end_skew, report.interleavings.len());
+        Ok(report)
+    }
+
+    /// Carries the rollout out on `snapshot` through `sim` in `il` alone, a bound pod
+    /// Ready `ready_after` seconds later.
+    pub fn run_in(
+        &self,
+        sim: &mut Simulation,
+        snapshot: &mut Snapshot,
+        ready_after: u32,
+        il: Interleaving,
+    ) -> Result<RolloutReport, SimulationError> {
+        let (mut report, end) = self.drive(sim, snapshot, ready_after, il)?;
+        report.interleavings = vec![summary(&report, end)];
+        report.end_skew = skew_ranges(&report.interleavings);
+        report.warning = skew_warning(&report.end_skew, 1);
+        Ok(report)
+    }
+
+    /// One run of the rollout in `il`: syncs until the controller waits, the scheduler
+    /// binds, the clock moves to the next pod due available, until nothing is due.
+    fn drive(
+        &self,
+        sim: &mut Simulation,
+        snapshot: &mut Snapshot,
+        ready_after: u32,
+        il: Interleaving,
+    ) -> Result<(RolloutReport, Vec<EndSpread>), SimulationError> {
         let ns = self.namespace.as_str();
-        let mut new = self.new.clone();
-        let mut old = self.old.clone();
+        let delay = u64::from(ready_after) + u64::try_from(self.min_ready_seconds).unwrap_or(0);
+        let deadline = u64::try_from(self.progress_deadline_seconds).unwrap_or(0);
+        let mut p = Progress {
+            new: self.new.clone(),
+            old: self.old.clone(),
+            available: HashSet::new(),
+            bound_at: HashMap::new(),
+            binds: 0,
+            now: 0,
+        };
+        // Pods running before the rollout are available (their kubelets reported them).
+        p.stamp(snapshot, ns);
+        p.available = p.bound_at.keys().cloned().collect();
         let mut report = RolloutReport {
             deployment: format!("{ns}/{}", self.deployment),
-            new_replica_set: new.replica_set.clone(),
+            new_replica_set: p.new.replica_set.clone(),
             steps: Vec::new(),
             complete: false,
             created: Vec::new(),
             deleted: Vec::new(),
             stalled: None,
             created_pods: Vec::new(),
+            ready_after_seconds: ready_after,
+            min_ready_seconds: self.min_ready_seconds,
+            progress_deadline_seconds: self.progress_deadline_seconds,
+            duration_seconds: 0,
+            interleaving: il.name(),
+            interleavings: Vec::new(),
+            end_skew: Vec::new(),
+            warning: None,
+            deadline_exceeded: None,
         };
         let keys: Vec<String> = self
             .template
@@ -184,105 +467,183 @@ impl Rollout {
             .map(|c| c.topology_key.clone())
             .collect();
         let mut made = 0usize;
-        'syncs: for _ in 0..MAX_STEPS {
-            let bound = |pods: &[String]| -> i32 {
-                let n = pods
-                    .iter()
-                    .filter(|p| {
-                        snapshot
-                            .pod_id(ns, p)
-                            .is_some_and(|id| snapshot.pod_node(id).is_some())
-                    })
-                    .count();
-                i32::try_from(n).unwrap_or(i32::MAX)
-            };
-            let count = |pods: &[String]| i32::try_from(pods.len()).unwrap_or(i32::MAX);
-            let state = RolloutState {
-                replicas: self.replicas,
-                new: (count(&new.pods), bound(&new.pods)),
-                old: old
-                    .iter()
-                    .map(|r| (count(&r.pods), bound(&r.pods)))
-                    .collect(),
-            };
-            let steps = rollout_steps(&state, self.strategy);
-            if steps.is_empty() {
+        let mut last_progress = 0u64;
+        'run: while report.steps.len() < MAX_STEPS {
+            // The controller syncs until it waits for pods to become available.
+            while report.steps.len() < MAX_STEPS {
+                let state = p.state(self.replicas);
+                let steps = rollout_steps(&state, self.strategy);
+                if steps.is_empty() {
+                    break;
+                }
+                for step in steps {
+                    let (action, created, deleted) =
+                        self.apply(sim, snapshot, &mut p, step, &mut made, &mut report);
+                    if created.is_empty() && deleted.is_empty() {
+                        // Admission refused the new pods: the controller cannot move.
+                        let mut stall = self.stall(sim, snapshot, &state, &p.new, &report);
+                        stall.reason = format!(
+                            "the API server refused the new ReplicaSet's pods, so the controller cannot {action}{}",
+                            self.never_finishes()
+                        );
+                        report.stalled = Some(stall);
+                        break 'run;
+                    }
+                    if il.scheduler_first && !created.is_empty() {
+                        sim.run(snapshot, |_, _| {})?;
+                        p.stamp(snapshot, ns);
+                    }
+                    last_progress = p.now;
+                    report.created.extend(created.iter().cloned());
+                    report.deleted.extend(deleted.iter().cloned());
+                    let revisions = std::iter::once(&p.new)
+                        .chain(&p.old)
+                        .map(|r| revision_state(snapshot, ns, r, &keys, &p.available))
+                        .collect();
+                    report.steps.push(StepReport {
+                        action,
+                        created,
+                        deleted,
+                        revisions,
+                    });
+                }
+            }
+            sim.run(snapshot, |_, _| {})?;
+            p.stamp(snapshot, ns);
+            // The kubelets: the next bound pods due available.
+            let mut waiting: Vec<(u64, usize, String)> = std::iter::once(&p.new)
+                .chain(&p.old)
+                .flat_map(|r| r.pods.iter())
+                .filter(|n| !p.available.contains(*n))
+                .filter_map(|n| {
+                    let (at, order) = p.bound_at.get(n)?;
+                    Some((at + delay, *order, n.clone()))
+                })
+                .collect();
+            waiting.sort();
+            let Some((due, _, _)) = waiting.first().cloned() else {
+                let state = p.state(self.replicas);
                 report.complete = state.old.iter().all(|o| o.0 == 0)
                     && state.new.0 == self.replicas
                     && state.new.1 == self.replicas;
                 if !report.complete {
-                    report.stalled = Some(self.stall(sim, snapshot, &state, &new, &report));
+                    report.stalled = Some(self.stall(sim, snapshot, &state, &p.new, &report));
                 }
                 break;
+            };
+            if due.saturating_sub(last_progress) > deadline && report.deadline_exceeded.is_none() {
+                report.deadline_exceeded = Some(format!(
+                    "the Progressing condition turns False (ProgressDeadlineExceeded) {}s in: pods take {delay}s from binding to available, more than progressDeadlineSeconds {}; the rollout goes on",
+                    last_progress + deadline,
+                    self.progress_deadline_seconds
+                ));
             }
-            for step in steps {
-                let mut created = Vec::new();
-                let mut deleted = Vec::new();
-                let action = match step {
-                    RolloutStep::ScaleUpNew(to) => {
-                        let to = usize::try_from(to).unwrap_or(0);
-                        while new.pods.len() < to {
-                            let name = self.fresh_name(snapshot, &new.replica_set, &mut made);
-                            let mut pod = self.template.clone();
-                            pod.metadata.name = Some(name.clone());
-                            let Ok(None) = build::admit_and_add_with(
-                                snapshot,
-                                &pod,
-                                &self.source.file,
-                                &self.admission,
-                            ) else {
-                                break;
-                            };
-                            let Some(id) = snapshot.pod_id(ns, &name) else {
-                                break;
-                            };
-                            // A pod no profile serves stays pending; the rollout waits.
-                            let _ = sim.enqueue(snapshot, id);
-                            new.pods.push(name.clone());
-                            created.push(name);
-                            report.created_pods.push(pod);
-                        }
-                        if created.is_empty() && new.pods.len() > to {
-                            let related = related_pods(&new, &old);
-                            deleted = self.scale_down(sim, snapshot, &mut new, to, &related);
-                        }
-                        format!("scale replicaset/{} to {}", new.replica_set, new.pods.len())
-                    }
-                    RolloutStep::ScaleDownOld { index, to } => {
-                        let to = usize::try_from(to).unwrap_or(0);
-                        let related = related_pods(&new, &old);
-                        let Some(r) = old.get_mut(index) else {
-                            continue;
-                        };
-                        deleted = self.scale_down(sim, snapshot, r, to, &related);
-                        format!("scale replicaset/{} to {}", r.replica_set, r.pods.len())
-                    }
-                };
-                if created.is_empty() && deleted.is_empty() {
-                    // Admission refused the new pods: the controller cannot move.
-                    let mut stall = self.stall(sim, snapshot, &state, &new, &report);
-                    stall.reason = format!(
-                        "the API server refused the new ReplicaSet's pods, so the controller cannot {action}"
-                    );
-                    report.stalled = Some(stall);
-                    break 'syncs;
+            p.now = due;
+            last_progress = due;
+            let take = if il.one_at_a_time { 1 } else { waiting.len() };
+            for (at, _, name) in waiting.into_iter().take(take) {
+                if at == due {
+                    p.available.insert(name);
                 }
-                sim.run(snapshot, |_, _| {})?;
-                report.created.extend(created.iter().cloned());
-                report.deleted.extend(deleted.iter().cloned());
-                let revisions = std::iter::once(&new)
-                    .chain(&old)
-                    .map(|r| revision_state(snapshot, ns, r, &keys))
-                    .collect();
-                report.steps.push(StepReport {
-                    action,
-                    created,
-                    deleted,
-                    revisions,
-                });
             }
         }
-        Ok(report)
+        report.duration_seconds = p.now;
+        let end = self.end_spread(sim, snapshot, &p.new);
+        Ok((report, end))
+    }
+
+    /// Carries out one move of the controller: the ReplicaSet controller creates the new
+    /// pods (queued, not yet scheduled) or deletes pods in its order. Returns what it
+    /// did, the pods created and the pods deleted.
+    fn apply(
+        &self,
+        sim: &mut Simulation,
+        snapshot: &mut Snapshot,
+        p: &mut Progress,
+        step: RolloutStep,
+        made: &mut usize,
+        report: &mut RolloutReport,
+    ) -> (String, Vec<String>, Vec<String>) {
+        let ns = self.namespace.as_str();
+        let mut created = Vec::new();
+        let mut deleted = Vec::new();
+        let action = match step {
+            RolloutStep::ScaleUpNew(to) => {
+                let to = usize::try_from(to).unwrap_or(0);
+                while p.new.pods.len() < to {
+                    let name = self.fresh_name(snapshot, &p.new.replica_set, made);
+                    let mut pod = self.template.clone();
+                    pod.metadata.name = Some(name.clone());
+                    let Ok(None) = build::admit_and_add_with(
+                        snapshot,
+                        &pod,
+                        &self.source.file,
+                        &self.admission,
+                    ) else {
+                        break;
+                    };
+                    let Some(id) = snapshot.pod_id(ns, &name) else {
+                        break;
+                    };
+                    // A pod no profile serves stays pending; the rollout waits.
+                    let _ = sim.enqueue(snapshot, id);
+                    p.new.pods.push(name.clone());
+                    created.push(name);
+                    report.created_pods.push(pod);
+                }
+                if created.is_empty() && p.new.pods.len() > to {
+                    let related = related_pods(&p.new, &p.old);
+                    let mut new = std::mem::replace(&mut p.new, Revision::empty());
+                    deleted = self.scale_down(sim, snapshot, &mut new, to, &related, &p.available);
+                    p.new = new;
+                }
+                format!(
+                    "scale replicaset/{} to {}",
+                    p.new.replica_set,
+                    p.new.pods.len()
+                )
+            }
+            RolloutStep::ScaleDownOld { index, to } => {
+                let to = usize::try_from(to).unwrap_or(0);
+                let related = related_pods(&p.new, &p.old);
+                let Some(r) = p.old.get_mut(index) else {
+                    return (String::new(), created, deleted);
+                };
+                deleted = self.scale_down(sim, snapshot, r, to, &related, &p.available);
+                format!("scale replicaset/{} to {}", r.replica_set, r.pods.len())
+            }
+        };
+        for name in &deleted {
+            p.available.remove(name);
+            p.bound_at.remove(name);
+        }
+        (action, created, deleted)
+    }
+
+    /// The template's spread constraints over the cluster at the end, counted for a pod
+    /// of the new ReplicaSet as the scheduler counts them.
+    fn end_spread(&self, sim: &Simulation, snapshot: &Snapshot, new: &Revision) -> Vec<EndSpread> {
+        let Some(pod) = new
+            .pods
+            .iter()
+            .find_map(|n| snapshot.pod(snapshot.pod_id(&self.namespace, n)?))
+        else {
+            return Vec::new();
+        };
+        sim.scheduler()
+            .spread_counter()
+            .pod_spread(pod, snapshot)
+            .constraints
+            .into_iter()
+            .map(|c| EndSpread {
+                per_revision: c.selector.contains(POD_TEMPLATE_HASH),
+                constraint: c.spread.constraint,
+                topology_key: c.spread.topology_key,
+                max_skew: c.spread.max_skew,
+                counts: c.spread.counts,
+                skew: c.spread.skew,
+            })
+            .collect()
     }
 
     /// Where the rollout stands now that the controller cannot move: the counts of
@@ -330,7 +691,12 @@ impl Rollout {
             1 => format!("new pod {} stays Pending", pending[0].pod),
             n => format!("{n} new pods stay Pending"),
         };
+        let old_left: i32 = state.old.iter().map(|o| o.0).sum();
         let mut reason = match (max_surge, max_unavailable) {
+            _ if old_left == 0 => format!(
+                "every old pod is gone and the new ReplicaSet has its {} replicas, but {waits}",
+                state.new.0
+            ),
             (Some(surge), Some(0)) => format!(
                 "maxUnavailable 0 keeps every old pod until a new one is available, maxSurge {surge} allows no further new pod, and {waits}"
             ),
@@ -339,11 +705,12 @@ impl Rollout {
             ),
             _ => format!("the controller waits for the new pods, and {waits}"),
         };
-        if topology_spread {
+        if topology_spread && old_left > 0 {
             reason.push_str(
                 ": a DoNotSchedule topology spread constraint rejects every node where room remains while the old pods hold their domains (kubernetes issue 116629)",
             );
         }
+        reason.push_str(&self.never_finishes());
         let last = report.steps.last();
         RolloutStall {
             step: report.steps.len(),
@@ -369,6 +736,7 @@ impl Rollout {
         r: &mut Revision,
         to: usize,
         related: &[String],
+        available: &HashSet<String>,
     ) -> Vec<String> {
         let ns = self.namespace.as_str();
         let node_of = |name: &str| -> Option<String> {
@@ -390,9 +758,9 @@ impl Rollout {
                 );
                 c.node = node_of(name);
                 if c.node.is_some() && c.phase == PhaseRank::Pending && c.created.is_none() {
-                    // A pod the simulation bound is running and ready.
+                    // A pod the simulation bound is running, and Ready once available.
                     c.phase = PhaseRank::Running;
-                    c.ready = true;
+                    c.ready = available.contains(name);
                 }
                 c
             })
@@ -412,6 +780,14 @@ impl Rollout {
         }
         r.pods.retain(|p| !gone.contains(p));
         gone
+    }
+
+    /// What a stall means for the Deployment, naming its progress deadline.
+    fn never_finishes(&self) -> String {
+        format!(
+            "; the rollout can never finish: after progressDeadlineSeconds ({}) the Deployment's Progressing condition turns False (ProgressDeadlineExceeded) and it stays as it is",
+            self.progress_deadline_seconds
+        )
     }
 
     /// `<replicaset>-<5 chars>`, free in the namespace.
@@ -435,8 +811,74 @@ fn related_pods(new: &Revision, old: &[Revision]) -> Vec<String> {
         .collect()
 }
 
-/// `r`'s pods now: how many, how many bound, and per key the bound ones per domain.
-fn revision_state(snapshot: &Snapshot, ns: &str, r: &Revision, keys: &[String]) -> RevisionState {
+/// How one run ended, for the report's list of interleavings.
+fn summary(r: &RolloutReport, end: Vec<EndSpread>) -> InterleavingReport {
+    InterleavingReport {
+        name: r.interleaving.clone(),
+        complete: r.complete,
+        steps: r.steps.len(),
+        duration_seconds: r.duration_seconds,
+        end,
+    }
+}
+
+/// Per constraint (in the template's order, as each run counts them): the least and
+/// greatest end skew over the runs that completed.
+fn skew_ranges(runs: &[InterleavingReport]) -> Vec<SkewRange> {
+    let mut ranges: Vec<SkewRange> = Vec::new();
+    for run in runs.iter().filter(|r| r.complete) {
+        for (i, e) in run.end.iter().enumerate() {
+            match ranges.get_mut(i) {
+                Some(r) => {
+                    r.min = r.min.min(e.skew);
+                    r.max = r.max.max(e.skew);
+                }
+                None => ranges.push(SkewRange {
+                    constraint: e.constraint.clone(),
+                    max_skew: e.max_skew,
+                    min: e.skew,
+                    max: e.skew,
+                    per_revision: e.per_revision,
+                }),
+            }
+        }
+    }
+    ranges
+}
+
+/// The warning for constraints counting old and new pods together whose end skew
+/// exceeds maxSkew or depends on the interleaving.
+fn skew_warning(ranges: &[SkewRange], runs: usize) -> Option<String> {
+    let skewed: Vec<String> = ranges
+        .iter()
+        .filter(|r| !r.per_revision && (r.max > i64::from(r.max_skew) || r.min != r.max))
+        .map(|r| {
+            let skew = if r.min == r.max {
+                format!("skew {}", r.max)
+            } else {
+                format!("skew {} to {}", r.min, r.max)
+            };
+            format!("{}: {skew} at the end", r.constraint)
+        })
+        .collect();
+    if skewed.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "this rollout can leave the spread skewed; add `matchLabelKeys: [pod-template-hash]` ({} over {runs} interleaving(s); old and new pods count together while they overlap)",
+        skewed.join("; ")
+    ))
+}
+
+/// `r`'s pods now: how many, how many bound and available, and per key the bound ones
+/// per domain.
+fn revision_state(
+    snapshot: &Snapshot,
+    ns: &str,
+    r: &Revision,
+    keys: &[String],
+    available: &HashSet<String>,
+) -> RevisionState {
     let symbols = snapshot.symbols();
     let nodes: Vec<_> = r
         .pods
@@ -461,6 +903,7 @@ fn revision_state(snapshot: &Snapshot, ns: &str, r: &Revision, keys: &[String]) 
         replica_set: r.replica_set.clone(),
         pods: r.pods.len(),
         bound: nodes.len(),
+        available: r.pods.iter().filter(|p| available.contains(*p)).count(),
         spread,
     }
 }
