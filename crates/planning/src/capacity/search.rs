@@ -36,42 +36,55 @@ pub fn plan(req: &CapacityRequest<'_>) -> Result<CapacityPlan, CapacityError> {
         allowed: hosts.unhostable().count(),
     };
     let lower = hosts.resource_lower_bound(req);
-    let mut lower_valid = true;
-    let (mut best_v, mut best) = if base.pending.len() <= search.allowed {
-        (zeros.clone(), base)
+    let mut exact = false;
+    let mut lower_bound = lower;
+    let grown = if base.pending.len() <= search.allowed {
+        Some((zeros.clone(), base))
     } else {
-        match search.grow(lower)? {
-            Some(found) => found,
-            None => {
-                // Some pods stay Pending whatever is added: plan for the rest.
-                let pool_v = search.pool_vector();
-                let pool = search.trials.run(&slots, &pool_v)?;
-                search.allowed = pool.pending.len();
-                lower_valid = false;
-                if pool.pending.len() >= base.pending.len() {
-                    (zeros.clone(), base)
-                } else {
-                    (pool_v, pool)
+        search.grow(lower)?
+    };
+    let (best_v, best) = match grown {
+        Some((v, t)) => {
+            let (mut best_v, mut best) = if total(&v) > 0 {
+                search.shrink(v, t, lower)?
+            } else {
+                (v, t)
+            };
+            let top = total(&best_v);
+            let price = search.price(&best_v);
+            if let Some(found) = search.exhaustive(lower, top, Some(price))? {
+                exact = true;
+                if let Some((v, t)) = found {
+                    (best_v, best) = (v, t);
+                }
+                lower_bound = total(&best_v);
+            }
+            (best_v, best)
+        }
+        None => {
+            // Growth found no vector that places every pod: search every vector up to
+            // the pool's size, else plan for the pods the pool placed.
+            let pool_v = search.pool_vector();
+            match search.exhaustive(lower, total(&pool_v), None)? {
+                Some(Some((v, t))) => {
+                    exact = true;
+                    lower_bound = total(&v);
+                    (v, t)
+                }
+                _ => {
+                    let pool = search.trials.run(&slots, &pool_v)?;
+                    search.allowed = pool.pending.len();
+                    lower_bound = 0;
+                    let base = search.trials.run(&slots, &zeros)?;
+                    if pool.pending.len() >= base.pending.len() {
+                        (zeros.clone(), base)
+                    } else {
+                        search.shrink(pool_v, pool, 0)?
+                    }
                 }
             }
         }
     };
-    let floor = if lower_valid { lower } else { 0 };
-    if total(&best_v) > 0 {
-        (best_v, best) = search.shrink(best_v, best, floor)?;
-    }
-    let mut exact = false;
-    let mut lower_bound = floor;
-    if let Some(found) = search.exhaustive(&best_v, floor)? {
-        exact = true;
-        if let Some((v, t)) = found {
-            best_v = v;
-            best = t;
-        }
-        lower_bound = total(&best_v);
-    } else if total(&best_v) == floor || total(&best_v) == 0 {
-        lower_bound = total(&best_v);
-    }
     let unplaceable = explain(req, &slots, &hosts, &best);
     let greedy = greedy::estimates(req, &slots, &hosts, &mut search.trials, &pending_before)?;
     let simulations = search.trials.runs;
@@ -368,16 +381,15 @@ impl Search<'_, '_> {
     #[allow(clippy::type_complexity)]
     fn exhaustive(
         &mut self,
-        found: &[u32],
         floor: u32,
+        top: u32,
+        below_price: Option<u64>,
     ) -> Result<Option<Option<(Vec<u32>, Trial)>>, CapacityError> {
         let limit = self.req.limits.exhaustive_simulations;
         let size = self.req.snapshot.nodes().len() + self.req.snapshot.pods().count();
-        let top = total(found);
-        if top == 0 {
+        if top == 0 || floor > top {
             return Ok(Some(None));
         }
-        let found_price = self.price(found);
         let mut spent = 0usize;
         for k in floor..=top {
             let mut all = Vec::new();
@@ -387,7 +399,7 @@ impl Search<'_, '_> {
             let mut all: Vec<(u64, Vec<u32>)> = all
                 .into_iter()
                 .map(|v| (self.price(&v), v))
-                .filter(|(p, _)| k < top || *p < found_price)
+                .filter(|(p, _)| k < top || below_price.is_none_or(|b| *p < b))
                 .collect();
             all.sort();
             for (_, v) in all {

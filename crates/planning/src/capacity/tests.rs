@@ -418,8 +418,8 @@ fn arb_case() -> impl Strategy<Value = Case> {
     let zones = prop::sample::select(vec![vec!["a"], vec!["a", "b"], vec!["a", "b", "c"]]);
     (
         zones,
-        prop::collection::vec((0usize..3, 1u32..4, 0u32..3), 1..5),
-        prop::collection::vec((0usize..2, 1u32..5, any::<bool>(), 0u32..3), 1..8),
+        prop::collection::vec((0usize..3, 1u32..4, 0u32..3), 1..13),
+        prop::collection::vec((0usize..2, 1u32..5, any::<bool>(), 0u32..3), 1..12),
         prop::collection::vec((2u32..6, 0usize..4, 1u32..4, prop::option::of(1u32..4)), 1..4),
     )
         .prop_map(|(zones, nodes, pods, templates)| {
@@ -464,7 +464,7 @@ fn arb_case() -> impl Strategy<Value = Case> {
                     z => Some(zones[(z - 2) % zones.len()].to_string()),
                 };
                 let n = if zone.is_some() { 1 } else { zones.len() };
-                if slots + n > 3 && !templates_out.is_empty() {
+                if slots + n > 4 && !templates_out.is_empty() {
                     continue;
                 }
                 slots += n;
@@ -479,7 +479,7 @@ fn arb_case() -> impl Strategy<Value = Case> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
     /// On small clusters the plan is the exhaustive search's minimum: the same total
     /// and price; when no vector up to the oracle's bound works, the plan does not claim
