@@ -29,11 +29,7 @@ pub(crate) struct Hosts {
 }
 
 impl Hosts {
-    pub(crate) fn new(
-        req: &CapacityRequest<'_>,
-        slots: &[Slot],
-        base_pending: &[PodId],
-    ) -> Self {
+    pub(crate) fn new(req: &CapacityRequest<'_>, slots: &[Slot], base_pending: &[PodId]) -> Self {
         let snapshot = req.snapshot;
         let pending = super::trial::pending_pods(snapshot);
         let pending = &pending;
@@ -179,9 +175,7 @@ impl Hosts {
     fn pods_for(&self, s: usize, cheapest_only: bool) -> u32 {
         let slot_template = self.slot_templates.get(s).copied();
         (0..self.pods.len())
-            .filter(|&i| {
-                self.host[i][s] && (!cheapest_only || self.assigned[i] == slot_template)
-            })
+            .filter(|&i| self.host[i][s] && (!cheapest_only || self.assigned[i] == slot_template))
             .count() as u32
     }
 
@@ -222,12 +216,18 @@ impl Hosts {
             if need <= free || per_node <= 0 {
                 0
             } else {
-                u32::try_from((need - free).div_euclid(per_node) + i64::from((need - free) % per_node != 0))
-                    .unwrap_or(u32::MAX)
+                u32::try_from(
+                    (need - free).div_euclid(per_node) + i64::from((need - free) % per_node != 0),
+                )
+                .unwrap_or(u32::MAX)
             }
         };
         let mut l = bound(pods, free_pods, largest(&|r| r.allowed_pod_number));
-        l = l.max(bound(need.milli_cpu, free.milli_cpu, largest(&|r| r.milli_cpu)));
+        l = l.max(bound(
+            need.milli_cpu,
+            free.milli_cpu,
+            largest(&|r| r.milli_cpu),
+        ));
         l = l.max(bound(need.memory, free.memory, largest(&|r| r.memory)));
         l = l.max(bound(
             need.ephemeral_storage,
@@ -266,7 +266,8 @@ fn check(
     }) {
         return Err(format!(
             "taint {}={}:{} not tolerated",
-            taint.key, taint.value,
+            taint.key,
+            taint.value,
             taint.effect.as_str()
         ));
     }
@@ -278,7 +279,11 @@ fn check(
     let mut shorts = vec![
         short("cpu (millicores)", r.milli_cpu, a.milli_cpu),
         short("memory (bytes)", r.memory, a.memory),
-        short("ephemeral-storage (bytes)", r.ephemeral_storage, a.ephemeral_storage),
+        short(
+            "ephemeral-storage (bytes)",
+            r.ephemeral_storage,
+            a.ephemeral_storage,
+        ),
     ];
     shorts.extend(r.scalars().map(|(n, v)| short(n, v, a.scalar(n))));
     if let Some(s) = shorts.into_iter().flatten().next() {

@@ -113,6 +113,11 @@ struct Summary {
     greedy: Vec<greedy::GreedyEstimate>,
 }
 
+/// The exhaustive search runs on clusters of at most this many nodes and pods.
+const EXHAUSTIVE_MAX_OBJECTS: usize = 1_500;
+/// ... and stops after simulations whose sizes sum to this.
+const EXHAUSTIVE_MAX_WORK: usize = 3_000_000;
+
 fn total(v: &[u32]) -> u32 {
     v.iter().sum()
 }
@@ -210,7 +215,9 @@ impl Search<'_, '_> {
     /// `n` nodes shared out as the pending pods' cheapest templates ask, each template's
     /// share spread evenly over its zones, no slot past one node per pod it can host.
     fn grow_vector(&self, n: u32) -> Vec<u32> {
-        let demand = self.hosts.demand_per_template(self.slots, &self.req.templates);
+        let demand = self
+            .hosts
+            .demand_per_template(self.slots, &self.req.templates);
         let all: u64 = demand.iter().map(|d| *d as u64).sum();
         let mut v = vec![0u32; self.slots.len()];
         if all == 0 {
@@ -390,6 +397,11 @@ impl Search<'_, '_> {
         if top == 0 || floor > top {
             return Ok(Some(None));
         }
+        // Each simulation costs about the cluster's size: large clusters get the
+        // heuristic's answer, with its lower bound.
+        if size > EXHAUSTIVE_MAX_OBJECTS {
+            return Ok(None);
+        }
         let mut spent = 0usize;
         for k in floor..=top {
             let mut all = Vec::new();
@@ -404,7 +416,7 @@ impl Search<'_, '_> {
             all.sort();
             for (_, v) in all {
                 spent += 1;
-                if spent.saturating_mul(size.max(1)) > 20_000_000 {
+                if spent.saturating_mul(size.max(1)) > EXHAUSTIVE_MAX_WORK {
                     return Ok(None);
                 }
                 let t = self.trials.run(self.slots, &v)?;

@@ -149,7 +149,11 @@ fn parse_price(v: &str) -> Option<u64> {
     if !digits(whole) || !digits(frac) || frac.len() > 6 || whole.len() > 6 {
         return None;
     }
-    let whole: u64 = if whole.is_empty() { 0 } else { whole.parse().ok()? };
+    let whole: u64 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().ok()?
+    };
     let frac: u64 = if frac.is_empty() {
         0
     } else {

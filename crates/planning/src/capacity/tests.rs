@@ -118,7 +118,10 @@ fn zone_spread_needs_nodes_in_each_zone() {
     assert!(p.exact);
     assert!(p.pending_after.is_empty());
     let zones: Vec<_> = p.additions.iter().map(|a| a.zone.clone()).collect();
-    assert_eq!(zones, [Some("a".into()), Some("b".into()), Some("c".into())]);
+    assert_eq!(
+        zones,
+        [Some("a".into()), Some("b".into()), Some("c".into())]
+    );
     for a in &p.additions {
         for n in &a.nodes {
             let id = p.snapshot.node_id(n).expect("the added node is in the run");
@@ -254,7 +257,9 @@ fn a_pinned_zone_is_explained() {
     let p = plan_for(&s, vec![t]);
     assert_eq!(p.unplaceable.len(), 2, "{:?}", p.unplaceable);
     assert!(
-        p.unplaceable[0].reason.contains("zone b holds the global minimum"),
+        p.unplaceable[0]
+            .reason
+            .contains("zone b holds the global minimum"),
         "{}",
         p.unplaceable[0].reason
     );
@@ -325,14 +330,38 @@ impl std::fmt::Debug for Case {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         for n in &self.nodes {
             let labels = n.metadata.labels.clone().unwrap_or_default();
-            let cpu = n.status.as_ref().and_then(|s| s.allocatable.as_ref()).and_then(|a| a.get("cpu"));
-            writeln!(f, "node {:?} zone={:?} cpu={:?}", n.metadata.name, labels.get(ZONE), cpu.map(|q| &q.0))?;
+            let cpu = n
+                .status
+                .as_ref()
+                .and_then(|s| s.allocatable.as_ref())
+                .and_then(|a| a.get("cpu"));
+            writeln!(
+                f,
+                "node {:?} zone={:?} cpu={:?}",
+                n.metadata.name,
+                labels.get(ZONE),
+                cpu.map(|q| &q.0)
+            )?;
         }
         for p in &self.pods {
             let spec = p.spec.clone().unwrap_or_default();
-            let cpu = spec.containers[0].resources.as_ref().and_then(|r| r.requests.as_ref()).and_then(|r| r.get("cpu")).map(|q| q.0.clone());
-            let c: Vec<String> = spec.topology_spread_constraints.unwrap_or_default().iter().map(|c| format!("{}:{}", c.topology_key, c.max_skew)).collect();
-            writeln!(f, "pod {:?} cpu={cpu:?} node={:?} spread={c:?}", p.metadata.name, spec.node_name)?;
+            let cpu = spec.containers[0]
+                .resources
+                .as_ref()
+                .and_then(|r| r.requests.as_ref())
+                .and_then(|r| r.get("cpu"))
+                .map(|q| q.0.clone());
+            let c: Vec<String> = spec
+                .topology_spread_constraints
+                .unwrap_or_default()
+                .iter()
+                .map(|c| format!("{}:{}", c.topology_key, c.max_skew))
+                .collect();
+            writeln!(
+                f,
+                "pod {:?} cpu={cpu:?} node={:?} spread={c:?}",
+                p.metadata.name, spec.node_name
+            )?;
         }
         for t in &self.templates {
             writeln!(f, "template {t:?}")?;
@@ -420,7 +449,10 @@ fn arb_case() -> impl Strategy<Value = Case> {
         zones,
         prop::collection::vec((0usize..3, 1u32..4, 0u32..3), 1..13),
         prop::collection::vec((0usize..2, 1u32..5, any::<bool>(), 0u32..3), 1..12),
-        prop::collection::vec((2u32..6, 0usize..4, 1u32..4, prop::option::of(1u32..4)), 1..4),
+        prop::collection::vec(
+            (2u32..6, 0usize..4, 1u32..4, prop::option::of(1u32..4)),
+            1..4,
+        ),
     )
         .prop_map(|(zones, nodes, pods, templates)| {
             let nodes: Vec<(String, String, u32, u32)> = nodes
@@ -503,4 +535,3 @@ proptest! {
         }
     }
 }
-
