@@ -5,6 +5,8 @@
 
 #[path = "cli/admission.rs"]
 mod admission;
+#[path = "cli/capacity.rs"]
+mod capacity;
 #[path = "cli/config.rs"]
 mod config;
 #[cfg(feature = "live")]

@@ -95,6 +95,9 @@ pub struct Limits {
     pub exhaustive_simulations: usize,
     /// The shrinking phase stops after this many simulations of the whole plan.
     pub simulations: usize,
+    /// ... or this many on a large cluster (over 5,000 nodes and pods), where each
+    /// simulation schedules thousands of pods.
+    pub large_simulations: usize,
 }
 
 impl Default for Limits {
@@ -102,6 +105,7 @@ impl Default for Limits {
         Self {
             exhaustive_simulations: 3_000,
             simulations: 40,
+            large_simulations: 4,
         }
     }
 }

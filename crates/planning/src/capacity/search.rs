@@ -34,6 +34,7 @@ pub fn plan(req: &CapacityRequest<'_>) -> Result<CapacityPlan, CapacityError> {
         hosts: &hosts,
         trials,
         allowed: hosts.unhostable().count(),
+        failed: None,
     };
     let lower = hosts.resource_lower_bound(req);
     let mut exact = false;
@@ -192,6 +193,8 @@ struct Search<'r, 'a> {
     trials: Trials<'a>,
     /// How many pods may stay Pending in an accepted run.
     allowed: usize,
+    /// The growth's last failing total, and the total it guessed next.
+    failed: Option<(u32, u32)>,
 }
 
 impl Search<'_, '_> {
@@ -285,8 +288,12 @@ impl Search<'_, '_> {
             if self.ok(&t) {
                 return Ok(Some((v, t)));
             }
+            // As many more nodes as the pods left over need at the rate the added
+            // nodes took pods, at most twice as many.
+            let guess = self.guess_after_failure(total(&v), &t);
+            self.failed = Some((total(&v), guess));
             last = Some(v);
-            n = n.saturating_mul(2);
+            n = guess.clamp(n.saturating_add(1), n.saturating_mul(2));
         }
         // The cheapest templates alone cannot: every template's pool.
         let pool = self.pool_vector();
@@ -297,6 +304,18 @@ impl Search<'_, '_> {
         Ok(None)
     }
 
+    /// After a run of `k` added nodes that left pods over: `k` plus the nodes those pods
+    /// need at the rate the added nodes took pods (twice `k` when they took none).
+    fn guess_after_failure(&self, k: u32, t: &Trial) -> u32 {
+        let excess = t.pending.len().saturating_sub(self.allowed) as u64;
+        let placed = t.pods_on_added() as u64;
+        if placed == 0 || k == 0 {
+            return k.saturating_mul(2).max(1);
+        }
+        let more = (excess * u64::from(k)).div_ceil(placed);
+        u32::try_from(u64::from(k) + more.max(1)).unwrap_or(u32::MAX)
+    }
+
     /// Keeps only the nodes that ran pods, then bisects the total, then takes single
     /// nodes away and swaps dear nodes for cheap ones while the budget lasts.
     fn shrink(
@@ -305,7 +324,13 @@ impl Search<'_, '_> {
         mut best: Trial,
         floor: u32,
     ) -> Result<(Vec<u32>, Trial), CapacityError> {
-        let budget = self.trials.runs + self.req.limits.simulations;
+        let size = self.req.snapshot.nodes().len() + self.req.snapshot.pods().count();
+        let budget = self.trials.runs
+            + if size > 5_000 {
+                self.req.limits.large_simulations
+            } else {
+                self.req.limits.simulations
+            };
         let used = best.used();
         if used != best_v {
             let t = self.trials.run(self.slots, &used)?;
@@ -314,18 +339,36 @@ impl Search<'_, '_> {
             }
         }
         let (mut lo, mut hi) = (floor, total(&best_v));
+        // The growth's last failure bounds the search from below (by the heuristic, not
+        // a proof) and guesses the answer.
+        let mut guess = None;
+        if let Some((k, g)) = self.failed
+            && k < hi
+        {
+            lo = lo.max(k + 1);
+            // Growth landed on its guess or beyond: is one node fewer enough?
+            guess = Some(g.min(hi.saturating_sub(1)));
+        }
         while lo < hi && self.trials.runs < budget {
-            let mid = lo + (hi - lo) / 2;
+            let mid = guess
+                .take()
+                .filter(|g| (lo..hi).contains(g))
+                .unwrap_or(lo + (hi - lo) / 2);
             let v = scale(&best_v, mid);
             let t = self.trials.run(self.slots, &v)?;
             if self.ok(&t) {
                 (best_v, best) = (v, t);
                 hi = total(&best_v);
+                // Is it tight? One node fewer next.
+                guess = hi.checked_sub(1);
             } else {
                 lo = mid + 1;
+                guess = Some(self.guess_after_failure(mid, &t));
             }
         }
-        let mut improved = true;
+        // On a large cluster each run schedules thousands of pods: the bisection's
+        // answer stands.
+        let mut improved = size <= 5_000;
         while improved && self.trials.runs < budget {
             improved = false;
             let mut order: Vec<usize> = (0..self.slots.len()).filter(|&s| best_v[s] > 0).collect();
@@ -349,7 +392,7 @@ impl Search<'_, '_> {
             }
         }
         // Same count, lower price: a dear node for a cheap one.
-        let mut improved = true;
+        let mut improved = size <= 5_000;
         while improved && self.trials.runs < budget {
             improved = false;
             'swap: for s in 0..self.slots.len() {

@@ -20,6 +20,15 @@ pub(crate) struct Trial {
 }
 
 impl Trial {
+    /// Pods the run placed on added nodes.
+    pub(crate) fn pods_on_added(&self) -> usize {
+        self.added
+            .iter()
+            .flatten()
+            .map(|id| self.snapshot.node(*id).pods().len())
+            .sum()
+    }
+
     /// Per slot, how many of its added nodes run at least one pod.
     pub(crate) fn used(&self) -> Vec<u32> {
         self.added
