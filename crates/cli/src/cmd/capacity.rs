@@ -55,6 +55,19 @@ fn table(r: &CapacityReport) -> String {
         "{} pod(s) Pending with the cluster as it is",
         r.pending_before
     );
+    if r.pending_before == 0 {
+        let _ = writeln!(
+            out,
+            "Nothing to add: every pod schedules on the cluster as it is"
+        );
+    } else {
+        add_lines(&mut out, r);
+    }
+    spread_and_rest(&mut out, r);
+    out
+}
+
+fn add_lines(out: &mut String, r: &CapacityReport) {
     let how = if r.exact {
         "the exact minimum (exhaustive search)".to_string()
     } else {
@@ -73,10 +86,13 @@ fn table(r: &CapacityReport) -> String {
                 a.template.clone(),
                 a.zone.clone().unwrap_or_else(|| "-".into()),
                 a.count.to_string(),
-                a.nodes.join(","),
+                match a.nodes.as_slice() {
+                    [first, .., last] if a.nodes.len() > 2 => format!("{first} .. {last}"),
+                    names => names.join(","),
+                },
             ]);
         }
-        columns(&mut out, &rows);
+        columns(out, &rows);
     }
     let _ = writeln!(
         out,
@@ -85,6 +101,9 @@ fn table(r: &CapacityReport) -> String {
         r.pending_before,
         r.pending_after
     );
+}
+
+fn spread_and_rest(out: &mut String, r: &CapacityReport) {
     if !r.workloads.is_empty() {
         let _ = writeln!(out, "\nSpread in that run:");
         for w in &r.workloads {
@@ -134,7 +153,7 @@ fn table(r: &CapacityReport) -> String {
                 verdict,
             ]);
         }
-        columns(&mut out, &rows);
+        columns(out, &rows);
     }
     if !r.unplaceable.is_empty() {
         let _ = writeln!(out, "\nNo number of template nodes places:");
@@ -162,5 +181,4 @@ fn table(r: &CapacityReport) -> String {
             let _ = writeln!(out, "  {}: {moved}", n.node);
         }
     }
-    out
 }

@@ -159,8 +159,8 @@ fn bad_templates_are_one_line_naming_them() {
     }
 }
 
-/// `--remove-idle`: an empty node goes; the node running the only replica of zone b
-/// does not (its replica would leave zone b's spread behind).
+/// `--remove-idle`: the empty node goes, then a1 (its replica moves to a2, in the same
+/// zone); a2 cannot (b1 is full, so its two replicas would stay Pending), nor b1.
 #[test]
 fn remove_idle_lists_nodes_checked_by_simulation() {
     let cluster = fixture("capacity/idle.yaml");
@@ -183,5 +183,10 @@ fn remove_idle_lists_nodes_checked_by_simulation() {
         .iter()
         .map(|r| r["node"].as_str().expect("node"))
         .collect();
-    assert_eq!(removable, ["a3", "a2"]);
+    assert_eq!(removable, ["a3", "a1"]);
+    let moved = &v["remove_idle"][1]["moved"][0];
+    assert_eq!(
+        (moved["pod"].as_str(), moved["to"].as_str()),
+        (Some("default/web-0"), Some("a2"))
+    );
 }

@@ -118,6 +118,21 @@ pub fn remove_idle(req: &IdleRequest<'_>) -> Result<Vec<Removal>, CapacityError>
                 Some((victim.clone(), trial.node(node).node.name.to_string()))
             })
             .collect();
+        // Each replacement takes its evicted pod's name, so the next trial's
+        // replacements (named afresh) cannot collide with it.
+        for (victim, id) in &drained.replaced {
+            let node = trial.pod_node(*id).map(|n| trial.node(n).node.name.clone());
+            let Some(mut pod) = trial.remove_pod(*id) else {
+                continue;
+            };
+            if let Some((_, name)) = victim.split_once('/') {
+                pod.name = name.into();
+            }
+            pod.node_name = node;
+            trial
+                .add_pod(pod)
+                .map_err(|e| CapacityError::Simulation(e.to_string()))?;
+        }
         out.push(Removal {
             node: name,
             moved,
