@@ -259,14 +259,16 @@ impl Search<'_, '_> {
         let mut left: Vec<u32> = (0..self.req.templates.len())
             .map(|t| self.max_count(t))
             .collect();
+        let caps: Vec<u32> = (0..self.slots.len())
+            .map(|s| self.hosts.capacity_any(s))
+            .collect();
         let mut progress = true;
         while progress {
             progress = false;
-            for s in 0..self.slots.len() {
-                let t = self.slots[s].template;
-                if left[t] > 0 && v[s] < self.hosts.capacity_any(s) {
-                    v[s] += 1;
-                    left[t] -= 1;
+            for ((n, slot), cap) in v.iter_mut().zip(self.slots).zip(&caps) {
+                if left[slot.template] > 0 && *n < *cap {
+                    *n += 1;
+                    left[slot.template] -= 1;
                     progress = true;
                 }
             }

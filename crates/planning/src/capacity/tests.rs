@@ -103,7 +103,6 @@ fn zone_spread_needs_nodes_in_each_zone() {
     // 6 pods of 1 cpu on 3 x 2 cpu: they fit without new nodes.
     assert_eq!(p.total_nodes(), 0);
 
-    let mut pods = pods;
     for i in 6..12 {
         pods.push(
             replica("web", i, "1", None)
@@ -319,10 +318,13 @@ fn idle_nodes_are_found_by_simulation() {
 
 // --- The exhaustive oracle: every vector in increasing total, then price. ---
 
+/// A template of a case: name, cpu, zone label, price, max-count.
+type CaseTemplate = (String, u32, Option<String>, u32, Option<u32>);
+
 struct Case {
     nodes: Vec<core::Node>,
     pods: Vec<core::Pod>,
-    templates: Vec<(String, u32, Option<String>, u32, Option<u32>)>,
+    templates: Vec<CaseTemplate>,
 }
 
 /// A line per object: what a failing case needs to be read.
