@@ -537,3 +537,51 @@ proptest! {
         }
     }
 }
+
+/// A tainted template hosts only the pods that tolerate its taint; the others are
+/// named with the taint.
+#[test]
+fn a_tainted_template_hosts_only_tolerating_pods() {
+    let nodes = [node("a1", Some("a"), "1")];
+    let mut tolerant = replica("batch", 0, "1", None).build();
+    if let Some(spec) = tolerant.spec.as_mut() {
+        spec.tolerations = Some(vec![core::Toleration {
+            key: Some("dedicated".into()),
+            operator: Some("Equal".into()),
+            value: Some("batch".into()),
+            effect: Some("NoSchedule".into()),
+            ..core::Toleration::default()
+        }]);
+    }
+    let pods = [
+        replica("fill", 0, "1", Some("a1")).build(),
+        tolerant,
+        replica("web", 0, "2", None).build(),
+    ];
+    let mut s = snapshot(&nodes, &pods);
+    let mut n = node("spot", None, "4");
+    if let Some(l) = n.metadata.labels.as_mut() {
+        l.remove(HOST);
+    }
+    n.spec = Some(core::NodeSpec {
+        taints: Some(vec![core::Taint {
+            key: "dedicated".into(),
+            value: Some("batch".into()),
+            effect: "NoSchedule".into(),
+            ..core::Taint::default()
+        }]),
+        ..core::NodeSpec::default()
+    });
+    let t = NodeTemplate::from_node(&n, &mut s).expect("template");
+    let p = plan_for(&s, vec![t]);
+    assert_eq!(p.total_nodes(), 1, "{:?}", counts(&p));
+    assert_eq!(p.unplaceable.len(), 1);
+    assert_eq!(p.unplaceable[0].pod, "default/web-0");
+    assert!(
+        p.unplaceable[0]
+            .reason
+            .contains("taint dedicated=batch:NoSchedule not tolerated"),
+        "{}",
+        p.unplaceable[0].reason
+    );
+}
