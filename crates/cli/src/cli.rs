@@ -58,6 +58,45 @@ pub(crate) enum Command {
     /// The pod-deletion-cost annotations that make ReplicaSet scale-ins keep topology
     /// spread, and the skew predicted after scale-ins; prints, never patches.
     Guard(GuardArgs),
+    /// The fewest nodes of the given templates, per zone, that let every pending pod
+    /// schedule, checked by simulating them; beside it cluster-autoscaler's binpacking
+    /// estimate. --remove-idle: the nodes that can go.
+    Capacity(CapacityArgs),
+}
+
+/// `topospread capacity`.
+#[derive(Debug, Args)]
+#[command(mut_arg(
+    "files",
+    help(
+        "Manifest files (a cluster dump with its pending pods); none: the Kubernetes docs' example"
+    )
+))]
+pub(crate) struct CapacityArgs {
+    /// The cluster, seed and configuration.
+    #[command(flatten)]
+    pub(crate) cluster: ClusterArgs,
+    /// Files of Node manifests, each a kind of node that may be added (labels, taints,
+    /// status.allocatable; annotations topospread.io/max-count, topospread.io/price,
+    /// topospread.io/zones). Repeatable.
+    #[arg(long = "node-template", value_name = "FILE", required = true)]
+    pub(crate) templates: Vec<PathBuf>,
+    /// Also list the nodes that can be removed with every pod rescheduled and no
+    /// DoNotSchedule constraint's skew made worse, checked by simulation.
+    #[arg(long)]
+    pub(crate) remove_idle: bool,
+    /// Output: the plan for people, or the versioned JSON report.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = PlanFormat::Table)]
+    pub(crate) output: PlanFormat,
+}
+
+/// Output formats of `capacity`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum PlanFormat {
+    /// The nodes to add and the spread they give, for people.
+    Table,
+    /// A machine-readable report.
+    Json,
 }
 
 /// `topospread guard`.

@@ -78,6 +78,7 @@ fn main() -> ExitCode {
         cli::Command::Serve(args) => cmd::serve::run(&ctx, &args),
         cli::Command::Ui(args) => cmd::ui::run(&ctx, &args),
         cli::Command::Guard(args) => cmd::guard::run(&ctx, &args),
+        cli::Command::Capacity(args) => cmd::capacity::run(&ctx, &args),
     };
     match result {
         Ok(code) => code,
@@ -104,6 +105,7 @@ fn command_name(command: &cli::Command) -> &'static str {
         cli::Command::Serve(_) => "serve",
         cli::Command::Ui(_) => "ui",
         cli::Command::Guard(_) => "guard",
+        cli::Command::Capacity(_) => "capacity",
     }
 }
 
@@ -116,6 +118,7 @@ fn live_args(command: &mut cli::Command) -> Option<&mut cli::LiveArgs> {
         cli::Command::Validate(a) => Some(&mut a.source.live),
         cli::Command::Rebalance(a) => Some(&mut a.cluster.source.live),
         cli::Command::Ui(a) => Some(&mut a.cluster.source.live),
+        cli::Command::Capacity(a) => Some(&mut a.cluster.source.live),
         cli::Command::Test(_)
         | cli::Command::Bench(_)
         | cli::Command::Serve(_)

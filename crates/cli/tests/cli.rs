@@ -7,6 +7,8 @@
 mod admission;
 #[path = "cli/apply.rs"]
 mod apply;
+#[path = "cli/capacity.rs"]
+mod capacity;
 #[path = "cli/config.rs"]
 mod config;
 #[cfg(feature = "live")]

@@ -23,6 +23,7 @@ mod cluster;
 mod context;
 mod error;
 
+pub mod capacity;
 pub mod config;
 pub mod explain;
 pub mod guard;

@@ -46,6 +46,7 @@ fn the_checked_in_schemas_are_the_generated_ones() {
     assert_checked_in("scale-down-report.json", &scale_down);
     assert_checked_in("show-report.json", &topospread_jobs::show::schema());
     assert_checked_in("guard-report.json", &topospread_jobs::guard::schema());
+    assert_checked_in("capacity-report.json", &topospread_jobs::capacity::schema());
 }
 
 #[test]
@@ -578,4 +579,18 @@ fn guard_reports_validate_with_patches_user_costs_and_notes() {
         assert_eq!(kept, user_costs, "{shape}");
         assert_valid_against(&value, &schema_path("guard-report.json"));
     }
+}
+
+#[test]
+fn capacity_reports_validate() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cli/tests/fixtures/capacity");
+    let mut request = topospread_jobs::capacity::CapacityRequest::new(
+        Cluster::new(vec![fixtures.join("idle.yaml")]),
+        vec![fixtures.join("nodegroup.yaml")],
+    );
+    request.remove_idle = true;
+    let report = topospread_jobs::capacity::capacity(&Context::new(), request).expect("plans");
+    let value = serde_json::to_value(&report).expect("serializes");
+    assert_eq!(value["kind"], "CapacityReport");
+    assert_valid_against(&value, &schema_path("capacity-report.json"));
 }

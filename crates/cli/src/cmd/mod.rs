@@ -4,6 +4,7 @@
 pub(crate) mod bench;
 pub(crate) mod bench_guard;
 pub(crate) mod bench_load;
+pub(crate) mod capacity;
 pub(crate) mod explain;
 pub(crate) mod guard;
 #[cfg(feature = "live")]

@@ -1,0 +1,192 @@
+//! `topospread capacity`: the nodes to add per template and zone, checked by
+//! simulation, beside the binpacking estimate; `--remove-idle`; bad templates.
+
+use super::{fixture, run, stderr, stdout, temp};
+use std::collections::BTreeSet;
+
+fn json(args: &[&str]) -> (serde_json::Value, i32) {
+    let o = run(args);
+    let v = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("JSON on stdout ({e}): {}", stderr(&o)));
+    (v, o.status.code().expect("exit code"))
+}
+
+fn names(v: &serde_json::Value) -> Vec<String> {
+    v.as_array()
+        .expect("array")
+        .iter()
+        .map(|n| n.as_str().expect("string").to_string())
+        .collect()
+}
+
+/// kubernetes/autoscaler#4129's shape: 50 replicas with a zone and a hostname
+/// constraint on three m5.large nodes. The plan adds 15 nodes, 5 per zone, the exact
+/// minimum; its run places every pending pod, on nodes the cluster or the plan has; the
+/// binpacking estimate's 14 nodes leave pods Pending.
+#[test]
+fn autoscaler_4129_is_planned_exactly_and_the_estimate_falls_short() {
+    let cluster = fixture("capacity/autoscaler-4129.yaml");
+    let group = fixture("capacity/nodegroup.yaml");
+    let (v, code) = json(&[
+        "capacity",
+        "-f",
+        &cluster,
+        "--node-template",
+        &group,
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(v["kind"], "CapacityReport");
+    assert_eq!(v["nodes"], 15);
+    assert_eq!(v["exact"], true);
+    assert_eq!(v["price"], "1.44");
+    assert_eq!(v["pending_after"], 0);
+    let counts: Vec<(String, u64)> = v["additions"]
+        .as_array()
+        .expect("additions")
+        .iter()
+        .map(|a| {
+            (
+                a["zone"].as_str().expect("zone").to_string(),
+                a["count"].as_u64().expect("count"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        counts,
+        [
+            ("us-east-1a".to_string(), 5),
+            ("us-east-1b".to_string(), 5),
+            ("us-east-1c".to_string(), 5)
+        ]
+    );
+    let mut known: BTreeSet<String> = (0..3).map(|i| format!("ip-10-0-{i}-10")).collect();
+    for a in v["additions"].as_array().expect("additions") {
+        known.extend(names(&a["nodes"]));
+    }
+    let placed = v["placed"].as_array().expect("placed");
+    assert_eq!(
+        placed.len() as u64,
+        v["pending_before"].as_u64().expect("n")
+    );
+    for p in placed {
+        let node = p["node"].as_str().expect("node");
+        assert!(
+            known.contains(node),
+            "{node} is neither in the cluster nor added"
+        );
+    }
+    let zone = &v["workloads"][0]["spread"][0];
+    assert!(zone["skew"].as_i64().expect("skew") <= 1);
+    let greedy = &v["greedy"][0];
+    assert_eq!(greedy["nodes"], 14);
+    assert!(greedy["pending_after"].as_u64().expect("n") > 0);
+}
+
+/// A pod whose node selector no template satisfies is named, with the reason; the run
+/// exits 1 and plans for the rest.
+#[test]
+fn a_pod_no_template_hosts_is_named_and_exits_1() {
+    let cluster = temp(
+        "capacity-gpu.yaml",
+        r#"
+apiVersion: v1
+kind: Node
+metadata: {name: a1, labels: {topology.kubernetes.io/zone: a, kubernetes.io/hostname: a1}}
+status: {allocatable: {cpu: "1", memory: 4Gi, pods: "10"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: trainer, namespace: default}
+spec:
+  nodeSelector: {accelerator: a100}
+  containers: [{name: c, image: x}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: default}
+spec:
+  containers: [{name: c, image: x, resources: {requests: {cpu: "2"}}}]
+"#,
+    );
+    let group = fixture("capacity/nodegroup-4cpu.yaml");
+    let o = run(&["capacity", "-f", &cluster, "--node-template", &group]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("Add 1 node(s)"), "{out}");
+    assert!(
+        out.contains("default/trainer: no template can host it (m5-xlarge: node selector or required node affinity does not match)"),
+        "{out}"
+    );
+}
+
+/// Bad templates: one line naming the object, exit 2, nothing on stdout.
+#[test]
+fn bad_templates_are_one_line_naming_them() {
+    let cluster = fixture("capacity/autoscaler-4129.yaml");
+    let pod = temp(
+        "capacity-not-a-node.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: x}]}\n",
+    );
+    let negative = temp(
+        "capacity-negative.yaml",
+        "apiVersion: v1\nkind: Node\nmetadata: {name: t, annotations: {topospread.io/max-count: \"-3\"}}\nstatus: {allocatable: {cpu: \"1\", pods: \"10\"}}\n",
+    );
+    let zone = temp(
+        "capacity-zone.yaml",
+        "apiVersion: v1\nkind: Node\nmetadata: {name: t, annotations: {topospread.io/zones: \"us-east-1z\"}}\nstatus: {allocatable: {cpu: \"1\", pods: \"10\"}}\n",
+    );
+    let no_pods = temp(
+        "capacity-nopods.yaml",
+        "apiVersion: v1\nkind: Node\nmetadata: {name: t}\nstatus: {allocatable: {cpu: \"1\"}}\n",
+    );
+    for (file, want) in [
+        (&pod, "a node template must be a Node"),
+        (
+            &negative,
+            "node template \"t\": metadata.annotations[topospread.io/max-count]: \"-3\"",
+        ),
+        (&zone, "zone \"us-east-1z\" is not a zone of the cluster"),
+        (&no_pods, "status.allocatable.pods"),
+    ] {
+        let o = run(&["capacity", "-f", &cluster, "--node-template", file]);
+        assert_eq!(o.status.code(), Some(2), "{file}");
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(want), "{err}");
+        assert!(stdout(&o).is_empty());
+    }
+}
+
+/// `--remove-idle`: the empty node goes, then a1 (its replica moves to a2, in the same
+/// zone); a2 cannot (b1 is full, so its two replicas would stay Pending), nor b1.
+#[test]
+fn remove_idle_lists_nodes_checked_by_simulation() {
+    let cluster = fixture("capacity/idle.yaml");
+    let group = fixture("capacity/nodegroup.yaml");
+    let (v, code) = json(&[
+        "capacity",
+        "-f",
+        &cluster,
+        "--node-template",
+        &group,
+        "--remove-idle",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(v["nodes"], 0);
+    let removable: Vec<&str> = v["remove_idle"]
+        .as_array()
+        .expect("remove_idle")
+        .iter()
+        .map(|r| r["node"].as_str().expect("node"))
+        .collect();
+    assert_eq!(removable, ["a3", "a1"]);
+    let moved = &v["remove_idle"][1]["moved"][0];
+    assert_eq!(
+        (moved["pod"].as_str(), moved["to"].as_str()),
+        (Some("default/web-0"), Some("a2"))
+    );
+}

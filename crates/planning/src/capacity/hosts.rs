@@ -1,0 +1,293 @@
+//! Which slots could host each pending pod on an empty node of its template: node
+//! selector and required affinity, taints (NoSchedule, NoExecute), resources, names.
+//! A pod no slot can host stays Pending however many nodes are added.
+
+use super::{CapacityRequest, NodeTemplate, Slot, ZONE_KEY, ZONE_KEY_BETA};
+use topospread::api::resources::Resources;
+use topospread::api::{Labels, TaintEffect, find_untolerated_taint};
+use topospread::features::Feature;
+use topospread::snapshot::PodId;
+
+/// The unbound pods and the slots each could go to.
+pub(crate) struct Hosts {
+    /// The pods unbound in the request's cluster (the base run may place some).
+    pub(crate) pods: Vec<PodId>,
+    /// Per pod: still pending after the base run (nothing added).
+    pub(crate) base_pending: Vec<bool>,
+    /// Per pod, per slot: could an empty node of the slot host it.
+    host: Vec<Vec<bool>>,
+    /// Per pod: why no slot can host it.
+    unhostable: Vec<Option<String>>,
+    /// Per pod: its cheapest template among those that can host it.
+    assigned: Vec<Option<usize>>,
+    /// Per pod: its requests.
+    pub(crate) requests: Vec<Resources>,
+    /// Whether a pending pod could preempt a bound one (then room is not a bound).
+    preemption: bool,
+    /// Per slot, its template.
+    slot_templates: Vec<usize>,
+}
+
+impl Hosts {
+    pub(crate) fn new(req: &CapacityRequest<'_>, slots: &[Slot], base_pending: &[PodId]) -> Self {
+        let snapshot = req.snapshot;
+        let pending = super::trial::pending_pods(snapshot);
+        let pending = &pending;
+        let mut symbols = snapshot.symbols().clone();
+        let comparison = req
+            .features
+            .enabled(Feature::TaintTolerationComparisonOperators);
+        let slot_labels: Vec<Labels> = slots
+            .iter()
+            .map(|s| {
+                let node = &req.templates[s.template].node;
+                let mut pairs: Vec<_> = node.labels.iter().collect();
+                if let Some(z) = &s.zone {
+                    let v = symbols.intern(z);
+                    pairs.push((symbols.intern(ZONE_KEY), v));
+                    pairs.push((symbols.intern(ZONE_KEY_BETA), v));
+                }
+                Labels::from_pairs(pairs)
+            })
+            .collect();
+        let mut host = Vec::with_capacity(pending.len());
+        let mut unhostable = Vec::with_capacity(pending.len());
+        let mut assigned = Vec::with_capacity(pending.len());
+        let mut requests = Vec::with_capacity(pending.len());
+        let min_bound_priority = snapshot
+            .pods()
+            .filter(|(id, _)| snapshot.pod_node(*id).is_some())
+            .map(|(_, p)| p.priority)
+            .min();
+        let mut preemption = false;
+        for &id in pending {
+            let Some(pod) = snapshot.pod(id) else {
+                host.push(vec![false; slots.len()]);
+                unhostable.push(Some("the pod is gone".to_string()));
+                assigned.push(None);
+                requests.push(Resources::default());
+                continue;
+            };
+            if !pod.preemption_never && min_bound_priority.is_some_and(|m| pod.priority > m) {
+                preemption = true;
+            }
+            let mut why: Vec<String> = Vec::new();
+            let row: Vec<bool> = slots
+                .iter()
+                .zip(&slot_labels)
+                .map(|(s, labels)| {
+                    let t = &req.templates[s.template];
+                    match check(pod, t, labels, &symbols, comparison) {
+                        Ok(()) => true,
+                        Err(e) => {
+                            let line = format!("{}: {e}", t.name);
+                            if !why.contains(&line) {
+                                why.push(line);
+                            }
+                            false
+                        }
+                    }
+                })
+                .collect();
+            let cheapest = row
+                .iter()
+                .enumerate()
+                .filter(|(_, ok)| **ok)
+                .map(|(s, _)| slots[s].template)
+                .min_by_key(|t| (req.templates[*t].price_micros, *t));
+            unhostable.push(if cheapest.is_some() {
+                None
+            } else if !pod.scheduling_gates.is_empty() {
+                Some(format!(
+                    "scheduling gates {} hold it back",
+                    pod.scheduling_gates.join(",")
+                ))
+            } else {
+                Some(format!("no template can host it ({})", why.join("; ")))
+            });
+            host.push(row);
+            assigned.push(cheapest);
+            requests.push(pod.requests.requested.clone());
+        }
+        Self {
+            base_pending: pending.iter().map(|p| base_pending.contains(p)).collect(),
+            pods: pending.to_vec(),
+            host,
+            unhostable,
+            assigned,
+            requests,
+            preemption,
+            slot_templates: slots.iter().map(|s| s.template).collect(),
+        }
+    }
+
+    /// The pods pending after the base run that no slot can host.
+    pub(crate) fn unhostable(&self) -> impl Iterator<Item = PodId> + '_ {
+        self.pods
+            .iter()
+            .zip(&self.unhostable)
+            .zip(&self.base_pending)
+            .filter(|((_, u), b)| u.is_some() && **b)
+            .map(|((p, _), _)| *p)
+    }
+
+    /// Why `id` can go to no slot, if it cannot.
+    pub(crate) fn why_unhostable(&self, id: PodId) -> Option<&str> {
+        let i = self.pods.iter().position(|p| *p == id)?;
+        self.unhostable[i].as_deref()
+    }
+
+    /// Whether pod `i` (of [`Self::pods`]) could go to slot `s`.
+    pub(crate) fn hosts(&self, i: usize, s: usize) -> bool {
+        self.host[i][s]
+    }
+
+    /// Per template, the pending pods it is the cheapest host of.
+    pub(crate) fn demand_per_template(
+        &self,
+        _slots: &[Slot],
+        templates: &[NodeTemplate],
+    ) -> Vec<usize> {
+        let mut d = vec![0usize; templates.len()];
+        for (t, _) in self
+            .assigned
+            .iter()
+            .zip(&self.base_pending)
+            .filter(|(_, b)| **b)
+        {
+            if let Some(t) = t {
+                d[*t] += 1;
+            }
+        }
+        d
+    }
+
+    /// Pods whose cheapest template is slot `s`'s and that `s` can host.
+    pub(crate) fn capacity(&self, s: usize) -> u32 {
+        self.pods_for(s, true)
+    }
+
+    /// Pods slot `s` can host.
+    pub(crate) fn capacity_any(&self, s: usize) -> u32 {
+        self.pods_for(s, false)
+    }
+
+    fn pods_for(&self, s: usize, cheapest_only: bool) -> u32 {
+        let slot_template = self.slot_templates.get(s).copied();
+        (0..self.pods.len())
+            .filter(|&i| self.host[i][s] && (!cheapest_only || self.assigned[i] == slot_template))
+            .count() as u32
+    }
+
+    /// No fewer nodes can host the pods' requests beyond the cluster's free room: per
+    /// resource, the shortfall over the largest template's allocatable. 0 when a pending
+    /// pod could preempt (evictions free room).
+    pub(crate) fn resource_lower_bound(&self, req: &CapacityRequest<'_>) -> u32 {
+        if self.preemption {
+            return 0;
+        }
+        let mut need = Resources::default();
+        let mut pods = 0i64;
+        for (i, r) in self.requests.iter().enumerate() {
+            if self.unhostable[i].is_none() {
+                need.add(r);
+                pods += 1;
+            }
+        }
+        let mut free = Resources::default();
+        let mut free_pods = 0i64;
+        for n in req.snapshot.nodes() {
+            let mut room = n.node.allocatable.clone();
+            room.sub(n.requested());
+            room.milli_cpu = room.milli_cpu.max(0);
+            room.memory = room.memory.max(0);
+            room.ephemeral_storage = room.ephemeral_storage.max(0);
+            free.add(&room);
+            free_pods += (n.node.allocatable.allowed_pod_number - n.pods().len() as i64).max(0);
+        }
+        let largest = |f: &dyn Fn(&Resources) -> i64| {
+            req.templates
+                .iter()
+                .map(|t| f(&t.node.allocatable))
+                .max()
+                .unwrap_or(0)
+        };
+        let bound = |need: i64, free: i64, per_node: i64| -> u32 {
+            if need <= free || per_node <= 0 {
+                0
+            } else {
+                u32::try_from(
+                    (need - free).div_euclid(per_node) + i64::from((need - free) % per_node != 0),
+                )
+                .unwrap_or(u32::MAX)
+            }
+        };
+        let mut l = bound(pods, free_pods, largest(&|r| r.allowed_pod_number));
+        l = l.max(bound(
+            need.milli_cpu,
+            free.milli_cpu,
+            largest(&|r| r.milli_cpu),
+        ));
+        l = l.max(bound(need.memory, free.memory, largest(&|r| r.memory)));
+        l = l.max(bound(
+            need.ephemeral_storage,
+            free.ephemeral_storage,
+            largest(&|r| r.ephemeral_storage),
+        ));
+        for (name, amount) in need.scalars() {
+            let per = largest(&|r| r.scalar(name));
+            l = l.max(bound(amount, free.scalar(name).max(0), per));
+        }
+        l
+    }
+}
+
+/// Whether an empty node of template `t` with `labels` could host `pod`: the checks of
+/// NodeAffinity, TaintToleration, NodeResourcesFit and NodeName that read the pod and
+/// the node alone.
+fn check(
+    pod: &topospread::api::Pod,
+    t: &NodeTemplate,
+    labels: &Labels,
+    symbols: &topospread::api::Symbols,
+    comparison: bool,
+) -> Result<(), String> {
+    if !pod.scheduling_gates.is_empty() {
+        return Err("scheduling gates".into());
+    }
+    if pod.node_name.is_some() || pod.required_node_names.is_some() {
+        return Err("the pod names its node".into());
+    }
+    if !pod.required_node_affinity.matches(labels, &t.name, symbols) {
+        return Err("node selector or required node affinity does not match".into());
+    }
+    if let Some(taint) = find_untolerated_taint(&t.node.taints, &pod.tolerations, comparison, |x| {
+        matches!(x.effect, TaintEffect::NoSchedule | TaintEffect::NoExecute)
+    }) {
+        return Err(format!(
+            "taint {}={}:{} not tolerated",
+            taint.key,
+            taint.value,
+            taint.effect.as_str()
+        ));
+    }
+    let a = &t.node.allocatable;
+    let r = &pod.requests.requested;
+    let short = |what: &str, want: i64, have: i64| {
+        (want > have).then(|| format!("asks {what} {want}, allocatable {have}"))
+    };
+    let mut shorts = vec![
+        short("cpu (millicores)", r.milli_cpu, a.milli_cpu),
+        short("memory (bytes)", r.memory, a.memory),
+        short(
+            "ephemeral-storage (bytes)",
+            r.ephemeral_storage,
+            a.ephemeral_storage,
+        ),
+    ];
+    shorts.extend(r.scalars().map(|(n, v)| short(n, v, a.scalar(n))));
+    if let Some(s) = shorts.into_iter().flatten().next() {
+        return Err(s);
+    }
+    Ok(())
+}
