@@ -228,7 +228,7 @@ fn node_affinity(v: &PersistentVolume, snapshot: &Snapshot) -> Option<core::Volu
             match_fields: None,
         })
         .collect();
-    (!terms.is_empty()).then(|| core::VolumeNodeAffinity {
+    (!terms.is_empty()).then_some(core::VolumeNodeAffinity {
         required: Some(core::NodeSelector {
             node_selector_terms: terms,
         }),
