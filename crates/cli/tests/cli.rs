@@ -88,7 +88,13 @@ fn temp(name: &str, text: &str) -> String {
         .join(format!("cli-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let path = dir.join(name);
-    std::fs::write(&path, text).expect("temp file");
+    // Written aside and renamed into place: tests running at once that write the same
+    // name never read each other's half-written file.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let aside = dir.join(format!(".{name}.{n}.tmp"));
+    std::fs::write(&aside, text).expect("temp file");
+    std::fs::rename(&aside, &path).expect("temp file in place");
     path.display().to_string()
 }
 
