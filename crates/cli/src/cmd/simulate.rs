@@ -96,7 +96,7 @@ fn render(sim: &Simulation, args: &SimulateArgs, width: usize) -> Result<String>
         ReportFormat::Json => serde_json::to_string_pretty(&sim.report)? + "\n",
         // Written by `run` as it is made.
         ReportFormat::Yaml => String::new(),
-        ReportFormat::Html => topospread_html::simulate(&sim.report),
+        ReportFormat::Html => topospread_html::simulate(&sim.report, Some(sim.snapshot())),
         ReportFormat::Table => {
             let mut t = table(&sim.report, width, args.wide);
             if args.show {
