@@ -51,14 +51,14 @@ fn label_width(texts: impl Iterator<Item = usize>) -> usize {
 }
 
 /// `name` cut to `max` characters with an ellipsis in the middle
-/// (`ip-10-0-1…-west-2.compute.internal`): node names differ at the start (the
-/// address) and at the end (region, pool), so both ends stay.
+/// (`ip-10-0-1-23.us-…compute.internal`): node names differ at the start (the
+/// address) and at the end (pool, suffix), so both ends stay.
 pub(crate) fn middle_ellipsis(name: &str, max: usize) -> Cow<'_, str> {
     let n = name.chars().count();
     if n <= max || max < 3 {
         return Cow::Borrowed(name);
     }
-    let head = (max - 1) / 3;
+    let head = max / 2;
     let tail = max - 1 - head;
     let start: String = name.chars().take(head).collect();
     let end: String = name.chars().skip(n - tail).collect();
@@ -245,7 +245,7 @@ fn heatmap(out: &mut String, c: &Counts<'_>) {
         };
         label(
             out,
-            &format!("class=\"group\" x=\"4\" y=\"{}\"", y + 12),
+            &format!("class=\"heat-group\" x=\"4\" y=\"{}\"", y + 12),
             &name,
         );
         let _ = write!(
@@ -617,7 +617,7 @@ mod tests {
         let long = "ip-10-0-1-23.us-west-2.compute.internal";
         assert_eq!(
             middle_ellipsis(long, 33),
-            "ip-10-0-1-\u{2026}est-2.compute.internal"
+            "ip-10-0-1-23.us-\u{2026}compute.internal"
         );
         assert_eq!(middle_ellipsis("short", 33), "short");
         let mut out = String::new();
@@ -632,7 +632,7 @@ mod tests {
             },
         );
         assert!(
-            out.contains(&format!("<title>{long}</title>ip-10-0-1-\u{2026}")),
+            out.contains(&format!("<title>{long}</title>ip-10-0-1-23.us-\u{2026}")),
             "{out}"
         );
         // The caption at the right edge ends there instead of running past it.

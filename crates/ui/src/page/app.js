@@ -66,7 +66,7 @@ const LABEL_CHARS = 33;
 function middle(name, max = LABEL_CHARS) {
   const s = [...String(name)];
   if (s.length <= max) return String(name);
-  const head = Math.floor((max - 1) / 3), tail = max - 1 - head;
+  const head = Math.floor(max / 2), tail = max - 1 - head;
   return s.slice(0, head).join("") + "\u2026" + s.slice(s.length - tail).join("");
 }
 // An SVG label cut in the middle, the whole name in its <title> (shown on hover).
@@ -74,8 +74,8 @@ function svgLabel(name, attrs) {
   return svg("text", Object.assign({ class: "label" }, attrs), svg("title", {}, name), middle(name));
 }
 // An HTML label cut in the middle, the whole name as its title.
-function htmlLabel(tag, name, attrs) {
-  return el(tag, Object.assign({ title: name, class: "label" }, attrs), middle(name));
+function htmlLabel(tag, name, attrs, max = LABEL_CHARS) {
+  return el(tag, Object.assign({ title: name, class: "label" }, attrs), middle(name, max));
 }
 
 // A caption centred on x, or ending (starting) there when centring would cut it at
@@ -192,6 +192,8 @@ function drawCluster(c) {
   if (!constraints.length) {
     for (const d of c.show.domains) {
       const counts = Object.entries(d.counts);
+      // The nodes' own key is the heatmap below.
+      if (counts.length > MAX_BARS && d.topology_key === c.node_key) continue;
       const min = counts.length ? Math.min(...counts.map((x) => x[1])) : null;
       groups.append(el("figure", { class: "constraint" }, constraintPicture(counts, min, null),
         el("figcaption", {}, `${d.topology_key} · ${counts.length} domains · skew ${d.skew}`)));
@@ -436,7 +438,7 @@ function side(title, s, other) {
     w.constraints.forEach((c, i) => {
       const oc = o && o.constraints[i];
       const rows = Object.entries(c.counts).slice(0, 200).map(([d, n]) => {
-        const cells = [htmlLabel("td", d), el("td", { class: "count" }, n)];
+        const cells = [htmlLabel("td", d, {}, 48), el("td", { class: "count" }, n)];
         if (other) {
           const before = oc ? oc.counts[d] ?? 0 : undefined;
           const delta = before === undefined ? "" : n - before;
