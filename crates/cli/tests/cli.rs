@@ -226,6 +226,51 @@ fn show_draws_domains_over_nodes_over_pods() {
     insta::assert_snapshot!("show_conflict", stdout(&o));
 }
 
+/// `simulate --show` draws the key the constraints spread over: a constraint on
+/// `region` is drawn as regions (their totals), not as zones or hostnames alone.
+#[test]
+fn simulate_show_draws_the_constraints_own_key() {
+    let mut items: Vec<serde_json::Value> = (0..6)
+        .map(|i| {
+            serde_json::json!({"apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": format!("node-{i}"), "labels": {
+                    "kubernetes.io/hostname": format!("node-{i}"),
+                    "topology.kubernetes.io/zone": format!("zone-{}", i % 3),
+                    "topology.kubernetes.io/region": format!("region-{}", i % 2)}},
+                "status": {"allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"}}})
+        })
+        .collect();
+    let sel = serde_json::json!({"matchLabels": {"app": "web"}});
+    items.push(
+        serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"replicas": 4, "selector": sel, "template": {
+            "metadata": {"labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "w", "image": "w"}],
+                "topologySpreadConstraints": [{"maxSkew": 1,
+                    "topologyKey": "topology.kubernetes.io/region",
+                    "whenUnsatisfiable": "DoNotSchedule", "labelSelector": sel}]}}}}),
+    );
+    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items});
+    let f = temp("show-region.json", &list.to_string());
+    let o = run(&["simulate", "-f", &f, "--show"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let picture = &out[out.find("+---").expect("a picture")..];
+    assert!(
+        picture.contains("region-0 (2)") && picture.contains("region-1 (2)"),
+        "{out}"
+    );
+    assert!(
+        !picture.contains("zone-0 ("),
+        "zones are not the constraint's key: {out}"
+    );
+    assert!(
+        picture.contains("topology.kubernetes.io/region: region-0=2 region-1=2, skew 0"),
+        "{out}"
+    );
+}
+
 #[test]
 fn show_json_is_the_versioned_counts() {
     let o = run(&["show", "-f", &fixture("docs-conflict.yaml"), "-o", "json"]);

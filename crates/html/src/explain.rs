@@ -165,6 +165,7 @@ fn constraint_charts(out: &mut String, constraints: &[ConstraintCounts], heading
                 counts: c.counts.iter().map(|(d, n)| (d.as_str(), *n)).collect(),
                 min,
                 max_skew: c.skew.and(max_skew(&c.constraint)),
+                groups: None,
             },
         );
     }

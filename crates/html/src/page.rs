@@ -57,8 +57,10 @@ tr.chosen{background:#e7f6ec}
 figcaption{font-size:12.5px;color:#5b6475}
 svg{font:11px system-ui,sans-serif;background:#fff}
 svg .bar{fill:#4a78c2}svg .bar.over{fill:#d0573f}svg .bar.empty{fill:#c9d1de}
-svg .min{stroke:#2e9d5b;stroke-width:1.5}
-svg .limit{stroke:#d0573f;stroke-width:1.5;stroke-dasharray:5 3}
+svg .band{fill:#2e9d5b;fill-opacity:.13}
+svg .cell:hover{stroke:#1d2433}
+svg line.min{stroke:#2e9d5b;stroke-width:1.5}
+svg line.limit{stroke:#d0573f;stroke-width:1.5;stroke-dasharray:5 3}
 svg .move{stroke:#6b4fb3;fill:none}
 svg .domain{fill:#eef1f6;stroke:#98a1b3}
 svg .group{stroke:#fff}

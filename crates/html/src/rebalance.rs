@@ -228,6 +228,7 @@ fn figure(out: &mut String, when: &str, c: &ConstraintSpread) {
             // The skew is measured from the global minimum (minDomains applied).
             min: max.map(|m| m - c.skew),
             max_skew: Some(i64::from(c.max_skew)),
+            groups: None,
         },
     );
 }

@@ -5,10 +5,15 @@ use crate::chart::{self, Counts};
 use crate::page::{Esc, Page, list_section};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use topospread::snapshot::Snapshot;
 use topospread_jobs::simulate::{ConstraintReport, SimulationReport};
 
-/// The page for a simulation.
-pub fn simulate(r: &SimulationReport) -> String {
+/// The zone labels a heatmap groups other keys' domains by, the well-known one first.
+const ZONE_KEYS: [&str; 2] = ["topology.kubernetes.io/zone", "zone"];
+
+/// The page for a simulation. With the cluster it ran on, a constraint with too many
+/// domains for bars draws them as a heatmap grouped by zone.
+pub fn simulate(r: &SimulationReport, cluster: Option<&Snapshot>) -> String {
     let mut page = Page::new(
         "topospread simulate",
         &format!(
@@ -45,7 +50,8 @@ pub fn simulate(r: &SimulationReport) -> String {
             out.push_str("<p class=\"muted\">no topology spread constraint</p>");
         }
         for c in &w.constraints {
-            constraint(out, c);
+            let zones = cluster.and_then(|s| zones_of(s, c));
+            constraint(out, c, zones.as_ref());
         }
         for event in &w.failed_create {
             let _ = write!(out, "<p class=\"bad\">FailedCreate: {}</p>", Esc(event));
@@ -167,8 +173,35 @@ pub fn simulate(r: &SimulationReport) -> String {
     page.finish()
 }
 
+/// For a constraint with more domains than bars can show, each domain's zone (the
+/// zone of the nodes carrying it); `None` when it has few domains, is a zone
+/// constraint itself, or no node has a zone.
+fn zones_of(cluster: &Snapshot, c: &ConstraintReport) -> Option<BTreeMap<String, String>> {
+    if c.after.len().max(c.before.len()) <= chart::MAX_BARS
+        || ZONE_KEYS.contains(&c.topology_key.as_str())
+    {
+        return None;
+    }
+    let symbols = cluster.symbols();
+    let key = symbols.get(&c.topology_key)?;
+    let zone_key = ZONE_KEYS.iter().find_map(|k| symbols.get(k))?;
+    let zones: BTreeMap<String, String> = cluster
+        .nodes()
+        .iter()
+        .filter_map(|n| {
+            let domain = n.node.labels.get(key)?;
+            let zone = n.node.labels.get(zone_key)?;
+            Some((
+                symbols.resolve(domain).to_string(),
+                symbols.resolve(zone).to_string(),
+            ))
+        })
+        .collect();
+    (!zones.is_empty()).then_some(zones)
+}
+
 /// One constraint: its counts before and after, side by side.
-fn constraint(out: &mut String, c: &ConstraintReport) {
+fn constraint(out: &mut String, c: &ConstraintReport, zones: Option<&BTreeMap<String, String>>) {
     let _ = write!(
         out,
         "<h3>{} maxSkew={} {} <span class=\"muted mono\">{}</span></h3><div class=\"pair\">",
@@ -191,6 +224,7 @@ fn constraint(out: &mut String, c: &ConstraintReport) {
                 counts: counts(domains),
                 min: (!domains.is_empty()).then_some(min),
                 max_skew: Some(i64::from(c.max_skew)),
+                groups: zones,
             },
         );
     }

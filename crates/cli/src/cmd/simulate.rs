@@ -97,19 +97,36 @@ fn render(sim: &Simulation, args: &SimulateArgs, width: usize) -> Result<String>
         ReportFormat::Json => serde_json::to_string_pretty(&sim.report)? + "\n",
         // Written by `run` as it is made.
         ReportFormat::Yaml => String::new(),
-        ReportFormat::Html => topospread_html::simulate(&sim.report),
+        ReportFormat::Html => topospread_html::simulate(&sim.report, Some(sim.snapshot())),
         ReportFormat::Table => {
             let mut t = table(&sim.report, width, args.wide);
             if args.show {
                 let mut snap = sim.snapshot().clone();
                 let h = topospread_jobs::show::highlight(&mut snap, None)?;
-                let opts = show::options(&snap, &[], h, width, args.wide);
+                let keys = constraint_keys(&sim.report);
+                let opts = show::options(&snap, &keys, h, width, args.wide);
                 t.push('\n');
                 t.push_str(&render_cluster(&snap, &opts));
             }
             t
         }
     })
+}
+
+/// The topology keys the workloads' constraints spread over, the one with the fewest
+/// domains (the outermost: region, then zone, then hostname) first: what `--show`
+/// draws, so a constraint on `region` is drawn by region. None: `show`'s default keys.
+fn constraint_keys(report: &topospread_jobs::simulate::SimulationReport) -> Vec<String> {
+    let mut keys: Vec<(usize, &str)> = Vec::new();
+    for c in report.workloads.iter().flat_map(|w| &w.constraints) {
+        let domains = c.after.len().max(c.before.len());
+        match keys.iter_mut().find(|k| k.1 == c.topology_key) {
+            Some(k) => k.0 = k.0.max(domains),
+            None => keys.push((domains, &c.topology_key)),
+        }
+    }
+    keys.sort_by_key(|k| k.0);
+    keys.into_iter().map(|k| k.1.to_string()).collect()
 }
 
 /// The pending pods: one line each with `--wide`; else grouped by message, each group

@@ -96,6 +96,40 @@ fn simulate_html_draws_each_constraint_before_and_after() {
     assert_eq!(count(&html, "<script>"), 1);
 }
 
+/// 5,000 hostnames are too many for bars: a heatmap cell per node, grouped by the
+/// nodes' zones, each cell's node and count on hover; the zones stay bars with the
+/// maxSkew band.
+#[test]
+fn simulate_html_draws_5000_nodes_as_a_heatmap_grouped_by_zone() {
+    let f = temp("html-sim-5000.json", &super::explain::big_cluster(5000));
+    let o = run(&["simulate", "-f", &f, "-o", "html"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let html = stdout(&o);
+    assert_well_formed(&html);
+    assert_self_contained(&html);
+    // Before and after, each a cell per eligible node.
+    let heatmaps = count(&html, "<svg class=\"chart heatmap\"");
+    assert_eq!(heatmaps, 2, "one before, one after");
+    let cells = count(&html, "<rect class=\"cell\"");
+    assert_eq!(cells % 2, 0);
+    assert!(cells >= 2 * 4500, "{cells} cells");
+    for z in 0..5 {
+        // The group's name, then its domains and pods.
+        let group = format!(">zone-{z}</text><text x=");
+        assert_eq!(count(&html, &group), 2, "zone-{z} group");
+    }
+    assert!(!html.contains("(no outer domain)"), "every node has a zone");
+    assert!(
+        html.contains("<title>node-0000: 1</title>"),
+        "node-0000 holds old-0"
+    );
+    assert!(
+        count(&html, "<rect class=\"band\"") >= 2,
+        "the zone bars' band"
+    );
+    assert!(html.len() < 8 << 20, "{} bytes", html.len());
+}
+
 #[test]
 fn simulate_html_lists_pending_pods_with_their_reasons() {
     let o = run(&[

@@ -188,7 +188,9 @@ impl Selector {
         Ok(Self::from_requirements(reqs))
     }
 
-    /// Renders the selector as `kubectl` prints one (`app=web,tier in (a,b)`).
+    /// Renders the selector as `kubectl` prints one (`app=web,tier in (a,b)`); a
+    /// requirement given twice (matchLabels and a matchLabelKeys merge of the same
+    /// label) is printed once, as it selects once.
     pub fn display(&self, symbols: &Symbols) -> String {
         let Some(reqs) = self.requirements() else {
             return "<none>".to_string();
@@ -216,7 +218,12 @@ impl Selector {
                     Op::Lt(n) => format!("{k}<{n}"),
                 }
             })
-            .collect::<Vec<_>>()
+            .fold(Vec::<String>::new(), |mut shown, r| {
+                if !shown.contains(&r) {
+                    shown.push(r);
+                }
+                shown
+            })
             .join(",")
     }
 }
@@ -252,5 +259,38 @@ pub(crate) fn check_value(value: &str) -> Result<(), SelectorError> {
             "values[0]: Invalid value: {value:?}: {}",
             problems.join("; ")
         )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement;
+
+    /// matchLabelKeys merged into a selector whose matchLabels already name the label:
+    /// printed once (argocd-server's `app.kubernetes.io/name`).
+    #[test]
+    fn a_requirement_given_twice_is_printed_once() {
+        let mut symbols = Symbols::default();
+        let sel = LabelSelector {
+            match_labels: Some([("app".to_string(), "x".to_string())].into()),
+            match_expressions: Some(vec![LabelSelectorRequirement {
+                key: "tier".into(),
+                operator: "Exists".into(),
+                values: None,
+            }]),
+        };
+        let base = Selector::from_label_selector(Some(&sel), &mut symbols).expect("valid");
+        let merged = base.with(&[Requirement {
+            key: symbols.intern("app"),
+            op: Op::In(intern_set(&["x".to_string()], &mut symbols)),
+        }]);
+        assert_eq!(merged.display(&symbols), "app=x,tier");
+        // A different value of the same key is a different requirement: both stay.
+        let other = base.with(&[Requirement {
+            key: symbols.intern("app"),
+            op: Op::In(intern_set(&["y".to_string()], &mut symbols)),
+        }]);
+        assert_eq!(other.display(&symbols), "app=x,app=y,tier");
     }
 }

@@ -34,9 +34,130 @@ async function api(path, body) {
 
 const state = { cluster: null, simulation: null, explain: null, rows: [], sort: null, plan: null };
 
+// ---- the picture's state in the URL: a link opens the same view, pod and what-if ----
+const urlState = { view: "domains", pod: null, whatif: null, selector: null, strategy: null };
+function syncUrl() {
+  const p = new URLSearchParams();
+  if (urlState.view !== "domains") p.set("view", urlState.view);
+  if (urlState.selector) p.set("selector", urlState.selector);
+  if (urlState.pod) p.set("pod", urlState.pod);
+  if (urlState.whatif) p.set("whatif", JSON.stringify(urlState.whatif));
+  if (urlState.strategy && urlState.strategy !== "topospread") p.set("strategy", urlState.strategy);
+  // The browser test's switch stays, so its page reads what it asked for.
+  const test = new URLSearchParams(location.search).get("selftest");
+  if (test) p.set("selftest", test);
+  const q = p.toString();
+  history.replaceState(null, "", (q ? "?" + q : location.pathname) + location.hash);
+}
+
+// ---- pictures: bars with the maxSkew band, heatmaps, names cut in the middle ----
+const SVG_NS = "http://www.w3.org/2000/svg";
+function svg(tag, attrs, ...children) {
+  const e = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, typeof v === "number" ? +v.toFixed(1) : v);
+  for (const c of children) {
+    if (c !== null && c !== undefined) e.append(c instanceof Node ? c : String(c));
+  }
+  return e;
+}
+
+// The most characters a label shows; longer names lose their middle, never an end.
+const LABEL_CHARS = 33;
+function middle(name, max = LABEL_CHARS) {
+  const s = [...String(name)];
+  if (s.length <= max) return String(name);
+  const head = Math.floor(max / 2), tail = max - 1 - head;
+  return s.slice(0, head).join("") + "\u2026" + s.slice(s.length - tail).join("");
+}
+// An SVG label cut in the middle, the whole name in its <title> (shown on hover).
+function svgLabel(name, attrs) {
+  return svg("text", Object.assign({ class: "label" }, attrs), svg("title", {}, name), middle(name));
+}
+// An HTML label cut in the middle, the whole name as its title.
+function htmlLabel(tag, name, attrs, max = LABEL_CHARS) {
+  return el(tag, Object.assign({ title: name, class: "label" }, attrs), middle(name, max));
+}
+
+// A caption centred on x, or ending (starting) there when centring would cut it at
+// the chart's right (left) edge.
+function caption(cls, x, y, text, width) {
+  const half = text.length * 3.3;
+  let anchor = "middle";
+  if (x + half > width - 2) { anchor = "end"; x = Math.min(x, width - 2); }
+  else if (x - half < 2) { anchor = "start"; x = Math.max(x, 2); }
+  return svg("text", { class: "caption " + cls, x, y, "text-anchor": anchor }, text);
+}
+
+// One constraint's domains as bars: the band from the global minimum to min + maxSkew
+// shaded under them, the minimum's line, bars above the band red.
+const BAR_ROW = 18, BAR_TOP = 30, BAR_W = 360, MAX_BARS = 60;
+function barChart(counts, min, maxSkew) {
+  const labelW = Math.min(240, Math.max(40, Math.min(LABEL_CHARS, Math.max(4, ...counts.map(([d]) => [...d].length))) * 7 + 8));
+  const limit = min === null || maxSkew === null ? null : min + maxSkew;
+  const vmax = Math.max(1, limit ?? 0, ...counts.map((c) => c[1]));
+  const x = (v) => labelW + Math.max(0, v) * BAR_W / vmax;
+  const width = labelW + BAR_W + 48, bottom = BAR_TOP + BAR_ROW * Math.max(1, counts.length);
+  const chart = svg("svg", { class: "chart bars", width, height: bottom + 6, viewBox: `0 0 ${width} ${bottom + 6}` });
+  if (limit !== null) {
+    chart.append(svg("rect", { class: "band", x: x(min), y: BAR_TOP - 4, width: Math.max(1, x(limit) - x(min)), height: bottom - BAR_TOP + 4 },
+      svg("title", {}, `min ${min} to min + maxSkew ${limit}`)));
+  }
+  counts.forEach(([d, n], i) => {
+    const y = BAR_TOP + i * BAR_ROW;
+    const cls = limit !== null && n > limit ? "bar over" : n === 0 ? "bar empty" : "bar";
+    chart.append(svgLabel(d, { x: labelW - 4, y: y + 12, "text-anchor": "end" }),
+      svg("rect", { class: cls, x: labelW, y, width: Math.max(1, x(n) - labelW), height: BAR_ROW - 4 }, svg("title", {}, `${d}: ${n}`)),
+      svg("text", { x: x(n) + 3, y: y + 12 }, n));
+  });
+  const line = (cls, v, text, y) => {
+    chart.append(svg("line", { class: cls, x1: x(v), x2: x(v), y1: BAR_TOP - 4, y2: bottom }), caption(cls, x(v), y, text, width));
+  };
+  if (min !== null) line("min", min, `min ${min}`, 11);
+  if (limit !== null) line("limit", limit, `min + maxSkew = ${limit}`, 23);
+  return chart;
+}
+
+// Cells per row and their side: 5,000 nodes in three zones fit one screen.
+const CELLS = 80, CELL = 10;
+function cellFill(n, vmax, limit) {
+  if (n === null || n === undefined) return "#eceff3";
+  if (limit !== null && n > limit) return "#d0573f";
+  if (n <= 0) return "#dfe3ea";
+  return `hsl(215,65%,${Math.round(78 - 45 * n / Math.max(1, vmax))}%)`;
+}
+// Domains (groups of named cells) as a heatmap: a heading per group (its name cut in
+// the middle, pods, cells) over one small cell per member, its name and count on hover.
+function heatmap(groups, limit, onHead) {
+  const vmax = Math.max(1, ...groups.flatMap((g) => g.cells.map((c) => c.count || 0)));
+  const box = el("div", { class: "heatmap" });
+  for (const g of groups) {
+    const head = el("div", { class: "heat-head" }, htmlLabel("b", g.name), ` ${g.count ?? "–"} pods · ${g.cells.length} ${g.unit}`);
+    if (onHead) { head.classList.add("link"); head.addEventListener("click", () => onHead(g)); }
+    const rows = Math.ceil(g.cells.length / CELLS);
+    const chart = svg("svg", { class: "chart heat", width: CELLS * CELL, height: rows * CELL, viewBox: `0 0 ${CELLS * CELL} ${rows * CELL}` });
+    g.cells.forEach((c, i) => {
+      chart.append(svg("rect", { class: "cell", x: (i % CELLS) * CELL, y: Math.floor(i / CELLS) * CELL, width: CELL - 1, height: CELL - 1,
+        fill: cellFill(c.count, vmax, limit) }, svg("title", {}, `${c.name}: ${c.count ?? "–"}`)));
+    });
+    box.append(head, chart);
+  }
+  return box;
+}
+
+// A constraint's picture: bars up to 60 domains, else one heatmap of its domains.
+function constraintPicture(counts, min, maxSkew) {
+  if (counts.length <= MAX_BARS) return barChart(counts, min, maxSkew);
+  const limit = min === null || maxSkew === null ? null : min + maxSkew;
+  return heatmap([{ name: `${counts.length} domains`, count: counts.reduce((a, c) => a + c[1], 0), unit: "domains",
+    cells: counts.map(([name, count]) => ({ name, count })) }], limit);
+}
+
 // ---- views ---------------------------------------------------------------
 document.querySelectorAll("nav button").forEach((b) => b.addEventListener("click", () => show(b.dataset.view)));
 function show(view) {
+  if (!["domains", "pods", "whatif", "rebalance"].includes(view)) view = "domains";
+  urlState.view = view;
+  syncUrl();
   document.querySelectorAll("nav button").forEach((b) => b.classList.toggle("on", b.dataset.view === view));
   for (const id of ["domains", "pods", "whatif", "rebalance"]) $(id).hidden = id !== view;
   if (view === "pods") drawRows();
@@ -55,13 +176,33 @@ function drawCluster(c) {
   $("marked").textContent = "marked: " + c.show.marked;
   const groups = $("groups");
   groups.replaceChildren();
-  const max = Math.max(0, ...c.groups.map((g) => g.count || 0));
-  for (const g of c.groups) {
-    groups.append(el("div", {
-      class: "tile", style: `background:${heat(g.count, max)}`, title: `${c.group_key || ""}=${g.domain}`,
-      onclick: () => drill(g),
-    }, el("b", {}, g.domain), `${g.count ?? "–"} pods · ${g.nodes.length} nodes`));
+  // Each constraint of the first constrained pod as PodTopologySpread counts it; with a
+  // selector of one's own, each topology key's marked pods.
+  const constraints = (c.show.spread && c.show.spread.constraints) || [];
+  let nodeLimit = null;
+  for (const k of constraints) {
+    const counts = Object.entries(k.counts);
+    const max = Math.max(0, ...counts.map((x) => x[1]));
+    const min = counts.length ? max - k.skew : null;
+    if (k.topology_key === c.node_key && min !== null) nodeLimit = min + k.max_skew;
+    groups.append(el("figure", { class: "constraint" }, constraintPicture(counts, min, k.max_skew),
+      el("figcaption", {}, `${k.topology_key} maxSkew=${k.max_skew} ${k.when_unsatisfiable} ${k.selector} · ${counts.length} domains · global minimum ${min ?? "–"} · skew ${k.skew}` +
+        (min === null ? "" : ` · shaded: ${min} to min + maxSkew = ${min + k.max_skew}`))));
   }
+  if (!constraints.length) {
+    for (const d of c.show.domains) {
+      const counts = Object.entries(d.counts);
+      // The nodes' own key is the heatmap below.
+      if (counts.length > MAX_BARS && d.topology_key === c.node_key) continue;
+      const min = counts.length ? Math.min(...counts.map((x) => x[1])) : null;
+      groups.append(el("figure", { class: "constraint" }, constraintPicture(counts, min, null),
+        el("figcaption", {}, `${d.topology_key} · ${counts.length} domains · skew ${d.skew}`)));
+    }
+  }
+  const nodes = c.groups.reduce((n, g) => n + g.nodes.length, 0);
+  groups.append(el("h3", {}, `${nodes} nodes by ${c.group_key || "node"}, each cell its ${c.node_key || "node"} domain's marked pods`),
+    heatmap(c.groups.map((g) => ({ name: g.domain, count: g.count, unit: "nodes", cells: g.nodes, group: g })), nodeLimit, (h) => drill(h.group)));
+  groups.lastChild.id = "node-heat";
   $("drill-title").hidden = true;
   $("drill").replaceChildren();
 }
@@ -79,8 +220,8 @@ function drill(g) {
     const frag = document.createDocumentFragment();
     for (const end = Math.min(i + 500, g.nodes.length); i < end; i++) {
       const n = g.nodes[i];
-      frag.append(el("div", { class: "tile", style: `background:${heat(n.count, max)}`, title: n.name },
-        `${n.name} ${n.count ?? "–"}`));
+      frag.append(el("div", { class: "tile", style: `background:${heat(n.count, max)}`, title: `${n.name}: ${n.count ?? "–"}` },
+        `${middle(n.name)} ${n.count ?? "–"}`));
     }
     box.append(frag);
     if (i < g.nodes.length) requestAnimationFrame(step);
@@ -91,6 +232,8 @@ function drill(g) {
 $("selector-form").addEventListener("submit", async (e) => {
   e.preventDefault();
   const s = $("selector").value.trim();
+  urlState.selector = s || null;
+  syncUrl();
   try {
     drawCluster(await api("/api/cluster" + (s ? "?selector=" + encodeURIComponent(s) : "")));
   } catch (err) {
@@ -134,6 +277,8 @@ function verdict(n) {
 
 async function pick(ref) {
   const t0 = performance.now();
+  urlState.pod = ref;
+  syncUrl();
   $("outcome").textContent = `explaining ${ref}…`;
   const x = await api("/api/explain?pod=" + encodeURIComponent(ref));
   state.explain = x;
@@ -166,14 +311,14 @@ function drawSpread(x) {
   const box = $("spread");
   box.replaceChildren();
   for (const c of x.spread) {
-    const counts = c.counts.map(([, n]) => n);
-    const min = counts.length ? Math.min(...counts) : 0;
-    box.append(el("div", {}, el("b", {}, c.constraint),
-      ` · ${c.counts.length} domains · global minimum ${min} · skew ${c.skew ?? "–"}`));
-    if (c.counts.length <= 60) {
-      box.append(el("div", { class: "tiles small" },
-        ...c.counts.map(([d, n]) => el("div", { class: "tile", style: `background:${heat(n, Math.max(...counts))}` }, `${d} ${n}`))));
-    }
+    const counts = c.counts.map(([d, n]) => [d, n]);
+    const max = Math.max(0, ...counts.map((k) => k[1]));
+    // The global minimum is what the skew is measured from (minDomains applied).
+    const min = counts.length && c.skew !== null && c.skew !== undefined ? max - c.skew : null;
+    const m = /maxSkew=(\d+)/.exec(c.constraint);
+    const maxSkew = m && min !== null ? Number(m[1]) : null;
+    box.append(el("figure", { class: "constraint" }, constraintPicture(counts, min, maxSkew),
+      el("figcaption", {}, `${c.constraint} · ${c.counts.length} domains · global minimum ${min ?? "–"} · skew ${c.skew ?? "–"}`)));
   }
 }
 
@@ -268,6 +413,8 @@ async function runWhatIf(body) {
   $("whatif-result").replaceChildren();
   try {
     const r = await api("/api/whatif", body);
+    urlState.whatif = body;
+    syncUrl();
     drawWhatIf(r);
     return r;
   } catch (err) {
@@ -281,27 +428,46 @@ $("whatif-form").addEventListener("submit", (e) => {
   runWhatIf(whatIfBody(e.target)).catch(() => {});
 });
 
+// One side of the what-if: the counts per domain; with `other` (the cluster as
+// loaded), each domain's change from it too.
 function side(title, s, other) {
   const box = el("div", {}, el("h3", {}, title), el("div", {}, `${s.scheduled} scheduled, ${s.pending} pending`));
   for (const w of s.workloads) {
-    const o = other.workloads.find((x) => x.workload === w.workload);
+    const o = other && other.workloads.find((x) => x.workload === w.workload);
     box.append(el("h4", {}, `${w.workload}: ${w.pods} pods, ${w.scheduled} scheduled, ${w.pending} pending`));
     w.constraints.forEach((c, i) => {
       const oc = o && o.constraints[i];
       const rows = Object.entries(c.counts).slice(0, 200).map(([d, n]) => {
-        const before = oc ? oc.counts[d] : undefined;
-        const delta = before === undefined ? "" : n - before;
-        return el("tr", {}, el("td", {}, d), el("td", { class: "count" }, n),
-          el("td", { class: delta > 0 ? "up" : delta < 0 ? "down" : "" }, delta === "" || delta === 0 ? "" : (delta > 0 ? "+" : "") + delta));
+        const cells = [htmlLabel("td", d, {}, 48), el("td", { class: "count" }, n)];
+        if (other) {
+          const before = oc ? oc.counts[d] ?? 0 : undefined;
+          const delta = before === undefined ? "" : n - before;
+          cells.push(el("td", { class: "change " + (delta > 0 ? "up" : delta < 0 ? "down" : "") }, delta === "" || delta === 0 ? "" : (delta > 0 ? "+" : "") + delta));
+        }
+        return el("tr", {}, ...cells);
       });
+      const head = [el("th", {}, "domain"), el("th", {}, "pods")];
+      if (other) head.push(el("th", {}, "change"));
       box.append(el("div", {}, `${c.topology_key} maxSkew=${c.max_skew} ${c.when_unsatisfiable} · skew `, el("b", { class: "skew" }, c.skew)),
-        el("table", {}, el("tr", {}, el("th", {}, "domain"), el("th", {}, "pods"), el("th", {}, "Δ")), ...rows));
+        el("table", {}, el("tr", {}, ...head), ...rows));
     });
   }
   return box;
 }
 function drawWhatIf(r) {
-  $("whatif-result").replaceChildren(side("Before (as loaded)", r.before, r.after), side("After", r.after, r.before));
+  $("whatif-result").replaceChildren(side("Before (as loaded)", r.before, null), side("After", r.after, r.before));
+}
+// A what-if read from a link: its fields back in the form.
+function fillWhatIfForm(body) {
+  const f = $("whatif-form").elements;
+  f.scale.value = (body.scale || []).join(" ");
+  f.drain.value = (body.drain || []).join(" ");
+  f.lose.value = (body.lose || []).join(" ");
+  const c = (body.constraints || [])[0];
+  f.workload.value = c ? c.workload : "";
+  f.index.value = c ? c.index || 0 : 0;
+  f.maxSkew.value = c && c.maxSkew !== undefined ? c.maxSkew : "";
+  f.whenUnsatisfiable.value = c && c.whenUnsatisfiable ? c.whenUnsatisfiable : "";
 }
 
 // ---- rebalance -------------------------------------------------------------
@@ -329,6 +495,8 @@ function svgElement(markup) {
 
 // The plan for `strategy`, asked once while it is the one shown.
 function plan(strategy) {
+  urlState.strategy = strategy;
+  syncUrl();
   if (state.plan && state.plan.strategy === strategy) return state.plan.promise;
   const promise = fetchPlan(strategy);
   state.plan = { strategy, promise };
@@ -370,6 +538,8 @@ function drawRebalance(r, charts) {
   if (!r.moves.length) $("rebalance-charts").append(el("p", {}, "No move: the plan leaves every pod where it is."));
   $("rebalance-unresolved").replaceChildren(...(r.unresolved.length ? [el("h3", {}, `Unresolved (${r.unresolved.length})`)] : []),
     ...r.unresolved.map((u) => el("div", { class: "bad" }, `${u.workload}: ${u.constraint}: ${u.why}`)));
+  const within = charts.reduce((n, c) => n + c.moves.filter((m) => m.from === m.to).length, 0);
+  if (within) $("rebalance-charts").append(el("p", { class: "muted" }, `${within} move(s) within one domain are not drawn: they leave its count unchanged.`));
   drawPlanSpread(r);
   drawMoves(r, charts);
 }
@@ -414,17 +584,86 @@ function drawMoves(r, charts) {
 
 // ---- start, and the self-test (?selftest=1) the browser test reads -------
 async function start() {
-  const [c, s] = await Promise.all([api("/api/cluster"), api("/api/simulation")]);
+  const params = new URLSearchParams(location.search);
+  urlState.selector = params.get("selector");
+  if (urlState.selector) $("selector").value = urlState.selector;
+  const cluster = api("/api/cluster" + (urlState.selector ? "?selector=" + encodeURIComponent(urlState.selector) : ""));
+  const [c, s] = await Promise.all([cluster, api("/api/simulation")]);
   drawCluster(c);
   drawSimulation(s);
   const wl = s.workloads[0];
   if (wl) document.querySelector("#whatif-form [name=workload]").placeholder = `${wl.kind.toLowerCase()}/${wl.namespace}/${wl.name}`;
-  const params = new URLSearchParams(location.search);
-  if (params.get("view")) show(params.get("view"));
+  if (params.get("strategy")) $("strategy").value = params.get("strategy");
+  show(params.get("view") || "domains");
   if (params.get("drill")) drill(c.groups.find((g) => g.domain === params.get("drill")) || c.groups[0]);
-  if (params.get("pod")) await pick(params.get("pod"));
-  if (params.get("selftest") === "rebalance") await selftestRebalance();
-  else if (params.get("selftest")) await selftest();
+  if (params.get("pod")) {
+    $("pod-list").value = params.get("pod");
+    await pick(params.get("pod")).catch((err) => { $("outcome").textContent = err.message; });
+  }
+  if (params.get("whatif")) {
+    let body = null;
+    try {
+      body = JSON.parse(params.get("whatif"));
+    } catch (err) {
+      $("whatif-error").hidden = false;
+      $("whatif-error").textContent = "The link's what-if is not JSON: " + err.message;
+    }
+    if (body) {
+      fillWhatIfForm(body);
+      await runWhatIf(body).catch(() => {});
+    }
+  }
+  const test = params.get("selftest");
+  if (test === "rebalance") await selftestRebalance();
+  else if (test === "link") selftestLink();
+  else if (test === "pictures") selftestPictures();
+  else if (test) await selftest();
+}
+
+// Every SVG text inside its chart: its box within the chart's width and height.
+function clipped() {
+  const out = [];
+  for (const t of document.querySelectorAll("svg.chart text")) {
+    const chart = t.ownerSVGElement;
+    if (!chart || chart.closest("[hidden]")) continue;
+    const b = t.getBBox(), w = chart.viewBox.baseVal.width, h = chart.viewBox.baseVal.height;
+    if (b.x < -0.5 || b.y < -0.5 || b.x + b.width > w + 0.5 || b.y + b.height > h + 0.5) out.push(t.textContent);
+  }
+  return out;
+}
+
+// ?selftest=link: what the page opened from its URL.
+function selftestLink() {
+  const out = { ok: false, steps: {}, errors };
+  out.steps.view = ["domains", "pods", "whatif", "rebalance"].find((v) => !$(v).hidden);
+  out.steps.pod = state.explain ? state.explain.pod : null;
+  out.steps.nodeRows = state.rows.length;
+  out.steps.whatifDrawn = document.querySelectorAll("#whatif-result table").length;
+  out.steps.whatifScale = $("whatif-form").elements.scale.value;
+  out.steps.before = [...document.querySelectorAll("#whatif-result > div:first-child td.count")].map((t) => Number(t.textContent));
+  out.steps.beforeHasChange = document.querySelectorAll("#whatif-result > div:first-child td.change").length;
+  out.steps.afterChanges = [...document.querySelectorAll("#whatif-result > div:last-child td.change")].map((t) => t.textContent).filter((t) => t);
+  out.steps.url = location.search;
+  out.ok = errors.length === 0;
+  $("selftest").textContent = JSON.stringify(out);
+}
+
+// ?selftest=pictures: the Domains view's bars and heatmap, labels, captions.
+function selftestPictures() {
+  const out = { ok: false, steps: {}, errors };
+  const q = (sel) => document.querySelectorAll(sel);
+  out.steps.barCharts = q("#groups svg.bars").length;
+  out.steps.bars = q("#groups svg.bars rect.bar").length;
+  out.steps.bands = q("#groups svg.bars rect.band").length;
+  out.steps.minLines = q("#groups svg.bars line.min").length;
+  out.steps.heatCells = q("#node-heat svg.heat rect.cell").length;
+  out.steps.heatGroups = q("#node-heat .heat-head").length;
+  out.steps.labels = [...q("#groups svg text.label, #groups .heat-head b.label")].map((t) => t.lastChild.textContent);
+  out.steps.titles = [...q("#groups svg text.label title, #groups .heat-head b.label")].map((t) => t.title || t.textContent);
+  out.steps.clipped = clipped();
+  out.steps.cellTitle = (q("#groups svg.heat rect.cell title")[0] || {}).textContent;
+  out.ok = errors.length === 0;
+  $("selftest").textContent = JSON.stringify(out);
 }
 
 // ?selftest=rebalance: opens the Rebalance view and reads what it drew.
@@ -454,6 +693,13 @@ async function selftest() {
     const s = state.simulation;
     out.steps.nodes = state.cluster.groups.reduce((n, g) => n + g.nodes.length, 0);
     out.steps.groups = state.cluster.groups.length;
+    out.steps.heatCells = document.querySelectorAll("#node-heat svg.heat rect.cell").length;
+    out.steps.heatGroups = document.querySelectorAll("#node-heat .heat-head").length;
+    out.steps.constraints = ((state.cluster.show.spread || {}).constraints || []).map((k) =>
+      `${k.topology_key} maxSkew=${k.max_skew} ${Object.keys(k.counts).length} domains skew ${k.skew}`);
+    out.steps.barCharts = document.querySelectorAll("#groups svg.bars").length;
+    out.steps.bands = document.querySelectorAll("#groups svg.bars rect.band").length;
+    out.steps.clipped = clipped();
     const pod = s.pods[0] || fail("no pod to pick");
     show("pods");
     const ref = `${pod.namespace}/${pod.pod}`;
@@ -483,6 +729,7 @@ async function selftest() {
     out.steps.whatIfPods = [pods(r.before), pods(r.after)];
     if (pods(r.before) === pods(r.after)) fail("what-if changed nothing");
     out.steps.whatIfCells = document.querySelectorAll("#whatif-result td.count").length;
+    out.steps.url = location.search;
     out.ok = errors.length === 0;
   } catch (err) {
     out.failure = err.message;
