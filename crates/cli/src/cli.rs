@@ -97,6 +97,9 @@ pub(crate) enum PlanFormat {
     Table,
     /// A machine-readable report.
     Json,
+    /// One self-contained HTML page: the nodes added per zone and the resulting spread
+    /// as bars.
+    Html,
 }
 
 /// `topospread guard`.

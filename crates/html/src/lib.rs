@@ -4,12 +4,14 @@
 //! rendered from the typed report `-o json` writes, never recomputed; every string
 //! from the input is HTML-escaped.
 
+mod capacity;
 mod chart;
 mod explain;
 mod page;
 mod rebalance;
 mod simulate;
 
+pub use capacity::capacity;
 pub use explain::explain;
 pub use page::escape;
 pub use rebalance::{MovesChart, moves_charts, rebalance, scale_down};

@@ -24,6 +24,7 @@ pub(crate) fn run(ctx: &Context, args: &CapacityArgs) -> Result<ExitCode> {
     let text = match args.output {
         PlanFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
         PlanFormat::Table => table(&report),
+        PlanFormat::Html => topospread_html::capacity(&report),
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(if report.failed() {

@@ -190,3 +190,36 @@ fn remove_idle_lists_nodes_checked_by_simulation() {
         (Some("default/web-0"), Some("a2"))
     );
 }
+
+/// `-o html` draws the plan: the nodes added per zone as bars, each template's additions
+/// (5 per zone for autoscaler#4129's shape), each constraint's spread after the run with
+/// its maxSkew band, and the binpacking estimate beside it.
+#[test]
+fn the_plan_as_html_draws_nodes_per_zone_and_the_spread() {
+    let cluster = fixture("capacity/autoscaler-4129.yaml");
+    let group = fixture("capacity/nodegroup.yaml");
+    let o = run(&[
+        "capacity",
+        "-f",
+        &cluster,
+        "--node-template",
+        &group,
+        "-o",
+        "html",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let html = stdout(&o);
+    assert!(html.starts_with("<!DOCTYPE html>"), "{html}");
+    assert!(html.contains("<h2>Nodes added per zone</h2>"), "{html}");
+    for zone in ["us-east-1a", "us-east-1b", "us-east-1c"] {
+        let row = format!(
+            "<td class=\"mono\">m5-large</td><td class=\"mono\">{zone}</td><td class=\"num\" data-v=\"5\">5</td>"
+        );
+        assert!(html.contains(&row), "no row for {zone}");
+    }
+    assert!(
+        html.contains("shaded: minimum to minimum + maxSkew"),
+        "{html}"
+    );
+    assert!(html.contains("Binpacking estimate"), "{html}");
+}
