@@ -223,6 +223,14 @@ fn constraint_counts(out: &mut String, c: &ConstraintReport, width: usize, wide:
     let _ = writeln!(out, "    (--wide or -o json lists every domain)");
 }
 
+/// Whether a workload's default constraints decided nothing worth their domains: all
+/// ScheduleAnyway, none left beyond its maxSkew.
+fn defaults_decide_nothing(constraints: &[ConstraintReport]) -> bool {
+    constraints.iter().all(|c| {
+        c.when_unsatisfiable == "ScheduleAnyway" && i64::from(c.skew_after) <= i64::from(c.max_skew)
+    })
+}
+
 /// The placement table, per-workload spread, pending pods and notes, for `width`
 /// columns.
 fn table(r: &SimulationReport, width: usize, wide: bool) -> String {
@@ -268,6 +276,26 @@ fn table(r: &SimulationReport, width: usize, wide: bool) -> String {
             w.scheduled,
             w.pending
         );
+        if w.constraints_from_defaults && !wide && defaults_decide_nothing(&w.constraints) {
+            // Soft defaults within their maxSkew only nudged scores: one line, the
+            // domains under --wide and in -o json.
+            let skews: Vec<String> = w
+                .constraints
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{} skew {} -> {}",
+                        c.topology_key, c.skew_before, c.skew_after
+                    )
+                })
+                .collect();
+            let _ = writeln!(
+                out,
+                "  (no constraints of its own; the cluster's default constraints, ScheduleAnyway, within maxSkew: {})",
+                skews.join(", ")
+            );
+            continue;
+        }
         if w.constraints_from_defaults {
             let _ = writeln!(
                 out,

@@ -155,11 +155,21 @@ fn default_constraints_are_reported_as_such() {
         web["constraints"][1]["after"],
         serde_json::json!({"a": 2, "b": 2})
     );
+    // Soft defaults within their maxSkew are one line; --wide gives their domains.
     let table = run(&["simulate", "-f", &f]);
+    let text = String::from_utf8_lossy(&table.stdout);
     assert!(
-        String::from_utf8_lossy(&table.stdout)
-            .contains("(no constraints of its own: the cluster's default constraints)")
+        text.contains("(no constraints of its own; the cluster's default constraints, ScheduleAnyway, within maxSkew: kubernetes.io/hostname skew "),
+        "{text}"
     );
+    assert!(!text.contains("    after:"), "{text}");
+    let wide = run(&["simulate", "-f", &f, "--wide"]);
+    let text = String::from_utf8_lossy(&wide.stdout);
+    assert!(
+        text.contains("(no constraints of its own: the cluster's default constraints)"),
+        "{text}"
+    );
+    assert!(text.contains("    after:  a=2 b=2"), "{text}");
 }
 
 #[test]
