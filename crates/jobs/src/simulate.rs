@@ -233,10 +233,18 @@ pub fn simulate(
             let id = snapshot.pod_id(&w.namespace, p)?;
             Some((id, snapshot.pod(id)?))
         });
-        if let Some((id, pod)) = first {
+        let mut counted = None;
+        if w.kind == "DaemonSet" {
+            counted = Some(
+                "a DaemonSet's pods are pinned one per node, so each counts only its own node; \
+                 no spread to report"
+                    .to_string(),
+            );
+        } else if let Some((id, pod)) = first {
             let what = format!("{}/{}", w.namespace, w.name);
             (constraints, from_defaults) =
                 constraint_reports(&counter, snapshot, &before, index, id, pod, &what)?;
+            counted = differently_counted(&counter, snapshot, w, pod, &constraints);
         }
         // A pod evicted (preempted, or on a drained node) counts as its replacement.
         let current: Vec<PodId> = w
@@ -278,6 +286,7 @@ pub fn simulate(
             scheduled: bound,
             pending: current.len() - bound,
             constraints_from_defaults: from_defaults && !constraints.is_empty(),
+            counted,
             constraints,
         });
     }
@@ -313,6 +322,7 @@ pub fn simulate(
             scheduled: bound,
             pending: 1 - bound,
             constraints_from_defaults: false,
+            counted: None,
             constraints,
         });
     }
@@ -573,6 +583,39 @@ fn constraint_reports(
         })
         .collect();
     Ok((constraints, from_defaults))
+}
+
+/// How the workload's second pod counts differently from its first (whose view the
+/// report shows): other selectors, as when each pod has a Service of its own.
+fn differently_counted(
+    counter: &SpreadCounter,
+    snapshot: &Snapshot,
+    w: &topospread_k8s::workloads::WorkloadSummary,
+    first: &topospread::api::Pod,
+    shown: &[ConstraintReport],
+) -> Option<String> {
+    let second = w.pods.iter().skip(1).find_map(|p| {
+        let id = snapshot.pod_id(&w.namespace, p)?;
+        snapshot.pod(id)
+    })?;
+    let theirs: Vec<String> = counter
+        .pod_spread(second, snapshot)
+        .constraints
+        .into_iter()
+        .map(|c| c.selector)
+        .collect();
+    let ours: Vec<&str> = shown.iter().map(|c| c.selector.as_str()).collect();
+    let differ = theirs.iter().map(String::as_str).ne(ours.iter().copied());
+    let mut theirs = theirs;
+    theirs.dedup();
+    differ.then(|| {
+        format!(
+            "its pods count different selectors (a Service per pod?): {} shown; {} counts {}",
+            first.name,
+            second.name,
+            theirs.join("; ")
+        )
+    })
 }
 
 /// The cluster before the simulation, for the reports' "before".

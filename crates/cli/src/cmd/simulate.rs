@@ -276,6 +276,9 @@ fn table(r: &SimulationReport, width: usize, wide: bool) -> String {
             w.scheduled,
             w.pending
         );
+        if let Some(counted) = &w.counted {
+            let _ = writeln!(out, "  ({counted})");
+        }
         if w.constraints_from_defaults && !wide && defaults_decide_nothing(&w.constraints) {
             // Soft defaults within their maxSkew only nudged scores: one line, the
             // domains under --wide and in -o json.

@@ -90,3 +90,29 @@ fn validate_refuses_what_simulate_admission_refuses_once_per_workload() {
     );
     assert!(simulated.contains("3 refused"), "{simulated}");
 }
+
+/// A workload whose pods count differently says so (issue 43): a DaemonSet reports no
+/// spread (its pods are pinned one per node), and a StatefulSet with a Service per pod
+/// names the selector its second pod counts.
+#[test]
+fn workloads_whose_pods_count_differently_say_so() {
+    let nodes = fixture("volumes/three-zones.yaml");
+    let mut text = String::from(
+        "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent, namespace: default}\nspec:\n  selector: {matchLabels: {app: agent}}\n  template:\n    metadata: {labels: {app: agent}}\n    spec: {containers: [{name: c, image: a}]}\n---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: kafka, namespace: default}\nspec:\n  replicas: 3\n  serviceName: kafka\n  selector: {matchLabels: {app: kafka}}\n  template:\n    metadata: {labels: {app: kafka}}\n    spec: {containers: [{name: c, image: k}]}\n",
+    );
+    for i in 0..3 {
+        text.push_str(&format!("---\napiVersion: v1\nkind: Service\nmetadata: {{name: kafka-{i}, namespace: default}}\nspec:\n  selector: {{statefulset.kubernetes.io/pod-name: kafka-{i}}}\n  ports: [{{port: 9092}}]\n"));
+    }
+    let files = temp("counted.yaml", &text);
+    let o = run(&["simulate", "-f", &nodes, "-f", &files]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
+    assert!(
+        out.contains("daemonset/agent (namespace default): 3 pods, 3 scheduled, 0 pending\n  (a DaemonSet's pods are pinned one per node, so each counts only its own node; no spread to report)\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("(its pods count different selectors (a Service per pod?): kafka-0 shown; kafka-1 counts app=kafka,statefulset.kubernetes.io/pod-name=kafka-1)"),
+        "{out}"
+    );
+}

@@ -92,6 +92,11 @@ pub struct WorkloadReport {
     /// The constraints are the cluster's default constraints (the pods have none).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub constraints_from_defaults: bool,
+    /// When the workload's pods do not all count alike, how: a DaemonSet's pods each
+    /// count only their own node (its constraints are not reported), or pods whose
+    /// constraints select differently (per-pod Services), the first pod's view shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counted: Option<String>,
     /// Each constraint, in the pod's order.
     pub constraints: Vec<ConstraintReport>,
     /// Its controller's `FailedCreate` events: the pods admission refused (a
