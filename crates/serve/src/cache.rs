@@ -1011,3 +1011,7 @@ impl LiveCache {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "cache_tests.rs"]
+mod tests;
