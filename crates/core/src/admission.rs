@@ -86,6 +86,17 @@ impl AdmissionError {
     }
 }
 
+/// The name admission refusals give `pod`: a pod made with `generateName` is named by
+/// the prefix, as `admission.NewForbidden` names it before the name is generated.
+pub fn requested_name(pod: &core::Pod) -> String {
+    pod.metadata
+        .generate_name
+        .clone()
+        .filter(|g| !g.is_empty())
+        .or_else(|| pod.metadata.name.clone())
+        .unwrap_or_default()
+}
+
 /// Admits `pod` as the Priority admission plugin does on create, setting
 /// `spec.priority`, `spec.priorityClassName` (from the global default, when the pod
 /// names none) and `spec.preemptionPolicy`.
@@ -99,15 +110,7 @@ pub fn resolve_priority(
     pod: &mut core::Pod,
     classes: &PriorityClasses,
 ) -> Result<(), AdmissionError> {
-    // A pod made with `generateName` is named by the prefix, as the API server's
-    // admission errors name it before the name is generated.
-    let name = pod
-        .metadata
-        .generate_name
-        .clone()
-        .filter(|g| !g.is_empty())
-        .or_else(|| pod.metadata.name.clone())
-        .unwrap_or_default();
+    let name = requested_name(pod);
     let spec = pod.spec.get_or_insert_with(Default::default);
     let written = WrittenPriority {
         class_name: spec.priority_class_name.as_deref(),

@@ -22,7 +22,7 @@ use crate::load::{Loaded, Object};
 
 pub use topospread::admission::{
     AdmissionError, AdmittedPriority, DEFAULT_PRIORITY, WrittenPriority, admit_priority,
-    resolve_priority,
+    requested_name, resolve_priority,
 };
 
 /// The admission plugins besides Priority that read other objects of the cluster:
@@ -139,14 +139,7 @@ impl Admission {
             limit_range::mutate(pod, items);
         }
         resolve_priority(pod, classes)?;
-        // Admission refusals name a pod made with `generateName` by the prefix: the name
-        // is not generated yet (`admission.NewForbidden`'s `extractResourceName`).
-        let requested = pod
-            .metadata
-            .generate_name
-            .clone()
-            .filter(|g| !g.is_empty())
-            .unwrap_or_else(|| name.clone());
+        let requested = topospread::admission::requested_name(pod);
         let forbidden = |reason: String| AdmissionError::Forbidden {
             pod: requested.clone(),
             reason,

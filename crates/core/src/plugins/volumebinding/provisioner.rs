@@ -79,8 +79,15 @@ pub fn provision_immediate_claims(snapshot: &mut Snapshot) -> usize {
         .collect();
     claims.sort_by(|a, b| (a.namespace, &a.name).cmp(&(b.namespace, &b.name)));
     let count = claims.len();
+    // A class's requisite topologies do not depend on the claim: found once per class,
+    // not once per claim over every node.
+    let mut by_class: std::collections::HashMap<Box<str>, (String, Vec<Term>)> =
+        std::collections::HashMap::new();
     for claim in claims {
-        let (provisioner, terms) = requisite_terms(snapshot, &claim);
+        let (provisioner, terms) = by_class
+            .entry(claim.storage_class.clone())
+            .or_insert_with(|| requisite_terms(snapshot, &claim.storage_class))
+            .clone();
         let (term, choice) = choose(&terms, &claim.name, snapshot.provision_zone());
         let requirements: Vec<Requirement> = term
             .iter()
@@ -110,11 +117,11 @@ pub fn provision_immediate_claims(snapshot: &mut Snapshot) -> usize {
     count
 }
 
-/// The class's provisioner and the requisite topologies for `claim`, sorted and
+/// The class's provisioner and the requisite topologies for its claims, sorted and
 /// deduplicated as the provisioner sorts them (shorter terms first).
-fn requisite_terms(snapshot: &Snapshot, claim: &PersistentVolumeClaim) -> (String, Vec<Term>) {
+fn requisite_terms(snapshot: &Snapshot, class: &str) -> (String, Vec<Term>) {
     let symbols = snapshot.symbols();
-    let Some(class) = snapshot.storage_class(&claim.storage_class) else {
+    let Some(class) = snapshot.storage_class(class) else {
         return (String::new(), Vec::new());
     };
     let mut terms: Vec<Term> = Vec::new();
