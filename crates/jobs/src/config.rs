@@ -10,20 +10,9 @@ use std::path::Path;
 use topospread::check_configuration;
 use topospread::config::API_VERSION;
 use topospread::config::SchedulerConfig;
-use topospread::features::Features;
 use topospread_k8s::load::parse_yaml_documents;
 
-/// What the runtime is built from.
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub struct SchedulerSetup {
-    /// Where it came from, for messages (`file: kubeschedulerconfiguration`).
-    pub origin: String,
-    /// The configuration.
-    pub config: SchedulerConfig,
-    /// Feature gates.
-    pub features: Features,
-}
+pub use topospread_driver::SchedulerSetup;
 
 /// The default profile, or the one `path` (`--config`) or a KubeSchedulerConfiguration
 /// among the `-f` files configures; both at once is refused.
@@ -36,11 +25,11 @@ pub fn load(ctx: &Context, path: Option<&Path>, input: &Input) -> Result<Schedul
         ),
         (None, Some((file, value))) => return checked(ctx, value, file),
         (None, None) => {
-            return Ok(SchedulerSetup {
-                origin: "default profile".into(),
-                config: SchedulerConfig::default(),
-                features: ctx.scheduler_features(),
-            });
+            return Ok(SchedulerSetup::new(
+                "default profile",
+                SchedulerConfig::default(),
+                ctx.scheduler_features(),
+            ));
         }
         (Some(path), None) => path,
     };
@@ -69,11 +58,7 @@ fn checked(ctx: &Context, value: &serde_json::Value, file: &str) -> Result<Sched
     let features = ctx.scheduler_features();
     let config = check_configuration(value, features)
         .map_err(|e| Error::Refused(format!("{origin}: {e}")))?;
-    Ok(SchedulerSetup {
-        origin,
-        config,
-        features,
-    })
+    Ok(SchedulerSetup::new(origin, config, features))
 }
 
 /// `kind (apiVersion)` of a document, for messages.

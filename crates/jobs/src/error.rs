@@ -43,6 +43,16 @@ pub enum Error {
     Render(String),
 }
 
+impl From<topospread_driver::DriverError> for Error {
+    fn from(e: topospread_driver::DriverError) -> Self {
+        match e {
+            topospread_driver::DriverError::Build(e) => Self::Build(e),
+            topospread_driver::DriverError::Refused(m) => Self::Refused(m),
+            other => Self::Simulation(other.to_string()),
+        }
+    }
+}
+
 /// A job's result.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

@@ -4,13 +4,13 @@
 
 use crate::config::SchedulerSetup;
 use crate::error::{Result, refuse};
-use crate::input::{self, World};
-use crate::runtime::{Placement, Runtime};
-use crate::simulate::schedule_all;
+use crate::input;
+use crate::runtime::explanation;
 use crate::{Cluster, Context};
 use schemars::JsonSchema;
 use serde::Serialize;
 use topospread::simulation::SimEvent;
+use topospread_driver::{ClusterDriver, Placement, World};
 use topospread_k8s::workloads::Scale;
 use topospread_report::ExplainView;
 
@@ -113,12 +113,7 @@ impl Explainer {
 
 /// Schedules `world` (the cluster before any pending pod is scheduled) recording
 /// `pod`'s cycles, and returns its last one.
-fn explain_in(
-    setup: &SchedulerSetup,
-    mut world: World,
-    seed: u64,
-    pod: &str,
-) -> Result<ExplainReport> {
+fn explain_in(setup: &SchedulerSetup, world: World, seed: u64, pod: &str) -> Result<ExplainReport> {
     let next;
     let mut chosen = None;
     let (ns, name) = match workload_ref(pod) {
@@ -146,11 +141,12 @@ fn explain_in(
         .ordered
         .iter()
         .any(|o| o.namespace == ns && o.holds(name));
-    let mut runtime = Runtime::new(setup, &mut world.snapshot, seed)?;
+    let mut driver = ClusterDriver::start(world, setup, seed)?;
     let id = if held {
         // An OrderedReady StatefulSet's ordinal: explained if its controller creates it.
-        runtime.explain_on_creation(ns, name);
-        schedule_all(&mut runtime, &mut world, &mut ())?;
+        driver.runtime_mut().explain_on_creation(ns, name);
+        driver.schedule(&mut ())?;
+        let world = driver.world();
         match world.snapshot.pod_id(ns, name) {
             Some(id) => id,
             None => {
@@ -165,10 +161,11 @@ fn explain_in(
             }
         }
     } else {
+        let world = driver.world();
         let Some(id) = world.snapshot.pod_id(ns, name) else {
             refuse!(
                 "pod {ns}/{name}: not found in the files or among the pods their workloads make; pending pods: {}",
-                pending_names(&world)
+                pending_names(world)
             );
         };
         if let Some(node) = world.snapshot.pod_node(id) {
@@ -177,18 +174,19 @@ fn explain_in(
                 world.snapshot.node(node).node.name
             );
         }
-        runtime.explain_pod(id);
+        driver.runtime_mut().explain_pod(id);
         id
     };
     let results = if held {
-        vec![(id, runtime.placement(&world.snapshot, id))]
+        vec![(id, driver.runtime().placement(driver.snapshot(), id))]
     } else {
-        schedule_all(&mut runtime, &mut world, &mut ())?.0
+        driver.schedule(&mut ())?
     };
+    let (world, runtime) = driver.into_parts();
     let Some(pod) = world.snapshot.pod(id).cloned() else {
         refuse!("pod {ns}/{name}: preempted by a higher-priority pod before it was bound");
     };
-    let Some(mut cycle) = runtime.explanation(&world.snapshot, &pod) else {
+    let Some(mut cycle) = explanation(&runtime, &world.snapshot, &pod) else {
         let why = match results.iter().find(|(p, _)| *p == id) {
             Some((_, Placement::Unschedulable(m))) => m.clone(),
             _ => "it never got a scheduling cycle".to_string(),
@@ -305,9 +303,9 @@ fn choose_pod(
         let pod = pods.into_iter().next().unwrap_or_default();
         return Ok((pod, None));
     }
-    let mut trial = world.clone();
-    let mut runtime = Runtime::new(setup, &mut trial.snapshot, seed)?;
-    let results = schedule_all(&mut runtime, &mut trial, &mut ())?.0;
+    let mut driver = ClusterDriver::start(world.clone(), setup, seed)?;
+    let results = driver.schedule(&mut ())?;
+    let trial = driver.world();
     let name_of = |id| trial.snapshot.pod(id).map(|p| p.name.to_string());
     let pending: Vec<String> = results
         .iter()
@@ -323,7 +321,8 @@ fn choose_pod(
         );
         return Ok((pod.clone(), Some(why)));
     }
-    let bound_order: Vec<String> = runtime
+    let bound_order: Vec<String> = driver
+        .runtime()
         .events()
         .iter()
         .filter_map(|e| match e {

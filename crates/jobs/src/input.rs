@@ -7,22 +7,18 @@ mod read;
 
 use crate::context::Context;
 use crate::error::{Error, Result, refuse};
-use std::collections::HashSet;
 use std::path::PathBuf;
 use topospread::api::Symbols;
 use topospread::convert;
-use topospread::plugins::volumebinding::{self, TopologyChoice};
-use topospread::snapshot::{PodId, Snapshot};
+use topospread::snapshot::Snapshot;
 use topospread::version::KubernetesVersion;
-use topospread_k8s::build::{self, Refused};
+use topospread_driver::{BuildOptions, Provisioning, World, admit_objects};
 use topospread_k8s::load::{
     Compactor, LoadError, Loaded, Manifests, Object, UnknownField, parse_manifests,
     parse_manifests_reader_with,
 };
 use topospread_k8s::notes::{Note, summarize};
-use topospread_k8s::workloads::{
-    self, ExpandOptions, Expansion, Ordinal, Scale, Synced, WorkloadFeatures, expand_with,
-};
+use topospread_k8s::workloads::{self, Scale, WorkloadFeatures};
 
 pub use read::{InputPath, open_path, read_path, resolve};
 
@@ -369,376 +365,49 @@ pub fn load_admitted(
     namespace: Option<&str>,
 ) -> Result<Input> {
     let mut input = load(ctx, files, live, seed, form, namespace)?;
-    // Workloads named again by a later file are applied over the earlier object, as
-    // `kubectl apply` updates it; an update the API server refuses leaves the earlier.
-    let applied = topospread_k8s::apply::apply_over(&mut input.objects);
-    input.notes.extend(applied.notes);
-    input.refused.extend(applied.refused);
-    let (object_only, fatal): (Vec<_>, Vec<_>) = topospread_k8s::validation::validate_objects_with(
-        &input.objects,
-        &ctx.api_server_features(),
-    )
-    .into_iter()
-    .partition(|r| r.object_only);
-    if let Some(e) = fatal.into_iter().next() {
-        refuse!("{e}");
-    }
-    if !object_only.is_empty() {
-        input.objects.retain(|l| {
-            !object_only
-                .iter()
-                .any(|r| r.source == l.source && r.kind == l.object.kind())
-        });
-        input.refused.extend(object_only);
-    }
+    let admitted = admit_objects(&mut input.objects, &ctx.api_server_features())?;
+    input.notes.extend(admitted.notes);
+    input.refused.extend(admitted.refused);
     Ok(input)
 }
 
-/// A snapshot with the workloads' pods added and the pending ones queued; cloned to
-/// schedule one prepared cluster several times ([`crate::explain::Explainer`]).
-#[derive(Clone)]
-pub struct World {
-    /// Nodes and every pod (bound or pending).
-    pub snapshot: Snapshot,
-    /// The snapshot before controllers removed pods (scale-downs), when they did.
-    pub before_removal: Option<Snapshot>,
-    /// The rollouts carried out so far (simulate fills it).
-    pub rollouts: Vec<topospread_k8s::workloads::RolloutReport>,
-    /// The workloads' pods and ReplicaSets.
-    pub expansion: Expansion,
-    /// Pending pods, in PrioritySort order.
-    pub queue: Vec<PodId>,
-    /// Things to tell the user, one line per kind of note (skipped objects, finished
-    /// pods left out, workloads that could not be expanded).
-    pub notes: Vec<String>,
-    /// Pods Priority admission refused (a PriorityClass that does not exist): never in
-    /// the snapshot, reported like pending pods.
-    pub refused: Vec<Refused>,
-    /// Objects the API server refuses by themselves ([`Input::refused`]), one line each.
-    pub refused_objects: Vec<String>,
+/// Builds the world ([`topospread_driver::world::build`]) under the context's limits and
+/// release: workloads expanded up to `--max-pods` pods (`seed` fixes names) with
+/// `scale`'s replica counts, the cluster's provisioners running (`--provision-zone`).
+pub fn build(ctx: &Context, input: &Input, seed: u64, scale: &[Scale]) -> Result<World> {
+    let options = BuildOptions {
+        seed,
+        max_pods: ctx.input().max_pods,
+        scale,
+        workloads: WorkloadFeatures::from_gates(ctx.gates()).at(now_ns()),
+        requests: ctx.gates().request_options(),
+        provisioning: Provisioning::On {
+            zone: input.provision_zone.as_deref(),
+        },
+    };
+    Ok(topospread_driver::world::build(
+        &input.objects,
+        &input.symbols,
+        &input.refused,
+        options,
+    )?)
 }
 
-/// Builds the world: snapshot from the files, workloads expanded (`seed` fixes names)
-/// up to `--max-pods` pods, with `scale`'s replica counts; the pods controllers remove
-/// leave the snapshot before anything is scheduled.
-pub fn build(ctx: &Context, input: &Input, seed: u64, scale: &[Scale]) -> Result<World> {
-    let max_pods = ctx.input().max_pods;
-    let expansion = expand_with(
-        &input.objects,
-        ExpandOptions {
-            seed,
-            max_pods,
-            scale,
-            features: WorkloadFeatures::from_gates(ctx.gates()).at(now_ns()),
-        },
-    )
-    .map_err(|(e, _)| {
-        if e.file == "--scale" {
-            Error::Refused(e.to_string())
-        } else {
-            Error::Refused(format!("{e} (--max-pods raises the limit)"))
-        }
-    })?;
-    let built = build::build_provisioning_in(
-        input
-            .objects
-            .iter()
-            .chain(&expansion.replica_sets)
-            .chain(&expansion.claims),
-        ctx.gates().request_options(),
-        input.symbols.clone(),
-        input.provision_zone.as_deref(),
-    )?;
-    if let Some(zone) = input.provision_zone.as_deref() {
-        check_provision_zone(&built.snapshot, zone)?;
-    }
-    let mut snapshot = built.snapshot;
-    let mut refused = built.refused;
-    // Rollouts' pods use the same quotas as every other pod created here.
-    let mut expansion = expansion;
-    for r in &mut expansion.rollouts {
-        r.admission = std::sync::Arc::new(built.admission.clone());
-    }
-    for set in &mut expansion.ordered {
-        set.admission = std::sync::Arc::new(built.admission.clone());
-    }
-    // An OrderedReady StatefulSet's new pods are created one ordinal at a time, the
-    // first of them now if every ordinal below it is Running and Ready.
-    let held: HashSet<(&str, &str)> = expansion
-        .ordered
-        .iter()
-        .flat_map(|o| {
-            o.ordinals.iter().filter_map(|p| match p {
-                Ordinal::Missing(p) => Some((o.namespace.as_str(), p.metadata.name.as_deref()?)),
-                _ => None,
-            })
-        })
-        .collect();
-    for p in &expansion.pods {
-        let ns = p.pod.metadata.namespace.as_deref().unwrap_or_default();
-        let name = p.pod.metadata.name.as_deref().unwrap_or_default();
-        if held.contains(&(ns, name)) {
-            continue;
-        }
-        if let Some(r) =
-            build::admit_and_add_with(&mut snapshot, &p.pod, &p.source.file, &built.admission)?
-        {
-            refused.push(r);
-        }
-    }
-    drop(held);
-    // The cluster as it is, for reports' "before", when controllers remove pods from it.
-    let condemned = expansion
-        .ordered
-        .iter()
-        .any(|o| !o.condemned.is_empty() || o.updating());
-    let before_removal = (!expansion.removed.is_empty() || condemned).then(|| snapshot.clone());
-    // The OrderedReady sets' first sync: each creates its first missing ordinal, or
-    // deletes condemned pods (bound ones go at once, one per sync) when every ordinal
-    // is Running and Ready.
-    let mut removed = Vec::new();
-    loop {
-        let mut deleted = false;
-        for set in &mut expansion.ordered {
-            match set.sync(&mut snapshot, &mut |s, id| {
-                s.remove_pod(id);
-            })? {
-                Synced::Refused(r) => refused.push(*r),
-                Synced::Deleted(r) => {
-                    removed.push(r);
-                    deleted = true;
-                }
-                // A rolling update deleted pods: their ordinals come back next sync.
-                Synced::Updated(_) => deleted = true,
-                Synced::Created(_) | Synced::Nothing => {}
-            }
-        }
-        if !deleted {
-            break;
-        }
-    }
-    expansion.removed.extend(removed);
-    for r in &expansion.removed {
-        if let Some(id) = snapshot.pod_id(&r.namespace, &r.pod) {
-            snapshot.remove_pod(id);
-        }
-    }
-    let mut notes = input.notes.clone();
-    notes.extend(built.storage_notes.iter().cloned());
-    // The claims OrderedReady sets created with their first ordinals.
-    let created_claims: Vec<Loaded> = expansion
-        .ordered
-        .iter()
-        .flat_map(|o| {
-            o.created_claims.iter().map(|c| Loaded {
-                source: o.source.clone(),
-                object: Object::PersistentVolumeClaim(Box::new(c.clone())),
-            })
-        })
-        .collect();
-    notes.extend(build::unbound_claim_notes(&snapshot, &created_claims));
-    notes.extend(finished_notes(&input.objects));
-    notes.extend(unmodelled_notes(&input.objects, &expansion));
-    notes.extend(expansion.notes.iter().cloned());
-    notes.extend(unknown_nominations(&snapshot));
-    let mut notes = summarize(&notes);
+/// The lines a report's notes start with: the files' and the world's notes, one line per
+/// kind, then the release's and the gates' notes and the world's errors.
+pub fn world_notes(ctx: &Context, input: &Input, world: &World) -> Vec<String> {
+    let all: Vec<Note> = input.notes.iter().chain(&world.notes).cloned().collect();
+    let mut notes = summarize(&all);
     notes.extend(version_note(ctx, &input.objects));
     notes.extend(gates_note(ctx));
-    notes.extend(
-        expansion
-            .errors
-            .iter()
-            .map(|e| format!("{e}: workload not expanded")),
-    );
-    notes.extend(
-        built
-            .refused_storage
-            .iter()
-            .map(|r| format!("{r} (refused, left out)")),
-    );
-    let mut queue = Vec::new();
-    for (id, pod) in snapshot.pods() {
-        if snapshot.pod_node(id).is_some() || pod.terminating {
-            continue;
-        }
-        queue.push((id, pod.priority));
-    }
-    // Listed in PrioritySort order (higher priority first, then file order), the
-    // order the queue first pops them in.
-    queue.sort_by_key(|q| std::cmp::Reverse(q.1));
-    Ok(World {
-        snapshot,
-        before_removal,
-        rollouts: Vec::new(),
-        expansion,
-        queue: queue.into_iter().map(|(id, _)| id).collect(),
-        notes,
-        refused,
-        refused_objects: input.refused.iter().map(ToString::to_string).collect(),
-    })
+    notes.extend(world.errors.iter().cloned());
+    notes
 }
 
-/// `--provision-zone` must name a zone some node is in.
-fn check_provision_zone(snapshot: &Snapshot, zone: &str) -> Result<()> {
-    let symbols = snapshot.symbols();
-    let known = symbols.get(volumebinding::ZONE_LABEL).is_some_and(|key| {
-        snapshot.nodes().iter().any(|n| {
-            n.node
-                .labels
-                .get(key)
-                .is_some_and(|v| symbols.resolve(v) == zone)
-        })
-    });
-    if known {
-        return Ok(());
-    }
-    refuse!(
-        "--provision-zone {zone:?}: no node has {}={zone}",
-        volumebinding::ZONE_LABEL
-    );
-}
-
-/// One line per way volumes were provisioned for Immediate claims, naming each claim
-/// and where its volume went: the provisioner's choice is an assumption the user may
-/// override (`--provision-zone`).
+/// One line per way volumes were provisioned for Immediate claims
+/// ([`topospread_driver::notes::provisions`]).
 pub fn provision_notes(snapshot: &Snapshot) -> Vec<String> {
-    let notes: Vec<Note> = snapshot
-        .immediate_provisions()
-        .iter()
-        .map(|p| {
-            let place: Vec<String> = p.topology.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            let place = if place.is_empty() {
-                "every node".to_string()
-            } else {
-                place.join(",")
-            };
-            let subject = format!(
-                "persistentvolumeclaim/{}/{} in {place}",
-                p.namespace, p.claim
-            );
-            let provisioner = &p.provisioner;
-            let message = match p.choice {
-                TopologyChoice::Provisioner => format!(
-                    "Immediate StorageClass: volume provisioned by {provisioner} when the claim \
-                     was created, in the topology external-provisioner picks for the claim's \
-                     name (--provision-zone to choose)"
-                ),
-                TopologyChoice::Chosen => format!(
-                    "Immediate StorageClass: volume provisioned by {provisioner} when the claim \
-                     was created, in the --provision-zone zone"
-                ),
-                TopologyChoice::ChosenNotOffered => format!(
-                    "Immediate StorageClass: the --provision-zone zone is not among those its \
-                     class and driver offer; volume provisioned by {provisioner} where \
-                     external-provisioner puts it"
-                ),
-                TopologyChoice::None => format!(
-                    "Immediate StorageClass: volume provisioned by {provisioner} when the claim \
-                     was created, reachable from every node (no allowedTopologies, and no \
-                     CSINode gives the driver's topology keys; --provision-zone to pin a zone)"
-                ),
-            };
-            Note::new(subject, message)
-        })
-        .collect();
-    summarize(&notes)
-}
-
-/// One note per pending pod whose `status.nominatedNodeName` names a node the cluster
-/// does not have: kube-scheduler keeps such a nomination, but no Filter reads it and the
-/// pod's cycle evaluates every node (`evaluateNominatedNode` finds no node).
-fn unknown_nominations(snapshot: &Snapshot) -> Vec<Note> {
-    snapshot
-        .pods()
-        .filter(|(id, p)| snapshot.pod_node(*id).is_none() && !p.terminating)
-        .filter_map(|(_, p)| {
-            let node = p.nominated_node_name.as_deref()?;
-            snapshot.node_id(node).is_none().then(|| {
-                Note::new(
-                    format!(
-                        "pod {}/{} (nominated to {})",
-                        snapshot.symbols().resolve(p.namespace),
-                        p.name,
-                        topospread_k8s::load::escape_control(node)
-                    ),
-                    "status.nominatedNodeName names a node not in the cluster: the nomination is ignored",
-                )
-            })
-        })
-        .collect()
-}
-
-/// A note for each pod to schedule (pending in the input, or made by a workload)
-/// that asks the scheduler for what topospread does not model
-/// ([`topospread_k8s::notes::unmodelled`]).
-fn unmodelled_notes(objects: &[Loaded], expansion: &Expansion) -> Vec<Note> {
-    let subject = |file: &str, pod: &k8s_openapi::api::core::v1::Pod| {
-        let name = pod.metadata.name.as_deref().unwrap_or_default();
-        format!("{file}: pod/{}", topospread_k8s::load::escape_control(name))
-    };
-    let pending = objects.iter().filter_map(|l| match &l.object {
-        Object::Pod(p) if p.spec.as_ref().is_none_or(|s| s.node_name.is_none()) => {
-            Some((subject(&l.source.file, p), &**p))
-        }
-        _ => None,
-    });
-    let made = expansion
-        .pods
-        .iter()
-        .map(|p| (subject(&p.source.file, &p.pod), &p.pod));
-    // A rollout's pods are made as it runs: its template speaks for them.
-    let rollouts = expansion.rollouts.iter().map(|r| {
-        let who = format!(
-            "{}: deployment/{} (its new pods)",
-            r.source.file, r.deployment
-        );
-        (who, &r.template)
-    });
-    // Extended resources some node lists in its allocatable.
-    let advertised: std::collections::BTreeSet<String> = objects
-        .iter()
-        .filter_map(|l| match &l.object {
-            Object::Node(n) => n.status.as_ref()?.allocatable.as_ref(),
-            _ => None,
-        })
-        .flat_map(|a| a.keys().cloned())
-        .collect();
-    pending
-        .chain(made)
-        .chain(rollouts)
-        .flat_map(|(who, pod)| {
-            let extended =
-                topospread_k8s::notes::unadvertised_extended_resources(&who, pod, &advertised);
-            topospread_k8s::notes::unmodelled(&who, pod)
-                .into_iter()
-                .chain(extended)
-        })
-        .collect()
-}
-
-/// One note per pod left out of the snapshot because it has finished (phase Succeeded
-/// or Failed), all with one message so they summarise to one line.
-pub fn finished_notes(objects: &[Loaded]) -> Vec<Note> {
-    objects
-        .iter()
-        .filter_map(|l| {
-            let name = match &l.object {
-                Object::Pod(p) if build::is_finished(p) => {
-                    p.metadata.name.as_deref().unwrap_or_default()
-                }
-                Object::CompactPod(p) if p.is_finished() => &p.name,
-                _ => return None,
-            };
-            Some(Note::new(
-                format!(
-                    "{}: pod/{}",
-                    l.source.file,
-                    topospread_k8s::load::escape_control(name)
-                ),
-                "left out: phase Succeeded or Failed (the scheduler does not see finished pods)",
-            ))
-        })
-        .collect()
+    summarize(&topospread_driver::notes::provisions(snapshot))
 }
 
 /// `name` or `namespace/name` -> (namespace, name).

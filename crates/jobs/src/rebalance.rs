@@ -4,14 +4,14 @@
 //! (`schema/rebalance-report.json`, `schema/scale-down-report.json`).
 
 use crate::error::{Error, Result, refuse};
-use crate::input::{self, Input, World};
-use crate::runtime::Runtime;
+use crate::input::{self, Input};
 use crate::{Cluster, Context, config, simulate};
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 use topospread::rebalance::{self, NotEvictable, Plan, RebalanceOptions, ScalePlan, Strategy};
+use topospread_driver::{ClusterDriver, World};
 use topospread_k8s::load::Object;
 use topospread_report::parse_selector;
 
@@ -148,14 +148,16 @@ fn prepare(
     };
     let (input, setup) = cluster.load(ctx, form)?;
     let mut world = input::build(ctx, &input, seed, &[])?;
-    let mut notes = world.notes.clone();
-    if !world.queue.is_empty() || !world.expansion.ordered.is_empty() {
+    let mut notes = input::world_notes(ctx, &input, &world);
+    if !world.queue.is_empty()
+        || !world.expansion.ordered.is_empty()
+        || !world.expansion.rollouts.is_empty()
+    {
         // Workloads in the files that have no pods yet are scheduled first, as
         // `simulate` would: the plan starts from where they land.
-        let mut runtime = Runtime::new(&setup, &mut world.snapshot, seed)?;
-        let n = simulate::schedule_all(&mut runtime, &mut world, &mut ())?
-            .0
-            .len();
+        let mut driver = ClusterDriver::start(world, &setup, seed)?;
+        let n = driver.settle(&mut (), 0)?.len();
+        world = driver.into_parts().0;
         notes.push(format!(
             "{n} pending pods were scheduled first (as simulate does)"
         ));

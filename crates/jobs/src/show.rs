@@ -131,7 +131,7 @@ pub fn show(ctx: &Context, request: ShowRequest) -> Result<Show> {
         input.symbols.clone(),
     )?
     .snapshot;
-    let finished = input::finished_notes(&input.objects);
+    let finished = topospread_driver::notes::finished(&input.objects);
     let notes = summarize(input.notes.iter().chain(&finished));
     let setup = config::load(ctx, None, &input)?;
     drop(input);

@@ -12,8 +12,7 @@ pub use report::{
 use crate::cluster::Cluster;
 use crate::context::Context;
 use crate::error::{Error, Result};
-use crate::input::{self, Input, PodForm, World};
-use crate::runtime::{Placement, Progress, Runtime};
+use crate::input::{self, Input, PodForm};
 use crate::whatif;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -21,7 +20,8 @@ use topospread::rebalance::ConstraintSpread;
 use topospread::simulation::{Drained, SimEvent};
 use topospread::snapshot::{NodeId, PodId, Snapshot};
 use topospread::spread::{PodSpread, SpreadCounter};
-use topospread_k8s::workloads::{RolloutReport, Scale, Synced};
+use topospread_driver::{ClusterDriver, NodeWhatIfs, Placement, Progress, Runtime, World};
+use topospread_k8s::workloads::Scale;
 use topospread_report::summarize;
 pub use write::cluster_yaml;
 
@@ -152,7 +152,7 @@ pub fn simulate(
         ready_after,
         ..
     } = request;
-    let what = whatif::NodeWhatIfs {
+    let what = NodeWhatIfs {
         drain: &drain,
         remove: &remove_node,
         lose: &lose,
@@ -160,8 +160,8 @@ pub fn simulate(
     let seed = cluster.seed;
     let (input, setup) = cluster.load(ctx, form)?;
     let mut world = input::build(ctx, &input, seed, &scale)?;
+    let notes = input::world_notes(ctx, &input, &world);
     let mut timings = Timings::default();
-    let mut runtime = Runtime::new(&setup, &mut world.snapshot, seed)?;
     let counter = SpreadCounter::new(&setup.config, setup.features, &mut world.snapshot)
         .map_err(|e| Error::Refused(format!("{}: {e}", setup.origin)))?;
     let bare = bare_pods(&world);
@@ -180,11 +180,14 @@ pub fn simulate(
         }
         None => Before::Spreads(before_spreads(&counter, &world)),
     };
-    let drained = whatif::drain(&mut runtime, &mut world.snapshot, what, &input.objects)?;
+    let mut driver = ClusterDriver::start(world, &setup, seed)?;
+    let drained = driver.what_if(what, &input.objects)?;
     timings.load = start.elapsed();
     let start = Instant::now();
-    let (mut results, preempted) = schedule_all(&mut runtime, &mut world, progress)?;
-    world.rollouts = roll_out(&mut runtime, &mut world, &mut results, ready_after)?;
+    let results = driver.settle(progress, ready_after)?;
+    let evicted = driver.evictions();
+    let (world, runtime) = driver.into_parts();
+    let preempted = preempted_reports(&runtime, &world.snapshot);
     timings.schedule = start.elapsed();
     let start = Instant::now();
     let snapshot = &world.snapshot;
@@ -335,10 +338,8 @@ pub fn simulate(
         pods,
         preempted,
         workloads,
-        notes: world
-            .notes
-            .iter()
-            .cloned()
+        notes: notes
+            .into_iter()
             .chain(input::provision_notes(&world.snapshot))
             .collect(),
         removed: world.expansion.removed.clone(),
@@ -359,7 +360,6 @@ pub fn simulate(
             .map(|d| whatif::report(d, &runtime, snapshot)),
     };
     timings.report = start.elapsed();
-    let evicted = evictions(&runtime, &world.snapshot);
     Ok(Simulation {
         report,
         timings,
@@ -368,33 +368,6 @@ pub fn simulate(
         drained,
         evicted,
     })
-}
-
-/// Pods preemption evicted (`namespace/name`), with the replacement their controller
-/// made (none for a pod without a controller).
-fn evictions(runtime: &Runtime, snapshot: &Snapshot) -> Vec<(String, Option<PodId>)> {
-    let symbols = snapshot.symbols();
-    let mut out: Vec<(String, Option<PodId>)> = Vec::new();
-    for e in runtime.events() {
-        match e {
-            SimEvent::Preempted { victim, .. } => {
-                let key = format!("{}/{}", symbols.resolve(victim.namespace), victim.name);
-                if !out.iter().any(|(k, _)| *k == key) {
-                    out.push((key, None));
-                }
-            }
-            SimEvent::Replaced {
-                victim,
-                replacement,
-            } => match out.iter_mut().find(|(k, _)| k == victim) {
-                Some(entry) => entry.1 = Some(*replacement),
-                None => out.push((victim.clone(), Some(*replacement))),
-            },
-            // Bindings, and events newer than this crate, evict nothing.
-            _ => {}
-        }
-    }
-    out
 }
 
 /// The zone a node is in, by the well-known label or the docs' `zone`.
@@ -407,29 +380,14 @@ pub fn zone_of(snapshot: &Snapshot, node: NodeId) -> Option<String> {
         .map(|v| symbols.resolve(v).to_string())
 }
 
-/// Each pod's placement, and the preemptions carried out.
-pub type Scheduled = (Vec<(PodId, Placement)>, Vec<PreemptedReport>);
-
-/// Schedules the world's pending pods through the engine's queue until it settles;
-/// returns each pod's placement (the pending pods in queue order, then the replacements
-/// of preempted pods) and the preemptions carried out.
-pub fn schedule_all(
-    runtime: &mut Runtime,
-    world: &mut input::World,
-    progress: &mut dyn Progress,
-) -> Result<Scheduled> {
-    let mut refused = runtime.enqueue(&world.snapshot, &world.queue);
-    runtime.run(&mut world.snapshot, world.queue.len(), progress)?;
-    let created = create_ordinals(runtime, world, &mut refused)?;
-    let snapshot = &world.snapshot;
+/// The preemptions carried out, in order: victim, node and the pod that preempted it.
+fn preempted_reports(runtime: &Runtime, snapshot: &Snapshot) -> Vec<PreemptedReport> {
     let symbols = snapshot.symbols();
-    let mut order = world.queue.clone();
-    order.extend(created);
-    let mut preempted = Vec::new();
-    for e in runtime.events() {
-        match e {
-            SimEvent::Replaced { replacement, .. } => order.push(*replacement),
-            SimEvent::Preempted { victim, node, by } => preempted.push(PreemptedReport {
+    runtime
+        .events()
+        .iter()
+        .filter_map(|e| match e {
+            SimEvent::Preempted { victim, node, by } => Some(PreemptedReport {
                 namespace: symbols.resolve(victim.namespace).to_string(),
                 pod: victim.name.to_string(),
                 node: snapshot.node(*node).node.name.to_string(),
@@ -437,104 +395,10 @@ pub fn schedule_all(
                     format!("{}/{}", symbols.resolve(p.namespace), p.name)
                 }),
             }),
-            // Bindings, and events newer than this crate, add no pod to report.
-            _ => {}
-        }
-    }
-    let results = order
-        .into_iter()
-        .filter(|id| snapshot.pod(*id).is_some())
-        .map(|id| {
-            let placement = match refused.iter().find(|(r, _)| *r == id) {
-                Some((_, message)) => Placement::Unschedulable(message.clone()),
-                None => runtime.placement(snapshot, id),
-            };
-            (id, placement)
+            // Bindings and replacements preempt nothing; events newer than this crate neither.
+            _ => None,
         })
-        .collect();
-    Ok((results, preempted))
-}
-
-/// The OrderedReady StatefulSets' controller, syncing each time the scheduler has
-/// settled: each set creates its next ordinal once those below it are bound (Running and
-/// Ready), or deletes its highest condemned pod once all are, and the scheduler runs
-/// again, until no set does anything. Returns the pods
-/// created; those no profile serves join `refused`, those admission refuses
-/// [`World::refused`].
-fn create_ordinals(
-    runtime: &mut Runtime,
-    world: &mut World,
-    refused: &mut Vec<(PodId, String)>,
-) -> Result<Vec<PodId>> {
-    let mut created = Vec::new();
-    loop {
-        let mut made = Vec::new();
-        let mut deleted = false;
-        for set in &mut world.expansion.ordered {
-            let synced = set.sync(&mut world.snapshot, &mut |s, id| {
-                runtime.delete_pod(s, id);
-            })?;
-            match synced {
-                Synced::Created(id) => {
-                    runtime.created(&world.snapshot, id);
-                    made.push(id);
-                }
-                Synced::Refused(r) => world.refused.push(*r),
-                Synced::Deleted(r) => {
-                    world.expansion.removed.push(r);
-                    deleted = true;
-                }
-                Synced::Updated(_) => deleted = true,
-                Synced::Nothing => {}
-            }
-        }
-        if made.is_empty() && !deleted {
-            return Ok(created);
-        }
-        refused.extend(runtime.enqueue(&world.snapshot, &made));
-        runtime.run(&mut world.snapshot, made.len(), &mut ())?;
-        created.extend(made);
-    }
-}
-
-/// Carries out every pending rollout after the first scheduling run, in input order:
-/// the new pods join `results` with their placement, and each Deployment's summary
-/// lists its pods as they are at the end.
-fn roll_out(
-    runtime: &mut Runtime,
-    world: &mut input::World,
-    results: &mut Vec<(PodId, Placement)>,
-    ready_after: u32,
-) -> Result<Vec<RolloutReport>> {
-    let mut reports = Vec::new();
-    // Deleted pods' ids are reused by new pods: results are kept by name.
-    let mut named: Vec<(PodId, String)> = results
-        .iter()
-        .filter_map(|(id, _)| Some((*id, world.snapshot.pod(*id)?.name.to_string())))
-        .collect();
-    for r in &world.expansion.rollouts {
-        let report = runtime.rollout(&mut world.snapshot, r, ready_after)?;
-        let snapshot = &world.snapshot;
-        results.retain(|(id, _)| {
-            snapshot
-                .pod(*id)
-                .is_some_and(|p| named.iter().any(|(n, name)| n == id && *name == *p.name))
-        });
-        for name in &report.created {
-            if let Some(id) = snapshot.pod_id(&r.namespace, name) {
-                results.push((id, runtime.placement(snapshot, id)));
-                named.push((id, name.clone()));
-            }
-        }
-        if let Some(w) = world.expansion.workloads.iter_mut().find(|w| {
-            w.kind == "Deployment" && w.namespace == r.namespace && w.name == r.deployment
-        }) {
-            w.pods.retain(|p| !report.deleted.contains(p));
-            w.pods.extend(report.created.iter().cloned());
-        }
-        reports.push(report);
-    }
-    Ok(reports)
+        .collect()
 }
 
 /// One pod's constraints, counted before and after the simulation, and whether they are
@@ -631,7 +495,7 @@ enum Before {
 
 /// Whether a pending pod could preempt a bound one: one may preempt (not `Never`) and
 /// has a higher priority than the lowest bound pod.
-fn preemption_possible(world: &input::World) -> bool {
+fn preemption_possible(world: &World) -> bool {
     let snapshot = &world.snapshot;
     let lowest = snapshot
         .pods()
@@ -649,10 +513,7 @@ fn preemption_possible(world: &input::World) -> bool {
 }
 
 /// Each workload's first pod and its spread as the cluster is now (see [`Before`]).
-fn before_spreads(
-    counter: &SpreadCounter,
-    world: &input::World,
-) -> Vec<Option<(PodId, PodSpread)>> {
+fn before_spreads(counter: &SpreadCounter, world: &World) -> Vec<Option<(PodId, PodSpread)>> {
     let snapshot = &world.snapshot;
     let workloads = world.expansion.workloads.iter().map(|w| {
         w.pods.iter().find_map(|p| {
@@ -670,7 +531,7 @@ fn before_spreads(
 
 /// The pending pods no workload owns that carry spread constraints of their own (a bare
 /// Pod, as in the docs' examples): each gets its spread before and after, as a workload.
-fn bare_pods(world: &input::World) -> Vec<PodId> {
+fn bare_pods(world: &World) -> Vec<PodId> {
     let snapshot = &world.snapshot;
     let symbols = snapshot.symbols();
     world

@@ -168,7 +168,7 @@ pub fn validate(ctx: &Context, request: ValidateRequest) -> Result<ValidationRep
     admission_errors(ctx, &input, &mut report);
     report.unreadable = input.unreadable.iter().map(ToString::to_string).collect();
     report.summary.unreadable = report.unreadable.len();
-    let finished = input::finished_notes(&input.objects);
+    let finished = topospread_driver::notes::finished(&input.objects);
     report
         .notes
         .extend(summarize(input.notes.iter().chain(&finished)));

@@ -6,14 +6,15 @@ use super::{Mismatch, Outcome, ScenarioError};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
+use topospread::api::Symbols;
 use topospread::config::SchedulerConfig;
 use topospread::features::Features;
-use topospread::scheduler::Scheduler;
-use topospread::simulation::Simulation;
 use topospread::version::FeatureGates;
-use topospread_k8s::build;
+use topospread_driver::{
+    BuildOptions, ClusterDriver, DriverError, Provisioning, SchedulerSetup, world,
+};
 use topospread_k8s::load::{self, parse_manifests};
-use topospread_k8s::workloads::{self, ExpandOptions, RolloutReport, Scale, WorkloadFeatures};
+use topospread_k8s::workloads::{self, RolloutReport, Scale, WorkloadFeatures};
 
 /// The name expectations give the new ReplicaSet, whose hash the case cannot know.
 const NEW: &str = "(new)";
@@ -180,20 +181,24 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
     if let Some(spec) = &case.feature_gates {
         gates.apply(spec).map_err(|e| bad("featureGates", &e))?;
     }
-    let expansion = match workloads::expand_with(
-        &manifests.objects,
-        ExpandOptions {
-            seed: 0,
-            max_pods: workloads::DEFAULT_MAX_PODS,
-            scale: &scale,
-            features: match &case.now {
-                Some(now) => WorkloadFeatures::from_gates(&gates).at(now.0.as_nanosecond()),
-                None => WorkloadFeatures::from_gates(&gates),
-            },
-        },
-    ) {
-        Ok(e) => e,
-        Err((e, _)) => return expect_error(&case.expect, e.to_string(), "scale", &bad),
+    let workload_features = match &case.now {
+        Some(now) => WorkloadFeatures::from_gates(&gates).at(now.0.as_nanosecond()),
+        None => WorkloadFeatures::from_gates(&gates),
+    };
+    let options = BuildOptions {
+        seed: 0,
+        max_pods: workloads::DEFAULT_MAX_PODS,
+        scale: &scale,
+        workloads: workload_features,
+        requests: gates.request_options(),
+        provisioning: Provisioning::Off,
+    };
+    // The same driver `topospread simulate` runs: the workloads expanded by their
+    // controllers, then scheduled with the StatefulSets syncing and the rollouts after.
+    let world = match world::build(&manifests.objects, &Symbols::default(), &[], options) {
+        Ok(world) => world,
+        Err(DriverError::Refused(e)) => return expect_error(&case.expect, e, "scale", &bad),
+        Err(e) => return Err(bad("cluster", &e)),
     };
     if let Some(want) = &case.expect.error {
         return Ok(Outcome::Failed(vec![Mismatch::new(
@@ -202,91 +207,24 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
             "no error",
         )]));
     }
-    if let Some(e) = expansion.errors.first() {
+    if let Some(e) = world.expansion.errors.first() {
         return Err(bad("cluster", e));
     }
-    let built = build::build(
-        manifests
-            .objects
-            .iter()
-            .chain(&expansion.replica_sets)
-            .chain(&expansion.claims),
-    )
-    .map_err(|e| bad("cluster", &e))?;
-    let mut snapshot = built.snapshot;
-    let mut expansion = expansion;
-    let mut refused: BTreeMap<String, String> = BTreeMap::new();
+    let setup = SchedulerSetup::new("default profile", SchedulerConfig::default(), case.features);
+    let mut driver = ClusterDriver::start(world, &setup, 0).map_err(|e| bad("config", &e))?;
+    driver
+        .settle(&mut (), case.ready_after)
+        .map_err(|e| bad("cluster", &e))?;
+    let (world, _) = driver.into_parts();
+    let (snapshot, expansion, rollouts) = (&world.snapshot, &world.expansion, &world.rollouts);
+    let refused: BTreeMap<String, String> = world
+        .refused
+        .iter()
+        .map(|r| (r.name.clone(), r.error.to_string()))
+        .collect();
     let held = |ns: &str, name: &str, sets: &[workloads::OrderedSet]| {
         sets.iter().any(|o| o.namespace == ns && o.holds(name))
     };
-    for p in &expansion.pods {
-        let ns = p.pod.metadata.namespace.as_deref().unwrap_or("default");
-        let name = p.pod.metadata.name.as_deref().unwrap_or_default();
-        if held(ns, name, &expansion.ordered) {
-            continue;
-        }
-        let r = build::admit_and_add_with(&mut snapshot, &p.pod, file, &built.admission)
-            .map_err(|e| bad("cluster", &e))?;
-        if let Some(r) = r {
-            refused.insert(r.name, r.error.to_string());
-        }
-    }
-    for set in &mut expansion.ordered {
-        set.admission = std::sync::Arc::new(built.admission.clone());
-    }
-    for r in &expansion.removed {
-        if let Some(id) = snapshot.pod_id(&r.namespace, &r.pod) {
-            snapshot.remove_pod(id);
-        }
-    }
-    let scheduler = Scheduler::new(&SchedulerConfig::default(), case.features, &mut snapshot)
-        .map_err(|e| bad("config", &e))?;
-    let mut sim = Simulation::new(scheduler);
-    // OrderedReady StatefulSets: one ordinal created (or condemned pod deleted) per sync
-    // of their controller, each sync once the scheduler has settled, as `simulate` runs
-    // them.
-    let mut condemned_removed = Vec::new();
-    loop {
-        let mut made = false;
-        for set in &mut expansion.ordered {
-            let synced = set
-                .sync(&mut snapshot, &mut |s, id| {
-                    sim.delete_pod(s, id);
-                })
-                .map_err(|e| bad("cluster", &e))?;
-            match synced {
-                workloads::Synced::Created(_) => made = true,
-                workloads::Synced::Deleted(r) => {
-                    condemned_removed.push(r.pod);
-                    made = true;
-                }
-                workloads::Synced::Updated(_) => made = true,
-                workloads::Synced::Refused(r) => {
-                    refused.insert(r.name, r.error.to_string());
-                }
-                workloads::Synced::Nothing => {}
-            }
-        }
-        sim.enqueue_pending(&snapshot);
-        sim.run(&mut snapshot, |_, _| {})
-            .map_err(|e| bad("cluster", &e))?;
-        if !made {
-            break;
-        }
-    }
-    let mut rollouts: Vec<RolloutReport> = Vec::new();
-    let features = case.features;
-    let mut fresh = |copy: &mut topospread::snapshot::Snapshot| {
-        Scheduler::new(&SchedulerConfig::default(), features, copy)
-            .ok()
-            .map(Simulation::new)
-    };
-    for r in &expansion.rollouts {
-        rollouts.push(
-            r.run_with(&mut sim, &mut snapshot, case.ready_after, &mut fresh)
-                .map_err(|e| bad("cluster", &e))?,
-        );
-    }
 
     // `(new)` in expectations: the ReplicaSet a Deployment rolled out to or was given.
     let new_rs = rollouts
@@ -329,7 +267,7 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
             .unwrap_or_default();
         *created.entry(owner).or_default() += 1;
     }
-    for r in &rollouts {
+    for r in rollouts {
         if !r.created.is_empty() {
             *created.entry(r.new_replica_set.clone()).or_default() += r.created.len();
         }
@@ -409,8 +347,7 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
         }
     }
     let mut removed: Vec<String> = expansion.removed.iter().map(|r| r.pod.clone()).collect();
-    removed.extend(condemned_removed);
-    for r in &rollouts {
+    for r in rollouts {
         removed.extend(r.deleted.iter().cloned());
     }
     if let Some(want) = &case.expect.removed

@@ -4,10 +4,10 @@
 //! landed.
 
 use crate::error::{Error, Result};
-use crate::input::World;
 use std::collections::{HashMap, HashSet};
 use topospread::simulation::Drained;
 use topospread::snapshot::PodId;
+use topospread_driver::World;
 use topospread_k8s::load::{CompactPod, Loaded, Object};
 
 mod volumes;
