@@ -17,6 +17,19 @@ pub enum DriverError {
     /// The engine failed while simulating (a bug, or an impossible state it reports).
     #[error("{0}")]
     Simulation(String),
+    /// The cluster could not be written back (an object that does not serialize, a pod
+    /// kept only in compact form).
+    #[error("writing the cluster: {0}")]
+    Render(String),
+    /// The cluster could not be written to its destination.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being written.
+        context: String,
+        /// The system's error.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// A driver result.

@@ -14,15 +14,18 @@
 //!    PrioritySort order.
 //! 3. [`ClusterDriver`]: what-ifs on nodes (drain, remove, lose), the scheduler until the
 //!    queue settles with the StatefulSet controller syncing after each settling, then the
-//!    Deployments' rollouts; the state is read back for reports and `-o yaml`.
+//!    Deployments' rollouts; the state is read back for reports, and written back as
+//!    manifests ([`cluster_yaml`], `-o yaml`) that read back to the same cluster.
 
 mod admit;
 mod driver;
 mod error;
 pub mod notes;
+pub mod rollout;
 mod runtime;
 pub mod whatif;
 pub mod world;
+mod write;
 
 pub use admit::{Admitted, admit_objects};
 pub use driver::{ClusterDriver, Placements};
@@ -30,3 +33,4 @@ pub use error::{DriverError, Result};
 pub use runtime::{Placement, Progress, Runtime, SchedulerSetup};
 pub use whatif::NodeWhatIfs;
 pub use world::{BuildOptions, Provisioning, World};
+pub use write::cluster_yaml;

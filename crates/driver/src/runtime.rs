@@ -160,11 +160,9 @@ impl Runtime {
             scheduler.set_seed(seed);
             Some(Simulation::new(scheduler))
         };
-        rollout
-            .run_with(&mut self.sim, snapshot, ready_after, &mut fresh)
-            .map_err(|e| {
-                DriverError::Simulation(format!("deployment {}: rollout: {e}", rollout.deployment))
-            })
+        crate::rollout::roll_out(rollout, &mut self.sim, snapshot, ready_after, &mut fresh).map_err(
+            |e| DriverError::Simulation(format!("deployment {}: rollout: {e}", rollout.deployment)),
+        )
     }
 
     /// What happened, in order.

@@ -48,6 +48,8 @@ impl From<topospread_driver::DriverError> for Error {
         match e {
             topospread_driver::DriverError::Build(e) => Self::Build(e),
             topospread_driver::DriverError::Refused(m) => Self::Refused(m),
+            topospread_driver::DriverError::Render(m) => Self::Render(m),
+            topospread_driver::DriverError::Io { context, source } => Self::Io { context, source },
             other => Self::Simulation(other.to_string()),
         }
     }

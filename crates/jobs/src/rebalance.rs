@@ -5,7 +5,7 @@
 
 use crate::error::{Error, Result, refuse};
 use crate::input::{self, Input};
-use crate::{Cluster, Context, config, simulate};
+use crate::{Cluster, Context, config};
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -118,9 +118,10 @@ impl Rebalance {
         // The cluster the plan leads to (the world's own went into planning), lent to
         // the world for the writing.
         std::mem::swap(&mut self.world.snapshot, &mut self.report.plan.snapshot);
-        let written = simulate::cluster_yaml(&self.input.objects, &self.world, None, &[], out);
+        let written =
+            topospread_driver::cluster_yaml(&self.input.objects, &self.world, None, &[], out);
         std::mem::swap(&mut self.world.snapshot, &mut self.report.plan.snapshot);
-        written
+        Ok(written?)
     }
 }
 

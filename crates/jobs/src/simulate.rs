@@ -2,7 +2,6 @@
 //! report placements, spread per workload, and why pods stay Pending.
 
 mod report;
-mod write;
 
 pub use report::{
     API_VERSION, ConstraintReport, KIND, PodResult, PreemptedReport, RefusedPod, SimulationReport,
@@ -23,7 +22,6 @@ use topospread::spread::{PodSpread, SpreadCounter};
 use topospread_driver::{ClusterDriver, NodeWhatIfs, Placement, Progress, Runtime, World};
 use topospread_k8s::workloads::Scale;
 use topospread_report::summarize;
-pub use write::cluster_yaml;
 
 /// What to simulate.
 #[derive(Clone, Debug, Default)]
@@ -120,13 +118,13 @@ impl Simulation {
     /// [`Simulation::cluster_yaml`] written to `out` as it is made: a large cluster's
     /// YAML is as large as the pods kept to write it, so it is not held whole as well.
     pub fn write_cluster_yaml(&self, out: &mut dyn std::io::Write) -> Result<()> {
-        cluster_yaml(
+        Ok(topospread_driver::cluster_yaml(
             &self.input.objects,
             &self.world,
             self.drained.as_ref(),
             &self.evicted,
             out,
-        )
+        )?)
     }
 }
 

@@ -55,7 +55,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use topospread::convert::DEFAULT_NAMESPACE;
 
 pub(crate) use daemonset::pod_node;
-pub use naming::pod_template_hash;
+pub use naming::{pod_template_hash, suffix as generated_name_suffix};
 pub use ordered::{OrderedSet, Ordinal, RollingUpdate, Synced};
 pub use rollout::{
     EndSpread, Interleaving, InterleavingReport, Revision, RevisionState, Rollout, RolloutReport,
@@ -127,7 +127,7 @@ pub struct Expansion {
     /// controller's deletion order.
     pub removed: Vec<RemovedPod>,
     /// Deployments whose rollout is still to be carried out, step by step through the
-    /// scheduler ([`Rollout::run`]); their new pods are not in [`Expansion::pods`].
+    /// scheduler (the cluster driver's rollout); their new pods are not in [`Expansion::pods`].
     pub rollouts: Vec<Rollout>,
     /// PersistentVolumeClaims a `Parallel` StatefulSet's `volumeClaimTemplates` make for
     /// its new pods (`<template>-<set>-<ordinal>`), those not already in the input. An

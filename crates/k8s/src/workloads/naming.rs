@@ -62,7 +62,7 @@ fn canonical_json(v: &serde_json::Value) -> String {
 }
 
 /// A 5-character suffix for pod `index` of `owner`, random-looking but fixed by `seed`.
-pub(crate) fn suffix(seed: u64, owner: &str, index: usize, attempt: u32) -> String {
+pub fn suffix(seed: u64, owner: &str, index: usize, attempt: u32) -> String {
     let mut h = fnv32a(format!("{seed}/{owner}/{index}/{attempt}").as_bytes());
     let n = ALPHANUMS.len() as u32;
     (0..5)

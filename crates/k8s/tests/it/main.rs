@@ -5,6 +5,5 @@
 mod compact;
 mod fuzz_smoke;
 mod lint_props;
-mod rollout;
 mod validation_props;
 mod workloads;

@@ -6,6 +6,7 @@ use topospread::features::Features;
 use topospread::scheduler::Scheduler;
 use topospread::simulation::Simulation;
 use topospread::snapshot::Snapshot;
+use topospread_driver::rollout::{roll_out, roll_out_in};
 use topospread_k8s::build;
 use topospread_k8s::load::parse_manifests;
 use topospread_k8s::workloads::{
@@ -87,8 +88,10 @@ fn roll(text: &str, ready_after: u32) -> RolloutReport {
     let mut snapshot = built.snapshot;
     let mut sim = scheduler(&mut snapshot).expect("scheduler");
     let r = e.rollouts.first().expect("a rollout");
-    r.run_with(&mut sim, &mut snapshot, ready_after, &mut |s| scheduler(s))
-        .expect("rollout")
+    roll_out(r, &mut sim, &mut snapshot, ready_after, &mut |s| {
+        scheduler(s)
+    })
+    .expect("rollout")
 }
 
 /// kubernetes#98215's shape: the sync after the surge shrinks the old ReplicaSet while
@@ -220,9 +223,7 @@ fn scheduler_first_binds_the_surge_against_every_old_pod() {
         scheduler_first: true,
         one_at_a_time: false,
     };
-    let r = e.rollouts[0]
-        .run_in(&mut sim, &mut snapshot, 0, il)
-        .expect("rollout");
+    let r = roll_out_in(&e.rollouts[0], &mut sim, &mut snapshot, 0, il).expect("rollout");
     assert_eq!(r.interleaving, "scheduler first, ready together");
     let first = &r.steps[0].revisions[0];
     assert_eq!((first.pods, first.bound, first.available), (3, 3, 0));

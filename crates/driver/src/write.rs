@@ -3,11 +3,11 @@
 //! and the volumes provisioned for them, with their bindings, then every pod where it
 //! landed.
 
-use crate::error::{Error, Result};
+use crate::error::{DriverError as Error, Result};
+use crate::world::World;
 use std::collections::{HashMap, HashSet};
 use topospread::simulation::Drained;
 use topospread::snapshot::PodId;
-use topospread_driver::World;
 use topospread_k8s::load::{CompactPod, Loaded, Object};
 
 mod volumes;
@@ -281,7 +281,7 @@ fn created_claims(world: &World) -> Vec<k8s_openapi::api::core::v1::PersistentVo
 /// Serializing the different object types through one call.
 mod erased {
     /// An object that serializes to one YAML document.
-    use crate::error::{Error, Result};
+    use crate::error::{DriverError as Error, Result};
 
     pub(super) trait Yaml {
         fn yaml(&self) -> Result<String>;
