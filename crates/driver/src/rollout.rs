@@ -346,7 +346,7 @@ impl Run<'_> {
                 }
                 if created.is_empty() && p.new.pods.len() > to {
                     let related = related_pods(&p.new, &p.old);
-                    let mut new = std::mem::replace(&mut p.new, Revision::default());
+                    let mut new = std::mem::take(&mut p.new);
                     deleted = self.scale_down(sim, snapshot, &mut new, to, &related, &p.available);
                     p.new = new;
                 }

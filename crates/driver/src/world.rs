@@ -77,10 +77,10 @@ pub struct World {
     pub refused_objects: Vec<String>,
 }
 
-/// Builds the world: snapshot from the files, workloads expanded (`seed` fixes names)
-/// up to `--max-pods` pods, with `scale`'s replica counts; the pods controllers remove
-/// leave the snapshot before anything is scheduled.
-
+/// Builds the world from admitted `objects` (compact pods interned in `symbols`):
+/// workloads expanded under `options` (`seed` fixes names, up to `max_pods` pods, with
+/// `scale`'s replica counts), every pod admitted; the pods controllers remove leave the
+/// snapshot before anything is scheduled. `refused_objects` are reported with it.
 pub fn build(
     objects: &[Loaded],
     symbols: &Symbols,
