@@ -9,6 +9,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use topospread::api::Selector;
+use topospread::plugins::podtopologyspread::LABEL_HOSTNAME;
 use topospread::snapshot::Snapshot;
 use topospread::spread::SpreadCounter;
 use topospread_k8s::build;
@@ -29,7 +30,8 @@ pub struct ShowRequest {
     /// The pods to mark (`app=web,tier in (a,b)`); `None`: the first topology spread
     /// constraint's selector, else every pod.
     pub selector: Option<String>,
-    /// Topology keys, outermost first; empty: the zone key then the hostname key the
+    /// Topology keys, outermost first; empty: the keys of the first constrained pod's
+    /// constraints (no `selector` given), else the zone key then the hostname key the
     /// nodes carry.
     pub topology_keys: Vec<String>,
 }
@@ -136,10 +138,12 @@ pub fn show(ctx: &Context, request: ShowRequest) -> Result<Show> {
     let setup = config::load(ctx, None, &input)?;
     drop(input);
     let highlight = highlight(&mut snapshot, request.selector.as_deref())?;
-    let topology_keys = if request.topology_keys.is_empty() {
-        default_topology_keys(&snapshot)
-    } else {
+    let topology_keys = if !request.topology_keys.is_empty() {
         request.topology_keys
+    } else if request.selector.is_none() {
+        constraint_keys(&snapshot).unwrap_or_else(|| default_topology_keys(&snapshot))
+    } else {
+        default_topology_keys(&snapshot)
     };
     let domains = topology_keys
         .iter()
@@ -210,6 +214,39 @@ pub fn highlight(snapshot: &mut Snapshot, selector: Option<&str>) -> Result<High
             description: "anything (no --selector and no constraint in the files)".into(),
         },
     })
+}
+
+/// The keys of the marked pod's constraints (the first pod with any), the one with the
+/// fewest domains outermost, then the hostname key the nodes carry (each node's own
+/// count): the picture is drawn by what the constraint spreads over (a constraint on
+/// `rack` by racks, not by zones). `None`: no pod has constraints.
+fn constraint_keys(snapshot: &Snapshot) -> Option<Vec<String>> {
+    let symbols = snapshot.symbols();
+    let (_, pod) = snapshot
+        .pods()
+        .find(|(_, p)| !p.spread_constraints.is_empty())?;
+    let mut keys: Vec<(usize, String)> = Vec::new();
+    for c in pod.spread_constraints.iter() {
+        let key = symbols.resolve(c.topology_key);
+        if keys.iter().all(|k| k.1 != key) {
+            let domains = snapshot.domains(c.topology_key).map_or(0, |d| d.len());
+            keys.push((domains, key.to_string()));
+        }
+    }
+    keys.sort_by_key(|k| k.0);
+    let mut keys: Vec<String> = keys.into_iter().map(|k| k.1).collect();
+    let carried = |k: &str| {
+        symbols
+            .get(k)
+            .and_then(|s| snapshot.domains(s))
+            .is_some_and(|d| !d.is_empty())
+    };
+    if let Some(host) = [LABEL_HOSTNAME, "node"].into_iter().find(|k| carried(k))
+        && !keys.iter().any(|k| k == host)
+    {
+        keys.push(host.to_string());
+    }
+    Some(keys)
 }
 
 /// The first constrained pod's constraints as PodTopologySpread counts them: the
