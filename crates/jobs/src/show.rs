@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use topospread::api::Selector;
-use topospread::plugins::podtopologyspread::LABEL_HOSTNAME;
+use topospread::plugins::podtopologyspread::{LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE};
 use topospread::snapshot::Snapshot;
 use topospread::spread::SpreadCounter;
 use topospread_k8s::build;
@@ -216,37 +216,68 @@ pub fn highlight(snapshot: &mut Snapshot, selector: Option<&str>) -> Result<High
     })
 }
 
-/// The keys of the marked pod's constraints (the first pod with any), the one with the
-/// fewest domains outermost, then the hostname key the nodes carry (each node's own
-/// count): the picture is drawn by what the constraint spreads over (a constraint on
-/// `rack` by racks, not by zones). `None`: no pod has constraints.
+/// The keys of the marked pod's constraints (the first pod with any), drawn as
+/// [`drawing_keys`] lays them out, then the hostname key the nodes carry: each node's
+/// own count, on its line and in the report (the web view's node cells).
+/// `None`: no pod has constraints.
 fn constraint_keys(snapshot: &Snapshot) -> Option<Vec<String>> {
     let symbols = snapshot.symbols();
     let (_, pod) = snapshot
         .pods()
         .find(|(_, p)| !p.spread_constraints.is_empty())?;
-    let mut keys: Vec<(usize, String)> = Vec::new();
-    for c in pod.spread_constraints.iter() {
-        let key = symbols.resolve(c.topology_key);
-        if keys.iter().all(|k| k.1 != key) {
-            let domains = snapshot.domains(c.topology_key).map_or(0, |d| d.len());
-            keys.push((domains, key.to_string()));
-        }
-    }
-    keys.sort_by_key(|k| k.0);
-    let mut keys: Vec<String> = keys.into_iter().map(|k| k.1).collect();
-    let carried = |k: &str| {
-        symbols
-            .get(k)
-            .and_then(|s| snapshot.domains(s))
-            .is_some_and(|d| !d.is_empty())
-    };
-    if let Some(host) = [LABEL_HOSTNAME, "node"].into_iter().find(|k| carried(k))
+    let keys = pod
+        .spread_constraints
+        .iter()
+        .map(|c| symbols.resolve(c.topology_key).to_string())
+        .collect();
+    let mut keys = drawing_keys(snapshot, keys);
+    if let Some(host) = [LABEL_HOSTNAME, "node"]
+        .into_iter()
+        .find(|k| carried(snapshot, k))
         && !keys.iter().any(|k| k == host)
     {
         keys.push(host.to_string());
     }
     Some(keys)
+}
+
+/// How many domains of `key` the nodes make (0: no node carries it).
+fn domain_count(snapshot: &Snapshot, key: &str) -> usize {
+    snapshot
+        .symbols()
+        .get(key)
+        .and_then(|s| snapshot.domains(s))
+        .map_or(0, |d| d.len())
+}
+
+/// Whether some node carries `key`.
+fn carried(snapshot: &Snapshot, key: &str) -> bool {
+    domain_count(snapshot, key) > 0
+}
+
+/// The keys a picture of constraints on `keys` is drawn by: those keys, the one with the
+/// fewest domains outermost, so the picture shows what the constraints spread over (a
+/// constraint on `rack` by racks, on `region` by regions), within the zones the nodes
+/// carry when the outermost is a per-node key (as the docs draw a constraint on `node`).
+pub fn drawing_keys(snapshot: &Snapshot, keys: Vec<String>) -> Vec<String> {
+    let mut sized: Vec<(usize, String)> = Vec::new();
+    for key in keys {
+        if sized.iter().all(|k| k.1 != key) {
+            sized.push((domain_count(snapshot, &key), key));
+        }
+    }
+    sized.sort_by_key(|k| k.0);
+    let per_node = sized.first().is_none_or(|k| k.0 >= snapshot.nodes().len());
+    let mut keys: Vec<String> = sized.into_iter().map(|k| k.1).collect();
+    if per_node
+        && let Some(zone) = [LABEL_TOPOLOGY_ZONE, "zone"]
+            .into_iter()
+            .find(|k| carried(snapshot, k))
+        && !keys.iter().any(|k| k == zone)
+    {
+        keys.insert(0, zone.to_string());
+    }
+    keys
 }
 
 /// The first constrained pod's constraints as PodTopologySpread counts them: the

@@ -220,6 +220,51 @@ fn one_constraint_mypod_goes_to_zone_b() {
     );
 }
 
+/// The page's one-line variants of one-constraint.yaml, as a file: `from` replaced by
+/// `to`.
+fn variant(name: &str, from: &str, to: &str) -> String {
+    let text = std::fs::read_to_string(fixture("docs/one-constraint.yaml")).expect("fixture");
+    assert!(text.contains(from), "{from} in one-constraint.yaml");
+    temp(name, &text.replace(from, to))
+}
+
+/// "Change maxSkew to a bigger value like 2 so that the incoming Pod can be placed onto
+/// zoneA as well"; "Change topologyKey to node ... can only be placed onto node4",
+/// drawn as the page draws the cluster (zones over nodes).
+#[test]
+fn the_pages_variants_of_one_constraint() {
+    let four = fixture("docs/4node.yaml");
+    let skew2 = variant("docs-skew2.yaml", "maxSkew: 1", "maxSkew: 2");
+    let o = run(&["explain", "-f", &four, "-f", &skew2, "mypod"]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("4 feasible: node1, node2, node3, node4"),
+        "{out}"
+    );
+
+    let by_node = variant(
+        "docs-by-node.yaml",
+        "topologyKey: zone",
+        "topologyKey: node",
+    );
+    let o = run(&["simulate", "-f", &four, "-f", &by_node, "--show"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("default    mypod  node4  zoneB"), "{out}");
+    assert_eq!(
+        drawn_by_simulate(&out),
+        picture(ONE_CONSTRAINT_NODE4),
+        "{out}"
+    );
+    let o = run(&["show", "-f", &four, "-f", &by_node]);
+    let out = stdout(&o);
+    assert_eq!(picture(&out), picture(FOUR_NODES), "{out}");
+    assert!(
+        out.contains("(the selector of mypod's constraint on node)"),
+        "{out}"
+    );
+}
+
 /// "Multiple TopologySpreadConstraints": zoneB by the first, node4 by the second.
 #[test]
 fn two_constraints_leave_only_node4() {
