@@ -476,8 +476,9 @@ pub(crate) struct ShowArgs {
     /// first topology spread constraint's selector, else every pod.
     #[arg(short = 'l', long)]
     pub(crate) selector: Option<String>,
-    /// Topology keys to draw, outermost first (repeat the flag); default: the zone key
-    /// then the hostname key the nodes carry.
+    /// Topology keys to draw, outermost first (repeat the flag); default: the keys of the
+    /// first constrained pod's constraints (without --selector), else the zone key then
+    /// the hostname key the nodes carry.
     #[arg(long = "topology-key")]
     pub(crate) topology_keys: Vec<String>,
     /// Wrap rows of boxes wider than this many columns (default: `COLUMNS`, else 80);

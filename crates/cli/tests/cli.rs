@@ -14,6 +14,8 @@ mod config;
 #[cfg(feature = "live")]
 #[path = "cli/daemon.rs"]
 mod daemon;
+#[path = "cli/docs.rs"]
+mod docs;
 #[path = "cli/explain.rs"]
 mod explain;
 #[path = "cli/guard.rs"]

@@ -9,6 +9,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use topospread::api::Selector;
+use topospread::plugins::podtopologyspread::{LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE};
 use topospread::snapshot::Snapshot;
 use topospread::spread::SpreadCounter;
 use topospread_k8s::build;
@@ -29,7 +30,8 @@ pub struct ShowRequest {
     /// The pods to mark (`app=web,tier in (a,b)`); `None`: the first topology spread
     /// constraint's selector, else every pod.
     pub selector: Option<String>,
-    /// Topology keys, outermost first; empty: the zone key then the hostname key the
+    /// Topology keys, outermost first; empty: the keys of the first constrained pod's
+    /// constraints (no `selector` given), else the zone key then the hostname key the
     /// nodes carry.
     pub topology_keys: Vec<String>,
 }
@@ -136,10 +138,12 @@ pub fn show(ctx: &Context, request: ShowRequest) -> Result<Show> {
     let setup = config::load(ctx, None, &input)?;
     drop(input);
     let highlight = highlight(&mut snapshot, request.selector.as_deref())?;
-    let topology_keys = if request.topology_keys.is_empty() {
-        default_topology_keys(&snapshot)
-    } else {
+    let topology_keys = if !request.topology_keys.is_empty() {
         request.topology_keys
+    } else if request.selector.is_none() {
+        constraint_keys(&snapshot).unwrap_or_else(|| default_topology_keys(&snapshot))
+    } else {
+        default_topology_keys(&snapshot)
     };
     let domains = topology_keys
         .iter()
@@ -210,6 +214,70 @@ pub fn highlight(snapshot: &mut Snapshot, selector: Option<&str>) -> Result<High
             description: "anything (no --selector and no constraint in the files)".into(),
         },
     })
+}
+
+/// The keys of the marked pod's constraints (the first pod with any), drawn as
+/// [`drawing_keys`] lays them out, then the hostname key the nodes carry: each node's
+/// own count, on its line and in the report (the web view's node cells).
+/// `None`: no pod has constraints.
+fn constraint_keys(snapshot: &Snapshot) -> Option<Vec<String>> {
+    let symbols = snapshot.symbols();
+    let (_, pod) = snapshot
+        .pods()
+        .find(|(_, p)| !p.spread_constraints.is_empty())?;
+    let keys = pod
+        .spread_constraints
+        .iter()
+        .map(|c| symbols.resolve(c.topology_key).to_string())
+        .collect();
+    let mut keys = drawing_keys(snapshot, keys);
+    if let Some(host) = [LABEL_HOSTNAME, "node"]
+        .into_iter()
+        .find(|k| carried(snapshot, k))
+        && !keys.iter().any(|k| k == host)
+    {
+        keys.push(host.to_string());
+    }
+    Some(keys)
+}
+
+/// How many domains of `key` the nodes make (0: no node carries it).
+fn domain_count(snapshot: &Snapshot, key: &str) -> usize {
+    snapshot
+        .symbols()
+        .get(key)
+        .and_then(|s| snapshot.domains(s))
+        .map_or(0, |d| d.len())
+}
+
+/// Whether some node carries `key`.
+fn carried(snapshot: &Snapshot, key: &str) -> bool {
+    domain_count(snapshot, key) > 0
+}
+
+/// The keys a picture of constraints on `keys` is drawn by: those keys, the one with the
+/// fewest domains outermost, so the picture shows what the constraints spread over (a
+/// constraint on `rack` by racks, on `region` by regions), within the zones the nodes
+/// carry when the outermost is a per-node key (as the docs draw a constraint on `node`).
+pub fn drawing_keys(snapshot: &Snapshot, keys: Vec<String>) -> Vec<String> {
+    let mut sized: Vec<(usize, String)> = Vec::new();
+    for key in keys {
+        if sized.iter().all(|k| k.1 != key) {
+            sized.push((domain_count(snapshot, &key), key));
+        }
+    }
+    sized.sort_by_key(|k| k.0);
+    let per_node = sized.first().is_none_or(|k| k.0 >= snapshot.nodes().len());
+    let mut keys: Vec<String> = sized.into_iter().map(|k| k.1).collect();
+    if per_node
+        && let Some(zone) = [LABEL_TOPOLOGY_ZONE, "zone"]
+            .into_iter()
+            .find(|k| carried(snapshot, k))
+        && !keys.iter().any(|k| k == zone)
+    {
+        keys.insert(0, zone.to_string());
+    }
+    keys
 }
 
 /// The first constrained pod's constraints as PodTopologySpread counts them: the

@@ -2,6 +2,7 @@
 //! pods, in ASCII boxes, with matching-pod counts per domain and the skew per key.
 
 use crate::summary::summarize;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use topospread::api::{Selector, Sym};
 use topospread::plugins::podtopologyspread::{LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE};
@@ -67,7 +68,7 @@ fn counts_by_domain(snapshot: &Snapshot, key: &str, matching: &[usize]) -> Vec<(
     let Some(sym) = symbols.get(key) else {
         return Vec::new();
     };
-    let mut by_value: std::collections::HashMap<Sym, u32> = std::collections::HashMap::new();
+    let mut by_value: HashMap<Sym, u32> = HashMap::new();
     for (info, n) in snapshot.nodes().iter().zip(matching) {
         let Some(value) = info.node.labels.get(sym) else {
             continue;
@@ -165,7 +166,8 @@ struct Tree<'a> {
     last_is_per_node: bool,
     /// Nodes are not drawn: each domain of the last level drawn is one summary cell.
     collapsed: bool,
-    label_of: &'a dyn Fn(usize, &str) -> String,
+    /// A domain's label from its level, value and the nodes of its box.
+    label_of: &'a LabelFn<'a>,
     leaf: &'a dyn Fn(NodeId, String) -> Cell,
     node_label: &'a dyn Fn(NodeId) -> String,
     summary: &'a SummaryFn<'a>,
@@ -184,7 +186,7 @@ impl Tree<'_> {
         while i < nodes.len() {
             let v = &nodes[i].0[level];
             let j = i + nodes[i..].iter().take_while(|n| &n.0[level] == v).count();
-            let label = (self.label_of)(level, v);
+            let label = (self.label_of)(level, v, &nodes[i..j]);
             if level + 1 == self.keys && self.collapsed {
                 out.push((self.summary)(&nodes[i..j], label));
             } else if level + 1 == self.keys && self.last_is_per_node {
@@ -312,7 +314,7 @@ pub fn render_cluster(snapshot: &Snapshot, opts: &ShowOptions) -> String {
         .iter()
         .map(|k| counts_by_domain(snapshot, k, &matching))
         .collect();
-    let count_maps: Vec<std::collections::HashMap<&str, u32>> = counts
+    let count_maps: Vec<HashMap<&str, u32>> = counts
         .iter()
         .map(|c| c.iter().map(|(v, n)| (v.as_str(), *n)).collect())
         .collect();
@@ -325,10 +327,18 @@ pub fn render_cluster(snapshot: &Snapshot, opts: &ShowOptions) -> String {
             pods: pods_text(m, other),
         }
     };
-    let label_of = |level: usize, v: &str| -> String {
-        match count_maps[level].get(v) {
-            Some(n) => format!("{v} ({n})"),
-            None => v.to_string(),
+    // A domain of an inner key can sit in several outer boxes (`rack1` in each zone):
+    // each box counts its own nodes, and says what the whole domain holds.
+    let split = split_domains(&nodes);
+    let label_of = |level: usize, v: &str, group: &[(Vec<String>, NodeId)]| -> String {
+        let Some(total) = count_maps[level].get(v) else {
+            return v.to_string();
+        };
+        if split[level].contains(v) {
+            let here: usize = group.iter().map(|(_, id)| per_node[id.index()].0).sum();
+            format!("{v} ({here} of {total})")
+        } else {
+            format!("{v} ({total})")
         }
     };
     let node_label = |id: NodeId| {
@@ -430,13 +440,19 @@ pub fn render_cluster(snapshot: &Snapshot, opts: &ShowOptions) -> String {
     if nodes.is_empty() {
         out.push_str("(no nodes)\n");
     }
-    let pending = snapshot
+    let pending: Vec<&str> = snapshot
         .pods()
         .filter(|(id, _)| snapshot.pod_node(*id).is_none())
-        .count();
+        .map(|(_, p)| p.name.as_ref())
+        .collect();
+    let of_whole = if split.iter().any(|s| !s.is_empty()) {
+        ", (n of m) = n here of the domain's m"
+    } else {
+        ""
+    };
     let _ = writeln!(
         out,
-        "P = pod matching {}, o = other pod, (n) = matching pods in the domain",
+        "P = pod matching {}, o = other pod, (n) = matching pods in the domain{of_whole}",
         opts.highlight.description
     );
     let mut summarised = false;
@@ -470,14 +486,43 @@ pub fn render_cluster(snapshot: &Snapshot, opts: &ShowOptions) -> String {
     } else if summarised {
         let _ = writeln!(out, "--wide lists every domain");
     }
-    if pending > 0 {
-        let _ = writeln!(out, "{pending} pending pod(s) not drawn");
+    if !pending.is_empty() {
+        // The docs' incoming pod by name: the picture is the cluster it arrives in.
+        const NAMED: usize = 3;
+        let mut names = pending[..NAMED.min(pending.len())].join(", ");
+        if pending.len() > NAMED {
+            let _ = write!(names, " and {} more", pending.len() - NAMED);
+        }
+        let _ = writeln!(out, "{} pending pod(s) not drawn: {names}", pending.len());
     }
     out
 }
 
 /// Draws one collapsed domain: its nodes (with their inner domain values) and its label.
 type SummaryFn<'a> = dyn Fn(&[(Vec<String>, NodeId)], String) -> Cell + 'a;
+
+/// Labels a domain's box: its level, its value, the nodes in the box.
+type LabelFn<'a> = dyn Fn(usize, &str, &[(Vec<String>, NodeId)]) -> String + 'a;
+
+/// Per key level, the values drawn in more than one box: nodes with that value differ in
+/// an outer key's value (`rack1` in zoneA and in zoneB).
+fn split_domains(nodes: &[(Vec<String>, NodeId)]) -> Vec<HashSet<&str>> {
+    let levels = nodes.first().map_or(0, |n| n.0.len());
+    (0..levels)
+        .map(|level| {
+            let mut outer: HashMap<&str, &[String]> = HashMap::new();
+            let mut split = HashSet::new();
+            for (values, _) in nodes {
+                let v = values[level].as_str();
+                let prefix = &values[..level];
+                if *outer.entry(v).or_insert(prefix) != prefix {
+                    split.insert(v);
+                }
+            }
+            split
+        })
+        .collect()
+}
 
 #[cfg(test)]
 mod tests {

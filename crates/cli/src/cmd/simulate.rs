@@ -103,7 +103,7 @@ fn render(sim: &Simulation, args: &SimulateArgs, width: usize) -> Result<String>
             if args.show {
                 let mut snap = sim.snapshot().clone();
                 let h = topospread_jobs::show::highlight(&mut snap, None)?;
-                let keys = constraint_keys(&sim.report);
+                let keys = constraint_keys(&snap, &sim.report);
                 let opts = show::options(&snap, &keys, h, width, args.wide);
                 t.push('\n');
                 t.push_str(&render_cluster(&snap, &opts));
@@ -113,20 +113,23 @@ fn render(sim: &Simulation, args: &SimulateArgs, width: usize) -> Result<String>
     })
 }
 
-/// The topology keys the workloads' constraints spread over, the one with the fewest
-/// domains (the outermost: region, then zone, then hostname) first: what `--show`
-/// draws, so a constraint on `region` is drawn by region. None: `show`'s default keys.
-fn constraint_keys(report: &topospread_jobs::simulate::SimulationReport) -> Vec<String> {
-    let mut keys: Vec<(usize, &str)> = Vec::new();
-    for c in report.workloads.iter().flat_map(|w| &w.constraints) {
-        let domains = c.after.len().max(c.before.len());
-        match keys.iter_mut().find(|k| k.1 == c.topology_key) {
-            Some(k) => k.0 = k.0.max(domains),
-            None => keys.push((domains, &c.topology_key)),
-        }
+/// The topology keys the workloads' constraints spread over, as `show` draws them
+/// (fewest domains outermost, per-node keys within zones): a constraint on `region` is
+/// drawn by region. None: `show`'s default keys.
+fn constraint_keys(
+    snapshot: &topospread::snapshot::Snapshot,
+    report: &topospread_jobs::simulate::SimulationReport,
+) -> Vec<String> {
+    let keys: Vec<String> = report
+        .workloads
+        .iter()
+        .flat_map(|w| &w.constraints)
+        .map(|c| c.topology_key.clone())
+        .collect();
+    if keys.is_empty() {
+        return keys;
     }
-    keys.sort_by_key(|k| k.0);
-    keys.into_iter().map(|k| k.1.to_string()).collect()
+    topospread_jobs::show::drawing_keys(snapshot, keys)
 }
 
 /// The pending pods: one line each with `--wide`; else grouped by message, each group

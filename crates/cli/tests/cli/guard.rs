@@ -187,3 +187,86 @@ fn guard_prints_its_planning_time_on_stderr() {
     // stdout stays the plan alone.
     assert!(serde_json::from_str::<serde_json::Value>(&stdout(&o)).is_ok());
 }
+
+/// Nodes in zones za..zc and ReplicaSets of 1, 2 (both being deleted), 2, 3 and 4
+/// pods spread over zones, each pod carrying the zone constraint.
+fn replica_sets_of_every_size() -> String {
+    let mut items = Vec::new();
+    for zone in ["za", "zb", "zc"] {
+        items.push(serde_json::json!({"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": format!("{zone}-1"), "labels": {
+                "topology.kubernetes.io/zone": zone, "kubernetes.io/hostname": format!("{zone}-1")}},
+            "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}}}));
+    }
+    for (rs, pods, deleting) in [
+        ("one", 1, false),
+        ("gone", 2, true),
+        ("two", 2, false),
+        ("three", 3, false),
+        ("four", 4, false),
+    ] {
+        for i in 0..pods {
+            let mut metadata = serde_json::json!({"name": format!("{rs}-{i}"), "namespace": "default",
+                "creationTimestamp": "2026-01-01T00:00:00Z", "labels": {"app": rs},
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs,
+                    "uid": format!("uid-{rs}"), "controller": true}]});
+            if deleting {
+                metadata["deletionTimestamp"] = "2026-01-01T00:05:00Z".into();
+            }
+            items.push(
+                serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": metadata,
+                "spec": {"nodeName": format!("{}-1", ["za", "zb", "zc"][i % 3]),
+                    "containers": [{"name": "c", "image": "i"}],
+                    "topologySpreadConstraints": [{"maxSkew": 1,
+                        "topologyKey": "topology.kubernetes.io/zone",
+                        "whenUnsatisfiable": "DoNotSchedule",
+                        "labelSelector": {"matchLabels": {"app": rs}}}]},
+                "status": {"phase": "Running"}}),
+            );
+        }
+    }
+    serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string()
+}
+
+/// A ReplicaSet that cannot scale in and keep a pod gets no row: one active pod is
+/// counted in the note; pods all being deleted leave nothing the guard counts. One of 2 or 3 pods, whose half is one pod, gets the scale-in by
+/// 1 alone: never a "by 0" row nor "by 1" twice.
+#[test]
+fn guard_skips_replica_sets_that_cannot_scale_in_and_prints_no_by_0() {
+    let f = temp("guard-sizes.json", &replica_sets_of_every_size());
+    let o = run(&["guard", "-f", &f]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    for skipped in ["default/one", "default/gone"] {
+        assert!(!out.contains(&format!("ReplicaSet {skipped}:")), "{out}");
+    }
+    assert!(
+        out.contains("note: 1 ReplicaSet(s) with spread constraints and fewer than 2 active pods skipped: a scale-in leaves no pod to spread"),
+        "{out}"
+    );
+    assert!(!out.contains("by 0"), "{out}");
+    for rs in ["two: 2 pods", "three: 3 pods", "four: 4 pods"] {
+        assert!(out.contains(&format!("ReplicaSet default/{rs}")), "{out}");
+    }
+    let predictions: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("after scale-in by 1"))
+        .collect();
+    assert_eq!(predictions.len(), 3, "{out}");
+    // In the table's order: four, three, two.
+    assert!(predictions[0].contains("; by 2: "), "{out}");
+    for p in &predictions[1..] {
+        assert_eq!(
+            p.matches("by ").count(),
+            1,
+            "half of 2 or 3 is one pod: {p}"
+        );
+    }
+
+    let o = run(&["guard", "-f", &f, "-o", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    let sets = v["replica_sets"].as_array().expect("replica_sets");
+    let names: Vec<&str> = sets.iter().filter_map(|s| s["name"].as_str()).collect();
+    assert_eq!(names, ["four", "three", "two"], "{v}");
+    assert!(sets.iter().all(|s| s["pods"].as_u64() >= Some(2)), "{v}");
+}
