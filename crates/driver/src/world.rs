@@ -10,6 +10,7 @@ use topospread::api::Symbols;
 use topospread::api::resources::RequestOptions;
 use topospread::plugins::volumebinding;
 use topospread::snapshot::{PodId, Snapshot};
+use topospread_k8s::admission::Admission;
 use topospread_k8s::build::{self, Refused};
 use topospread_k8s::load::{Loaded, Object};
 use topospread_k8s::notes::Note;
@@ -127,67 +128,14 @@ pub fn build(
     for set in &mut expansion.ordered {
         set.admission = std::sync::Arc::new(built.admission.clone());
     }
-    // An OrderedReady StatefulSet's new pods are created one ordinal at a time, the
-    // first of them now if every ordinal below it is Running and Ready.
-    let held: HashSet<(&str, &str)> = expansion
-        .ordered
-        .iter()
-        .flat_map(|o| {
-            o.ordinals.iter().filter_map(|p| match p {
-                Ordinal::Missing(p) => Some((o.namespace.as_str(), p.metadata.name.as_deref()?)),
-                _ => None,
-            })
-        })
-        .collect();
-    for p in &expansion.pods {
-        let ns = p.pod.metadata.namespace.as_deref().unwrap_or_default();
-        let name = p.pod.metadata.name.as_deref().unwrap_or_default();
-        if held.contains(&(ns, name)) {
-            continue;
-        }
-        if let Some(r) =
-            build::admit_and_add_with(&mut snapshot, &p.pod, &p.source.file, &built.admission)?
-        {
-            refused.push(r);
-        }
-    }
-    drop(held);
+    admit_pods(&mut snapshot, &expansion, &built.admission, &mut refused)?;
     // The cluster as it is, for reports' "before", when controllers remove pods from it.
     let condemned = expansion
         .ordered
         .iter()
         .any(|o| !o.condemned.is_empty() || o.updating());
     let before_removal = (!expansion.removed.is_empty() || condemned).then(|| snapshot.clone());
-    // The OrderedReady sets' first sync: each creates its first missing ordinal, or
-    // deletes condemned pods (bound ones go at once, one per sync) when every ordinal
-    // is Running and Ready.
-    let mut removed = Vec::new();
-    loop {
-        let mut deleted = false;
-        for set in &mut expansion.ordered {
-            match set.sync(&mut snapshot, &mut |s, id| {
-                s.remove_pod(id);
-            })? {
-                Synced::Refused(r) => refused.push(*r),
-                Synced::Deleted(r) => {
-                    removed.push(r);
-                    deleted = true;
-                }
-                // A rolling update deleted pods: their ordinals come back next sync.
-                Synced::Updated(_) => deleted = true,
-                Synced::Created(_) | Synced::Nothing => {}
-            }
-        }
-        if !deleted {
-            break;
-        }
-    }
-    expansion.removed.extend(removed);
-    for r in &expansion.removed {
-        if let Some(id) = snapshot.pod_id(&r.namespace, &r.pod) {
-            snapshot.remove_pod(id);
-        }
-    }
+    first_sync(&mut snapshot, &mut expansion, &mut refused)?;
     let mut notes = built.storage_notes.clone();
     // The claims OrderedReady sets created with their first ordinals.
     let created_claims: Vec<Loaded> = expansion
@@ -216,22 +164,13 @@ pub fn build(
                 .map(|r| format!("{r} (refused, left out)")),
         )
         .collect();
-    let mut queue = Vec::new();
-    for (id, pod) in snapshot.pods() {
-        if snapshot.pod_node(id).is_some() || pod.terminating {
-            continue;
-        }
-        queue.push((id, pod.priority));
-    }
-    // Listed in PrioritySort order (higher priority first, then file order), the
-    // order the queue first pops them in.
-    queue.sort_by_key(|q| std::cmp::Reverse(q.1));
+    let queue = pending_queue(&snapshot);
     Ok(World {
         snapshot,
         before_removal,
         rollouts: Vec::new(),
         expansion,
-        queue: queue.into_iter().map(|(id, _)| id).collect(),
+        queue,
         notes,
         errors,
         refused,
@@ -239,6 +178,95 @@ pub fn build(
     })
 }
 
+/// Adds the workloads' pods to the snapshot through the API server's admission (refusals
+/// into `refused`); an OrderedReady StatefulSet's missing ordinals are held for its
+/// controller, which creates them one at a time.
+fn admit_pods(
+    snapshot: &mut Snapshot,
+    expansion: &Expansion,
+    admission: &Admission,
+    refused: &mut Vec<Refused>,
+) -> Result<()> {
+    // An OrderedReady StatefulSet's new pods are created one ordinal at a time, the
+    // first of them now if every ordinal below it is Running and Ready.
+    let held: HashSet<(&str, &str)> = expansion
+        .ordered
+        .iter()
+        .flat_map(|o| {
+            o.ordinals.iter().filter_map(|p| match p {
+                Ordinal::Missing(p) => Some((o.namespace.as_str(), p.metadata.name.as_deref()?)),
+                _ => None,
+            })
+        })
+        .collect();
+    for p in &expansion.pods {
+        let ns = p.pod.metadata.namespace.as_deref().unwrap_or_default();
+        let name = p.pod.metadata.name.as_deref().unwrap_or_default();
+        if held.contains(&(ns, name)) {
+            continue;
+        }
+        if let Some(r) = build::admit_and_add_with(snapshot, &p.pod, &p.source.file, admission)? {
+            refused.push(r);
+        }
+    }
+    Ok(())
+}
+
+/// The OrderedReady sets' first sync, before the scheduler runs; then the pods the
+/// controllers removed leave the snapshot.
+fn first_sync(
+    snapshot: &mut Snapshot,
+    expansion: &mut Expansion,
+    refused: &mut Vec<Refused>,
+) -> Result<()> {
+    // The OrderedReady sets' first sync: each creates its first missing ordinal, or
+    // deletes condemned pods (bound ones go at once, one per sync) when every ordinal
+    // is Running and Ready.
+    let mut removed = Vec::new();
+    loop {
+        let mut deleted = false;
+        for set in &mut expansion.ordered {
+            match set.sync(snapshot, &mut |s, id| {
+                s.remove_pod(id);
+            })? {
+                Synced::Refused(r) => refused.push(*r),
+                Synced::Deleted(r) => {
+                    removed.push(r);
+                    deleted = true;
+                }
+                // A rolling update deleted pods: their ordinals come back next sync.
+                Synced::Updated(_) => deleted = true,
+                Synced::Created(_) | Synced::Nothing => {}
+            }
+        }
+        if !deleted {
+            break;
+        }
+    }
+    expansion.removed.extend(removed);
+    for r in &expansion.removed {
+        if let Some(id) = snapshot.pod_id(&r.namespace, &r.pod) {
+            snapshot.remove_pod(id);
+        }
+    }
+    Ok(())
+}
+
+/// The pending pods in PrioritySort order (higher priority first, then file order), the
+/// order the queue first pops them in.
+fn pending_queue(snapshot: &Snapshot) -> Vec<PodId> {
+    let mut queue = Vec::new();
+    for (id, pod) in snapshot.pods() {
+        if snapshot.pod_node(id).is_some() || pod.terminating {
+            continue;
+        }
+        queue.push((id, pod.priority));
+    }
+    queue.sort_by_key(|q| std::cmp::Reverse(q.1));
+    queue.into_iter().map(|(id, _)| id).collect()
+}
+
+/// `--provision-zone` must name a zone some node is in.
 fn check_provision_zone(snapshot: &Snapshot, zone: &str) -> Result<()> {
     let symbols = snapshot.symbols();
     let known = symbols.get(volumebinding::ZONE_LABEL).is_some_and(|key| {

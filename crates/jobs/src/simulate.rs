@@ -19,7 +19,9 @@ use topospread::rebalance::ConstraintSpread;
 use topospread::simulation::{Drained, SimEvent};
 use topospread::snapshot::{NodeId, PodId, Snapshot};
 use topospread::spread::{PodSpread, SpreadCounter};
-use topospread_driver::{ClusterDriver, NodeWhatIfs, Placement, Progress, Runtime, World};
+use topospread_driver::{
+    ClusterDriver, NodeWhatIfs, Placement, Placements, Progress, Runtime, World,
+};
 use topospread_k8s::workloads::Scale;
 use topospread_report::summarize;
 
@@ -163,21 +165,7 @@ pub fn simulate(
     let counter = SpreadCounter::new(&setup.config, setup.features, &mut world.snapshot)
         .map_err(|e| Error::Refused(format!("{}: {e}", setup.origin)))?;
     let bare = bare_pods(&world);
-    let before = match world.before_removal.take() {
-        Some(snapshot) => Before::Snapshot(Box::new(snapshot)),
-        None if !what.is_empty()
-            || !world.expansion.rollouts.is_empty()
-            || world
-                .expansion
-                .ordered
-                .iter()
-                .any(|o| !o.condemned.is_empty() || o.updating())
-            || preemption_possible(&world) =>
-        {
-            Before::Snapshot(Box::new(world.snapshot.clone()))
-        }
-        None => Before::Spreads(before_spreads(&counter, &world)),
-    };
+    let before = before(&counter, &mut world, !what.is_empty());
     let mut driver = ClusterDriver::start(world, &setup, seed)?;
     let drained = driver.what_if(what, &input.objects)?;
     timings.load = start.elapsed();
@@ -189,9 +177,88 @@ pub fn simulate(
     timings.schedule = start.elapsed();
     let start = Instant::now();
     let snapshot = &world.snapshot;
-    let symbols = snapshot.symbols();
 
-    let pods: Vec<PodResult> = results
+    let pods = pod_results(&results, snapshot);
+    let scheduled = pods.iter().filter(|p| p.node.is_some()).count();
+    let pending = pods.len() - scheduled;
+
+    let workloads = workload_reports(&counter, &world, &runtime, &before, bare)?;
+    let report = SimulationReport {
+        api_version: API_VERSION.to_string(),
+        kind: KIND.to_string(),
+        seed,
+        scheduled,
+        pending,
+        pods,
+        preempted,
+        workloads,
+        notes: notes
+            .into_iter()
+            .chain(input::provision_notes(&world.snapshot))
+            .collect(),
+        removed: world.expansion.removed.clone(),
+        rollouts: world.rollouts.clone(),
+        refused: world
+            .refused
+            .iter()
+            .map(|r| RefusedPod {
+                namespace: r.namespace.clone(),
+                pod: r.name.clone(),
+                file: r.file.clone(),
+                message: r.error.to_string(),
+            })
+            .collect(),
+        refused_objects: world.refused_objects.clone(),
+        drained: drained
+            .as_ref()
+            .map(|d| whatif::report(d, &runtime, snapshot)),
+    };
+    timings.report = start.elapsed();
+    Ok(Simulation {
+        report,
+        timings,
+        input,
+        world,
+        drained,
+        evicted,
+    })
+}
+
+/// The zone a node is in, by the well-known label or the docs' `zone`.
+pub fn zone_of(snapshot: &Snapshot, node: NodeId) -> Option<String> {
+    let symbols = snapshot.symbols();
+    let labels = &snapshot.node(node).node.labels;
+    ["topology.kubernetes.io/zone", "zone"]
+        .iter()
+        .find_map(|k| symbols.get(k).and_then(|s| labels.get(s)))
+        .map(|v| symbols.resolve(v).to_string())
+}
+
+/// What the reports' "before" is read from: the snapshot as it is when pods may leave the
+/// cluster during the run (scale-downs, rollouts, what-ifs on nodes, preemption), else
+/// each workload's first pod's spread.
+fn before(counter: &SpreadCounter, world: &mut World, what_ifs: bool) -> Before {
+    match world.before_removal.take() {
+        Some(snapshot) => Before::Snapshot(Box::new(snapshot)),
+        None if what_ifs
+            || !world.expansion.rollouts.is_empty()
+            || world
+                .expansion
+                .ordered
+                .iter()
+                .any(|o| !o.condemned.is_empty() || o.updating())
+            || preemption_possible(world) =>
+        {
+            Before::Snapshot(Box::new(world.snapshot.clone()))
+        }
+        None => Before::Spreads(before_spreads(counter, world)),
+    }
+}
+
+/// Each pod's line of the report: where it went, or why it stays Pending.
+fn pod_results(results: &Placements, snapshot: &Snapshot) -> Vec<PodResult> {
+    let symbols = snapshot.symbols();
+    results
         .iter()
         .filter_map(|(id, placement)| {
             let pod = snapshot.pod(*id)?;
@@ -211,10 +278,21 @@ pub fn simulate(
                 message,
             })
         })
-        .collect();
-    let scheduled = pods.iter().filter(|p| p.node.is_some()).count();
-    let pending = pods.len() - scheduled;
+        .collect()
+}
 
+/// Each workload's line of the report (its pods, how many bound, its constraints'
+/// spread before and after, what its controller could not do), then each bare pod with
+/// constraints of its own.
+fn workload_reports(
+    counter: &SpreadCounter,
+    world: &World,
+    runtime: &Runtime,
+    before: &Before,
+    bare: Vec<PodId>,
+) -> Result<Vec<WorkloadReport>> {
+    let snapshot = &world.snapshot;
+    let symbols = snapshot.symbols();
     let replaced: BTreeMap<&str, PodId> = runtime
         .events()
         .iter()
@@ -244,8 +322,8 @@ pub fn simulate(
         } else if let Some((id, pod)) = first {
             let what = format!("{}/{}", w.namespace, w.name);
             (constraints, from_defaults) =
-                constraint_reports(&counter, snapshot, &before, index, id, pod, &what)?;
-            counted = differently_counted(&counter, snapshot, w, pod, &constraints);
+                constraint_reports(counter, snapshot, before, index, id, pod, &what)?;
+            counted = differently_counted(counter, snapshot, w, pod, &constraints);
         }
         // A pod evicted (preempted, or on a drained node) counts as its replacement.
         let current: Vec<PodId> = w
@@ -301,9 +379,9 @@ pub fn simulate(
         let namespace = symbols.resolve(pod.namespace).to_string();
         let what = format!("{namespace}/{}", pod.name);
         let (constraints, _) = constraint_reports(
-            &counter,
+            counter,
             snapshot,
-            &before,
+            before,
             workload_count + i,
             id,
             pod,
@@ -327,55 +405,7 @@ pub fn simulate(
             constraints,
         });
     }
-    let report = SimulationReport {
-        api_version: API_VERSION.to_string(),
-        kind: KIND.to_string(),
-        seed,
-        scheduled,
-        pending,
-        pods,
-        preempted,
-        workloads,
-        notes: notes
-            .into_iter()
-            .chain(input::provision_notes(&world.snapshot))
-            .collect(),
-        removed: world.expansion.removed.clone(),
-        rollouts: world.rollouts.clone(),
-        refused: world
-            .refused
-            .iter()
-            .map(|r| RefusedPod {
-                namespace: r.namespace.clone(),
-                pod: r.name.clone(),
-                file: r.file.clone(),
-                message: r.error.to_string(),
-            })
-            .collect(),
-        refused_objects: world.refused_objects.clone(),
-        drained: drained
-            .as_ref()
-            .map(|d| whatif::report(d, &runtime, snapshot)),
-    };
-    timings.report = start.elapsed();
-    Ok(Simulation {
-        report,
-        timings,
-        input,
-        world,
-        drained,
-        evicted,
-    })
-}
-
-/// The zone a node is in, by the well-known label or the docs' `zone`.
-pub fn zone_of(snapshot: &Snapshot, node: NodeId) -> Option<String> {
-    let symbols = snapshot.symbols();
-    let labels = &snapshot.node(node).node.labels;
-    ["topology.kubernetes.io/zone", "zone"]
-        .iter()
-        .find_map(|k| symbols.get(k).and_then(|s| labels.get(s)))
-        .map(|v| symbols.resolve(v).to_string())
+    Ok(workloads)
 }
 
 /// The preemptions carried out, in order: victim, node and the pod that preempted it.

@@ -11,7 +11,7 @@ use topospread::config::SchedulerConfig;
 use topospread::features::Features;
 use topospread::version::FeatureGates;
 use topospread_driver::{
-    BuildOptions, ClusterDriver, DriverError, Provisioning, SchedulerSetup, world,
+    BuildOptions, ClusterDriver, DriverError, Provisioning, SchedulerSetup, World, world,
 };
 use topospread_k8s::load::{self, parse_manifests};
 use topospread_k8s::workloads::{self, RolloutReport, Scale, WorkloadFeatures};
@@ -216,6 +216,17 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
         .settle(&mut (), case.ready_after)
         .map_err(|e| bad("cluster", &e))?;
     let (world, _) = driver.into_parts();
+    compare(&case.expect, &world, &bad)
+}
+
+/// The case's expectations against the cluster the driver left: pods created per owner,
+/// refusals, ordinals not created, claims, replacements, removals, placements, the
+/// rollout.
+fn compare(
+    expect: &Expect,
+    world: &World,
+    bad: &dyn Fn(&str, &dyn std::fmt::Display) -> ScenarioError,
+) -> Result<Outcome, ScenarioError> {
     let (snapshot, expansion, rollouts) = (&world.snapshot, &world.expansion, &world.rollouts);
     let refused: BTreeMap<String, String> = world
         .refused
@@ -272,7 +283,7 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
             *created.entry(r.new_replica_set.clone()).or_default() += r.created.len();
         }
     }
-    if let Some(want) = &case.expect.created
+    if let Some(want) = &expect.created
         && want
             .iter()
             .map(|(k, v)| (resolve(k), *v))
@@ -285,7 +296,7 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
             format!("{created:?}"),
         ));
     }
-    if let Some(want) = &case.expect.refused
+    if let Some(want) = &expect.refused
         && *want != refused
     {
         mismatches.push(Mismatch::new(
@@ -294,7 +305,7 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
             format!("{refused:?}"),
         ));
     }
-    if let Some(want) = &case.expect.not_created {
+    if let Some(want) = &expect.not_created {
         let got: BTreeMap<String, Vec<String>> = expansion
             .ordered
             .iter()
@@ -309,7 +320,7 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
             ));
         }
     }
-    if let Some(want) = &case.expect.claims {
+    if let Some(want) = &expect.claims {
         let mut got: Vec<String> = expansion
             .claims
             .iter()
@@ -331,7 +342,7 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
             ));
         }
     }
-    if let Some(want) = &case.expect.replaced {
+    if let Some(want) = &expect.replaced {
         let got: BTreeMap<String, Vec<String>> = expansion
             .ordered
             .iter()
@@ -350,7 +361,7 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
     for r in rollouts {
         removed.extend(r.deleted.iter().cloned());
     }
-    if let Some(want) = &case.expect.removed
+    if let Some(want) = &expect.removed
         && *want != removed
     {
         mismatches.push(Mismatch::new(
@@ -359,7 +370,7 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
             format!("{removed:?}"),
         ));
     }
-    for (owner, want) in &case.expect.nodes {
+    for (owner, want) in &expect.nodes {
         let owner = &resolve(owner);
         let mut got: BTreeMap<String, usize> = BTreeMap::new();
         for (id, p) in snapshot.pods() {
@@ -378,7 +389,7 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
             ));
         }
     }
-    if let Some(want) = &case.expect.rollout {
+    if let Some(want) = &expect.rollout {
         let Some(r) = rollouts.first() else {
             mismatches.push(Mismatch::new("rollout", "a rollout", "none"));
             return Ok(Outcome::Failed(mismatches));
