@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
-use topospread::api::{DisruptionBudget, Labels, Selector};
+use topospread::api::{DisruptionBudget, Labels};
 use topospread::convert::{self, DEFAULT_NAMESPACE};
 use topospread::framework::{ActionType, ClusterEvent};
 use topospread::snapshot::WorkloadKind;
@@ -70,38 +70,28 @@ impl LiveCache {
 
     pub(super) fn apply_service(&mut self, o: &Service, _: Duration) {
         let ns = self.namespace(&o.metadata);
-        let sel = o
-            .spec
-            .as_ref()
-            .and_then(|s| s.selector.as_ref())
-            .map(|m| Labels::from_map(Some(m), self.snapshot.symbols_mut()));
+        let sel = convert::service_selector(o, self.snapshot.symbols_mut());
         let name = o.metadata.name.as_deref().unwrap_or("");
         self.snapshot.set_service(ns, name, sel);
     }
 
     pub(super) fn apply_rc(&mut self, o: &ReplicationController, _: Duration) {
         let ns = self.namespace(&o.metadata);
-        let sel = o
-            .spec
-            .as_ref()
-            .and_then(|s| s.selector.as_ref())
-            .map(|m| Labels::from_map(Some(m), self.snapshot.symbols_mut()));
+        let sel = convert::replication_controller_selector(o, self.snapshot.symbols_mut());
         let name = o.metadata.name.as_deref().unwrap_or("");
         self.snapshot.set_replication_controller(ns, name, sel);
     }
 
     pub(super) fn apply_rs(&mut self, o: &ReplicaSet, _: Duration) {
         let ns = self.namespace(&o.metadata);
-        let sel =
-            Selector::from_label_selector(Some(&o.spec.selector), self.snapshot.symbols_mut()).ok();
+        let sel = convert::replica_set_selector(o, self.snapshot.symbols_mut());
         let name = o.metadata.name.as_deref().unwrap_or("");
         self.snapshot.set_replica_set(ns, name, sel);
     }
 
     pub(super) fn apply_sts(&mut self, o: &StatefulSet, _: Duration) {
         let ns = self.namespace(&o.metadata);
-        let sel =
-            Selector::from_label_selector(Some(&o.spec.selector), self.snapshot.symbols_mut()).ok();
+        let sel = convert::stateful_set_selector(o, self.snapshot.symbols_mut());
         let name = o.metadata.name.as_deref().unwrap_or("");
         self.snapshot.set_stateful_set(ns, name, sel);
     }
