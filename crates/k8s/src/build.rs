@@ -3,7 +3,7 @@
 use k8s_openapi::api::core::v1 as core;
 use topospread::api::resources::RequestOptions;
 use topospread::api::{
-    DisruptionBudget, Labels, PreemptionPolicy, PriorityClass, Selector, Symbols, Workloads,
+    DisruptionBudget, Labels, PreemptionPolicy, PriorityClass, Symbols, Workloads,
 };
 use topospread::convert::{self, ConvertError, DEFAULT_NAMESPACE, node};
 use topospread::plugins::volumebinding;
@@ -52,34 +52,26 @@ pub fn add_workload(object: &Object, workloads: &mut Workloads, symbols: &mut Sy
     };
     match object {
         Object::Service(s) => {
-            let sel = s
-                .spec
-                .as_ref()
-                .and_then(|sp| sp.selector.as_ref())
-                .map(|m| Labels::from_map(Some(m), symbols));
+            let sel = convert::service_selector(s, symbols);
             let ns = ns_of(&s.metadata, symbols);
             workloads.services.push((ns, name_of(&s.metadata), sel));
         }
         Object::ReplicationController(rc) => {
-            let sel = rc
-                .spec
-                .as_ref()
-                .and_then(|sp| sp.selector.as_ref())
-                .map(|m| Labels::from_map(Some(m), symbols));
+            let sel = convert::replication_controller_selector(rc, symbols);
             let ns = ns_of(&rc.metadata, symbols);
             workloads
                 .replication_controllers
                 .push((ns, name_of(&rc.metadata), sel));
         }
         Object::ReplicaSet(rs) => {
-            let sel = Selector::from_label_selector(Some(&rs.spec.selector), symbols).ok();
+            let sel = convert::replica_set_selector(rs, symbols);
             let ns = ns_of(&rs.metadata, symbols);
             workloads
                 .replica_sets
                 .push((ns, name_of(&rs.metadata), sel));
         }
         Object::StatefulSet(ss) => {
-            let sel = Selector::from_label_selector(Some(&ss.spec.selector), symbols).ok();
+            let sel = convert::stateful_set_selector(ss, symbols);
             let ns = ns_of(&ss.metadata, symbols);
             workloads
                 .stateful_sets

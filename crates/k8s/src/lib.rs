@@ -9,6 +9,7 @@
 //! - [`notes`]: what was skipped or left out, summarised one line per kind of note.
 //! - [`validation`]: the API server's validation of objects and the scheduler's
 //!   configuration, and lints for what is accepted but will not do what was meant.
+//! - [`fuzz`]: all of `validate` over one text, the fuzz target's and `fuzz_smoke`'s pipeline.
 //!
 //! ```
 //! use topospread::{Features, Scheduler, SchedulerConfig, Simulation};
@@ -43,6 +44,7 @@
 pub mod admission;
 pub mod apply;
 pub mod build;
+pub mod fuzz;
 pub mod load;
 pub mod notes;
 pub mod validation;

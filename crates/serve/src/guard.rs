@@ -24,7 +24,6 @@ use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::watcher;
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
-use topospread::api::{Labels, Selector};
 use topospread::convert::{self, DEFAULT_NAMESPACE};
 use topospread::guard::{self, CostPatch, GuardError, GuardPlan, GuardPod};
 use topospread::{Features, SchedulerConfig, Snapshot};
@@ -430,11 +429,7 @@ fn snapshot_of(
         let ns = snapshot
             .symbols_mut()
             .intern(s.metadata.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE));
-        let sel = s
-            .spec
-            .as_ref()
-            .and_then(|s| s.selector.as_ref())
-            .map(|m| Labels::from_map(Some(m), snapshot.symbols_mut()));
+        let sel = convert::service_selector(s, snapshot.symbols_mut());
         snapshot.set_service(ns, s.metadata.name.as_deref().unwrap_or(""), sel);
     }
     for rs in sets {
@@ -444,8 +439,7 @@ fn snapshot_of(
                 .as_deref()
                 .unwrap_or(DEFAULT_NAMESPACE),
         );
-        let sel =
-            Selector::from_label_selector(Some(&rs.spec.selector), snapshot.symbols_mut()).ok();
+        let sel = convert::replica_set_selector(rs, snapshot.symbols_mut());
         snapshot.set_replica_set(ns, rs.metadata.name.as_deref().unwrap_or(""), sel);
     }
     for p in pods {

@@ -12,7 +12,11 @@ use crate::plugins::imagelocality::normalized_image_name;
 use k8s_openapi::api::core::v1 as core;
 
 pub mod lean;
+mod owners;
 mod volumes;
+pub use owners::{
+    replica_set_selector, replication_controller_selector, service_selector, stateful_set_selector,
+};
 pub use volumes::{
     BETA_STORAGE_CLASS_ANNOTATION, BIND_COMPLETED_ANNOTATION, DEFAULT_CLASS_ANNOTATION,
     SELECTED_NODE_ANNOTATION, csi_node, persistent_volume, persistent_volume_claim, storage_class,

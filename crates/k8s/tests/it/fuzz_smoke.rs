@@ -1,7 +1,7 @@
 //! A stable-toolchain stand-in for the cargo-fuzz target `fuzz/fuzz_targets/validate.rs`:
-//! the same pipeline (parse -> validate -> lint -> snapshot -> cluster lints) over
-//! mutations of the `validate` fixtures (byte flips, deletions, splices, dictionary
-//! tokens). A few hundred inputs run with `cargo test`; for a long run:
+//! the same pipeline ([`validate_pipeline`]: parse -> validate -> lint -> snapshot ->
+//! cluster lints) over mutations of the `validate` fixtures (byte flips, deletions,
+//! splices, dictionary tokens). A few hundred inputs run with `cargo test`; for a long run:
 //!
 //! ```sh
 //! FUZZ_SMOKE_SECONDS=600 cargo test --release -p topospread-k8s --test it -- fuzz_smoke --nocapture
@@ -10,49 +10,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use topospread_k8s::build::build_snapshot;
-use topospread_k8s::load::{Object, parse_manifests, parse_yaml_documents};
-use topospread_k8s::validation::{
-    ApiServerFeatures, ClusterLinter, Workload, aggregate_message, lint_workload,
-    template_pods_create, validate_scheduler_configuration, validate_workload_create,
-};
-
-/// What the fuzz target does with one input.
-fn pipeline(text: &str) {
-    if let Ok(docs) = parse_yaml_documents(text, "fuzz.yaml") {
-        for doc in docs {
-            if let Ok(Some(w)) = Workload::from_value(doc) {
-                let _ = validate_workload_create(&w, &ApiServerFeatures::default());
-            }
-        }
-    }
-    let Ok(manifests) = parse_manifests(text, "fuzz.yaml") else {
-        return;
-    };
-    let features = ApiServerFeatures::default();
-    let mut workloads = Vec::new();
-    for loaded in &manifests.objects {
-        if let Object::SchedulerConfiguration(config) = &loaded.object
-            && let Ok(errors) = validate_scheduler_configuration(config, Default::default())
-        {
-            let _ = aggregate_message(&errors);
-        }
-        let Some(w) = Workload::from_object(&loaded.object) else {
-            continue;
-        };
-        let _ = aggregate_message(&validate_workload_create(&w, &features));
-        let _ = template_pods_create(&w, &features);
-        let _ = lint_workload(&w, &features);
-        workloads.push(w);
-    }
-    if let Ok(snapshot) = build_snapshot(&manifests.objects)
-        && let Ok(mut linter) = ClusterLinter::new(snapshot)
-    {
-        for w in &workloads {
-            let _ = linter.lint(w);
-        }
-    }
-}
+use topospread_k8s::fuzz::validate_pipeline;
 
 /// xorshift64*: deterministic, dependency-free.
 struct Rng(u64);
@@ -153,7 +111,7 @@ fn mutated_fixtures_never_panic() {
     while runs < 300 || Instant::now() < deadline {
         let mut input = seeds[rng.below(seeds.len())].clone();
         mutate(&mut rng, &seeds, &mut input);
-        pipeline(&String::from_utf8_lossy(&input));
+        validate_pipeline(&String::from_utf8_lossy(&input));
         runs += 1;
     }
     eprintln!("fuzz_smoke: {runs} inputs, no panic");
