@@ -289,6 +289,12 @@ pub(crate) struct UiArgs {
     /// `-n`: the namespace of objects that name none.
     #[command(flatten)]
     pub(crate) namespace: NamespaceArgs,
+    /// Node templates for the Capacity view, as `capacity --node-template`. Repeatable.
+    #[arg(long = "node-template", value_name = "FILE")]
+    pub(crate) templates: Vec<PathBuf>,
+    /// Instance types of the templates' NodePools, as `capacity --instance-type`.
+    #[arg(long = "instance-type", value_name = "NAME=CPU,MEMORY,PODS[,...]")]
+    pub(crate) instance_types: Vec<String>,
 }
 
 /// `topospread serve`.

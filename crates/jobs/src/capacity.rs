@@ -411,7 +411,10 @@ fn read_templates(
             if doc.is_null() {
                 continue;
             }
-            let kind = doc.get("kind").and_then(serde_json::Value::as_str).unwrap_or("");
+            let kind = doc
+                .get("kind")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("");
             let api = doc
                 .get("apiVersion")
                 .and_then(serde_json::Value::as_str)

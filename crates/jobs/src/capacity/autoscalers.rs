@@ -13,8 +13,8 @@ use topospread::Snapshot;
 use topospread::api::quantity::Quantity;
 use topospread::api::resources::Resources;
 use topospread_planning::capacity::{
-    ANNOTATION_PRICE, LimitedResource, MAX_COUNT, NodeTemplate, SharedLimit, ZONE_KEY,
-    ZoneChoice, parse_price,
+    ANNOTATION_PRICE, LimitedResource, MAX_COUNT, NodeTemplate, SharedLimit, ZONE_KEY, ZoneChoice,
+    parse_price,
 };
 
 /// The label Karpenter puts on every node of a NodePool.
@@ -72,8 +72,8 @@ impl InstanceType {
         }
         let mut allocatable = BTreeMap::new();
         for (resource, value) in ["cpu", "memory", "pods"].iter().zip(&parts[..3]) {
-            let q = Quantity::parse(value)
-                .map_err(|e| bad(format!("{resource} {value:?}: {e}")))?;
+            let q =
+                Quantity::parse(value).map_err(|e| bad(format!("{resource} {value:?}: {e}")))?;
             if q.signum() <= 0 {
                 return Err(bad(format!("{resource} {value:?}: must be positive")));
             }
@@ -163,10 +163,12 @@ pub(super) fn node_class_max_pods(doc: &Value) -> Result<Option<(String, i64)>, 
     let Some(v) = doc.pointer("/spec/kubelet/maxPods") else {
         return Ok(None);
     };
-    let n = v
-        .as_i64()
-        .filter(|n| *n > 0)
-        .ok_or_else(|| format!("{}: spec.kubelet.maxPods: {v} is not a positive whole number", describe(doc)))?;
+    let n = v.as_i64().filter(|n| *n > 0).ok_or_else(|| {
+        format!(
+            "{}: spec.kubelet.maxPods: {v} is not a positive whole number",
+            describe(doc)
+        )
+    })?;
     Ok(Some((name_of(doc).to_string(), n)))
 }
 
@@ -323,9 +325,7 @@ fn requirements(doc: &Value) -> Result<Vec<Requirement>, String> {
             Op::Exists | Op::DoesNotExist if !values.is_empty() => {
                 return Err(format!("{at}.values: {op:?} takes no values"));
             }
-            Op::Gt | Op::Lt
-                if values.len() != 1 || values[0].parse::<i64>().is_err() =>
-            {
+            Op::Gt | Op::Lt if values.len() != 1 || values[0].parse::<i64>().is_err() => {
                 return Err(format!("{at}.values: {op:?} takes one integer"));
             }
             _ => {}
@@ -362,7 +362,11 @@ pub(super) fn node_pool(
         "/spec/template/metadata/labels",
         "spec.template.metadata.labels",
     )?;
-    let node_taints = taints(doc, "/spec/template/spec/taints", "spec.template.spec.taints")?;
+    let node_taints = taints(
+        doc,
+        "/spec/template/spec/taints",
+        "spec.template.spec.taints",
+    )?;
     // Startup taints are validated but not applied: Karpenter expects another system to
     // remove them, and pods need not tolerate them.
     taints(
@@ -421,10 +425,7 @@ pub(super) fn node_pool(
         ));
     }
     let type_reqs = on(INSTANCE_TYPE_LABEL);
-    if let Some(r) = type_reqs
-        .iter()
-        .find(|r| matches!(r.op, Op::Gt | Op::Lt))
-    {
+    if let Some(r) = type_reqs.iter().find(|r| matches!(r.op, Op::Gt | Op::Lt)) {
         return Err(format!(
             "{what}: {field}: {INSTANCE_TYPE_LABEL} {:?}: instance types are names, not numbers",
             r.op
@@ -548,7 +549,9 @@ pub(super) fn node_pool(
                 .map(|(k, v)| match v {
                     Value::Number(n) => Ok((k.clone(), n.to_string())),
                     Value::String(s) => Ok((k.clone(), s.clone())),
-                    other => Err(format!("{what}: spec.limits[{k}]: {other} is not a quantity")),
+                    other => Err(format!(
+                        "{what}: spec.limits[{k}]: {other} is not a quantity"
+                    )),
                 })
                 .collect(),
             _ => Err(format!("{what}: spec.limits: not a map")),
@@ -559,7 +562,9 @@ pub(super) fn node_pool(
         let q = Quantity::parse(value)
             .map_err(|e| format!("{what}: spec.limits[{resource}]: {value:?}: {e}"))?;
         if q.signum() < 0 {
-            return Err(format!("{what}: spec.limits[{resource}]: {value:?} is negative"));
+            return Err(format!(
+                "{what}: spec.limits[{resource}]: {value:?} is negative"
+            ));
         }
         let limit = if resource == "cpu" {
             q.milli_value()
@@ -583,7 +588,13 @@ pub(super) fn node_pool(
         }
         let mut annotations = BTreeMap::new();
         annotations.insert(ANNOTATION_PRICE.to_string(), price_text(it.price_micros));
-        let node = manifest(&name, labels, annotations, node_taints.clone(), &allocatable);
+        let node = manifest(
+            &name,
+            labels,
+            annotations,
+            node_taints.clone(),
+            &allocatable,
+        );
         let mut t = NodeTemplate::from_node(&node, snapshot)
             .map_err(|e| format!("{what}: instance type {}: {e}", it.name))?;
         t.zones = zones.clone();
@@ -635,10 +646,7 @@ fn used_by_pool(snapshot: &Snapshot, pool: &str, resource: &str) -> i64 {
 /// A Cluster API node group as cluster-autoscaler's clusterapi provider sees it: sizes
 /// from its min/max annotations, the shape from its `capacity.cluster-autoscaler…`
 /// annotations, labels and taints from its template and annotations.
-pub(super) fn node_group(
-    doc: &Value,
-    snapshot: &mut Snapshot,
-) -> Result<NodeTemplate, String> {
+pub(super) fn node_group(doc: &Value, snapshot: &mut Snapshot) -> Result<NodeTemplate, String> {
     let what = describe(doc);
     let name = name_of(doc).to_string();
     if name.is_empty() {
@@ -747,7 +755,11 @@ pub(super) fn node_group(
     }
     // Taints: the template's, then the annotation's (replacing one of the same key and
     // effect).
-    let mut node_taints = taints(doc, "/spec/template/spec/taints", "spec.template.spec.taints")?;
+    let mut node_taints = taints(
+        doc,
+        "/spec/template/spec/taints",
+        "spec.template.spec.taints",
+    )?;
     if let Some(list) = capacity("taints") {
         for spec in list.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let t = parse_taint(spec).ok_or_else(|| {
@@ -842,7 +854,10 @@ mod tests {
     #[test]
     fn taint_annotations_read_key_value_effect() {
         let t = parse_taint("gpu=true:NoSchedule").expect("taint");
-        assert_eq!((t.key.as_str(), t.value.as_deref(), t.effect.as_str()), ("gpu", Some("true"), "NoSchedule"));
+        assert_eq!(
+            (t.key.as_str(), t.value.as_deref(), t.effect.as_str()),
+            ("gpu", Some("true"), "NoSchedule")
+        );
         assert!(parse_taint("dedicated:NoExecute").is_some());
         assert!(parse_taint("gpu=true").is_none());
         assert!(parse_taint("gpu=true:Sometimes").is_none());

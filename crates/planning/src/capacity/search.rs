@@ -2,8 +2,8 @@
 
 use super::greedy;
 use super::hosts::Hosts;
-use super::trial::{Trial, Trials};
 use super::template::within_shared_limits;
+use super::trial::{Trial, Trials};
 use super::{
     Addition, CapacityError, CapacityPlan, CapacityRequest, Slot, Unplaceable, WorkloadSpread,
     ZONE_KEY, ZoneChoice,
@@ -37,7 +37,9 @@ pub fn plan(req: &CapacityRequest<'_>) -> Result<CapacityPlan, CapacityError> {
         allowed: hosts.unhostable().count(),
         failed: None,
     };
-    let lower = hosts.resource_lower_bound(req);
+    let lower = hosts
+        .resource_lower_bound(req)
+        .max(hosts.per_node_lower_bound(req));
     let mut exact = false;
     let mut lower_bound = lower;
     let grown = if base.pending.len() <= search.allowed {
@@ -478,12 +480,23 @@ impl Search<'_, '_> {
         if size > EXHAUSTIVE_MAX_OBJECTS {
             return Ok(None);
         }
-        let mut spent = 0usize;
+        // It runs only when every vector up to `top` fits the budget: one that cannot
+        // finish proves nothing and would spend thousands of simulations.
+        let mut vectors = Vec::new();
+        let mut count = 0usize;
         for k in floor..=top {
             let mut all = Vec::new();
-            if !self.vectors(k, limit.saturating_sub(spent), &mut all) {
+            if !self.vectors(k, limit.saturating_sub(count), &mut all) {
                 return Ok(None);
             }
+            count += all.len();
+            if count.saturating_mul(size.max(1)) > EXHAUSTIVE_MAX_WORK {
+                return Ok(None);
+            }
+            vectors.push((k, all));
+        }
+        let mut spent = 0usize;
+        for (k, all) in vectors {
             let mut all: Vec<(u64, Vec<u32>)> = all
                 .into_iter()
                 .map(|v| (self.price(&v), v))
