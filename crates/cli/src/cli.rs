@@ -76,11 +76,18 @@ pub(crate) struct CapacityArgs {
     /// The cluster, seed and configuration.
     #[command(flatten)]
     pub(crate) cluster: ClusterArgs,
-    /// Files of Node manifests, each a kind of node that may be added (labels, taints,
-    /// status.allocatable; annotations topospread.io/max-count, topospread.io/price,
-    /// topospread.io/zones). Repeatable.
+    /// Files of node templates, each a kind of node that may be added: Node manifests
+    /// (labels, taints, status.allocatable; annotations topospread.io/max-count,
+    /// topospread.io/price, topospread.io/zones), Karpenter NodePools (karpenter.sh/v1,
+    /// sized by --instance-type) or cluster-autoscaler's Cluster API node groups
+    /// (MachineDeployment, MachineSet, MachinePool). Repeatable.
     #[arg(long = "node-template", value_name = "FILE", required = true)]
     pub(crate) templates: Vec<PathBuf>,
+    /// An instance type a NodePool may launch, with its allocatable (a NodePool does not
+    /// state it): NAME=CPU,MEMORY,PODS, then optionally price=P and KEY=VALUE labels
+    /// (m6g.large=1930m,7Gi,29,price=0.077,kubernetes.io/arch=arm64). Repeatable.
+    #[arg(long = "instance-type", value_name = "NAME=CPU,MEMORY,PODS[,...]")]
+    pub(crate) instance_types: Vec<String>,
     /// Also list the nodes that can be removed with every pod rescheduled and no
     /// DoNotSchedule constraint's skew made worse, checked by simulation.
     #[arg(long)]
@@ -282,6 +289,12 @@ pub(crate) struct UiArgs {
     /// `-n`: the namespace of objects that name none.
     #[command(flatten)]
     pub(crate) namespace: NamespaceArgs,
+    /// Node templates for the Capacity view, as `capacity --node-template`. Repeatable.
+    #[arg(long = "node-template", value_name = "FILE")]
+    pub(crate) templates: Vec<PathBuf>,
+    /// Instance types of the templates' NodePools, as `capacity --instance-type`.
+    #[arg(long = "instance-type", value_name = "NAME=CPU,MEMORY,PODS[,...]")]
+    pub(crate) instance_types: Vec<String>,
 }
 
 /// `topospread serve`.

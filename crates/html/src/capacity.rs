@@ -9,6 +9,81 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use topospread_jobs::capacity::CapacityReport;
 
+/// One picture of a capacity plan, for a page that embeds it (`topospread ui`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CapacityFigure {
+    /// What it is of: `nodes added per zone`, or a workload.
+    pub title: String,
+    /// Its caption: the constraint, the global minimum and the maxSkew band.
+    pub caption: String,
+    /// The bars as one `<svg>` element, every string from the input escaped.
+    pub svg: String,
+}
+
+/// The plan's pictures as `-o html` draws them: the nodes added per zone, then each
+/// workload's spread per constraint after the verified run.
+pub fn capacity_figures(report: &CapacityReport) -> Vec<CapacityFigure> {
+    let mut out = Vec::new();
+    let per_zone = nodes_per_zone(report);
+    if !per_zone.is_empty() {
+        let counts = Counts {
+            caption: "nodes added per zone",
+            counts: per_zone.iter().map(|(z, n)| (*z, *n)).collect(),
+            min: None,
+            max_skew: None,
+            groups: None,
+        };
+        let mut svg = String::new();
+        chart::counts_svg(&mut svg, &counts);
+        out.push(CapacityFigure {
+            title: "nodes added per zone".to_string(),
+            caption: format!("{} node(s) added, price {}", report.nodes, report.price),
+            svg,
+        });
+    }
+    for w in &report.workloads {
+        for s in &w.spread {
+            let min = s.counts.values().min().copied();
+            let counts = Counts {
+                caption: &s.constraint,
+                counts: s.counts.iter().map(|(d, n)| (d.as_str(), *n)).collect(),
+                min,
+                max_skew: max_skew(&s.constraint),
+                groups: None,
+            };
+            let mut svg = String::new();
+            chart::counts_svg(&mut svg, &counts);
+            let mut caption = s.constraint.clone();
+            if let Some(min) = min {
+                let _ = write!(caption, "; global minimum {min}");
+            }
+            if let Some(limit) = counts.limit() {
+                let _ = write!(
+                    caption,
+                    "; shaded: minimum to minimum + maxSkew = {limit}; red: above it"
+                );
+            }
+            let _ = write!(caption, "; skew {}", s.skew);
+            out.push(CapacityFigure {
+                title: w.workload.clone(),
+                caption,
+                svg,
+            });
+        }
+    }
+    out
+}
+
+fn nodes_per_zone(report: &CapacityReport) -> BTreeMap<&str, i64> {
+    let mut per_zone: BTreeMap<&str, i64> = BTreeMap::new();
+    for a in &report.additions {
+        *per_zone
+            .entry(a.zone.as_deref().unwrap_or("(no zone)"))
+            .or_default() += i64::from(a.count);
+    }
+    per_zone
+}
+
 /// The page for a capacity plan.
 pub fn capacity(report: &CapacityReport) -> String {
     let kind = if report.exact {
@@ -36,12 +111,7 @@ pub fn capacity(report: &CapacityReport) -> String {
         report.pending_after,
         report.unplaceable.len()
     );
-    let mut per_zone: BTreeMap<&str, i64> = BTreeMap::new();
-    for a in &report.additions {
-        *per_zone
-            .entry(a.zone.as_deref().unwrap_or("(no zone)"))
-            .or_default() += i64::from(a.count);
-    }
+    let per_zone = nodes_per_zone(report);
     if !per_zone.is_empty() {
         out.push_str("<section><h2>Nodes added per zone</h2>");
         chart::counts_figure(

@@ -37,7 +37,7 @@ pub(crate) struct Counts<'a> {
 }
 
 impl Counts<'_> {
-    fn limit(&self) -> Option<i64> {
+    pub(crate) fn limit(&self) -> Option<i64> {
         Some(self.min? + self.max_skew?)
     }
 }
@@ -115,6 +115,16 @@ pub(crate) fn counts_figure(out: &mut String, c: &Counts<'_>) {
         );
     }
     out.push_str("</figcaption></figure>\n");
+}
+
+/// The counts as one `<svg>`, without the figure around it (for a page that captions it
+/// itself): bars, or a histogram past [`MAX_BARS`] domains.
+pub(crate) fn counts_svg(out: &mut String, c: &Counts<'_>) {
+    if c.counts.len() > MAX_BARS {
+        histogram(out, c);
+    } else {
+        bars(out, c);
+    }
 }
 
 fn bars(out: &mut String, c: &Counts<'_>) {

@@ -11,7 +11,7 @@ mod page;
 mod rebalance;
 mod simulate;
 
-pub use capacity::capacity;
+pub use capacity::{CapacityFigure, capacity, capacity_figures};
 pub use explain::explain;
 pub use page::escape;
 pub use rebalance::{MovesChart, moves_charts, rebalance, scale_down};

@@ -2,6 +2,11 @@
 //! pod schedule, planned by `topospread-planning` and proven by its simulation; beside
 //! it cluster-autoscaler's binpacking estimate, and with `--remove-idle` the nodes that
 //! can go. A versioned report with a JSON Schema generated from its types.
+//!
+//! Templates are Node manifests, Karpenter NodePools sized by `--instance-type`, or
+//! cluster-autoscaler's Cluster API node groups (see [`autoscalers`]).
+
+mod autoscalers;
 
 use crate::cluster::Cluster;
 use crate::context::Context;
@@ -32,6 +37,9 @@ pub struct CapacityRequest {
     pub templates: Vec<PathBuf>,
     /// `--remove-idle`: also list the nodes that can be removed.
     pub remove_idle: bool,
+    /// `--instance-type NAME=CPU,MEMORY,PODS[,price=P][,KEY=VALUE...]`: the shapes a
+    /// NodePool's instance types have (a NodePool does not state allocatable).
+    pub instance_types: Vec<String>,
 }
 
 impl CapacityRequest {
@@ -41,6 +49,7 @@ impl CapacityRequest {
             cluster: cluster.into(),
             templates,
             remove_idle: false,
+            instance_types: Vec::new(),
         }
     }
 }
@@ -220,41 +229,29 @@ pub fn capacity(ctx: &Context, request: CapacityRequest) -> Result<CapacityRepor
     let seed = request.cluster.seed;
     let (input, setup) = request.cluster.load(ctx, PodForm::Compact)?;
     let mut world = input::build(ctx, &input, seed, &[])?;
-    let read = input::load(ctx, &request.templates, None, seed, PodForm::Whole, None)?;
-    let mut templates = Vec::new();
-    for l in &read.objects {
-        match &l.object {
-            Object::Node(n) => templates.push(
-                NodeTemplate::from_node(n, &mut world.snapshot)
-                    .map_err(|e| Error::Refused(format!("{}: {e}", l.source)))?,
-            ),
-            other => refuse!(
-                "{}: a {}: a node template must be a Node (kind: Node, with labels, taints and status.allocatable)",
-                l.source,
-                other.kind()
-            ),
-        }
-    }
-    if templates.is_empty() {
-        refuse!(
-            "--node-template {}: no Node in the file(s)",
-            request
-                .templates
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(",")
-        );
-    }
-    let start = Instant::now();
+    let instance_types = request
+        .instance_types
+        .iter()
+        .map(|spec| autoscalers::InstanceType::parse(spec))
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(Error::Refused)?;
     let zones = cluster_zones(&world.snapshot);
+    let templates = read_templates(
+        ctx,
+        &request.templates,
+        seed,
+        &instance_types,
+        &zones,
+        &mut world,
+    )?;
+    let start = Instant::now();
     let template_reports = templates
         .iter()
         .map(|t| TemplateReport {
             name: t.name.clone(),
             zones: match &t.zones {
                 ZoneChoice::Pinned(z) => vec![z.clone()],
-                ZoneChoice::Allowed(list) => list.clone(),
+                ZoneChoice::Allowed(list) | ZoneChoice::Listed(list) => list.clone(),
                 ZoneChoice::Any => zones.clone(),
             },
             max_count: t.max_count,
@@ -375,6 +372,110 @@ pub fn capacity(ctx: &Context, request: CapacityRequest) -> Result<CapacityRepor
     })
 }
 
+/// The templates in the `--node-template` files: Node manifests (read by the loader, as
+/// the cluster's are), then NodePools and Cluster API node groups in file order.
+fn read_templates(
+    ctx: &Context,
+    files: &[PathBuf],
+    seed: u64,
+    instance_types: &[autoscalers::InstanceType],
+    zones: &[String],
+    world: &mut input::World,
+) -> Result<Vec<NodeTemplate>> {
+    let read = input::load(ctx, files, None, seed, PodForm::Whole, None)?;
+    let mut templates = Vec::new();
+    for l in &read.objects {
+        match &l.object {
+            Object::Node(n) => templates.push(
+                NodeTemplate::from_node(n, &mut world.snapshot)
+                    .map_err(|e| Error::Refused(format!("{}: {e}", l.source)))?,
+            ),
+            other => refuse!(
+                "{}: a {}: a node template must be a Node (kind: Node, with labels, taints and status.allocatable), a karpenter.sh/v1 NodePool or a cluster.x-k8s.io MachineDeployment, MachineSet or MachinePool",
+                l.source,
+                other.kind()
+            ),
+        }
+    }
+    // The loader skips kinds it does not read; read the autoscalers' here.
+    let mut docs = Vec::new();
+    for path in files {
+        if path.is_dir() {
+            continue;
+        }
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::Refused(format!("{}: {e}", path.display())))?;
+        let values: Vec<serde_json::Value> = serde_saphyr::from_multiple(&text)
+            .map_err(|e| Error::Refused(format!("{}: {e}", path.display())))?;
+        for (i, doc) in values.into_iter().enumerate() {
+            if doc.is_null() {
+                continue;
+            }
+            let kind = doc
+                .get("kind")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("");
+            let api = doc
+                .get("apiVersion")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("");
+            match autoscalers::kind(&doc) {
+                Some(k) => docs.push((format!("{} (document {})", path.display(), i + 1), k, doc)),
+                // Nodes were read by the loader above (which refused any other kind it
+                // reads); a List's items too.
+                None if (kind == "Node" && api == "v1") || kind.ends_with("List") => {}
+                None => refuse!(
+                    "{} (document {}): a {kind} ({api}): a node template must be a Node, a karpenter.sh/v1 NodePool or a cluster.x-k8s.io MachineDeployment, MachineSet or MachinePool",
+                    path.display(),
+                    i + 1
+                ),
+            }
+        }
+    }
+    let mut max_pods = BTreeMap::new();
+    for (source, kind, doc) in &docs {
+        if let autoscalers::Kind::NodeClass = kind
+            && let Some((name, n)) = autoscalers::node_class_max_pods(doc)
+                .map_err(|e| Error::Refused(format!("{source}: {e}")))?
+        {
+            max_pods.insert(name, n);
+        }
+    }
+    let readers = autoscalers::Readers {
+        instance_types,
+        zones,
+        max_pods: &max_pods,
+    };
+    let mut pools = 0;
+    for (source, kind, doc) in &docs {
+        let read = match kind {
+            autoscalers::Kind::NodePool => {
+                pools += 1;
+                autoscalers::node_pool(doc, &readers, &mut world.snapshot)
+            }
+            autoscalers::Kind::NodeGroup => {
+                autoscalers::node_group(doc, &mut world.snapshot).map(|t| vec![t])
+            }
+            autoscalers::Kind::NodeClass => Ok(Vec::new()),
+        };
+        templates.extend(read.map_err(|e| Error::Refused(format!("{source}: {e}")))?);
+    }
+    if !instance_types.is_empty() && pools == 0 {
+        refuse!("--instance-type: sizes a NodePool's instance types, and no NodePool is given");
+    }
+    if templates.is_empty() {
+        refuse!(
+            "--node-template {}: no Node, NodePool or node group in the file(s)",
+            files
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+    }
+    Ok(templates)
+}
+
 fn capacity_error(e: CapacityError) -> Error {
     match e {
         CapacityError::Simulation(m) => Error::Simulation(format!("capacity: {m}")),
@@ -382,6 +483,7 @@ fn capacity_error(e: CapacityError) -> Error {
     }
 }
 
+/// The zones the cluster's nodes are in, sorted.
 fn cluster_zones(snapshot: &topospread::Snapshot) -> Vec<String> {
     let symbols = snapshot.symbols();
     let Some(key) = symbols.get(planning::ZONE_KEY) else {

@@ -14,8 +14,8 @@ mod views;
 pub use server::{Bound, bind, router};
 pub use session::{Options, Session};
 pub use views::{
-    ClusterView, ConstraintChange, ConstraintSpread, DomainGroup, DomainMove, MovesView, NodeCell,
-    SpreadView, WhatIfRequest, WhatIfView, WorkloadSpread,
+    CapacityFigureView, CapacityView, ClusterView, ConstraintChange, ConstraintSpread, DomainGroup,
+    DomainMove, MovesView, NodeCell, SpreadView, WhatIfRequest, WhatIfView, WorkloadSpread,
 };
 
 /// Why the app could not start or answer.

@@ -78,6 +78,7 @@ pub fn router(session: Arc<Session>, loopback: bool) -> Router {
         .route("/api/whatif", post(what_if))
         .route("/api/rebalance", get(rebalance))
         .route("/api/rebalance/moves", get(rebalance_moves))
+        .route("/api/capacity", get(capacity))
         .fallback(not_found)
         .with_state(session)
         .layer(middleware::from_fn_with_state(loopback, same_origin))
@@ -221,6 +222,14 @@ async fn rebalance_moves(
     blocking(session, move |s| {
         s.rebalance_moves(&strategy)
             .map(|j| json(j.as_str().to_owned()))
+    })
+    .await
+}
+
+/// `GET /api/capacity`: the capacity plan for `--node-template`, with its pictures.
+async fn capacity(State(session): State<Arc<Session>>) -> Response {
+    blocking(session, |s| {
+        s.capacity().map(|j| json(j.as_str().to_owned()))
     })
     .await
 }

@@ -1,13 +1,15 @@
 //! The cluster loaded once, and each view computed over it.
 
 use crate::views::{
-    ClusterView, DomainGroup, DomainMove, MovesView, NodeCell, SpreadView, WhatIfRequest,
-    WhatIfView,
+    CapacityFigureView, CapacityView, ClusterView, DomainGroup, DomainMove, MovesView, NodeCell,
+    SpreadView, WhatIfRequest, WhatIfView,
 };
 use crate::{Error, edit};
 use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use topospread::rebalance::Strategy;
+use topospread_jobs::capacity::{CapacityRequest, capacity};
 use topospread_jobs::explain::{ExplainRequest, Explainer};
 use topospread_jobs::input::{self, PodForm};
 use topospread_jobs::rebalance::{RebalanceRequest, rebalance};
@@ -29,6 +31,11 @@ pub struct Options {
     pub cluster: Cluster,
     /// `--scale`: replica counts replacing the manifests'.
     pub scale: Vec<Scale>,
+    /// `--node-template`: the files the Capacity view plans with (none: the view says
+    /// so).
+    pub templates: Vec<PathBuf>,
+    /// `--instance-type`: the shapes of the NodePools' instance types.
+    pub instance_types: Vec<String>,
 }
 
 impl Options {
@@ -58,6 +65,11 @@ pub struct Session {
     /// Rebalancing plans made, by strategy; the lock is held while one is made, so a
     /// second request for it waits and takes the kept plan.
     planned: Mutex<HashMap<&'static str, Arc<Planned>>>,
+    /// `--node-template` and `--instance-type`.
+    templates: Vec<PathBuf>,
+    instance_types: Vec<String>,
+    /// The capacity plan's JSON, made on first use (the lock held meanwhile).
+    capacity: Mutex<Option<Arc<String>>>,
 }
 
 /// A rebalancing plan as the app serves it: the jobs crate's report and its moves
@@ -209,6 +221,8 @@ impl Session {
         let Options {
             cluster: mut settings,
             scale,
+            templates,
+            instance_types,
         } = options;
         let source = std::mem::take(&mut settings.source);
         let input = input::load(
@@ -253,6 +267,9 @@ impl Session {
             explainer,
             explained: Mutex::new(HashMap::new()),
             planned: Mutex::new(HashMap::new()),
+            templates,
+            instance_types,
+            capacity: Mutex::new(None),
         })
     }
 
@@ -341,6 +358,37 @@ impl Session {
         });
         planned.insert(name, Arc::clone(&p));
         Ok(p)
+    }
+
+    /// `capacity --node-template ...` over the cluster as loaded, with its pictures: a
+    /// [`CapacityView`]'s JSON, planned once. Without templates, a request error.
+    pub fn capacity(&self) -> Result<Arc<String>, Error> {
+        if self.templates.is_empty() {
+            return Err(Error::Request(
+                "capacity: no node templates: start ui with --node-template FILE (Node manifests, Karpenter NodePools with --instance-type, or Cluster API node groups)".into(),
+            ));
+        }
+        let mut kept = unpoisoned(&self.capacity);
+        if let Some(json) = kept.as_ref() {
+            return Ok(Arc::clone(json));
+        }
+        let mut request = CapacityRequest::new(
+            self.jobs().over(self.objects.clone()),
+            self.templates.clone(),
+        );
+        request.instance_types.clone_from(&self.instance_types);
+        let report = capacity(&self.ctx, request)?;
+        let figures = topospread_html::capacity_figures(&report)
+            .into_iter()
+            .map(|f| CapacityFigureView {
+                title: f.title,
+                caption: f.caption,
+                svg: f.svg,
+            })
+            .collect();
+        let json = to_json(&CapacityView { report, figures })?;
+        *kept = Some(Arc::clone(&json));
+        Ok(json)
     }
 
     /// Simulates the cluster again with the what-if's changes; the before side is the

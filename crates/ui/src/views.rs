@@ -189,3 +189,27 @@ pub struct DomainMove {
     /// The domain its replacement lands in.
     pub to: String,
 }
+
+/// `GET /api/capacity`: the capacity plan for the templates `ui --node-template` named,
+/// with the pictures `capacity -o html` draws.
+#[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
+pub struct CapacityView {
+    /// The `CapacityReport`, as `capacity -o json` writes it.
+    pub report: topospread_jobs::capacity::CapacityReport,
+    /// The nodes added per zone, then each workload's spread per constraint after the
+    /// verified run.
+    pub figures: Vec<CapacityFigureView>,
+}
+
+/// One picture of the plan.
+#[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
+pub struct CapacityFigureView {
+    /// What it is of: `nodes added per zone`, or the workload.
+    pub title: String,
+    /// The caption: the constraint, its minimum and maxSkew band, its skew.
+    pub caption: String,
+    /// The bars as one `<svg>` element, its strings escaped.
+    pub svg: String,
+}

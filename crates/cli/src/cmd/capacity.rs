@@ -14,6 +14,7 @@ use topospread_jobs::capacity::{CapacityReport, CapacityRequest, capacity};
 pub(crate) fn run(ctx: &Context, args: &CapacityArgs) -> Result<ExitCode> {
     let mut request = CapacityRequest::new(args.cluster.cluster()?, args.templates.clone());
     request.remove_idle = args.remove_idle;
+    request.instance_types = args.instance_types.clone();
     let report = capacity(ctx, request)?;
     // Timing goes to stderr so stdout stays reproducible.
     stderr!(

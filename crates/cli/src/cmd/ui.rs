@@ -14,6 +14,8 @@ pub(crate) fn run(ctx: &Context, args: &UiArgs) -> Result<ExitCode> {
 
     let mut options = Options::new(args.namespace.apply(args.cluster.cluster()?));
     options.scale = args.scale.clone();
+    options.templates = args.templates.clone();
+    options.instance_types = args.instance_types.clone();
     let session = super::term::with_spinner("loading", || Session::load(ctx, options))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -223,3 +223,217 @@ fn the_plan_as_html_draws_nodes_per_zone_and_the_spread() {
     );
     assert!(html.contains("Binpacking estimate"), "{html}");
 }
+
+/// A Karpenter NodePool (karpenter.sh/v1) sized by `--instance-type`: its requirements
+/// give the zones and the instance types, its template labels, its EC2NodeClass's
+/// `kubelet.maxPods` caps the pods per node; the cheaper type is planned, labelled as
+/// Karpenter labels its nodes, and every pod is placed.
+#[test]
+fn a_karpenter_node_pool_is_read_with_its_instance_types() {
+    let cluster = fixture("capacity/autoscaler-4129.yaml");
+    let pool = fixture("capacity/nodepool.yaml");
+    let (v, code) = json(&[
+        "capacity",
+        "-f",
+        &cluster,
+        "--node-template",
+        &pool,
+        "--instance-type",
+        "m5.large=1930m,7Gi,29,price=0.096",
+        "--instance-type",
+        "m5.xlarge=3920m,14Gi,58,price=0.192",
+        "--instance-type",
+        "c5.large=1930m,3Gi,29,price=0.085",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{v}");
+    let templates: Vec<(&str, &serde_json::Value)> = v["templates"]
+        .as_array()
+        .expect("templates")
+        .iter()
+        .map(|t| (t["name"].as_str().expect("name"), &t["zones"]))
+        .collect();
+    // c5.large is not in the requirements' instance types.
+    assert_eq!(
+        templates.iter().map(|t| t.0).collect::<Vec<_>>(),
+        ["general-m5.large", "general-m5.xlarge"]
+    );
+    assert_eq!(
+        templates[0].1,
+        &serde_json::json!(["us-east-1a", "us-east-1b", "us-east-1c"])
+    );
+    assert_eq!(v["pending_after"], 0);
+    // Two instance types over three zones: too many vectors for the exhaustive search,
+    // so the heuristic's answer with its bound (15 is the minimum, as with one type).
+    let nodes = v["nodes"].as_u64().expect("nodes");
+    assert!(
+        nodes >= 15 && v["lower_bound"].as_u64().expect("bound") <= 15,
+        "{v}"
+    );
+    for a in v["additions"].as_array().expect("additions") {
+        assert_eq!(a["template"], "general-m5.large", "{a}");
+    }
+}
+
+/// A NodePool's `spec.limits` caps what it may add, its own nodes in the cluster
+/// counted: cpu 10 with one 1930m node of the pool already there leaves room for four
+/// m5.large nodes, so pods stay Pending and the run exits 1.
+#[test]
+fn a_node_pool_limit_caps_the_nodes_added() {
+    let cluster = fixture("capacity/autoscaler-4129.yaml");
+    let pool = temp(
+        "capacity-nodepool-limit.yaml",
+        r#"
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: small}
+spec:
+  template:
+    spec:
+      requirements:
+        - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}
+  limits: {cpu: 10}
+"#,
+    );
+    let existing = temp(
+        "capacity-nodepool-existing.yaml",
+        r#"
+apiVersion: v1
+kind: Node
+metadata:
+  name: small-1
+  labels: {kubernetes.io/hostname: small-1, topology.kubernetes.io/zone: us-east-1a, karpenter.sh/nodepool: small}
+spec:
+  taints: [{key: dedicated, value: other, effect: NoSchedule}]
+status:
+  allocatable: {cpu: 1930m, memory: 7Gi, pods: "29"}
+"#,
+    );
+    let (v, code) = json(&[
+        "capacity",
+        "-f",
+        &cluster,
+        "-f",
+        &existing,
+        "--node-template",
+        &pool,
+        "--instance-type",
+        "m5.large=1930m,7Gi,29",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(v["templates"][0]["max_count"], 4);
+    assert!(v["nodes"].as_u64().expect("nodes") <= 4, "{v}");
+    assert!(v["pending_after"].as_u64().expect("n") > 0);
+}
+
+/// cluster-autoscaler's Cluster API node group: min/max-size and the scale-from-zero
+/// capacity annotations, the failure domain as the zone, the labels Cluster API
+/// propagates; max-size less the replicas it has is the most it adds.
+#[test]
+fn a_cluster_api_node_group_is_read_as_cluster_autoscaler_reads_it() {
+    let cluster = fixture("capacity/autoscaler-4129.yaml");
+    let group = fixture("capacity/machinedeployment.yaml");
+    let (v, code) = json(&[
+        "capacity",
+        "-f",
+        &cluster,
+        "--node-template",
+        &group,
+        "-o",
+        "json",
+    ]);
+    let t = &v["templates"][0];
+    assert_eq!(t["name"], "md-1a");
+    assert_eq!(t["zones"], serde_json::json!(["us-east-1a"]));
+    assert_eq!(t["max_count"], 5);
+    assert_eq!(t["price"], "0.096");
+    // One zone only: the zone constraint lets few replicas through, and five nodes at
+    // most; the rest are named.
+    assert_eq!(code, 1);
+    assert!(v["nodes"].as_u64().expect("nodes") <= 5);
+    for a in v["additions"].as_array().expect("additions") {
+        assert_eq!(a["zone"], "us-east-1a");
+    }
+}
+
+/// Bad autoscaler objects and flags: one line naming the object and field, exit 2.
+#[test]
+fn bad_node_pools_and_node_groups_are_one_line_naming_them() {
+    let cluster = fixture("capacity/autoscaler-4129.yaml");
+    let pool = fixture("capacity/nodepool.yaml");
+    let bad_op = temp(
+        "capacity-nodepool-op.yaml",
+        "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: p}\nspec:\n  template:\n    spec:\n      requirements: [{key: kubernetes.io/arch, operator: Within, values: [amd64]}]\n",
+    );
+    let exists = temp(
+        "capacity-nodepool-exists.yaml",
+        "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: p}\nspec:\n  template:\n    spec:\n      requirements: [{key: example.com/tier, operator: Exists}]\n",
+    );
+    let no_max = temp(
+        "capacity-md-nomax.yaml",
+        "apiVersion: cluster.x-k8s.io/v1beta1\nkind: MachineDeployment\nmetadata:\n  name: md\n  annotations: {cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size: \"0\", capacity.cluster-autoscaler.kubernetes.io/cpu: \"2\", capacity.cluster-autoscaler.kubernetes.io/memory: 8Gi}\n",
+    );
+    let no_cpu = temp(
+        "capacity-md-nocpu.yaml",
+        "apiVersion: cluster.x-k8s.io/v1beta1\nkind: MachineSet\nmetadata:\n  name: ms\n  annotations: {cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size: \"0\", cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size: \"3\"}\n",
+    );
+    let custom = temp(
+        "capacity-custom.yaml",
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n",
+    );
+    let it = "--instance-type=m5.large=1930m,7Gi,29";
+    for (file, flag, want) in [
+        (
+            &pool,
+            None,
+            "NodePool \"general\": a NodePool does not state its nodes' allocatable: give each instance type it may launch with --instance-type",
+        ),
+        (
+            &pool,
+            Some("--instance-type=m5.large=2,8Gi"),
+            "--instance-type \"m5.large=2,8Gi\": give CPU, MEMORY and PODS first",
+        ),
+        (
+            &pool,
+            Some("--instance-type=t3.micro=2,1Gi,4"),
+            "NodePool \"general\": spec.template.spec.requirements: no --instance-type satisfies them (given: t3.micro)",
+        ),
+        (
+            &bad_op,
+            Some(it),
+            "NodePool \"p\": spec.template.spec.requirements[0].operator: \"Within\" is not one of In, NotIn, Exists, DoesNotExist, Gt, Lt",
+        ),
+        (
+            &exists,
+            Some(it),
+            "NodePool \"p\": spec.template.spec.requirements: example.com/tier Exists: no value is known for it",
+        ),
+        (
+            &no_max,
+            None,
+            "MachineDeployment \"md\": metadata.annotations[cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size]: missing",
+        ),
+        (
+            &no_cpu,
+            None,
+            "MachineSet \"ms\": metadata.annotations[capacity.cluster-autoscaler.kubernetes.io/cpu]: missing",
+        ),
+        (
+            &custom,
+            None,
+            "a Widget (example.com/v1): a node template must be a Node",
+        ),
+    ] {
+        let mut args = vec!["capacity", "-f", &cluster, "--node-template", file];
+        args.extend(flag);
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{file}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(want), "{err}");
+        assert!(stdout(&o).is_empty());
+    }
+}

@@ -88,7 +88,7 @@ pub(crate) fn estimates(
             };
             let at = match bins.iter().position(fits) {
                 Some(at) => at,
-                None if bins.len() < max => {
+                None if bins.len() < max && fits_shared(req, t, bins.len() + 1) => {
                     bins.push(Bin {
                         free: alloc.clone(),
                         ports: HashSet::new(),
@@ -129,4 +129,11 @@ pub(crate) fn estimates(
         });
     }
     Ok(out)
+}
+
+/// Whether `n` nodes of template `t` alone keep its shared limit.
+fn fits_shared(req: &CapacityRequest<'_>, t: usize, n: usize) -> bool {
+    let mut per_template = vec![0u32; req.templates.len()];
+    per_template[t] = u32::try_from(n).unwrap_or(u32::MAX);
+    super::template::within_shared_limits(&req.templates, &per_template)
 }

@@ -242,6 +242,113 @@ impl Hosts {
     }
 }
 
+impl Hosts {
+    /// No fewer nodes can place the pods, counted per node rather than in aggregate:
+    /// a node holds at most as many pending pods as its room divided by the smallest
+    /// request (per resource, and its pod count); the cluster's nodes hold at most that
+    /// many in their free room; and pods binding one host port (same IP, protocol and
+    /// port) need a node each, less the cluster's nodes with a free pod slot where no
+    /// pod binds it. 0 when a pending pod could preempt.
+    pub(crate) fn per_node_lower_bound(&self, req: &CapacityRequest<'_>) -> u32 {
+        if self.preemption {
+            return 0;
+        }
+        let hostable: Vec<usize> = (0..self.pods.len())
+            .filter(|&i| self.unhostable[i].is_none())
+            .collect();
+        if hostable.is_empty() {
+            return 0;
+        }
+        // The smallest request of each resource over the pods.
+        let smallest = |f: &dyn Fn(&Resources) -> i64| {
+            hostable
+                .iter()
+                .map(|&i| f(&self.requests[i]))
+                .min()
+                .unwrap_or(0)
+        };
+        let cpu = smallest(&|r| r.milli_cpu);
+        let memory = smallest(&|r| r.memory);
+        let storage = smallest(&|r| r.ephemeral_storage);
+        let mut scalars: Vec<(String, i64)> = Vec::new();
+        for (name, _) in self.requests[hostable[0]].scalars() {
+            let least = smallest(&|r| r.scalar(name));
+            if least > 0 {
+                scalars.push((name.to_string(), least));
+            }
+        }
+        // How many of the pods a node with `room` (and `slots` free pods) can hold.
+        let holds = |room: &Resources, slots: i64| -> i64 {
+            let mut n = slots.max(0);
+            for (have, least) in [
+                (room.milli_cpu, cpu),
+                (room.memory, memory),
+                (room.ephemeral_storage, storage),
+            ] {
+                if least > 0 {
+                    n = n.min(have.max(0) / least);
+                }
+            }
+            for (name, least) in &scalars {
+                n = n.min(room.scalar(name).max(0) / least);
+            }
+            n
+        };
+        let per_new = req
+            .templates
+            .iter()
+            .map(|t| holds(&t.node.allocatable, t.node.allocatable.allowed_pod_number))
+            .max()
+            .unwrap_or(0);
+        let mut in_cluster = 0i64;
+        for n in req.snapshot.nodes() {
+            let mut room = n.node.allocatable.clone();
+            room.sub(n.requested());
+            let slots = n.node.allocatable.allowed_pod_number - n.pods().len() as i64;
+            in_cluster = in_cluster.saturating_add(holds(&room, slots));
+        }
+        let need = hostable.len() as i64 - in_cluster;
+        let mut bound = if need <= 0 || per_new <= 0 {
+            0
+        } else {
+            u32::try_from((need + per_new - 1) / per_new).unwrap_or(u32::MAX)
+        };
+        // Host ports: one pod binding the same (IP, protocol, port) per node.
+        let mut by_port: std::collections::BTreeMap<(&str, &str, i32), usize> =
+            std::collections::BTreeMap::new();
+        for &i in &hostable {
+            if let Some(pod) = req.snapshot.pod(self.pods[i]) {
+                let mut seen = std::collections::BTreeSet::new();
+                for p in &pod.host_ports {
+                    let key = (&*p.ip, &*p.protocol, p.port);
+                    if p.port > 0 && seen.insert(key) {
+                        *by_port.entry(key).or_default() += 1;
+                    }
+                }
+            }
+        }
+        for ((ip, protocol, port), pods) in by_port {
+            let free = req
+                .snapshot
+                .nodes()
+                .iter()
+                .filter(|n| n.node.allocatable.allowed_pod_number > n.pods().len() as i64)
+                .filter(|n| {
+                    !n.pods().iter().any(|id| {
+                        req.snapshot.pod(*id).is_some_and(|p| {
+                            p.host_ports
+                                .iter()
+                                .any(|h| &*h.ip == ip && &*h.protocol == protocol && h.port == port)
+                        })
+                    })
+                })
+                .count();
+            bound = bound.max(u32::try_from(pods.saturating_sub(free)).unwrap_or(u32::MAX));
+        }
+        bound
+    }
+}
+
 /// Whether an empty node of template `t` with `labels` could host `pod`: the checks of
 /// NodeAffinity, TaintToleration, NodeResourcesFit and NodeName that read the pod and
 /// the node alone.

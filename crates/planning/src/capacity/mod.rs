@@ -29,7 +29,10 @@ mod tests;
 pub use greedy::GreedyEstimate;
 pub use idle::{IdleRequest, Removal, remove_idle};
 pub use search::plan;
-pub use template::{NodeTemplate, TemplateError, ZoneChoice, format_price};
+pub use template::{
+    LimitedResource, NodeTemplate, SharedLimit, TemplateError, ZoneChoice, format_price,
+    parse_price,
+};
 
 use topospread::snapshot::PodId;
 use topospread::spread::ConstraintSpread;

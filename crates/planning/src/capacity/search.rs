@@ -2,6 +2,7 @@
 
 use super::greedy;
 use super::hosts::Hosts;
+use super::template::within_shared_limits;
 use super::trial::{Trial, Trials};
 use super::{
     Addition, CapacityError, CapacityPlan, CapacityRequest, Slot, Unplaceable, WorkloadSpread,
@@ -36,7 +37,9 @@ pub fn plan(req: &CapacityRequest<'_>) -> Result<CapacityPlan, CapacityError> {
         allowed: hosts.unhostable().count(),
         failed: None,
     };
-    let lower = hosts.resource_lower_bound(req);
+    let lower = hosts
+        .resource_lower_bound(req)
+        .max(hosts.per_node_lower_bound(req));
     let mut exact = false;
     let mut lower_bound = lower;
     let grown = if base.pending.len() <= search.allowed {
@@ -159,6 +162,10 @@ pub(crate) fn slots(req: &CapacityRequest<'_>) -> Result<Vec<Slot>, CapacityErro
                     });
                 }
             }
+            ZoneChoice::Listed(list) => slots.extend(list.iter().map(|z| Slot {
+                template: i,
+                zone: Some(z.clone()),
+            })),
             ZoneChoice::Any if zones.is_empty() => slots.push(Slot {
                 template: i,
                 zone: None,
@@ -209,6 +216,28 @@ impl Search<'_, '_> {
             .sum()
     }
 
+    /// Whether `v` keeps the templates' shared limits (NodePools' `spec.limits`).
+    fn fits(&self, v: &[u32]) -> bool {
+        if self.req.templates.iter().all(|t| t.shared.is_none()) {
+            return true;
+        }
+        let mut per_template = vec![0u32; self.req.templates.len()];
+        for (n, slot) in v.iter().zip(self.slots) {
+            per_template[slot.template] += n;
+        }
+        within_shared_limits(&self.req.templates, &per_template)
+    }
+
+    /// Whether one more node in slot `s` keeps the shared limits.
+    fn fits_one_more(&self, v: &[u32], s: usize) -> bool {
+        if self.req.templates[self.slots[s].template].shared.is_none() {
+            return true;
+        }
+        let mut w = v.to_vec();
+        w[s] += 1;
+        self.fits(&w)
+    }
+
     fn max_count(&self, template: usize) -> u32 {
         self.req.templates[template]
             .max_count
@@ -238,7 +267,7 @@ impl Search<'_, '_> {
             while left > 0 {
                 let mut gave = false;
                 for &s in &mine {
-                    if left > 0 && v[s] < self.hosts.capacity(s) {
+                    if left > 0 && v[s] < self.hosts.capacity(s) && self.fits_one_more(&v, s) {
                         v[s] += 1;
                         left -= 1;
                         gave = true;
@@ -265,9 +294,10 @@ impl Search<'_, '_> {
         let mut progress = true;
         while progress {
             progress = false;
-            for ((n, slot), cap) in v.iter_mut().zip(self.slots).zip(&caps) {
-                if left[slot.template] > 0 && *n < *cap {
-                    *n += 1;
+            for s in 0..self.slots.len() {
+                let slot = &self.slots[s];
+                if left[slot.template] > 0 && v[s] < caps[s] && self.fits_one_more(&v, s) {
+                    v[s] += 1;
                     left[slot.template] -= 1;
                     progress = true;
                 }
@@ -414,6 +444,9 @@ impl Search<'_, '_> {
                     let mut v = best_v.clone();
                     v[s] -= 1;
                     v[c] += 1;
+                    if !self.fits(&v) {
+                        continue;
+                    }
                     let t = self.trials.run(self.slots, &v)?;
                     if self.ok(&t) {
                         (best_v, best) = (v, t);
@@ -447,12 +480,23 @@ impl Search<'_, '_> {
         if size > EXHAUSTIVE_MAX_OBJECTS {
             return Ok(None);
         }
-        let mut spent = 0usize;
+        // It runs only when every vector up to `top` fits the budget: one that cannot
+        // finish proves nothing and would spend thousands of simulations.
+        let mut vectors = Vec::new();
+        let mut count = 0usize;
         for k in floor..=top {
             let mut all = Vec::new();
-            if !self.vectors(k, limit.saturating_sub(spent), &mut all) {
+            if !self.vectors(k, limit.saturating_sub(count), &mut all) {
                 return Ok(None);
             }
+            count += all.len();
+            if count.saturating_mul(size.max(1)) > EXHAUSTIVE_MAX_WORK {
+                return Ok(None);
+            }
+            vectors.push((k, all));
+        }
+        let mut spent = 0usize;
+        for (k, all) in vectors {
             let mut all: Vec<(u64, Vec<u32>)> = all
                 .into_iter()
                 .map(|v| (self.price(&v), v))
@@ -504,6 +548,12 @@ impl Search<'_, '_> {
         for n in 0..=room {
             v[s] = n;
             per_template[t] += n;
+            if self.req.templates[t].shared.is_some()
+                && !within_shared_limits(&self.req.templates, per_template)
+            {
+                per_template[t] -= n;
+                break;
+            }
             let ok = self.fill(s + 1, left - n, v, per_template, limit, out);
             per_template[t] -= n;
             if !ok {

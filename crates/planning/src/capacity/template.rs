@@ -37,6 +37,53 @@ pub enum ZoneChoice {
     Allowed(Vec<String>),
     /// Neither: any zone the cluster's nodes are in (none when they carry no zone).
     Any,
+    /// These zones, new ones included (a Karpenter NodePool's
+    /// `topology.kubernetes.io/zone In` requirement: a zone the cluster lacks is a new
+    /// domain, as a pinned zone is).
+    Listed(Vec<String>),
+}
+
+/// A limit several templates share, as a Karpenter NodePool's `spec.limits` bounds the
+/// nodes of all its instance types together: over the templates naming `group`, the
+/// nodes added use at most `remaining` of each resource.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SharedLimit {
+    /// Names the group (the NodePool).
+    pub group: String,
+    /// Per limited resource, what is left and what one node of this template uses.
+    pub resources: Vec<LimitedResource>,
+}
+
+/// One resource of a [`SharedLimit`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LimitedResource {
+    /// The resource (`cpu`, `memory`, ...).
+    pub resource: String,
+    /// What the group may still add (millicores for cpu, else units).
+    pub remaining: i64,
+    /// What one node of this template counts (same units).
+    pub per_node: i64,
+}
+
+/// Whether `per_template[t]` nodes of each template keep every shared limit.
+pub(crate) fn within_shared_limits(templates: &[NodeTemplate], per_template: &[u32]) -> bool {
+    let mut used: Vec<(&str, &str, i64, i64)> = Vec::new();
+    for (t, n) in templates.iter().zip(per_template) {
+        let Some(shared) = &t.shared else {
+            continue;
+        };
+        for r in &shared.resources {
+            let add = r.per_node.saturating_mul(i64::from(*n));
+            match used
+                .iter_mut()
+                .find(|(g, name, _, _)| *g == shared.group && *name == r.resource)
+            {
+                Some(u) => u.2 = u.2.saturating_add(add),
+                None => used.push((&shared.group, &r.resource, add, r.remaining)),
+            }
+        }
+    }
+    used.iter().all(|(_, _, u, left)| u <= left)
 }
 
 /// A kind of node that may be added: labels, taints and allocatable from a Node
@@ -54,6 +101,8 @@ pub struct NodeTemplate {
     pub max_count: Option<u32>,
     /// `topospread.io/price`, in millionths (`0.192` is 192,000): the price of one node.
     pub price_micros: u64,
+    /// A limit it shares with other templates (a NodePool's `spec.limits`).
+    pub shared: Option<SharedLimit>,
 }
 
 impl NodeTemplate {
@@ -128,6 +177,7 @@ impl NodeTemplate {
             zones,
             max_count,
             price_micros,
+            shared: None,
         })
     }
 }
@@ -140,7 +190,7 @@ fn parse_count(v: &str) -> Option<u32> {
 }
 
 /// `0.192` -> 192,000 millionths; no sign, no exponent, at most six decimals.
-fn parse_price(v: &str) -> Option<u64> {
+pub fn parse_price(v: &str) -> Option<u64> {
     let (whole, frac) = v.split_once('.').unwrap_or((v, ""));
     if whole.is_empty() && frac.is_empty() {
         return None;

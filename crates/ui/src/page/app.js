@@ -32,10 +32,10 @@ async function api(path, body) {
   return data;
 }
 
-const state = { cluster: null, simulation: null, explain: null, rows: [], sort: null, plan: null };
+const state = { cluster: null, simulation: null, explain: null, rows: [], sort: null, plan: null, capacity: null };
 
 // ---- the picture's state in the URL: a link opens the same view, pod and what-if ----
-const urlState = { view: "domains", pod: null, whatif: null, selector: null, strategy: null };
+const urlState = { view: "domains", pod: null, whatif: null, selector: null, strategy: null, workload: null };
 function syncUrl() {
   const p = new URLSearchParams();
   if (urlState.view !== "domains") p.set("view", urlState.view);
@@ -43,6 +43,7 @@ function syncUrl() {
   if (urlState.pod) p.set("pod", urlState.pod);
   if (urlState.whatif) p.set("whatif", JSON.stringify(urlState.whatif));
   if (urlState.strategy && urlState.strategy !== "topospread") p.set("strategy", urlState.strategy);
+  if (urlState.workload) p.set("workload", urlState.workload);
   // The browser test's switch stays, so its page reads what it asked for.
   const test = new URLSearchParams(location.search).get("selftest");
   if (test) p.set("selftest", test);
@@ -153,15 +154,17 @@ function constraintPicture(counts, min, maxSkew) {
 }
 
 // ---- views ---------------------------------------------------------------
+const VIEWS = ["domains", "pods", "whatif", "rebalance", "capacity"];
 document.querySelectorAll("nav button").forEach((b) => b.addEventListener("click", () => show(b.dataset.view)));
 function show(view) {
-  if (!["domains", "pods", "whatif", "rebalance"].includes(view)) view = "domains";
+  if (!VIEWS.includes(view)) view = "domains";
   urlState.view = view;
   syncUrl();
   document.querySelectorAll("nav button").forEach((b) => b.classList.toggle("on", b.dataset.view === view));
-  for (const id of ["domains", "pods", "whatif", "rebalance"]) $(id).hidden = id !== view;
+  for (const id of VIEWS) $(id).hidden = id !== view;
   if (view === "pods") drawRows();
   if (view === "rebalance" && !state.plan) plan($("strategy").value).catch(() => {});
+  if (view === "capacity") capacityPlan().catch(() => {});
 }
 
 // ---- domains -------------------------------------------------------------
@@ -582,6 +585,106 @@ function drawMoves(r, charts) {
   table.replaceChildren(head, frag);
 }
 
+// ---- capacity ----------------------------------------------------------------
+// The plan for `ui --node-template`, asked once: the nodes added per zone and each
+// workload's spread after the verified run, as `capacity -o html` draws them.
+function capacityPlan() {
+  if (!state.capacity) {
+    state.capacity = fetchCapacity();
+    state.capacity.catch(() => { state.capacity = null; });
+  }
+  return state.capacity;
+}
+
+async function fetchCapacity() {
+  $("capacity-error").hidden = true;
+  $("capacity-summary").textContent = "planning…";
+  try {
+    const c = await api("/api/capacity");
+    drawCapacity(c);
+    return c;
+  } catch (err) {
+    $("capacity-summary").textContent = "";
+    $("capacity-error").hidden = false;
+    $("capacity-error").textContent = "Capacity: " + err.message;
+    throw err;
+  }
+}
+
+function capacityFigure(f) {
+  return el("figure", { class: "constraint" }, svgElement(f.svg), el("figcaption", {}, f.caption));
+}
+
+function drawCapacity(c) {
+  const r = c.report;
+  $("capacity-summary").textContent = `${r.pending_before} pod(s) Pending · add ${r.nodes} node(s), price ${r.price} · ` +
+    (r.exact ? "the exact minimum (exhaustive search)" : `no fewer than ${r.lower_bound} can do`) +
+    ` · checked by simulation: ${r.placed.length} placed, ${r.pending_after} Pending · ${r.simulations} simulation(s)`;
+  const zones = c.figures.filter((f) => f.title === "nodes added per zone");
+  $("capacity-zones").replaceChildren(...zones.map(capacityFigure));
+  if (!zones.length) $("capacity-zones").append(el("p", {}, "No node to add."));
+  const adds = $("capacity-additions");
+  adds.hidden = r.additions.length === 0;
+  adds.replaceChildren(el("tr", {}, el("th", {}, "Template"), el("th", {}, "Zone"), el("th", {}, "Nodes"), el("th", {}, "Names")),
+    ...r.additions.map((a) => el("tr", { class: "addition" }, el("td", {}, a.template), el("td", {}, a.zone || "-"),
+      el("td", { class: "count" }, a.count), el("td", {}, a.nodes.length > 2 ? `${a.nodes[0]} … ${a.nodes[a.nodes.length - 1]}` : a.nodes.join(", ")))));
+  const pick = $("capacity-workload");
+  const names = [...new Set(r.workloads.map((w) => w.workload))];
+  pick.replaceChildren(el("option", { value: "" }, "every workload"), ...names.map((n) => el("option", { value: n }, n)));
+  if (urlState.workload && names.includes(urlState.workload)) pick.value = urlState.workload;
+  drawCapacitySpread(c);
+  const greedy = $("capacity-greedy");
+  $("capacity-greedy-title").hidden = greedy.hidden = r.greedy.length === 0;
+  greedy.replaceChildren(el("tr", {}, el("th", {}, "Template"), el("th", {}, "Nodes"), el("th", {}, "Pending after"), el("th", {}, "Against topospread")),
+    ...r.greedy.map((g) => el("tr", {}, el("td", {}, g.template), el("td", { class: "count" }, g.nodes + (g.capped ? " (max-count)" : "")),
+      el("td", { class: "count" + (g.pending_after ? " bad" : "") }, g.pending_after),
+      el("td", {}, g.pending_after > r.pending_after ? `leaves ${g.pending_after - r.pending_after} pod(s) Pending`
+        : g.nodes > r.nodes ? `${g.nodes - r.nodes} node(s) more` : "same outcome"))));
+  $("capacity-unplaceable").replaceChildren(...(r.unplaceable.length ? [el("h3", {}, `Placed by no number of nodes (${r.unplaceable.length})`)] : []),
+    ...r.unplaceable.map((u) => el("div", { class: "bad" }, `${u.pod}: ${u.reason}`)));
+}
+
+function drawCapacitySpread(c) {
+  const only = $("capacity-workload").value;
+  const box = $("capacity-spread");
+  box.replaceChildren();
+  for (const f of c.figures) {
+    if (f.title === "nodes added per zone" || (only && f.title !== only)) continue;
+    box.append(el("div", {}, el("h4", {}, f.title), capacityFigure(f)));
+  }
+}
+
+$("capacity-workload").addEventListener("change", () => {
+  urlState.workload = $("capacity-workload").value || null;
+  syncUrl();
+  capacityPlan().then(drawCapacitySpread).catch(() => {});
+});
+
+// ?selftest=capacity: opens the Capacity view (as a link does) and reads what it drew.
+async function selftestCapacity() {
+  const out = { ok: false, steps: {}, errors };
+  try {
+    const c = await capacityPlan();
+    out.steps.view = VIEWS.find((v) => !$(v).hidden);
+    out.steps.nodes = c.report.nodes;
+    out.steps.zoneBars = [...document.querySelectorAll("#capacity-zones svg rect.bar")].length;
+    out.steps.zoneLabels = [...document.querySelectorAll("#capacity-zones svg text[text-anchor=end]")].map((t) => t.lastChild.textContent);
+    out.steps.additions = [...document.querySelectorAll("#capacity-additions tr.addition")].map((tr) => [...tr.children].slice(0, 3).map((td) => td.textContent));
+    out.steps.spreadCharts = document.querySelectorAll("#capacity-spread svg").length;
+    out.steps.bands = document.querySelectorAll("#capacity-spread svg rect.band").length;
+    out.steps.workload = $("capacity-workload").value;
+    out.steps.greedyRows = document.querySelectorAll("#capacity-greedy tr").length - 1;
+    out.steps.summary = $("capacity-summary").textContent;
+    out.steps.url = location.search;
+    out.steps.clipped = clipped();
+    if (out.steps.zoneBars === 0) throw new Error("nodes per zone not drawn");
+    out.ok = errors.length === 0;
+  } catch (err) {
+    out.failure = err.message;
+  }
+  $("selftest").textContent = JSON.stringify(out);
+}
+
 // ---- start, and the self-test (?selftest=1) the browser test reads -------
 async function start() {
   const params = new URLSearchParams(location.search);
@@ -594,6 +697,7 @@ async function start() {
   const wl = s.workloads[0];
   if (wl) document.querySelector("#whatif-form [name=workload]").placeholder = `${wl.kind.toLowerCase()}/${wl.namespace}/${wl.name}`;
   if (params.get("strategy")) $("strategy").value = params.get("strategy");
+  urlState.workload = params.get("workload");
   show(params.get("view") || "domains");
   if (params.get("drill")) drill(c.groups.find((g) => g.domain === params.get("drill")) || c.groups[0]);
   if (params.get("pod")) {
@@ -615,6 +719,7 @@ async function start() {
   }
   const test = params.get("selftest");
   if (test === "rebalance") await selftestRebalance();
+  else if (test === "capacity") await selftestCapacity();
   else if (test === "link") selftestLink();
   else if (test === "pictures") selftestPictures();
   else if (test) await selftest();
@@ -635,7 +740,7 @@ function clipped() {
 // ?selftest=link: what the page opened from its URL.
 function selftestLink() {
   const out = { ok: false, steps: {}, errors };
-  out.steps.view = ["domains", "pods", "whatif", "rebalance"].find((v) => !$(v).hidden);
+  out.steps.view = VIEWS.find((v) => !$(v).hidden);
   out.steps.pod = state.explain ? state.explain.pod : null;
   out.steps.nodeRows = state.rows.length;
   out.steps.whatifDrawn = document.querySelectorAll("#whatif-result table").length;

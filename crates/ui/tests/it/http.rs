@@ -450,3 +450,49 @@ async fn other_origins_and_non_loopback_hosts_are_refused() {
         200
     );
 }
+
+/// `GET /api/capacity`: the plan `capacity --node-template` makes, with its pictures
+/// (the nodes added per zone, each constraint's spread after the verified run); without
+/// templates, a one-line 400.
+#[tokio::test(flavor = "multi_thread")]
+async fn capacity_is_the_jobs_plan_with_its_pictures() {
+    let cluster = repo_file("crates/cli/tests/fixtures/capacity/autoscaler-4129.yaml");
+    let template = repo_file("crates/cli/tests/fixtures/capacity/nodegroup.yaml");
+    let mut options = Options::new(Cluster::new(vec![cluster.clone()]));
+    options.templates = vec![template.clone()];
+    let session = Session::load(&Context::new(), options).expect("load");
+    let bound = topospread_ui::bind(IpAddr::V4(Ipv4Addr::LOCALHOST), 0)
+        .await
+        .expect("bind");
+    let addr = bound.address;
+    tokio::spawn(bound.serve(Arc::new(session), std::future::pending()));
+    let a = get(addr, "/api/capacity").await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    let v = a.json();
+    let fresh = topospread_jobs::capacity::capacity(
+        &Context::new(),
+        topospread_jobs::capacity::CapacityRequest::new(vec![cluster], vec![template]),
+    )
+    .expect("plan");
+    assert_eq!(v["report"]["nodes"], fresh.nodes);
+    assert_eq!(v["report"]["nodes"], 15);
+    let figures = v["figures"].as_array().expect("figures");
+    assert_eq!(figures[0]["title"], "nodes added per zone");
+    let svg = figures[0]["svg"].as_str().expect("svg");
+    assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"), "{svg}");
+    assert_eq!(svg.matches("<rect class=\"bar\"").count(), 3, "{svg}");
+    // The zone and the hostname constraint of the one workload.
+    assert_eq!(figures.len(), 3);
+    assert!(
+        figures[1]["caption"]
+            .as_str()
+            .is_some_and(|c| c.contains("maxSkew = ")),
+        "{}",
+        figures[1]
+    );
+
+    let none = server().await;
+    let e = get(none, "/api/capacity").await;
+    assert_eq!(e.status, 400);
+    assert!(e.error().contains("--node-template"), "{}", e.body);
+}
