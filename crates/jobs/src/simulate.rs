@@ -17,11 +17,11 @@ use crate::runtime::{Placement, Progress, Runtime};
 use crate::whatif;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
-use topospread::rebalance::ConstraintSpread;
 use topospread::simulation::{Drained, SimEvent};
 use topospread::snapshot::{NodeId, PodId, Snapshot};
 use topospread::spread::{PodSpread, SpreadCounter};
 use topospread_k8s::workloads::{RolloutReport, Scale, Synced};
+use topospread_planning::rebalance::ConstraintSpread;
 use topospread_report::summarize;
 pub use write::cluster_yaml;
 

@@ -1,6 +1,6 @@
 //! A Deployment's rolling update (or recreate) carried out through the engine's
 //! [`Simulation`] as kube-controller-manager runs it: each sync of the deployment
-//! controller ([`topospread::controller::rollout_steps`]) reads the ReplicaSets'
+//! controller ([`topospread_planning::controller::rollout_steps`]) reads the ReplicaSets'
 //! replicas and available pods, the ReplicaSet controller creates or deletes the pods
 //! at once, the scheduler binds new pods against every pod still there (old and new
 //! count together for a selector matching both), and a bound pod becomes available
@@ -12,16 +12,16 @@ use crate::build;
 use k8s_openapi::api::core::v1::Pod;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use topospread::controller::{
-    DeletionCandidate, PhaseRank, RolloutState, RolloutStep, Strategy, TimeScale,
-    deletion_order_with, rollout_steps,
-};
 use topospread::plugins::podtopologyspread::{
     ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH,
 };
 use topospread::scheduler::PodOutcome;
 use topospread::simulation::{Simulation, SimulationError};
 use topospread::snapshot::Snapshot;
+use topospread_planning::controller::{
+    DeletionCandidate, PhaseRank, RolloutState, RolloutStep, Strategy, TimeScale,
+    deletion_order_with, rollout_steps,
+};
 
 use crate::load::Source;
 
