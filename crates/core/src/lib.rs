@@ -46,14 +46,11 @@ pub mod api;
 #[cfg(any(test, feature = "builders"))]
 pub mod builders;
 pub mod config;
-pub mod controller;
 pub mod convert;
 pub mod features;
 pub mod framework;
-pub mod guard;
 pub mod plugins;
 pub mod queue;
-pub mod rebalance;
 pub mod rng;
 pub mod scheduler;
 pub mod simulation;

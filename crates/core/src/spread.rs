@@ -117,19 +117,20 @@ pub fn count(plugin: &PodTopologySpread, pod: &Pod, snapshot: &Snapshot) -> PodS
 }
 
 /// The excess of one group over its counts.
-pub(crate) fn excess(g: &CountingGroup, counts: &DomainCounts) -> i64 {
+pub fn excess(g: &CountingGroup, counts: &DomainCounts) -> i64 {
     let floor = g.min_match(counts) + i64::from(g.max_skew);
     counts.iter().map(|(_, c)| (c - floor).max(0)).sum()
 }
 
 /// The PodTopologySpread plugin of every profile, built from its args, to read
 /// constraints exactly as each profile's plugin reads them.
-pub(crate) struct SpreadPlugins {
+pub struct SpreadPlugins {
     by_profile: Vec<(String, PodTopologySpread)>,
 }
 
 impl SpreadPlugins {
-    pub(crate) fn new(
+    /// The plugin of every profile of `config` (the default profile when none is set).
+    pub fn new(
         config: &SchedulerConfig,
         features: Features,
         snapshot: &mut Snapshot,
@@ -164,7 +165,7 @@ impl SpreadPlugins {
     }
 
     /// The plugin of the profile serving the pod (the first when none does).
-    pub(crate) fn for_pod(&self, pod: &Pod) -> Option<&PodTopologySpread> {
+    pub fn for_pod(&self, pod: &Pod) -> Option<&PodTopologySpread> {
         self.by_profile
             .iter()
             .find(|(n, _)| **n == *pod.scheduler_name)
@@ -174,7 +175,7 @@ impl SpreadPlugins {
 }
 
 /// One group's counts per domain and skew, for people.
-pub(crate) fn constraint_spread(g: &CountingGroup, snapshot: &Snapshot) -> ConstraintSpread {
+pub fn constraint_spread(g: &CountingGroup, snapshot: &Snapshot) -> ConstraintSpread {
     let counts = g.counts(snapshot);
     let symbols = snapshot.symbols();
     let keys = snapshot.domains(g.topology_key);

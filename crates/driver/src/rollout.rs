@@ -10,10 +10,6 @@
 //! strategy, template) is the workload expansion's [`Rollout`].
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use topospread::controller::{
-    DeletionCandidate, PhaseRank, RolloutState, RolloutStep, Strategy, deletion_order_with,
-    rollout_steps,
-};
 use topospread::plugins::podtopologyspread::{
     ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH,
 };
@@ -24,6 +20,10 @@ use topospread_k8s::build;
 use topospread_k8s::workloads::{
     EndSpread, Interleaving, InterleavingReport, POD_TEMPLATE_HASH_LABEL, Revision, RevisionState,
     Rollout, RolloutReport, RolloutStall, SkewRange, StalledPod, StepReport, generated_name_suffix,
+};
+use topospread_planning::controller::{
+    DeletionCandidate, PhaseRank, RolloutState, RolloutStep, Strategy, deletion_order_with,
+    rollout_steps,
 };
 
 /// Carries `rollout` out on `snapshot` through `sim` in the first [`Interleaving`], after

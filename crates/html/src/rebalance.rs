@@ -6,9 +6,9 @@
 use crate::chart::{self, Counts};
 use crate::page::{Esc, Page, list_section};
 use std::fmt::Write as _;
-use topospread::rebalance::{ConstraintSpread, WorkloadSpread};
 use topospread::snapshot::Snapshot;
 use topospread_jobs::rebalance::{RebalanceReport, ScaleDownReport};
+use topospread_planning::rebalance::{ConstraintSpread, WorkloadSpread};
 
 /// The page for a rebalancing plan.
 pub fn rebalance(report: &RebalanceReport) -> String {

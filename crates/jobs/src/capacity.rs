@@ -380,7 +380,7 @@ fn read_templates(
     seed: u64,
     instance_types: &[autoscalers::InstanceType],
     zones: &[String],
-    world: &mut input::World,
+    world: &mut topospread_driver::World,
 ) -> Result<Vec<NodeTemplate>> {
     let read = input::load(ctx, files, None, seed, PodForm::Whole, None)?;
     let mut templates = Vec::new();

@@ -9,8 +9,8 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-use topospread::guard::{self, GuardError, GuardOptions, GuardPlan, GuardPod};
 use topospread_k8s::load::Object;
+use topospread_planning::guard::{self, GuardError, GuardOptions, GuardPlan, GuardPod};
 
 /// The report's `apiVersion`.
 pub const API_VERSION: &str = crate::simulate::API_VERSION;

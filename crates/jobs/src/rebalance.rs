@@ -10,9 +10,11 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
-use topospread::rebalance::{self, NotEvictable, Plan, RebalanceOptions, ScalePlan, Strategy};
 use topospread_driver::{ClusterDriver, World};
 use topospread_k8s::load::Object;
+use topospread_planning::rebalance::{
+    self, NotEvictable, Plan, RebalanceOptions, ScalePlan, Strategy,
+};
 use topospread_report::parse_selector;
 
 /// The reports' `apiVersion`.

@@ -15,7 +15,6 @@ use crate::input::{self, Input, PodForm};
 use crate::whatif;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
-use topospread::rebalance::ConstraintSpread;
 use topospread::simulation::{Drained, SimEvent};
 use topospread::snapshot::{NodeId, PodId, Snapshot};
 use topospread::spread::{PodSpread, SpreadCounter};
@@ -23,6 +22,7 @@ use topospread_driver::{
     ClusterDriver, NodeWhatIfs, Placement, Placements, Progress, Runtime, World,
 };
 use topospread_k8s::workloads::Scale;
+use topospread_planning::rebalance::ConstraintSpread;
 use topospread_report::summarize;
 
 /// What to simulate.

@@ -461,10 +461,10 @@ fn explain_reports_validate_scheduled_preempting_and_pending() {
 
 #[test]
 fn rebalance_and_scale_down_reports_validate() {
-    use topospread::rebalance::Strategy;
     use topospread_jobs::rebalance::{
         RebalanceRequest, ScaleDownRequest, rebalance as plan, scale_down,
     };
+    use topospread_planning::rebalance::Strategy;
     let shapes = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/rebalance");
     let mut checked = 0;
     for (shape, strategy) in [

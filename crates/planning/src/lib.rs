@@ -4,6 +4,10 @@
 //! pending pods need": the fewest new nodes (then the lowest price) such that the same
 //! scheduler, run over the cluster with those nodes, places every pending pod it can
 //! place at all. Every answer is the outcome of a simulation, never an estimate alone.
+//! [`rebalance`] plans evictions (or scale-ins) that bring workloads back within their
+//! maxSkew, and [`guard`] the `pod-deletion-cost` annotations that keep a ReplicaSet's
+//! scale-in spread; [`controller`] is the workload controllers' arithmetic (deletion
+//! order, rollout steps) that they and `topospread-k8s`'s workloads share.
 //!
 //! ```
 //! use topospread::{Features, SchedulerConfig, Snapshot};
@@ -31,3 +35,6 @@
 //! ```
 
 pub mod capacity;
+pub mod controller;
+pub mod guard;
+pub mod rebalance;

@@ -11,11 +11,11 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use topospread::config::SchedulerConfig;
 use topospread::features::Features;
-use topospread::rebalance::{
-    self, ConstraintSpread, NotEvictable, Plan, RebalanceOptions, Strategy, WorkloadSpread,
-};
 use topospread::snapshot::Snapshot;
 use topospread_k8s::load;
+use topospread_planning::rebalance::{
+    self, ConstraintSpread, NotEvictable, Plan, RebalanceOptions, Strategy, WorkloadSpread,
+};
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

@@ -1,6 +1,6 @@
 //! The live guard (`topospread guard --live`, `serve --guard`): keeps
 //! `controller.kubernetes.io/pod-deletion-cost` on ReplicaSets' pods so that the
-//! ReplicaSet controller's scale-ins keep topology spread ([`topospread::guard`]).
+//! ReplicaSet controller's scale-ins keep topology spread ([`topospread_planning::guard`]).
 //!
 //! Each pass lists nodes, pods, ReplicaSets and Services (the default constraints'
 //! selectors), plans, and patches only the pods whose cost must change, each patch
@@ -25,8 +25,8 @@ use kube::runtime::watcher;
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 use topospread::convert::{self, DEFAULT_NAMESPACE};
-use topospread::guard::{self, CostPatch, GuardError, GuardPlan, GuardPod};
 use topospread::{Features, SchedulerConfig, Snapshot};
+use topospread_planning::guard::{self, CostPatch, GuardError, GuardPlan, GuardPod};
 use tracing::{debug, info, warn};
 
 use crate::leader::Leadership;
@@ -205,7 +205,7 @@ impl Guard {
                 override_user_costs: self.options.override_user_costs,
                 // LogarithmicScaleDown is on in every supported release; the controller
                 // measures its buckets from the time it scales in, now.
-                times: topospread::controller::TimeScale::Logarithmic {
+                times: topospread_planning::controller::TimeScale::Logarithmic {
                     now_ns: std::time::SystemTime::now()
                         .duration_since(std::time::UNIX_EPOCH)
                         .map_or(0, |d| i128::try_from(d.as_nanos()).unwrap_or(i128::MAX)),

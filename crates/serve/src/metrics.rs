@@ -205,7 +205,7 @@ impl Metrics {
 
     /// Sets the guard's predicted skews from a plan, dropping ReplicaSets it no longer
     /// reports.
-    pub fn set_guard_skew(&self, plan: &topospread::guard::GuardPlan) {
+    pub fn set_guard_skew(&self, plan: &topospread_planning::guard::GuardPlan) {
         self.guard_predicted_skew.clear();
         for rs in &plan.replica_sets {
             for c in &rs.constraints {

@@ -8,7 +8,6 @@ use crate::{Error, edit};
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use topospread::rebalance::Strategy;
 use topospread_jobs::capacity::{CapacityRequest, capacity};
 use topospread_jobs::explain::{ExplainRequest, Explainer};
 use topospread_jobs::input::{self, PodForm};
@@ -19,6 +18,7 @@ use topospread_jobs::{Cluster, ClusterSource, Context};
 use topospread_k8s::load::{Loaded, Object};
 use topospread_k8s::notes::summarize;
 use topospread_k8s::workloads::Scale;
+use topospread_planning::rebalance::Strategy;
 
 /// Explain reports kept, by pod: picking a pod again answers at once.
 const EXPLAINED_KEPT: usize = 64;

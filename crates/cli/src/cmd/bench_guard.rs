@@ -13,9 +13,9 @@ use serde_json::json;
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::Instant;
-use topospread::guard::{self, GuardOptions, GuardPod};
 use topospread::snapshot::Snapshot;
 use topospread::{Features, SchedulerConfig, convert};
+use topospread_planning::guard::{self, GuardOptions, GuardPod};
 
 const ZONE: &str = "topology.kubernetes.io/zone";
 const HOST: &str = "kubernetes.io/hostname";

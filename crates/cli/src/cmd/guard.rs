@@ -8,10 +8,10 @@ use anyhow::Result;
 use std::fmt::Write as _;
 use std::io::Write;
 use std::process::ExitCode;
-use topospread::controller::DELETION_COST_ANNOTATION;
-use topospread::guard::{GuardOptions, GuardPlan, MANAGED_ANNOTATION, ScaleInSkew};
 use topospread_jobs::Context;
 use topospread_jobs::guard::GuardRequest;
+use topospread_planning::controller::DELETION_COST_ANNOTATION;
+use topospread_planning::guard::{GuardOptions, GuardPlan, MANAGED_ANNOTATION, ScaleInSkew};
 
 /// Exit 0 when every predicted scale-in keeps the DoNotSchedule constraints within
 /// maxSkew, 1 when one does not (as `rebalance` exits 1 on what it cannot repair),

@@ -8,11 +8,11 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::Write;
 use std::process::ExitCode;
-use topospread::rebalance::{
-    DELETION_COST_ANNOTATION, Move, Plan, ScalePlan, Strategy, WorkloadSpread,
-};
 use topospread_jobs::Context;
 use topospread_jobs::rebalance::{self, RebalanceRequest, ScaleDownRequest};
+use topospread_planning::rebalance::{
+    DELETION_COST_ANNOTATION, Move, Plan, ScalePlan, Strategy, WorkloadSpread,
+};
 
 /// Past this many domains a constraint's counts are summarised, not listed.
 const MAX_LISTED_DOMAINS: usize = 12;

@@ -30,7 +30,7 @@ impl TaintEffect {
     }
 
     /// Whether the effect keeps new pods off the node (`DoNotScheduleTaintsFilterFunc`).
-    pub(crate) fn blocks_scheduling(self) -> bool {
+    pub fn blocks_scheduling(self) -> bool {
         matches!(self, Self::NoSchedule | Self::NoExecute)
     }
 }

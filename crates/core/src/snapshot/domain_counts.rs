@@ -14,7 +14,7 @@ use std::sync::Arc;
 /// so the minimum is always the true one; upstream's two "critical paths" can drift
 /// after several updates).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct DomainCounts {
+pub struct DomainCounts {
     /// Count per domain index of the topology key (plus one slot, see
     /// [`DomainSums::missing_slot`]); meaningful where `present`.
     counts: Vec<i64>,
@@ -56,7 +56,7 @@ impl DomainCounts {
     }
 
     /// Adds `delta` matching pods to a domain, making it eligible if it was not.
-    pub(crate) fn update(&mut self, domain: usize, delta: i64) {
+    pub fn update(&mut self, domain: usize, delta: i64) {
         if domain >= self.counts.len() {
             self.counts.resize(domain + 1, 0);
             self.present.resize(domain + 1, false);
@@ -78,7 +78,7 @@ impl DomainCounts {
     }
 
     /// The smallest count over eligible domains; `i32::MAX` when none is eligible (as upstream).
-    pub(crate) fn min(&self) -> i64 {
+    pub fn min(&self) -> i64 {
         self.histogram
             .keys()
             .next()
@@ -88,7 +88,7 @@ impl DomainCounts {
 
     /// The count of a domain (0 when it is not eligible).
     #[inline]
-    pub(crate) fn count(&self, domain: usize) -> i64 {
+    pub fn count(&self, domain: usize) -> i64 {
         match self.present.get(domain) {
             Some(true) => self.counts[domain],
             _ => 0,
@@ -96,19 +96,19 @@ impl DomainCounts {
     }
 
     /// How many domains are eligible.
-    pub(crate) fn eligible(&self) -> usize {
+    pub fn eligible(&self) -> usize {
         self.eligible
     }
 
     /// The largest count over eligible domains, `None` when none is eligible.
-    pub(crate) fn max(&self) -> Option<i64> {
+    pub fn max(&self) -> Option<i64> {
         self.histogram.keys().next_back().copied()
     }
 
     /// How far eligible domains' counts are above `floor`, summed (a constraint's
     /// excess over `minimum + maxSkew`), read from the histogram: a walk over the
     /// distinct counts instead of every domain.
-    pub(crate) fn sum_above(&self, floor: i64) -> i64 {
+    pub fn sum_above(&self, floor: i64) -> i64 {
         self.histogram
             .range(floor.saturating_add(1)..)
             .map(|(&c, &n)| (c - floor) * i64::from(n))
@@ -116,7 +116,7 @@ impl DomainCounts {
     }
 
     /// `(domain, count)` for every eligible domain.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (usize, i64)> + '_ {
+    pub fn iter(&self) -> impl Iterator<Item = (usize, i64)> + '_ {
         self.counts
             .iter()
             .zip(&self.present)
@@ -129,9 +129,10 @@ impl DomainCounts {
 /// Which nodes a constraint counts: those carrying every required topology key and,
 /// where the policies say Honor, matching the pod's required node affinity and
 /// tolerating the node's NoSchedule/NoExecute taints. Equal filters admit equal nodes,
-/// which is what lets one cached sum serve every pod with the same filter.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub(crate) struct NodeFilter {
+/// which is what lets one cached sum serve every pod with the same filter. The default
+/// admits every node.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct NodeFilter {
     /// Topology keys a node must carry (`nodeLabelsMatchSpreadConstraints`).
     pub(crate) required_keys: SmallVec<[Sym; 2]>,
     /// The pod's required node affinity, when honored and not empty.
@@ -143,7 +144,7 @@ pub(crate) struct NodeFilter {
 
 impl NodeFilter {
     /// Whether the filter counts `node`.
-    pub(crate) fn admits(&self, node: &NodeInfo, symbols: &Symbols) -> bool {
+    pub fn admits(&self, node: &NodeInfo, symbols: &Symbols) -> bool {
         let labels = &node.node.labels;
         if !self.required_keys.iter().all(|k| labels.has(*k)) {
             return false;

@@ -13,7 +13,8 @@ mod volumes;
 use crate::api::{Labels, Node, Pod, Selector, Sym, Symbols, Workloads};
 use crate::plugins::imagelocality::ImageStateSummary;
 use counts::MatchCounts;
-pub(crate) use domain_counts::{DomainCounts, DomainSums, NodeFilter};
+pub(crate) use domain_counts::DomainSums;
+pub use domain_counts::{DomainCounts, NodeFilter};
 pub(crate) use kept::KeptByNode;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
@@ -513,7 +514,7 @@ impl Snapshot {
     /// Starts tracking the counts of every `(namespace, selector)` of `wanted` in one
     /// pass over the bound pods (see [`Snapshot::match_counts`]); without incremental
     /// counting there is nothing to keep, so nothing is done.
-    pub(crate) fn prepare_counts(&self, wanted: impl IntoIterator<Item = (Sym, Selector)>) {
+    pub fn prepare_counts(&self, wanted: impl IntoIterator<Item = (Sym, Selector)>) {
         if self.incremental {
             self.lock_counts()
                 .prepare(wanted, self.nodes.len(), self.bound_pods(), &self.symbols);
@@ -624,7 +625,7 @@ impl Snapshot {
 
     /// A namespace's labels; every namespace a pod lives in exists, labelled
     /// `kubernetes.io/metadata.name` as the API server labels namespaces.
-    pub(crate) fn namespace_labels(&self, namespace: Sym) -> Option<&Labels> {
+    pub fn namespace_labels(&self, namespace: Sym) -> Option<&Labels> {
         self.namespaces.get(&namespace)
     }
 

@@ -10,9 +10,11 @@ use std::sync::{Arc, Mutex};
 use crate::admission::resource_quota::{QuotaPod, QuotaPods};
 use topospread::api::Symbols;
 use topospread::api::resources::RequestOptions;
-use topospread::controller::DeletionCandidate;
 use topospread::convert::{self, ConvertError, DEFAULT_NAMESPACE};
-use topospread::rebalance::{NotEvictable, descheduler_eviction_blocker, eviction_blocker};
+use topospread_planning::controller::DeletionCandidate;
+use topospread_planning::rebalance::{
+    NotEvictable, descheduler_eviction_blocker, eviction_blocker,
+};
 
 use super::{Loaded, Object};
 use crate::validation::{

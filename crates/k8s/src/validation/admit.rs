@@ -223,9 +223,9 @@ fn validate_pod_annotations(object: &Object, meta: &ObjectMeta) -> Vec<FieldErro
             None => return Vec::new(),
         },
     };
-    let key = topospread::controller::DELETION_COST_ANNOTATION;
+    let key = topospread_planning::controller::DELETION_COST_ANNOTATION;
     match annotations.and_then(|a| a.get(key)) {
-        Some(v) if topospread::controller::parse_deletion_cost(v).is_none() => {
+        Some(v) if topospread_planning::controller::parse_deletion_cost(v).is_none() => {
             vec![FieldError::invalid(
                 &path.child("annotations").key(key),
                 v.clone(),

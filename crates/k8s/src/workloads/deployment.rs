@@ -14,7 +14,7 @@ use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use std::collections::BTreeMap;
-use topospread::controller::{IntOrPercent, Strategy};
+use topospread_planning::controller::{IntOrPercent, Strategy};
 
 /// The template without its `pod-template-hash` label, for `EqualIgnoreHash`.
 fn without_hash(t: &PodTemplateSpec) -> PodTemplateSpec {

@@ -64,7 +64,7 @@ pub use rollout::{
 pub(crate) use scale::candidate as deletion_candidate;
 use scale::selector_matches;
 pub use scale::{RemovedPod, Scale, ScaleError};
-use topospread::controller::{DeletionCandidate, TimeScale};
+use topospread_planning::controller::{DeletionCandidate, TimeScale};
 
 /// `pod-template-hash`: the label the deployment controller adds to its ReplicaSets' pods.
 pub const POD_TEMPLATE_HASH_LABEL: &str = "pod-template-hash";

@@ -6,7 +6,7 @@
 use k8s_openapi::api::core::v1::Pod;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use topospread::controller::{DeletionCandidate, Strategy, TimeScale};
+use topospread_planning::controller::{DeletionCandidate, Strategy, TimeScale};
 
 use crate::load::Source;
 

@@ -1,6 +1,6 @@
 //! Scaling as the controllers do it: replica counts from the manifests or `--scale`,
 //! extra pods removed in the ReplicaSet controller's order
-//! ([`topospread::controller::deletion_order`]) or, for a StatefulSet, from the
+//! ([`topospread_planning::controller::deletion_order`]) or, for a StatefulSet, from the
 //! highest ordinal down.
 
 use super::{Expander, controller_of, ns_of};
@@ -9,8 +9,8 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use topospread::controller::DeletionCandidate;
 use topospread::convert::DEFAULT_NAMESPACE;
+use topospread_planning::controller::DeletionCandidate;
 
 /// An existing pod its controller removes.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -221,7 +221,7 @@ impl Expander<'_> {
                     .collect(),
                 None => candidates.iter().map(|c| c.node.clone()).collect(),
             };
-            topospread::controller::deletion_order_with(
+            topospread_planning::controller::deletion_order_with(
                 &candidates,
                 &related,
                 self.features.scale_down_times,

@@ -284,7 +284,7 @@ fn refusals_of_compact_pods_name_the_object_and_field() {
 /// `-o yaml` writes back and what rebalance's evictors read must be those of the whole
 /// pod. Returns how many pods were compared, and how many of them rebalance never evicts.
 fn kept_as_written(text: &str, file: &str) -> (usize, usize) {
-    use topospread::rebalance::{descheduler_eviction_blocker, eviction_blocker};
+    use topospread_planning::rebalance::{descheduler_eviction_blocker, eviction_blocker};
     let (whole, _) = read(text, file, false);
     let (compact, _) = parse_manifests_reader_compact(
         text.as_bytes(),

@@ -12,20 +12,26 @@ use std::sync::Arc;
 /// `namespace`, summed per domain of `topology_key` over the nodes `filter` admits.
 /// Pods whose constraints read the same share one group.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub(crate) struct CountingGroup {
-    pub(crate) namespace: Sym,
-    pub(crate) when: WhenUnsatisfiable,
-    pub(crate) max_skew: i32,
-    pub(crate) topology_key: Sym,
-    pub(crate) selector: Selector,
+pub struct CountingGroup {
+    /// The namespace the selector counts pods in (the pod's own).
+    pub namespace: Sym,
+    /// Whether the constraint is hard (Filter) or soft (Score).
+    pub when: WhenUnsatisfiable,
+    /// maxSkew.
+    pub max_skew: i32,
+    /// The node label whose values are the domains.
+    pub topology_key: Sym,
+    /// The selector as counted (matchLabelKeys merged).
+    pub selector: Selector,
     /// minDomains as Filter applies it (1 for soft constraints, which ignore it).
-    pub(crate) min_domains: i32,
-    pub(crate) filter: NodeFilter,
+    pub min_domains: i32,
+    /// The nodes whose pods count (node inclusion policies, required keys).
+    pub filter: NodeFilter,
 }
 
 impl CountingGroup {
     /// The matching pods per domain now, from the snapshot's incrementally kept sums.
-    pub(crate) fn counts(&self, snapshot: &Snapshot) -> Arc<DomainCounts> {
+    pub fn counts(&self, snapshot: &Snapshot) -> Arc<DomainCounts> {
         snapshot.domain_counts(
             self.namespace,
             &self.selector,
@@ -36,13 +42,13 @@ impl CountingGroup {
 
     /// The global minimum skew is measured against: 0 while fewer domains than
     /// minDomains are eligible (Filter's `minMatchNum`), else the smallest count.
-    pub(crate) fn min_match(&self, counts: &DomainCounts) -> i64 {
+    pub fn min_match(&self, counts: &DomainCounts) -> i64 {
         self.min_match_with(counts.eligible(), counts.min())
     }
 
     /// [`Self::min_match`] of `eligible` domains whose smallest count is `min`: what a
     /// planner needs to price a removal without applying it.
-    pub(crate) fn min_match_with(&self, eligible: usize, min: i64) -> i64 {
+    pub fn min_match_with(&self, eligible: usize, min: i64) -> i64 {
         if eligible == 0 || eligible < usize::try_from(self.min_domains).unwrap_or(0) {
             0
         } else {
@@ -53,7 +59,7 @@ impl CountingGroup {
     /// The slot of [`Self::counts`] that `pod`, bound to `node`, counts in; `None` when
     /// it is not counted (terminating, not selected, another namespace, or on a node
     /// the filter leaves out).
-    pub(crate) fn slot_of(&self, pod: &Pod, node: NodeId, snapshot: &Snapshot) -> Option<usize> {
+    pub fn slot_of(&self, pod: &Pod, node: NodeId, snapshot: &Snapshot) -> Option<usize> {
         if !snapshot.counts_for(pod, self.namespace, &self.selector) {
             return None;
         }
@@ -61,7 +67,7 @@ impl CountingGroup {
     }
 
     /// `zone maxSkew=1 DoNotSchedule app=web`.
-    pub(crate) fn describe(&self, snapshot: &Snapshot) -> String {
+    pub fn describe(&self, snapshot: &Snapshot) -> String {
         let symbols = snapshot.symbols();
         format!(
             "{} maxSkew={} {} {}",
@@ -76,7 +82,7 @@ impl CountingGroup {
 impl PodTopologySpread {
     /// The pod's hard constraints (as PreFilter reads them) and soft ones (as PreScore
     /// reads them, defaults included), each as a counting group.
-    pub(crate) fn counting_groups(&self, pod: &Pod, snapshot: &Snapshot) -> Vec<CountingGroup> {
+    pub fn counting_groups(&self, pod: &Pod, snapshot: &Snapshot) -> Vec<CountingGroup> {
         let mut groups = Vec::new();
         let hard = self.constraints_for(pod, &WhenUnsatisfiable::DoNotSchedule, snapshot);
         let keys = required_keys(&hard);

@@ -8,7 +8,7 @@ mod counting;
 mod filtering;
 mod scoring;
 
-pub(crate) use counting::CountingGroup;
+pub use counting::CountingGroup;
 pub use filtering::{
     ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH, PreFilterState,
 };

@@ -17,7 +17,6 @@ use topospread::api::{
     NodeInclusionPolicy, Pod, TaintEffect, WhenUnsatisfiable, find_untolerated_taint,
 };
 use topospread::config::PodTopologySpreadArgs;
-use topospread::controller::Strategy;
 use topospread::convert;
 use topospread::features::{Feature, Features};
 use topospread::framework::{CycleState, FilterPlugin, PreFilterPlugin};
@@ -27,6 +26,7 @@ use topospread::plugins::podtopologyspread::{
 use topospread::snapshot::{NodeInfo, Snapshot};
 use topospread::spread::PodSpread;
 use topospread::validation::FieldPath;
+use topospread_planning::controller::Strategy;
 
 /// The `pod-template-hash` a Deployment's first pod gets here: a value no existing pod
 /// carries, as for a new revision.

@@ -3,11 +3,11 @@
 //! not terminating), the plan's scope (namespace, label selector), and the pod's
 //! PodDisruptionBudgets.
 
-use crate::api::{Pod, Selector, Sym};
-use crate::snapshot::Snapshot;
 use k8s_openapi::api::core::v1 as core;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use topospread::api::{Pod, Selector, Sym};
+use topospread::snapshot::Snapshot;
 
 /// `kubernetes.io/config.mirror`: the annotation the kubelet puts on a static pod's mirror.
 const MIRROR_ANNOTATION: &str = "kubernetes.io/config.mirror";

@@ -4,12 +4,12 @@
 
 use super::measure::{Groups, Violation};
 use super::{RebalanceError, WorkloadSpread};
-use crate::config::SchedulerConfig;
-use crate::features::Features;
-use crate::snapshot::{NodeId, PodId, Snapshot};
-use crate::spread::SpreadPlugins;
 use serde::Serialize;
 use std::collections::BTreeSet;
+use topospread::config::SchedulerConfig;
+use topospread::features::Features;
+use topospread::snapshot::{NodeId, PodId, Snapshot};
+use topospread::spread::SpreadPlugins;
 
 pub use crate::controller::DELETION_COST_ANNOTATION;
 
@@ -99,7 +99,7 @@ pub fn plan_scale_down(
             has: pods.len(),
         });
     }
-    let is_ours = |p: &crate::api::Pod| {
+    let is_ours = |p: &topospread::api::Pod| {
         Some(p.namespace) == ns
             && p.controller
                 .as_ref()

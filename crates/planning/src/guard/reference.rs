@@ -5,9 +5,9 @@
 
 use super::{GuardError, Measure, Member, RemovalRank, Removals, measure};
 use crate::controller::PhaseRank;
-use crate::plugins::podtopologyspread::CountingGroup;
-use crate::snapshot::{NodeId, Snapshot};
 use std::collections::HashMap;
+use topospread::plugins::podtopologyspread::CountingGroup;
+use topospread::snapshot::{NodeId, Snapshot};
 
 /// Recounts the snapshot for every trial removal.
 pub(super) struct Recount;
@@ -100,7 +100,7 @@ impl Removals for Recount {
 fn restore(
     snapshot: &mut Snapshot,
     members: &mut [Member],
-    removed: Vec<(usize, crate::api::Pod)>,
+    removed: Vec<(usize, topospread::api::Pod)>,
 ) -> Result<(), GuardError> {
     for (k, pod) in removed.into_iter().rev() {
         members[k].id = Some(snapshot.add_pod(pod)?);

@@ -21,20 +21,20 @@
 
 mod tally;
 
-use crate::config::SchedulerConfig;
 use crate::controller::{
     DELETION_COST_ANNOTATION, DeletionCandidate, TimeScale, deletion_order_with,
     parse_deletion_cost,
 };
-use crate::features::Features;
-use crate::plugins::podtopologyspread::CountingGroup;
 use crate::rebalance::Violation;
 use crate::rebalance::measure::{Groups, WorkloadRef};
-use crate::snapshot::{PodId, Snapshot};
-use crate::spread::{SpreadPlugins, excess};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use tally::Tally;
+use topospread::config::SchedulerConfig;
+use topospread::features::Features;
+use topospread::plugins::podtopologyspread::CountingGroup;
+use topospread::snapshot::{PodId, Snapshot};
+use topospread::spread::{SpreadPlugins, excess};
 
 /// The annotation that marks a cost as the guard's: its value is the cost the guard
 /// last wrote, so a cost that differs from it was set by someone else.
@@ -75,7 +75,7 @@ impl GuardPod {
                 .metadata
                 .namespace
                 .clone()
-                .unwrap_or_else(|| crate::convert::DEFAULT_NAMESPACE.to_string()),
+                .unwrap_or_else(|| topospread::convert::DEFAULT_NAMESPACE.to_string()),
             controller: p
                 .metadata
                 .owner_references
@@ -238,13 +238,14 @@ pub enum GuardError {
     Config(String),
     /// A pod could not be put back into the working snapshot.
     #[error(transparent)]
-    Snapshot(#[from] crate::snapshot::SnapshotError),
+    Snapshot(#[from] topospread::snapshot::SnapshotError),
 }
 
-impl From<crate::spread::SpreadError> for GuardError {
-    fn from(e: crate::spread::SpreadError) -> Self {
+impl From<topospread::spread::SpreadError> for GuardError {
+    fn from(e: topospread::spread::SpreadError) -> Self {
         match e {
-            crate::spread::SpreadError::Config(message) => GuardError::Config(message),
+            topospread::spread::SpreadError::Config(message) => GuardError::Config(message),
+            other => GuardError::Config(other.to_string()),
         }
     }
 }
@@ -582,7 +583,7 @@ fn measure(snapshot: &Snapshot, groups: &[&CountingGroup]) -> Measure {
     for g in groups {
         let counts = g.counts(snapshot);
         let e = excess(g, &counts);
-        if g.when == crate::api::WhenUnsatisfiable::DoNotSchedule {
+        if g.when == topospread::api::WhenUnsatisfiable::DoNotSchedule {
             violation.hard += e;
         } else {
             violation.soft += e;

@@ -4,13 +4,13 @@
 //! domain sums, the ones Filter reads, so a trial move costs a lookup, not a recount.
 
 use super::{ConstraintSpread, WorkloadSpread};
-use crate::api::{ControllerKind, Pod, WhenUnsatisfiable};
-use crate::plugins::podtopologyspread::CountingGroup;
-use crate::snapshot::{PodId, Snapshot};
-use crate::spread::SpreadPlugins;
-use crate::spread::{constraint_spread, excess};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use topospread::api::{ControllerKind, Pod, WhenUnsatisfiable};
+use topospread::plugins::podtopologyspread::CountingGroup;
+use topospread::snapshot::{PodId, Snapshot};
+use topospread::spread::SpreadPlugins;
+use topospread::spread::{constraint_spread, excess};
 
 /// How far the cluster is from every constraint holding, compared lexicographically:
 /// hard (DoNotSchedule) excess first, then soft (ScheduleAnyway). Excess of a group is
@@ -41,7 +41,7 @@ impl WorkloadRef {
                     ControllerKind::StatefulSet => "statefulset",
                     ControllerKind::ReplicationController => "replicationcontroller",
                     ControllerKind::DaemonSet => "daemonset",
-                    ControllerKind::Other => "controller",
+                    _ => "controller",
                 };
                 format!("{kind}/{}", c.name)
             }

@@ -12,11 +12,11 @@
 use super::evictable::Evictability;
 use super::measure::{Group, WorkloadRef};
 use super::trial::Context;
-use crate::api::{Pod, Sym};
-use crate::snapshot::{DomainCounts, NO_DOMAIN, NodeId, PodId, Snapshot};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::sync::Arc;
+use topospread::api::{Pod, Sym};
+use topospread::snapshot::{DomainCounts, NO_DOMAIN, NodeId, PodId, Snapshot};
 
 #[cfg(test)]
 pub(super) mod reference;

@@ -2,10 +2,10 @@
 //! ([`deletion_order`]) as the judge of what a scale-in removes.
 
 use super::*;
-use crate::builders::{NodeBuilder, PodBuilder};
 use crate::controller::{PhaseRank, deletion_order};
-use crate::convert;
 use proptest::prelude::*;
+use topospread::builders::{NodeBuilder, PodBuilder};
+use topospread::convert;
 
 const ZONE: &str = "topology.kubernetes.io/zone";
 const HOST: &str = "kubernetes.io/hostname";

@@ -6,9 +6,9 @@
 use super::{Candidates, GroupCandidates, Search, shape, violated};
 use crate::rebalance::measure::WorkloadRef;
 use crate::rebalance::trial::Context;
-use crate::snapshot::{NO_DOMAIN, NodeId, PodId};
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
+use topospread::snapshot::{NO_DOMAIN, NodeId, PodId};
 
 /// Reads everything at every step.
 pub(in crate::rebalance) struct Reference;

@@ -19,17 +19,17 @@ pub(crate) mod measure;
 mod scale;
 mod trial;
 
-pub use crate::spread::ConstraintSpread;
 pub use evictable::{NotEvictable, descheduler_eviction_blocker, eviction_blocker};
 pub use measure::Violation;
 pub use scale::{DELETION_COST_ANNOTATION, DeletionCost, ScalePlan, plan_scale_down};
+pub use topospread::spread::ConstraintSpread;
 
-use crate::config::SchedulerConfig;
-use crate::features::Features;
-use crate::snapshot::Snapshot;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use topospread::config::SchedulerConfig;
+use topospread::features::Features;
+use topospread::snapshot::Snapshot;
 
 /// How the plan is made.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -223,13 +223,14 @@ pub enum RebalanceError {
     },
     /// A replacement pod could not be added back.
     #[error(transparent)]
-    Snapshot(#[from] crate::snapshot::SnapshotError),
+    Snapshot(#[from] topospread::snapshot::SnapshotError),
 }
 
-impl From<crate::spread::SpreadError> for RebalanceError {
-    fn from(e: crate::spread::SpreadError) -> Self {
+impl From<topospread::spread::SpreadError> for RebalanceError {
+    fn from(e: topospread::spread::SpreadError) -> Self {
         match e {
-            crate::spread::SpreadError::Config(message) => RebalanceError::Config(message),
+            topospread::spread::SpreadError::Config(message) => RebalanceError::Config(message),
+            other => RebalanceError::Config(other.to_string()),
         }
     }
 }

@@ -12,8 +12,8 @@ use super::candidates::{Candidates, Index, Search};
 use super::measure::Violation;
 use super::trial::Context;
 use super::{Move, Plan, RebalanceError, RebalanceOptions, Strategy, Unresolved};
-use crate::snapshot::{NO_DOMAIN, NodeId, PodId};
 use std::collections::{BTreeSet, HashMap, HashSet};
+use topospread::snapshot::{NO_DOMAIN, NodeId, PodId};
 
 /// Candidate pods tried per step, taken round-robin over the violated groups (the most
 /// violated first), so a step costs a bounded number of scheduling cycles.

@@ -3,17 +3,17 @@
 
 use super::reference::Reference;
 use super::{Index, Search};
-use crate::api::DisruptionBudget;
-use crate::builders::{NodeBuilder, PodBuilder};
-use crate::config::SchedulerConfig;
-use crate::convert;
-use crate::features::Features;
 use crate::rebalance::greedy::run_with;
 use crate::rebalance::trial::Context;
 use crate::rebalance::{Plan, RebalanceOptions};
-use crate::snapshot::{NodeId, PodId, Snapshot};
 use k8s_openapi::api::policy::v1 as policy;
 use proptest::prelude::*;
+use topospread::api::DisruptionBudget;
+use topospread::builders::{NodeBuilder, PodBuilder};
+use topospread::config::SchedulerConfig;
+use topospread::convert;
+use topospread::features::Features;
+use topospread::snapshot::{NodeId, PodId, Snapshot};
 
 const ZONE: &str = "topology.kubernetes.io/zone";
 const HOST: &str = "kubernetes.io/hostname";

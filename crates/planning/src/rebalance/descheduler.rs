@@ -23,13 +23,13 @@ use super::candidates::Index;
 use super::greedy::unresolved;
 use super::trial::Context;
 use super::{Move, Plan, RebalanceError, RebalanceOptions, Strategy};
-use crate::api::{
+use std::collections::{BTreeMap, HashMap, HashSet};
+use topospread::api::{
     NodeInclusionPolicy, Pod, RequiredNodeAffinity, Selector, Sym, Toleration, WhenUnsatisfiable,
     find_untolerated_taint,
 };
-use crate::plugins::noderesources::fit::{IgnoredResources, fits};
-use crate::snapshot::{NodeId, NodeInfo, PodId, Snapshot};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use topospread::plugins::noderesources::fit::{IgnoredResources, fits};
+use topospread::snapshot::{NodeId, NodeInfo, PodId, Snapshot};
 
 /// One constraint as the descheduler compares them (`topologySpreadConstraint`):
 /// constraints equal in every field are balanced once per namespace.
@@ -49,7 +49,7 @@ struct Tsc {
 }
 
 impl Tsc {
-    fn of(c: &crate::api::SpreadConstraintSpec, pod: &Pod) -> Self {
+    fn of(c: &topospread::api::SpreadConstraintSpec, pod: &Pod) -> Self {
         let honor_affinity = c.node_affinity_policy.unwrap_or(NodeInclusionPolicy::Honor)
             == NodeInclusionPolicy::Honor;
         let honor_taints = c.node_taints_policy.unwrap_or(NodeInclusionPolicy::Ignore)
@@ -130,7 +130,7 @@ fn node_fit(snapshot: &Snapshot, id: PodId, pod: &Pod, node: &NodeInfo) -> bool 
     {
         return false;
     }
-    let empty = crate::api::Labels::default();
+    let empty = topospread::api::Labels::default();
     for term in &pod.affinity.required_anti_affinity {
         if !node.node.labels.has(term.topology_key) {
             continue;

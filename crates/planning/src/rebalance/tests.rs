@@ -2,11 +2,11 @@
 //! scale-down, the descheduler replay, determinism.
 
 use super::*;
-use crate::api::DisruptionBudget;
-use crate::builders::{NodeBuilder, PodBuilder};
-use crate::convert;
 use k8s_openapi::api::policy::v1 as policy;
 use std::collections::BTreeSet;
+use topospread::api::DisruptionBudget;
+use topospread::builders::{NodeBuilder, PodBuilder};
+use topospread::convert;
 
 const ZONE: &str = "topology.kubernetes.io/zone";
 const HOST: &str = "kubernetes.io/hostname";
@@ -72,7 +72,7 @@ fn run(s: &Snapshot, options: &RebalanceOptions) -> Plan {
 
 /// [`run`] with the scheduler of release `1.minor`.
 fn run_at(minor: u32, s: &Snapshot, options: &RebalanceOptions) -> Plan {
-    let release = crate::version::KubernetesVersion { minor };
+    let release = topospread::version::KubernetesVersion { minor };
     plan(
         s,
         &SchedulerConfig::default(),

@@ -6,13 +6,13 @@
 //! trial removal (`reference::Recount`, the tests' oracle).
 
 use super::{Measure, Member, RemovalRank, Removals};
-use crate::api::WhenUnsatisfiable;
 use crate::controller::PhaseRank;
-use crate::plugins::podtopologyspread::CountingGroup;
 use crate::rebalance::Violation;
-use crate::snapshot::{DomainCounts, Snapshot};
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, HashMap};
+use topospread::api::WhenUnsatisfiable;
+use topospread::plugins::podtopologyspread::CountingGroup;
+use topospread::snapshot::{DomainCounts, Snapshot};
 
 /// Constraints with at most this many eligible domains (zones) bucket candidates by
 /// domain; those with more (a hostname spread) by the domain's count, so a removal
@@ -430,9 +430,9 @@ impl Buckets {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::{Selector, Symbols};
-    use crate::snapshot::NodeFilter;
     use proptest::prelude::*;
+    use topospread::api::{Selector, Symbols};
+    use topospread::snapshot::NodeFilter;
 
     fn group(max_skew: i32, min_domains: i32, hard: bool) -> CountingGroup {
         let mut symbols = Symbols::default();
@@ -447,11 +447,7 @@ mod tests {
             topology_key: symbols.intern("zone"),
             selector: Selector::Nothing,
             min_domains,
-            filter: NodeFilter {
-                required_keys: Default::default(),
-                affinity: None,
-                tolerations: None,
-            },
+            filter: NodeFilter::default(),
         }
     }
 
@@ -472,13 +468,13 @@ mod tests {
                 c.update(d, n);
             }
             let price = Price::of(&g, &c);
-            prop_assert_eq!(price.excess, crate::spread::excess(&g, &c));
+            prop_assert_eq!(price.excess, topospread::spread::excess(&g, &c));
             for (d, &n) in counts.iter().enumerate().filter(|(_, n)| **n > 0) {
                 let mut after = c.clone();
                 after.update(d, -1);
                 prop_assert_eq!(
                     price.excess_without(n),
-                    crate::spread::excess(&g, &after),
+                    topospread::spread::excess(&g, &after),
                     "domain {} of {:?}", d, counts
                 );
             }
