@@ -7,7 +7,7 @@ use crate::error::{DriverError as Error, Result};
 use crate::world::World;
 use std::collections::{HashMap, HashSet};
 use topospread::simulation::Drained;
-use topospread::snapshot::PodId;
+use topospread::snapshot::{PodId, Snapshot};
 use topospread_k8s::load::{CompactPod, Loaded, Object};
 
 mod volumes;
@@ -48,66 +48,8 @@ pub fn cluster_yaml(
     let removed_nodes: HashSet<&str> = drained
         .map(|d| d.nodes.iter().map(String::as_str).collect())
         .unwrap_or_default();
-    // Evicted pods by (namespace, name), from their `namespace/name`, with the
-    // replacement each got (if any).
-    let drained_pods = drained.into_iter().flat_map(|d| {
-        let replaced = d.replaced.iter().map(|(v, id)| (v.as_str(), Some(*id)));
-        let gone = d.lost.iter().chain(&d.daemon_pods).chain(&d.mirror_pods);
-        replaced.chain(gone.map(|g| (g.as_str(), None)))
-    });
-    let preempted = preempted.iter().map(|(v, r)| (v.as_str(), *r));
-    // A later entry wins, as when they were inserted one by one.
-    let evicted: HashMap<(&str, &str), Option<PodId>> = drained_pods
-        .chain(preempted)
-        .filter_map(|(victim, replacement)| Some((victim.split_once('/')?, replacement)))
-        .collect();
-    // Pods the run deleted (scaled away, replaced by a rollout or a StatefulSet's update)
-    // by (namespace, name), gathered once instead of searched for each pod.
-    let expansion = &world.expansion;
-    let rolled = world.rollouts.iter().filter_map(|r| {
-        let (ns, _) = r.deployment.split_once('/')?;
-        Some(r.deleted.iter().map(move |d| (ns, d.as_str())))
-    });
-    let updated = expansion.ordered.iter().filter_map(|o| {
-        let u = o.update.as_ref()?;
-        Some(
-            u.replaced
-                .iter()
-                .map(|p| (o.namespace.as_str(), p.as_str())),
-        )
-    });
-    let removed: HashSet<(&str, &str)> = expansion
-        .removed
-        .iter()
-        .map(|r| (r.namespace.as_str(), r.pod.as_str()))
-        .chain(rolled.flatten())
-        .chain(updated.flatten())
-        .collect();
-    // Where the snapshot has the pod: on a node, or held unbound (a replacement that
-    // stayed Pending), which is written as pending: no nodeName, phase Pending.
-    let place = |pod: &mut k8s_openapi::api::core::v1::Pod| {
-        let ns = pod.metadata.namespace.as_deref().unwrap_or("default");
-        let Some(id) = pod
-            .metadata
-            .name
-            .as_deref()
-            .and_then(|name| snapshot.pod_id(ns, name))
-        else {
-            return;
-        };
-        let spec = pod.spec.get_or_insert_with(Default::default);
-        match snapshot.pod_node(id) {
-            Some(n) => spec.node_name = Some(snapshot.node(n).node.name.to_string()),
-            None if spec.node_name.is_some() => {
-                spec.node_name = None;
-                pod.status = Some(k8s_openapi::api::core::v1::PodStatus {
-                    phase: Some("Pending".into()),
-                    ..Default::default()
-                });
-            }
-            None => {}
-        }
-    };
+    let evicted = evicted_pods(drained, preempted);
+    let removed = removed_pods(world);
     // The documents are written as they come, and each pod is cloned (or read back),
     // placed and written one at a time: `-o yaml` of a 50,000-pod dump held a second
     // typed copy of every pod and every document twice (as a list, then joined).
@@ -204,7 +146,7 @@ pub fn cluster_yaml(
     // Pods the removed nodes ran leave; their controllers' replacements come in.
     for p in pods {
         let mut p = p.pod()?;
-        place(&mut p);
+        place(snapshot, &mut p);
         let ns = p.metadata.namespace.as_deref().unwrap_or("default");
         let name = p.metadata.name.as_deref().unwrap_or_default();
         let Some(replacement) = evicted.get(&(ns, name)) else {
@@ -226,6 +168,77 @@ pub fn cluster_yaml(
         }
     }
     Ok(())
+}
+
+/// Pods evicted by the what-ifs (lost with their node, replaced, a removed node's daemon
+/// and mirror pods) or by preemption, by (namespace, name), with the replacement each got
+/// (if any).
+fn evicted_pods<'a>(
+    drained: Option<&'a Drained>,
+    preempted: &'a [(String, Option<PodId>)],
+) -> HashMap<(&'a str, &'a str), Option<PodId>> {
+    let drained_pods = drained.into_iter().flat_map(|d| {
+        let replaced = d.replaced.iter().map(|(v, id)| (v.as_str(), Some(*id)));
+        let gone = d.lost.iter().chain(&d.daemon_pods).chain(&d.mirror_pods);
+        replaced.chain(gone.map(|g| (g.as_str(), None)))
+    });
+    let preempted = preempted.iter().map(|(v, r)| (v.as_str(), *r));
+    // A later entry wins, as when they were inserted one by one.
+    drained_pods
+        .chain(preempted)
+        .filter_map(|(victim, replacement)| Some((victim.split_once('/')?, replacement)))
+        .collect()
+}
+
+/// Pods the run deleted (scaled away, replaced by a rollout or a StatefulSet's update)
+/// by (namespace, name), gathered once instead of searched for each pod.
+fn removed_pods(world: &World) -> HashSet<(&str, &str)> {
+    let expansion = &world.expansion;
+    let rolled = world.rollouts.iter().filter_map(|r| {
+        let (ns, _) = r.deployment.split_once('/')?;
+        Some(r.deleted.iter().map(move |d| (ns, d.as_str())))
+    });
+    let updated = expansion.ordered.iter().filter_map(|o| {
+        let u = o.update.as_ref()?;
+        Some(
+            u.replaced
+                .iter()
+                .map(|p| (o.namespace.as_str(), p.as_str())),
+        )
+    });
+    expansion
+        .removed
+        .iter()
+        .map(|r| (r.namespace.as_str(), r.pod.as_str()))
+        .chain(rolled.flatten())
+        .chain(updated.flatten())
+        .collect()
+}
+
+/// Places `pod` where the snapshot has it: on a node, or held unbound (a replacement that
+/// stayed Pending), which is written as pending: no nodeName, phase Pending.
+fn place(snapshot: &Snapshot, pod: &mut k8s_openapi::api::core::v1::Pod) {
+    let ns = pod.metadata.namespace.as_deref().unwrap_or("default");
+    let Some(id) = pod
+        .metadata
+        .name
+        .as_deref()
+        .and_then(|name| snapshot.pod_id(ns, name))
+    else {
+        return;
+    };
+    let spec = pod.spec.get_or_insert_with(Default::default);
+    match snapshot.pod_node(id) {
+        Some(n) => spec.node_name = Some(snapshot.node(n).node.name.to_string()),
+        None if spec.node_name.is_some() => {
+            spec.node_name = None;
+            pod.status = Some(k8s_openapi::api::core::v1::PodStatus {
+                phase: Some("Pending".into()),
+                ..Default::default()
+            });
+        }
+        None => {}
+    }
 }
 
 /// A pod [`cluster_yaml`] writes: whole, or compact and read back from what was kept of
