@@ -504,8 +504,8 @@ type SummaryFn<'a> = dyn Fn(&[(Vec<String>, NodeId)], String) -> Cell + 'a;
 /// Labels a domain's box: its level, its value, the nodes in the box.
 type LabelFn<'a> = dyn Fn(usize, &str, &[(Vec<String>, NodeId)]) -> String + 'a;
 
-/// Per key level, the values drawn in more than one box: nodes with that value differ in
-/// an outer key's value (`rack1` in zoneA and in zoneB).
+/// Per key level, the domains drawn in more than one box: nodes with that value differ
+/// in an outer key's value (`rack1` in zoneA and in zoneB).
 fn split_domains(nodes: &[(Vec<String>, NodeId)]) -> Vec<HashSet<&str>> {
     let levels = nodes.first().map_or(0, |n| n.0.len());
     (0..levels)
@@ -514,6 +514,10 @@ fn split_domains(nodes: &[(Vec<String>, NodeId)]) -> Vec<HashSet<&str>> {
             let mut split = HashSet::new();
             for (values, _) in nodes {
                 let v = values[level].as_str();
+                if v.starts_with("(no ") {
+                    // Nodes without the key: not a domain, never counted.
+                    continue;
+                }
                 let prefix = &values[..level];
                 if *outer.entry(v).or_insert(prefix) != prefix {
                     split.insert(v);
@@ -536,6 +540,31 @@ mod tests {
         assert_eq!(pods_text(5, 0), "5P");
         assert_eq!(pods_text(0, 7), "7o");
         assert_eq!(pods_text(12, 3), "12P 3o");
+    }
+
+    #[test]
+    fn a_domain_is_split_when_it_sits_in_several_outer_boxes() {
+        let row = |values: &[&str], id: u32| {
+            (
+                values.iter().map(|v| (*v).to_string()).collect::<Vec<_>>(),
+                NodeId(id),
+            )
+        };
+        let nodes = vec![
+            row(&["r1", "rack1"], 0),
+            row(&["r1", "rack2"], 1),
+            row(&["r1", "(no rack)"], 2),
+            row(&["r2", "rack1"], 3),
+            row(&["r2", "(no rack)"], 4),
+        ];
+        let split = split_domains(&nodes);
+        assert!(split[0].is_empty(), "{split:?}");
+        assert_eq!(
+            split[1],
+            HashSet::from(["rack1"]),
+            "nodes without the key are no domain"
+        );
+        assert!(split_domains(&[]).is_empty());
     }
 
     #[test]
