@@ -585,3 +585,43 @@ fn a_tainted_template_hosts_only_tolerating_pods() {
         p.unplaceable[0].reason
     );
 }
+
+/// Two templates sharing a NodePool's cpu budget (8 cores): 8 pods of 1 cpu fit two
+/// 4-cpu nodes or one 8-cpu node; with the budget at 6 cores the 4-cpu template takes
+/// one node, the 2-cpu one another, and two pods stay Pending, never more nodes than
+/// the budget allows. A template in a listed zone the cluster lacks adds that zone.
+#[test]
+fn a_shared_limit_bounds_the_templates_together() {
+    let nodes = [node("a1", Some("a"), "0")];
+    let pods: Vec<_> = (0..8).map(|i| replica("w", i, "1", None).build()).collect();
+    let mut s = snapshot(&nodes, &pods);
+    let shared = |per_node: i64, remaining: i64| SharedLimit {
+        group: "nodepool/p".into(),
+        resources: vec![LimitedResource {
+            resource: "cpu".into(),
+            remaining,
+            per_node,
+        }],
+    };
+    let mut four = template(&mut s, "four", "4", None, &[]).expect("t");
+    let mut two = template(&mut s, "two", "2", None, &[(ANNOTATION_PRICE, "0.5")]).expect("t");
+    four.shared = Some(shared(4_000, 6_000));
+    two.shared = Some(shared(2_000, 6_000));
+    let p = plan_for(&s, vec![four.clone(), two.clone()]);
+    let cpu: u32 = p
+        .additions
+        .iter()
+        .map(|a| a.count * if a.template == "four" { 4 } else { 2 })
+        .sum();
+    assert!(cpu <= 6, "{:?}", counts(&p));
+    assert_eq!(p.pending_after.len(), 2, "{:?}", counts(&p));
+    four.shared = Some(shared(4_000, 8_000));
+    two.shared = Some(shared(2_000, 8_000));
+    let p = plan_for(&s, vec![four, two]);
+    assert_eq!(p.pending_after.len(), 0);
+    assert_eq!(counts(&p), [("four".into(), Some("a".into()), 2)]);
+    let mut listed = template(&mut s, "listed", "8", None, &[]).expect("t");
+    listed.zones = ZoneChoice::Listed(vec!["b".into()]);
+    let p = plan_for(&s, vec![listed]);
+    assert_eq!(counts(&p), [("listed".into(), Some("b".into()), 1)]);
+}
