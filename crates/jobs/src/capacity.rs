@@ -434,7 +434,7 @@ fn read_templates(
     }
     let mut max_pods = BTreeMap::new();
     for (source, kind, doc) in &docs {
-        if let autoscalers::Kind::NodeClass = kind
+        if let autoscalers::Kind::Ec2NodeClass = kind
             && let Some((name, n)) = autoscalers::node_class_max_pods(doc)
                 .map_err(|e| Error::Refused(format!("{source}: {e}")))?
         {
@@ -456,7 +456,7 @@ fn read_templates(
             autoscalers::Kind::NodeGroup => {
                 autoscalers::node_group(doc, &mut world.snapshot).map(|t| vec![t])
             }
-            autoscalers::Kind::NodeClass => Ok(Vec::new()),
+            autoscalers::Kind::Ec2NodeClass => Ok(Vec::new()),
         };
         templates.extend(read.map_err(|e| Error::Refused(format!("{source}: {e}")))?);
     }

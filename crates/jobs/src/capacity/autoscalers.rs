@@ -123,7 +123,7 @@ pub(super) enum Kind {
     /// A karpenter.sh NodePool.
     NodePool,
     /// A karpenter.k8s.aws EC2NodeClass (its `spec.kubelet.maxPods` is read).
-    NodeClass,
+    Ec2NodeClass,
     /// A cluster.x-k8s.io MachineDeployment, MachineSet or MachinePool.
     NodeGroup,
 }
@@ -135,7 +135,7 @@ pub(super) fn kind(doc: &Value) -> Option<Kind> {
     let group = api.split_once('/').map_or("", |(g, _)| g);
     match (group, kind) {
         ("karpenter.sh", "NodePool") => Some(Kind::NodePool),
-        ("karpenter.k8s.aws", "EC2NodeClass") => Some(Kind::NodeClass),
+        ("karpenter.k8s.aws", "EC2NodeClass") => Some(Kind::Ec2NodeClass),
         ("cluster.x-k8s.io", "MachineDeployment" | "MachineSet" | "MachinePool") => {
             Some(Kind::NodeGroup)
         }

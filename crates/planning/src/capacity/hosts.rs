@@ -327,6 +327,7 @@ impl Hosts {
                 }
             }
         }
+        bound = bound.max(self.anti_affinity_lower_bound(req, &hostable));
         for ((ip, protocol, port), pods) in by_port {
             let free = req
                 .snapshot
@@ -339,6 +340,74 @@ impl Hosts {
                             p.host_ports
                                 .iter()
                                 .any(|h| &*h.ip == ip && &*h.protocol == protocol && h.port == port)
+                        })
+                    })
+                })
+                .count();
+            bound = bound.max(u32::try_from(pods.saturating_sub(free)).unwrap_or(u32::MAX));
+        }
+        bound
+    }
+}
+
+impl Hosts {
+    /// Pods that carry one required anti-affinity term on `kubernetes.io/hostname` and
+    /// match it themselves go one per node: they need as many nodes, less the cluster's
+    /// nodes with a free pod slot where no pod matches the term. 0 for a term when a
+    /// cluster node lacks the hostname label (it is no domain, and takes any number).
+    fn anti_affinity_lower_bound(&self, req: &CapacityRequest<'_>, hostable: &[usize]) -> u32 {
+        let snapshot = req.snapshot;
+        let symbols = snapshot.symbols();
+        let Some(hostname) = symbols.get(super::HOSTNAME_KEY) else {
+            return 0;
+        };
+        if snapshot
+            .nodes()
+            .iter()
+            .any(|n| !n.node.labels.has(hostname))
+        {
+            return 0;
+        }
+        let none = Labels::default();
+        let namespaces: Vec<(topospread::api::Sym, &Labels)> = snapshot.namespaces().collect();
+        let ns_labels = |ns| {
+            namespaces
+                .iter()
+                .find(|(n, _)| *n == ns)
+                .map_or(&none, |(_, l)| *l)
+        };
+        let mut groups: Vec<(&topospread::api::AffinityTerm, usize)> = Vec::new();
+        for &i in hostable {
+            let Some(pod) = snapshot.pod(self.pods[i]) else {
+                continue;
+            };
+            for term in &pod.affinity.required_anti_affinity {
+                if term.topology_key != hostname
+                    || !term.matches(
+                        pod.namespace,
+                        &pod.labels,
+                        ns_labels(pod.namespace),
+                        symbols,
+                    )
+                {
+                    continue;
+                }
+                match groups.iter_mut().find(|(t, _)| *t == term) {
+                    Some(g) => g.1 += 1,
+                    None => groups.push((term, 1)),
+                }
+            }
+        }
+        let mut bound = 0u32;
+        for (term, pods) in groups {
+            let free = snapshot
+                .nodes()
+                .iter()
+                .filter(|n| n.node.allocatable.allowed_pod_number > n.pods().len() as i64)
+                .filter(|n| {
+                    !n.pods().iter().any(|id| {
+                        snapshot.pod(*id).is_some_and(|p| {
+                            term.matches(p.namespace, &p.labels, ns_labels(p.namespace), symbols)
                         })
                     })
                 })

@@ -585,3 +585,118 @@ fn a_tainted_template_hosts_only_tolerating_pods() {
         p.unplaceable[0].reason
     );
 }
+
+/// Two templates sharing a NodePool's cpu budget (8 cores): 8 pods of 1 cpu fit two
+/// 4-cpu nodes or one 8-cpu node; with the budget at 6 cores the 4-cpu template takes
+/// one node, the 2-cpu one another, and two pods stay Pending, never more nodes than
+/// the budget allows. A template in a listed zone the cluster lacks adds that zone.
+#[test]
+fn a_shared_limit_bounds_the_templates_together() {
+    let nodes = [node("a1", Some("a"), "0")];
+    let pods: Vec<_> = (0..8).map(|i| replica("w", i, "1", None).build()).collect();
+    let mut s = snapshot(&nodes, &pods);
+    let shared = |per_node: i64, remaining: i64| SharedLimit {
+        group: "nodepool/p".into(),
+        resources: vec![LimitedResource {
+            resource: "cpu".into(),
+            remaining,
+            per_node,
+        }],
+    };
+    let mut four = template(&mut s, "four", "4", None, &[]).expect("t");
+    let mut two = template(&mut s, "two", "2", None, &[(ANNOTATION_PRICE, "0.5")]).expect("t");
+    four.shared = Some(shared(4_000, 6_000));
+    two.shared = Some(shared(2_000, 6_000));
+    let p = plan_for(&s, vec![four.clone(), two.clone()]);
+    let cpu: u32 = p
+        .additions
+        .iter()
+        .map(|a| a.count * if a.template == "four" { 4 } else { 2 })
+        .sum();
+    assert!(cpu <= 6, "{:?}", counts(&p));
+    assert_eq!(p.pending_after.len(), 2, "{:?}", counts(&p));
+    four.shared = Some(shared(4_000, 8_000));
+    two.shared = Some(shared(2_000, 8_000));
+    let p = plan_for(&s, vec![four, two]);
+    assert_eq!(p.pending_after.len(), 0);
+    assert_eq!(counts(&p), [("four".into(), Some("a".into()), 2)]);
+    let mut listed = template(&mut s, "listed", "8", None, &[]).expect("t");
+    listed.zones = ZoneChoice::Listed(vec!["b".into()]);
+    let p = plan_for(&s, vec![listed]);
+    assert_eq!(counts(&p), [("listed".into(), Some("b".into()), 1)]);
+}
+
+/// The per-node bounds: pods repelling each other by a required anti-affinity on the
+/// hostname, or binding one host port, need a node each, less the cluster's nodes free
+/// of them; pods of 1 cpu on 2-cpu templates need half as many nodes as pods. Each bound
+/// is the exhaustive search's answer here.
+#[test]
+fn per_node_bounds_count_anti_affinity_host_ports_and_room() {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+    let nodes = [node("a1", Some("a"), "4")];
+    let config = SchedulerConfig::default();
+    let bound_of = |s: &Snapshot, templates: Vec<NodeTemplate>| {
+        let req = CapacityRequest::new(s, &config, Features::default(), templates);
+        let slots = search::slots(&req).expect("slots");
+        let pending = trial::pending_pods(s);
+        let hosts = hosts::Hosts::new(&req, &slots, &pending);
+        (hosts.per_node_lower_bound(&req), plan(&req).expect("plans"))
+    };
+    // Four pods that repel each other per node: a1 takes one, three more nodes.
+    let apart: Vec<core::Pod> = (0..4)
+        .map(|i| {
+            let mut p = replica("w", i, "100m", None).build();
+            if let Some(spec) = p.spec.as_mut() {
+                spec.affinity = Some(core::Affinity {
+                    pod_anti_affinity: Some(core::PodAntiAffinity {
+                        required_during_scheduling_ignored_during_execution: Some(vec![
+                            core::PodAffinityTerm {
+                                label_selector: Some(LabelSelector {
+                                    match_labels: Some([("app".into(), "w".into())].into()),
+                                    ..LabelSelector::default()
+                                }),
+                                topology_key: HOST.into(),
+                                ..core::PodAffinityTerm::default()
+                            },
+                        ]),
+                        ..core::PodAntiAffinity::default()
+                    }),
+                    ..core::Affinity::default()
+                });
+            }
+            p
+        })
+        .collect();
+    let mut s = snapshot(&nodes, &apart);
+    let t = template(&mut s, "big", "8", None, &[]).expect("t");
+    let (bound, p) = bound_of(&s, vec![t]);
+    assert_eq!(bound, 3);
+    assert_eq!((p.total_nodes(), p.exact), (3, true));
+    // Three pods binding host port 8080: the same.
+    let ports: Vec<core::Pod> = (0..3)
+        .map(|i| {
+            let mut p = replica("p", i, "100m", None).build();
+            if let Some(c) = p.spec.as_mut().and_then(|s| s.containers.first_mut()) {
+                c.ports = Some(vec![core::ContainerPort {
+                    container_port: 80,
+                    host_port: Some(8080),
+                    protocol: Some("TCP".into()),
+                    ..core::ContainerPort::default()
+                }]);
+            }
+            p
+        })
+        .collect();
+    let mut s = snapshot(&nodes, &ports);
+    let t = template(&mut s, "big", "8", None, &[]).expect("t");
+    let (bound, p) = bound_of(&s, vec![t]);
+    assert_eq!(bound, 2);
+    assert_eq!((p.total_nodes(), p.exact), (2, true));
+    // Nine pods of 1 cpu: a1 holds four, 2-cpu nodes two each: three nodes.
+    let pods: Vec<_> = (0..9).map(|i| replica("r", i, "1", None).build()).collect();
+    let mut s = snapshot(&nodes, &pods);
+    let t = template(&mut s, "two", "2", None, &[]).expect("t");
+    let (bound, p) = bound_of(&s, vec![t]);
+    assert_eq!(bound, 3);
+    assert_eq!((p.total_nodes(), p.exact), (3, true));
+}
