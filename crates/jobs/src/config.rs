@@ -7,10 +7,10 @@ use crate::context::Context;
 use crate::error::{Error, Result, refuse};
 use crate::input::{Input, InputPath, read_path};
 use std::path::Path;
+use topospread::Features;
 use topospread::check_configuration;
 use topospread::config::API_VERSION;
 use topospread::config::SchedulerConfig;
-use topospread::features::Features;
 use topospread_k8s::load::parse_yaml_documents;
 
 /// What the runtime is built from.

@@ -10,7 +10,7 @@ use crate::simulate::schedule_all;
 use crate::{Cluster, Context};
 use schemars::JsonSchema;
 use serde::Serialize;
-use topospread::simulation::SimEvent;
+use topospread::SimEvent;
 use topospread_k8s::workloads::Scale;
 use topospread_report::ExplainView;
 

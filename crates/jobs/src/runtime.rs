@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use topospread::Features;
 use topospread::api::Pod;
 use topospread::framework::Status;
-use topospread::scheduler::{Attempt, Explanation, PodOutcome, ScheduleResult, Scheduler};
-use topospread::simulation::{SimEvent, Simulation};
 use topospread::snapshot::{NodeId, PodId, Snapshot};
+use topospread::{Attempt, Explanation, PodOutcome, ScheduleResult, Scheduler};
+use topospread::{SimEvent, Simulation};
 use topospread_k8s::validation::{FieldPath, hard_constraints, minimum_held_by_unusable_nodes};
 use topospread_k8s::workloads::{Rollout, RolloutReport};
 use topospread_report::{
@@ -111,7 +111,7 @@ impl Runtime {
         snapshot: &mut Snapshot,
         nodes: &[String],
         static_pods: &std::collections::HashSet<String>,
-    ) -> Result<topospread::simulation::Drained> {
+    ) -> Result<topospread::Drained> {
         self.sim
             .drain_with_static_pods(snapshot, nodes, &|p| static_pods.contains(p))
             .map_err(|e| Error::Refused(format!("--drain: {e}")))
@@ -123,8 +123,8 @@ impl Runtime {
         &mut self,
         snapshot: &mut Snapshot,
         nodes: &[String],
-        action: &dyn Fn(&topospread::api::Pod, &str) -> topospread::simulation::DrainAction,
-    ) -> Result<topospread::simulation::Drained> {
+        action: &dyn Fn(&topospread::api::Pod, &str) -> topospread::DrainAction,
+    ) -> Result<topospread::Drained> {
         self.sim
             .cordon_and_drain(snapshot, nodes, action)
             .map_err(|e| Error::Refused(format!("--drain: {e}")))

@@ -10,8 +10,8 @@ use std::collections::{BTreeMap, HashSet};
 use topospread::api::ControllerKind;
 use topospread::api::WhenUnsatisfiable;
 use topospread::convert::DEFAULT_NAMESPACE;
-use topospread::simulation::{DrainAction, Drained};
 use topospread::snapshot::Snapshot;
+use topospread::{DrainAction, Drained};
 use topospread_k8s::load::{Loaded, Object};
 
 /// One workload that lost pods with the nodes.

@@ -6,7 +6,7 @@
 use crate::error::{Error, Result};
 use crate::input::World;
 use std::collections::{HashMap, HashSet};
-use topospread::simulation::Drained;
+use topospread::Drained;
 use topospread::snapshot::PodId;
 use topospread_k8s::load::{CompactPod, Loaded, Object};
 

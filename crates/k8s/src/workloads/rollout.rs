@@ -12,12 +12,12 @@ use crate::build;
 use k8s_openapi::api::core::v1::Pod;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
+use topospread::PodOutcome;
 use topospread::plugins::podtopologyspread::{
     ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH,
 };
-use topospread::scheduler::PodOutcome;
-use topospread::simulation::{Simulation, SimulationError};
 use topospread::snapshot::Snapshot;
+use topospread::{Simulation, SimulationError};
 use topospread_planning::controller::{
     DeletionCandidate, PhaseRank, RolloutState, RolloutStep, Strategy, TimeScale,
     deletion_order_with, rollout_steps,

@@ -28,9 +28,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
+use topospread::Features;
 use topospread::api::WhenUnsatisfiable;
 use topospread::config::SchedulerConfig;
-use topospread::features::Features;
 use topospread::snapshot::Snapshot;
 
 /// How the plan is made.
