@@ -5,10 +5,10 @@
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
+use topospread::Features;
 use topospread::builders::{NodeBuilder, PodBuilder};
 use topospread::config::PodTopologySpreadArgs;
 use topospread::convert;
-use topospread::features::Features;
 use topospread::framework::{
     CycleState, FilterPlugin, NodeScore, PreFilterPlugin, PreScorePlugin, ScorePlugin,
 };

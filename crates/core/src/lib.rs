@@ -4,8 +4,8 @@
 //! into compact internal types ([`convert`] into [`api`]: interned labels, compiled
 //! selectors) and kept in a [`Snapshot`], a live cache that nodes and pods can be added
 //! to, updated in and removed from at any time. A [`Scheduler`] holds one
-//! [`Profile`](framework::Profile) per configured scheduler name and a
-//! [`queue::SchedulingQueue`]; each cycle runs the framework's extension points and the
+//! [`Profile`](framework::Profile) per configured scheduler name and a scheduling
+//! queue; each cycle runs the framework's extension points and the
 //! default plugins ([`plugins`]), PodTopologySpread among them. [`Simulation`] drives it
 //! on a virtual clock; the live scheduler drives the same scheduler on the real one.
 //! Loading YAML, workloads and API-server validation live in `topospread-k8s`.
@@ -47,21 +47,29 @@ pub mod api;
 pub mod builders;
 pub mod config;
 pub mod convert;
-pub mod features;
+mod features;
 pub mod framework;
 pub mod plugins;
-pub mod queue;
-pub mod rng;
-pub mod scheduler;
-pub mod simulation;
+mod queue;
+mod rng;
+mod scheduler;
+mod simulation;
 pub mod snapshot;
 pub mod spread;
 pub mod validation;
 pub mod version;
 
 pub use config::SchedulerConfig;
-pub use features::Features;
+pub use features::{Feature, Features};
 pub use framework::{ConfigError, Profiles, check_configuration};
-pub use scheduler::{Explanation, Preemption, ScheduleResult, Scheduler};
-pub use simulation::Simulation;
+pub use queue::{
+    Clock, PendingCounts, Popped, QueueConfig, QueueError, QueueName, SchedulingQueue, SystemClock,
+    VirtualClock,
+};
+pub use rng::Rng;
+pub use scheduler::{
+    Attempt, EnqueueError, Explanation, NodeFilterVerdicts, PodOutcome, Preemption, ScheduleResult,
+    Scheduler, Victim,
+};
+pub use simulation::{DrainAction, Drained, SimEvent, Simulation, SimulationError};
 pub use snapshot::Snapshot;

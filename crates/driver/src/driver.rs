@@ -7,8 +7,8 @@ use crate::error::{DriverError, Result};
 use crate::runtime::{Placement, Progress, Runtime, SchedulerSetup};
 use crate::whatif::{self, NodeWhatIfs};
 use crate::world::World;
-use topospread::simulation::{Drained, SimEvent};
 use topospread::snapshot::{PodId, Snapshot};
+use topospread::{Drained, SimEvent};
 use topospread_k8s::load::Loaded;
 use topospread_k8s::workloads::{RolloutReport, Synced};
 

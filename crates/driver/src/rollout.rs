@@ -10,12 +10,12 @@
 //! strategy, template) is the workload expansion's [`Rollout`].
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use topospread::PodOutcome;
 use topospread::plugins::podtopologyspread::{
     ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH,
 };
-use topospread::scheduler::PodOutcome;
-use topospread::simulation::{Simulation, SimulationError};
 use topospread::snapshot::Snapshot;
+use topospread::{Simulation, SimulationError};
 use topospread_k8s::build;
 use topospread_k8s::workloads::{
     EndSpread, Interleaving, InterleavingReport, POD_TEMPLATE_HASH_LABEL, Revision, RevisionState,

@@ -4,9 +4,9 @@
 use crate::error::{DriverError, Result};
 use topospread::Features;
 use topospread::config::SchedulerConfig;
-use topospread::scheduler::{Attempt, PodOutcome, Scheduler};
-use topospread::simulation::{SimEvent, Simulation};
 use topospread::snapshot::{NodeId, PodId, Snapshot};
+use topospread::{Attempt, PodOutcome, Scheduler};
+use topospread::{SimEvent, Simulation};
 use topospread_k8s::workloads::{Rollout, RolloutReport};
 
 /// What the scheduler is built from.
@@ -126,7 +126,7 @@ impl Runtime {
         snapshot: &mut Snapshot,
         nodes: &[String],
         static_pods: &std::collections::HashSet<String>,
-    ) -> Result<topospread::simulation::Drained> {
+    ) -> Result<topospread::Drained> {
         self.sim
             .drain_with_static_pods(snapshot, nodes, &|p| static_pods.contains(p))
             .map_err(|e| DriverError::Refused(format!("--drain: {e}")))
@@ -138,8 +138,8 @@ impl Runtime {
         &mut self,
         snapshot: &mut Snapshot,
         nodes: &[String],
-        action: &dyn Fn(&topospread::api::Pod, &str) -> topospread::simulation::DrainAction,
-    ) -> Result<topospread::simulation::Drained> {
+        action: &dyn Fn(&topospread::api::Pod, &str) -> topospread::DrainAction,
+    ) -> Result<topospread::Drained> {
         self.sim
             .cordon_and_drain(snapshot, nodes, action)
             .map_err(|e| DriverError::Refused(format!("--drain: {e}")))

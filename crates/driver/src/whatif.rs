@@ -7,8 +7,8 @@ use crate::runtime::Runtime;
 use std::collections::HashSet;
 use topospread::api::ControllerKind;
 use topospread::convert::DEFAULT_NAMESPACE;
-use topospread::simulation::{DrainAction, Drained};
 use topospread::snapshot::Snapshot;
+use topospread::{DrainAction, Drained};
 use topospread_k8s::load::{Loaded, Object};
 
 /// The nodes `--remove-node` and `--lose` name, in order, each once; an unknown node, a

@@ -6,7 +6,7 @@
 use crate::error::{DriverError as Error, Result};
 use crate::world::World;
 use std::collections::{HashMap, HashSet};
-use topospread::simulation::Drained;
+use topospread::Drained;
 use topospread::snapshot::{PodId, Snapshot};
 use topospread_k8s::load::{CompactPod, Loaded, Object};
 

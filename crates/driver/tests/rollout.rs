@@ -1,10 +1,10 @@
 //! Deployment rollouts as the deployment controller runs them: the step order, the
 //! readiness model, the interleavings' end skews and the warning, the progress deadline.
 
+use topospread::Features;
+use topospread::Scheduler;
+use topospread::Simulation;
 use topospread::config::SchedulerConfig;
-use topospread::features::Features;
-use topospread::scheduler::Scheduler;
-use topospread::simulation::Simulation;
 use topospread::snapshot::Snapshot;
 use topospread_driver::rollout::{roll_out, roll_out_in};
 use topospread_k8s::build;

@@ -4,15 +4,15 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// The core's SplitMix64 generator ([`topospread::rng::Rng`]), with the draws fault
+/// The core's SplitMix64 generator ([`topospread::Rng`]), with the draws fault
 /// injection and name generation need: deterministic for a given seed.
 #[derive(Debug, Clone)]
-pub(crate) struct Rng(topospread::rng::Rng);
+pub(crate) struct Rng(topospread::Rng);
 
 impl Rng {
     /// A generator that yields the same sequence for the same seed.
     pub(crate) fn new(seed: u64) -> Self {
-        Rng(topospread::rng::Rng::new(seed))
+        Rng(topospread::Rng::new(seed))
     }
 
     /// The next 64 random bits.

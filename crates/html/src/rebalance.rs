@@ -77,7 +77,7 @@ pub fn rebalance(report: &RebalanceReport) -> String {
                 Esc(&m.pod),
                 Esc(&m.from),
                 Esc(&m.to),
-                Esc(&m.reason),
+                Esc(&m.reason.to_string()),
                 n = i + 1,
             );
         }

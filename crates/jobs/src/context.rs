@@ -1,7 +1,7 @@
 //! What every job follows besides its own request: the input limits and folder walk, and
 //! the Kubernetes release with its feature gates. Passed to each call; nothing global.
 
-use topospread::features::Features;
+use topospread::Features;
 use topospread::version::{FeatureGates, KubernetesVersion, VersionError};
 use topospread_k8s::validation::ApiServerFeatures;
 use topospread_k8s::workloads;

@@ -9,7 +9,7 @@ use crate::runtime::explanation;
 use crate::{Cluster, Context};
 use schemars::JsonSchema;
 use serde::Serialize;
-use topospread::simulation::SimEvent;
+use topospread::SimEvent;
 use topospread_driver::{ClusterDriver, Placement, World};
 use topospread_k8s::workloads::Scale;
 use topospread_report::ExplainView;

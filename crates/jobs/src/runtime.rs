@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use topospread::Features;
 use topospread::api::Pod;
 use topospread::framework::Status;
-use topospread::scheduler::{Explanation, ScheduleResult};
 use topospread::snapshot::{NodeId, Snapshot};
+use topospread::{Explanation, ScheduleResult};
 pub use topospread_driver::{Placement, Progress, Runtime};
 use topospread_k8s::validation::{FieldPath, hard_constraints, minimum_held_by_unusable_nodes};
 use topospread_report::{

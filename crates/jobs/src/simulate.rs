@@ -15,9 +15,9 @@ use crate::input::{self, Input, PodForm};
 use crate::whatif;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
-use topospread::simulation::{Drained, SimEvent};
 use topospread::snapshot::{NodeId, PodId, Snapshot};
 use topospread::spread::{PodSpread, SpreadCounter};
+use topospread::{Drained, SimEvent};
 use topospread_driver::{
     ClusterDriver, NodeWhatIfs, Placement, Placements, Progress, Runtime, World,
 };

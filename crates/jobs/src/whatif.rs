@@ -6,8 +6,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use topospread::Drained;
 use topospread::api::WhenUnsatisfiable;
-use topospread::simulation::Drained;
 use topospread::snapshot::Snapshot;
 use topospread_driver::{Placement, Runtime};
 

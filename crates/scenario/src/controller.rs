@@ -6,9 +6,9 @@ use super::{Mismatch, Outcome, ScenarioError};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
+use topospread::Features;
 use topospread::api::Symbols;
 use topospread::config::SchedulerConfig;
-use topospread::features::Features;
 use topospread::version::FeatureGates;
 use topospread_driver::{
     BuildOptions, ClusterDriver, DriverError, Provisioning, SchedulerSetup, World, world,

@@ -14,7 +14,7 @@ pub use validation_case::{
 };
 
 use serde_json::Value;
-use topospread::features::Features;
+use topospread::Features;
 use topospread_k8s::load::LoadError;
 
 /// One expectation of a case that did not hold.

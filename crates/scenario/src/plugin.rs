@@ -5,9 +5,9 @@ use k8s_openapi::api::core::v1 as core;
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
+use topospread::Features;
 use topospread::config::PodTopologySpreadArgs;
 use topospread::convert;
-use topospread::features::Features;
 use topospread::framework::{
     Code, CycleState, FilterPlugin, NodeScore, PreFilterPlugin, PreScorePlugin, ScorePlugin,
 };

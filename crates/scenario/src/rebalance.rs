@@ -9,8 +9,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
+use topospread::Features;
 use topospread::config::SchedulerConfig;
-use topospread::features::Features;
 use topospread::snapshot::Snapshot;
 use topospread_k8s::load;
 use topospread_planning::rebalance::{

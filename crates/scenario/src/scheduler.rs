@@ -6,14 +6,14 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
+use topospread::Features;
 use topospread::api::{Selector, Sym};
 use topospread::config::SchedulerConfig;
 use topospread::convert;
-use topospread::features::Features;
 use topospread::framework::{ConfigError, check_config, check_configuration};
-use topospread::scheduler::{EnqueueError, PodOutcome, Scheduler};
-use topospread::simulation::{SimEvent, Simulation};
 use topospread::snapshot::{PodId, Snapshot};
+use topospread::{EnqueueError, PodOutcome, Scheduler};
+use topospread::{SimEvent, Simulation};
 use topospread_k8s::admission::resolve_priority;
 use topospread_k8s::load;
 

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 use tokio::time::Instant;
-use topospread::queue::Clock;
+use topospread::Clock;
 
 /// The real monotonic clock, read through tokio so that the queue's backoff expiries and
 /// the loop's timers share one time base: the loop sleeps until exactly the expiry the

@@ -7,7 +7,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
-use topospread::queue::PendingCounts;
+use topospread::PendingCounts;
 
 /// The counter type of [`log_lines_dropped`], for the log writer that counts into it.
 pub type LogCounter = Counter;

@@ -13,9 +13,9 @@ use kube::runtime::events::EventType;
 use tokio::sync::mpsc::{Receiver, UnboundedReceiver, UnboundedSender};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot, watch};
 use tokio::time::Instant;
-use topospread::queue::{Clock, PendingCounts};
-use topospread::scheduler::Attempt;
+use topospread::Attempt;
 use topospread::snapshot::PodId;
+use topospread::{Clock, PendingCounts};
 use tracing::{debug, info, warn};
 
 use crate::actions::{BindOutcome, PodRef, Writer};

@@ -7,10 +7,10 @@ use serde::Serialize;
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::Instant;
+use topospread::Simulation;
 use topospread::api::Pod;
-use topospread::scheduler::{Attempt, Scheduler};
-use topospread::simulation::Simulation;
 use topospread::snapshot::Snapshot;
+use topospread::{Attempt, Scheduler};
 use topospread::{Features, SchedulerConfig};
 use topospread_scenario::perf::{self, Prepared};
 

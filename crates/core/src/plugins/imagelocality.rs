@@ -7,21 +7,13 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{ContainerImage, PodSpec};
 
 use crate::plugins::noderesources::resource_allocation::MAX_NODE_SCORE;
+use crate::snapshot::ImageStateSummary;
 
 const MB: i64 = 1024 * 1024;
 /// Below this sum of scaled image sizes a node scores 0 (23 MiB).
 pub(crate) const MIN_THRESHOLD: i64 = 23 * MB;
 /// Per container, at or above this sum a node scores 100 (1000 MiB).
 pub(crate) const MAX_CONTAINER_THRESHOLD: i64 = 1000 * MB;
-
-/// What the cluster knows about one image name (`ImageStateSummary`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct ImageStateSummary {
-    /// Size in bytes, as the first node reporting the name said.
-    pub size: i64,
-    /// How many nodes report the name.
-    pub num_nodes: usize,
-}
 
 /// The image states of a cluster, by image name as nodes report them
 /// (`status.images[].names`), from the nodes' image lists in the order the nodes were

@@ -12,10 +12,7 @@ mod preemption;
 mod schedule_one;
 
 pub use explain::{Explanation, NodeFilterVerdicts, Victim};
-pub use preemption::{
-    MIN_CANDIDATE_NODES_ABSOLUTE, MIN_CANDIDATE_NODES_PERCENTAGE, NO_VICTIMS, NOT_HELPFUL,
-    Preemption,
-};
+pub use preemption::Preemption;
 pub use schedule_one::{Attempt, EnqueueError, PodOutcome};
 
 use crate::api::Pod;

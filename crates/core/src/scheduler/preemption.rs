@@ -13,13 +13,13 @@ use crate::rng::Rng;
 use crate::snapshot::{NodeId, NodeInfo, PodId, Snapshot};
 
 /// `minCandidateNodesPercentage` default.
-pub const MIN_CANDIDATE_NODES_PERCENTAGE: usize = 10;
+pub(crate) const MIN_CANDIDATE_NODES_PERCENTAGE: usize = 10;
 /// `minCandidateNodesAbsolute` default.
-pub const MIN_CANDIDATE_NODES_ABSOLUTE: usize = 100;
+pub(crate) const MIN_CANDIDATE_NODES_ABSOLUTE: usize = 100;
 /// Status of a node where nothing can be evicted.
-pub const NO_VICTIMS: &str = "No preemption victims found for incoming pod";
+pub(crate) const NO_VICTIMS: &str = "No preemption victims found for incoming pod";
 /// Status of nodes preemption cannot help (UnschedulableAndUnresolvable ones).
-pub const NOT_HELPFUL: &str = "Preemption is not helpful for scheduling";
+pub(crate) const NOT_HELPFUL: &str = "Preemption is not helpful for scheduling";
 
 /// How many candidate nodes preemption looks for (`DefaultPreemptionArgs`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -431,7 +431,7 @@ impl Snapshot {
                 if delta > 0 {
                     self.image_states
                         .entry(name.clone())
-                        .or_insert(crate::plugins::imagelocality::ImageStateSummary {
+                        .or_insert(super::ImageStateSummary {
                             size: image.size,
                             num_nodes: 0,
                         })

@@ -8,16 +8,17 @@ mod kept;
 mod node_info;
 mod objects;
 mod topology;
+mod types;
 mod volumes;
 
 use crate::api::{Labels, Node, Pod, Selector, Sym, Symbols, Workloads};
-use crate::plugins::imagelocality::ImageStateSummary;
 use counts::MatchCounts;
 pub(crate) use domain_counts::DomainSums;
 pub use domain_counts::{DomainCounts, NodeFilter};
 pub(crate) use kept::KeptByNode;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
+pub use types::{HostPortInfo, ImageStateSummary};
 
 pub use cache::{CacheError, PodKey, PodState};
 pub use node_info::NodeInfo;

@@ -1,10 +1,10 @@
 //! A node and the aggregates over the pods bound to it, kept current on every bind and
 //! removal (upstream's `NodeInfo`): requested resources, host ports, affinity pods.
 
+use super::HostPortInfo;
 use super::{NodeId, PodId};
 use crate::api::resources::{NonZeroRequests, Resources};
 use crate::api::{Node, Pod};
-use crate::plugins::nodeports::HostPortInfo;
 
 /// A node and the pods bound to it.
 #[derive(Clone, Debug)]

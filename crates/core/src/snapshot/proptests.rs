@@ -1,10 +1,10 @@
 //! Property: NodeInfo's incremental aggregates equal a rebuild from the bound pods
 //! after any sequence of binds and removals.
 
+use super::HostPortInfo;
 use super::{NodeInfo, PodId, Snapshot};
 use crate::api::resources::{NonZeroRequests, Resources};
 use crate::convert;
-use crate::plugins::nodeports::HostPortInfo;
 use k8s_openapi::api::core::v1 as core;
 use proptest::prelude::*;
 use serde_json::json;

@@ -5,9 +5,9 @@
 //! clusters changing between runs of the queue.
 
 use proptest::prelude::*;
+use topospread::PodOutcome;
+use topospread::SimEvent;
 use topospread::builders::{NodeBuilder, PodBuilder};
-use topospread::scheduler::PodOutcome;
-use topospread::simulation::SimEvent;
 use topospread::snapshot::PodId;
 use topospread::{Features, Scheduler, SchedulerConfig, Simulation, Snapshot, convert};
 

@@ -6,11 +6,11 @@
 
 use proptest::prelude::*;
 use std::collections::BTreeMap;
+use topospread::Features;
 use topospread::api::{Labels, Pod, Selector, SpreadConstraintSpec, WhenUnsatisfiable};
 use topospread::builders::{NodeBuilder, PodBuilder};
 use topospread::config::PodTopologySpreadArgs;
 use topospread::convert;
-use topospread::features::Features;
 use topospread::framework::{CycleState, PreFilterPlugin};
 use topospread::plugins::podtopologyspread::{PodTopologySpread, PreFilterState};
 use topospread::snapshot::{NodeId, PodId, Snapshot};

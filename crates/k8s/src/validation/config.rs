@@ -62,7 +62,7 @@ pub fn pod_topology_spread_args(
 /// kube-scheduler would start with it).
 pub fn validate_scheduler_configuration(
     config: &Value,
-    features: topospread::features::Features,
+    features: topospread::Features,
 ) -> Result<Vec<FieldError>, ConfigDecodeError> {
     match topospread::framework::check_configuration(config, features) {
         Ok(_) => Ok(Vec::new()),

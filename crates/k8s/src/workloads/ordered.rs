@@ -465,10 +465,10 @@ mod tests {
     use super::*;
     use crate::load::parse_manifests;
     use crate::workloads::{WorkloadFeatures, expand};
+    use topospread::Features;
+    use topospread::Scheduler;
+    use topospread::Simulation;
     use topospread::config::SchedulerConfig;
-    use topospread::features::Features;
-    use topospread::scheduler::Scheduler;
-    use topospread::simulation::Simulation;
 
     /// Runs the default scheduler over `pod` until it is bound or given up on; the
     /// simulation is returned for the pods that come next.

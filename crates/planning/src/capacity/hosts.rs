@@ -3,9 +3,9 @@
 //! A pod no slot can host stays Pending however many nodes are added.
 
 use super::{CapacityRequest, NodeTemplate, Slot, ZONE_KEY, ZONE_KEY_BETA};
+use topospread::Feature;
 use topospread::api::resources::Resources;
 use topospread::api::{Labels, TaintEffect, find_untolerated_taint};
-use topospread::features::Feature;
 use topospread::snapshot::PodId;
 
 /// The unbound pods and the slots each could go to.

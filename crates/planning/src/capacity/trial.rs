@@ -2,8 +2,8 @@
 //! the template nodes added, every pending pod scheduled by the same scheduler.
 
 use super::{CapacityError, HOSTNAME_KEY, Slot, ZONE_KEY, ZONE_KEY_BETA};
+use topospread::PodOutcome;
 use topospread::api::{Labels, Node};
-use topospread::scheduler::PodOutcome;
 use topospread::snapshot::{NodeId, PodId};
 use topospread::{Features, Scheduler, SchedulerConfig, Simulation, Snapshot};
 

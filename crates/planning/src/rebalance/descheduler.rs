@@ -22,7 +22,7 @@
 use super::candidates::Index;
 use super::greedy::unresolved;
 use super::trial::Context;
-use super::{Move, Plan, RebalanceError, RebalanceOptions, Strategy};
+use super::{ConstraintRef, Move, MoveReason, Plan, RebalanceError, RebalanceOptions, Strategy};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use topospread::api::{
     NodeInclusionPolicy, Pod, RequiredNodeAffinity, Selector, Sym, Toleration, WhenUnsatisfiable,
@@ -89,15 +89,14 @@ impl Tsc {
             .is_some())
     }
 
-    fn describe(&self, when: &WhenUnsatisfiable, snapshot: &Snapshot) -> String {
+    fn describe(&self, when: &WhenUnsatisfiable, snapshot: &Snapshot) -> ConstraintRef {
         let symbols = snapshot.symbols();
-        format!(
-            "{} maxSkew={} {} {}",
-            symbols.resolve(self.key),
-            self.max_skew,
-            when.as_str(),
-            self.selector.display(symbols)
-        )
+        ConstraintRef {
+            topology_key: symbols.resolve(self.key).to_string(),
+            max_skew: self.max_skew,
+            when_unsatisfiable: when.clone(),
+            selector: self.selector.display(symbols),
+        }
     }
 }
 
@@ -197,7 +196,7 @@ fn listed(ctx: &Context, options: &RebalanceOptions, args: &Args, pod: &Pod) -> 
 
 /// One `Balance` call: the pods chosen for eviction, in the order chosen, each with the
 /// constraint that chose it.
-fn balance(ctx: &Context, options: &RebalanceOptions, args: &Args) -> Vec<(PodId, String)> {
+fn balance(ctx: &Context, options: &RebalanceOptions, args: &Args) -> Vec<(PodId, ConstraintRef)> {
     let snapshot = &ctx.snapshot;
     // `ListPodsOnNodes`: node by node, each node's pods by name.
     let mut by_namespace: BTreeMap<String, Vec<PodId>> = BTreeMap::new();
@@ -219,7 +218,7 @@ fn balance(ctx: &Context, options: &RebalanceOptions, args: &Args) -> Vec<(PodId
             }
         }
     }
-    let mut chosen: Vec<(PodId, String)> = Vec::new();
+    let mut chosen: Vec<(PodId, ConstraintRef)> = Vec::new();
     let mut seen: HashSet<PodId> = HashSet::new();
     for pods in by_namespace.values() {
         let mut constraints: Vec<(Tsc, WhenUnsatisfiable)> = Vec::new();
@@ -389,7 +388,7 @@ pub(super) fn run(ctx: &mut Context, options: &RebalanceOptions) -> Result<Plan,
         // allows as many evictions per round as it says; replacements are Ready by the
         // next round).
         let mut allowance: BTreeMap<String, i32> = BTreeMap::new();
-        let mut evicted: Vec<(PodId, NodeId, String)> = Vec::new();
+        let mut evicted: Vec<(PodId, NodeId, ConstraintRef)> = Vec::new();
         for (id, reason) in chosen {
             if evictions + evicted.len() >= options.max_moves {
                 break;
@@ -441,7 +440,7 @@ pub(super) fn run(ctx: &mut Context, options: &RebalanceOptions) -> Result<Plan,
             };
             pod.node_name = None;
             let new = ctx.snapshot.add_pod(pod)?;
-            replacements.push((new, from, format!("{reason} (round {rounds})")));
+            replacements.push((new, from, (reason, rounds)));
         }
         let ids: Vec<PodId> = replacements.iter().map(|r| r.0).collect();
         pending.extend(place_all(ctx, ids, &mut moves, Some(&replacements))?);
@@ -473,6 +472,10 @@ pub(super) fn run(ctx: &mut Context, options: &RebalanceOptions) -> Result<Plan,
     })
 }
 
+/// A replacement pod, the node its original was evicted from, and the constraint and
+/// round that evicted it.
+type Replacement = (PodId, NodeId, (ConstraintRef, usize));
+
 /// Schedules pending pods in order, binding each where the scheduler places it;
 /// returns those left pending. `evicted` (replacement, from, reason) records moves: an
 /// eviction whose replacement lands back on its node is still an eviction, and says so.
@@ -480,7 +483,7 @@ fn place_all(
     ctx: &mut Context,
     ids: Vec<PodId>,
     moves: &mut Vec<Move>,
-    evicted: Option<&[(PodId, NodeId, String)]>,
+    evicted: Option<&[Replacement]>,
 ) -> Result<Vec<PodId>, RebalanceError> {
     let mut left = Vec::new();
     for id in ids {
@@ -495,10 +498,11 @@ fn place_all(
         }
         if let Some((_, from, reason)) = evicted.and_then(|e| e.iter().find(|r| r.0 == id)) {
             let (namespace, name) = ctx.pod_name(id);
-            let reason = if to == Some(*from) {
-                format!("{reason}; the replacement lands back on the same node")
-            } else {
-                reason.clone()
+            let (constraint, round) = reason.clone();
+            let reason = MoveReason::Balances {
+                constraint,
+                round,
+                back_on_same_node: to == Some(*from),
             };
             moves.push(Move {
                 namespace,

@@ -11,9 +11,12 @@
 use super::candidates::{Candidates, Index, Search};
 use super::measure::Violation;
 use super::trial::Context;
-use super::{Move, Plan, RebalanceError, RebalanceOptions, Strategy, Unresolved};
+use super::{
+    ConstraintRef, Move, MoveReason, Plan, RebalanceError, RebalanceOptions, Strategy, Unresolved,
+};
 use std::collections::{BTreeSet, HashMap, HashSet};
-use topospread::snapshot::{NO_DOMAIN, NodeId, PodId};
+use topospread::plugins::podtopologyspread::CountingGroup;
+use topospread::snapshot::{NO_DOMAIN, NodeId, PodId, Snapshot};
 
 /// Candidate pods tried per step, taken round-robin over the violated groups (the most
 /// violated first), so a step costs a bounded number of scheduling cycles.
@@ -334,19 +337,23 @@ pub(super) fn run_with(
                 continue;
             }
             let reason = match (reason, Some(id) == mover) {
-                (Some(g), _) => ctx.groups.list[g].group.describe(&ctx.snapshot),
-                (None, false) => mover.map_or_else(
-                    || "make room".to_string(),
-                    |m| {
+                (Some(g), _) => {
+                    MoveReason::Repairs(constraint_ref(&ctx.groups.list[g].group, &ctx.snapshot))
+                }
+                (None, false) => MoveReason::MakeRoom {
+                    for_pod: mover.map(|m| {
                         let (ns, n) = ctx.pod_name(m);
-                        format!("make room for {ns}/{n}")
-                    },
-                ),
-                (None, true) => "lowers the total excess skew".to_string(),
+                        format!("{ns}/{n}")
+                    }),
+                },
+                (None, true) => MoveReason::LowersExcess,
             };
             let reason = if best.together {
                 let (ns, other) = &names[1 - k.min(1)];
-                format!("{reason} (evicted together with {ns}/{other})")
+                MoveReason::Together {
+                    reason: Box::new(reason),
+                    with: format!("{ns}/{other}"),
+                }
             } else {
                 reason
             };
@@ -447,4 +454,15 @@ pub(super) fn unresolved(
         });
     }
     out
+}
+
+/// The constraint a counting group counts, as a move's reason names it.
+fn constraint_ref(group: &CountingGroup, snapshot: &Snapshot) -> ConstraintRef {
+    let symbols = snapshot.symbols();
+    ConstraintRef {
+        topology_key: symbols.resolve(group.topology_key).to_string(),
+        max_skew: group.max_skew,
+        when_unsatisfiable: group.when.clone(),
+        selector: group.selector.display(symbols),
+    }
 }

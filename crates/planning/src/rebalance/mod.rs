@@ -27,8 +27,10 @@ pub use topospread::spread::ConstraintSpread;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::fmt;
+use topospread::Features;
+use topospread::api::WhenUnsatisfiable;
 use topospread::config::SchedulerConfig;
-use topospread::features::Features;
 use topospread::snapshot::Snapshot;
 
 /// How the plan is made.
@@ -116,9 +118,102 @@ pub struct Move {
     pub from: String,
     /// Where the scheduler places its replacement.
     pub to: String,
-    /// The constraint the move repairs (the group whose excess dropped most), or
-    /// `make room for NAMESPACE/POD` for a move that frees a full node.
-    pub reason: String,
+    /// Why the plan makes the move. Reports render it (`-o json` as the same string the
+    /// text report prints: `zone maxSkew=1 DoNotSchedule app=web`, `make room for
+    /// NAMESPACE/POD`...).
+    #[serde(serialize_with = "reason_text")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    pub reason: MoveReason,
+}
+
+fn reason_text<S: serde::Serializer>(r: &MoveReason, ser: S) -> Result<S::Ok, S::Error> {
+    ser.collect_str(r)
+}
+
+/// A spread constraint as a plan names it: what tells it apart from a workload's other
+/// constraints, rendered `zone maxSkew=1 DoNotSchedule app=web`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ConstraintRef {
+    /// The topology key.
+    pub topology_key: String,
+    /// maxSkew.
+    pub max_skew: i32,
+    /// Hard (DoNotSchedule) or soft (ScheduleAnyway).
+    pub when_unsatisfiable: WhenUnsatisfiable,
+    /// The selector as counted (matchLabelKeys merged), as kubectl prints selectors.
+    pub selector: String,
+}
+
+impl fmt::Display for ConstraintRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} maxSkew={} {} {}",
+            self.topology_key,
+            self.max_skew,
+            self.when_unsatisfiable.as_str(),
+            self.selector
+        )
+    }
+}
+
+/// Why a plan evicts a pod.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MoveReason {
+    /// The move lowers this constraint's excess the most.
+    Repairs(ConstraintRef),
+    /// The move frees room on a node for another pod's move (`NAMESPACE/POD`, when
+    /// known).
+    MakeRoom {
+        /// The pod the room is made for.
+        for_pod: Option<String>,
+    },
+    /// The move lowers the total excess skew though no one constraint's drops.
+    LowersExcess,
+    /// One of two pods evicted in one step (a swap, or a pair freeing a node).
+    Together {
+        /// Why this pod moves.
+        reason: Box<MoveReason>,
+        /// `NAMESPACE/POD` of the pod evicted with it.
+        with: String,
+    },
+    /// The descheduler's RemovePodsViolatingTopologySpreadConstraint evicted the pod
+    /// to balance this constraint.
+    Balances {
+        /// The constraint being balanced.
+        constraint: ConstraintRef,
+        /// The evict-and-reschedule round (from 1).
+        round: usize,
+        /// The replacement was scheduled back on the node it was evicted from.
+        back_on_same_node: bool,
+    },
+}
+
+impl fmt::Display for MoveReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MoveReason::Repairs(c) => write!(f, "{c}"),
+            MoveReason::MakeRoom { for_pod: None } => f.write_str("make room"),
+            MoveReason::MakeRoom { for_pod: Some(p) } => write!(f, "make room for {p}"),
+            MoveReason::LowersExcess => f.write_str("lowers the total excess skew"),
+            MoveReason::Together { reason, with } => {
+                write!(f, "{reason} (evicted together with {with})")
+            }
+            MoveReason::Balances {
+                constraint,
+                round,
+                back_on_same_node,
+            } => {
+                write!(f, "{constraint} (round {round})")?;
+                if *back_on_same_node {
+                    f.write_str("; the replacement lands back on the same node")?;
+                }
+                Ok(())
+            }
+        }
+    }
 }
 
 /// A constraint the plan leaves violated, and why.

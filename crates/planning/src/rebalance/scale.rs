@@ -6,8 +6,8 @@ use super::measure::{Groups, Violation};
 use super::{RebalanceError, WorkloadSpread};
 use serde::Serialize;
 use std::collections::BTreeSet;
+use topospread::Features;
 use topospread::config::SchedulerConfig;
-use topospread::features::Features;
 use topospread::snapshot::{NodeId, PodId, Snapshot};
 use topospread::spread::SpreadPlugins;
 

@@ -149,7 +149,10 @@ fn the_same_input_gives_the_same_plan() {
     assert!(!a.moves.is_empty());
     // The repaired constraint is named.
     assert!(
-        a.moves[0].reason.contains("maxSkew=1 DoNotSchedule"),
+        a.moves[0]
+            .reason
+            .to_string()
+            .contains("maxSkew=1 DoNotSchedule"),
         "{}",
         a.moves[0].reason
     );
@@ -222,7 +225,10 @@ fn a_full_zone_gets_room_made_first() {
         .find(|m| m.pod.starts_with("batch-"))
         .expect("the batch pod makes room");
     assert!(
-        helper.reason.starts_with("make room for default/web-"),
+        helper
+            .reason
+            .to_string()
+            .starts_with("make room for default/web-"),
         "{}",
         helper.reason
     );

@@ -5,12 +5,12 @@
 use super::evictable::Evictability;
 use super::measure::Groups;
 use super::{RebalanceError, RebalanceOptions};
+use topospread::Features;
 use topospread::api::{Pod, Selector};
 use topospread::config::SchedulerConfig;
-use topospread::features::Features;
-use topospread::scheduler::{ScheduleResult, Scheduler};
 use topospread::snapshot::{NodeId, PodId, Snapshot};
 use topospread::spread::SpreadPlugins;
+use topospread::{ScheduleResult, Scheduler};
 
 /// A move carried out on the planner's snapshot, undoable.
 #[derive(Debug)]

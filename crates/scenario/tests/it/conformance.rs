@@ -3,7 +3,7 @@
 //! oldest; the counts are printed.
 
 use std::path::{Path, PathBuf};
-use topospread::features::Features;
+use topospread::Features;
 use topospread::version::{FeatureGates, KubernetesVersion};
 use topospread_scenario::{Outcome, run_file_with};
 

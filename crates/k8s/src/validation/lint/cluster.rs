@@ -18,7 +18,6 @@ use topospread::api::{
 };
 use topospread::config::PodTopologySpreadArgs;
 use topospread::convert;
-use topospread::features::{Feature, Features};
 use topospread::framework::{CycleState, FilterPlugin, PreFilterPlugin};
 use topospread::plugins::podtopologyspread::{
     ERR_REASON_NODE_LABEL_NOT_MATCH, NewError, PodTopologySpread,
@@ -26,6 +25,7 @@ use topospread::plugins::podtopologyspread::{
 use topospread::snapshot::{NodeInfo, Snapshot};
 use topospread::spread::PodSpread;
 use topospread::validation::FieldPath;
+use topospread::{Feature, Features};
 use topospread_planning::controller::Strategy;
 
 /// The `pod-template-hash` a Deployment's first pod gets here: a value no existing pod

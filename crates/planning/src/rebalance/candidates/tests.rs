@@ -8,11 +8,11 @@ use crate::rebalance::trial::Context;
 use crate::rebalance::{Plan, RebalanceOptions};
 use k8s_openapi::api::policy::v1 as policy;
 use proptest::prelude::*;
+use topospread::Features;
 use topospread::api::DisruptionBudget;
 use topospread::builders::{NodeBuilder, PodBuilder};
 use topospread::config::SchedulerConfig;
 use topospread::convert;
-use topospread::features::Features;
 use topospread::snapshot::{NodeId, PodId, Snapshot};
 
 const ZONE: &str = "topology.kubernetes.io/zone";
