@@ -5,6 +5,8 @@ pub(crate) mod bench;
 pub(crate) mod bench_guard;
 pub(crate) mod bench_load;
 pub(crate) mod capacity;
+#[cfg(feature = "live")]
+pub(crate) mod daemon;
 pub(crate) mod explain;
 pub(crate) mod guard;
 #[cfg(feature = "live")]
