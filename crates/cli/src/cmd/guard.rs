@@ -176,7 +176,7 @@ fn constraint_lines(out: &mut String, c: &ScaleInSkew, half: usize) {
 }
 
 /// Why a live guard ended.
-#[cfg(feature = "live")]
+#[cfg(feature = "daemon")]
 enum Ended {
     /// SIGTERM or SIGINT: exit 0.
     Signal,
@@ -187,7 +187,7 @@ enum Ended {
 }
 
 /// Waits until the server task ends (never, when nothing is served).
-#[cfg(feature = "live")]
+#[cfg(feature = "daemon")]
 async fn died(server: Option<&mut tokio::task::JoinHandle<String>>) -> String {
     match server {
         Some(task) => task.await.unwrap_or_else(|e| e.to_string()),
@@ -197,7 +197,7 @@ async fn died(server: Option<&mut tokio::task::JoinHandle<String>>) -> String {
 
 /// `--live`: runs the guard until SIGTERM/SIGINT (exit 0) or until its Lease is lost
 /// (exit 1, so the pod restarts).
-#[cfg(feature = "live")]
+#[cfg(feature = "daemon")]
 fn live(ctx: &Context, args: &GuardArgs) -> Result<ExitCode> {
     use crate::cmd::daemon::{self, GUARD_PORT, guard_lease};
     use std::sync::Arc;
@@ -283,7 +283,7 @@ fn live(ctx: &Context, args: &GuardArgs) -> Result<ExitCode> {
     })
 }
 
-#[cfg(not(feature = "live"))]
+#[cfg(not(feature = "daemon"))]
 fn live(_: &Context, _: &GuardArgs) -> Result<ExitCode> {
     anyhow::bail!("guard --live: this build has no live cluster support (feature `live`)")
 }
