@@ -112,6 +112,40 @@ fn validate_limit_range(lr: &LimitRange) -> Vec<FieldError> {
     errs
 }
 
+/// The orderings min <= defaultRequest <= default <= max a LimitRange item's quantities
+/// keep, in the API server's order: (the smaller, its name, the larger, its name, the
+/// field reported, whether the smaller's quantity is the value reported), the quantities
+/// indexed as min 0, defaultRequest 1, default 2, max 3.
+const LIMIT_ORDERINGS: [(usize, &str, usize, &str, &str, bool); 6] = [
+    (0, "min value", 3, "max value", "min", true),
+    (
+        0,
+        "min value",
+        1,
+        "default request value",
+        "defaultRequest",
+        false,
+    ),
+    (
+        1,
+        "default request value",
+        3,
+        "max value",
+        "defaultRequest",
+        true,
+    ),
+    (
+        1,
+        "default request value",
+        2,
+        "default limit value",
+        "defaultRequest",
+        true,
+    ),
+    (0, "min value", 2, "default value", "default", true),
+    (2, "default value", 3, "max value", "default", false),
+];
+
 /// One resource's quantities in one LimitRange item, each as written and parsed.
 #[derive(Clone, Copy)]
 struct KeyLimits<'a> {
@@ -139,83 +173,22 @@ fn validate_limit_range_key(
         default_request: dr,
         ratio: r,
     } = limits;
-    if let (Some((mt, m)), Some((xt, x))) = (mn, mx)
-        && m > x
-    {
-        errs.push(value(
-            &at.child("min").key(k),
-            mt,
-            format!(
-                "min value {} is greater than max value {}",
-                canonical(&mt.0),
-                canonical(&xt.0)
-            ),
-        ));
-    }
-    if let (Some((dt, d)), Some((mt, m))) = (dr, mn)
-        && m > d
-    {
-        errs.push(value(
-            &at.child("defaultRequest").key(k),
-            dt,
-            format!(
-                "min value {} is greater than default request value {}",
-                canonical(&mt.0),
-                canonical(&dt.0)
-            ),
-        ));
-    }
-    if let (Some((dt, d)), Some((xt, x))) = (dr, mx)
-        && d > x
-    {
-        errs.push(value(
-            &at.child("defaultRequest").key(k),
-            dt,
-            format!(
-                "default request value {} is greater than max value {}",
-                canonical(&dt.0),
-                canonical(&xt.0)
-            ),
-        ));
-    }
-    if let (Some((rt, rq)), Some((dt, d))) = (dr, df)
-        && rq > d
-    {
-        errs.push(value(
-            &at.child("defaultRequest").key(k),
-            rt,
-            format!(
-                "default request value {} is greater than default limit value {}",
-                canonical(&rt.0),
-                canonical(&dt.0)
-            ),
-        ));
-    }
-    if let (Some((dt, d)), Some((mt, m))) = (df, mn)
-        && m > d
-    {
-        errs.push(value(
-            &at.child("default").key(k),
-            mt,
-            format!(
-                "min value {} is greater than default value {}",
-                canonical(&mt.0),
-                canonical(&dt.0)
-            ),
-        ));
-    }
-    if let (Some((dt, d)), Some((xt, x))) = (df, mx)
-        && d > x
-    {
-        errs.push(value(
-            &at.child("default").key(k),
-            xt,
-            format!(
-                "default value {} is greater than max value {}",
-                canonical(&dt.0),
-                canonical(&xt.0)
-            ),
-        ));
+    let quantities = [mn, dr, df, mx];
+    for &(small, small_name, large, large_name, field, show_small) in &LIMIT_ORDERINGS {
+        let (small, large) = (quantities[small], quantities[large]);
+        if let (Some((st, s)), Some((lt, l))) = (small, large)
+            && s > l
+        {
+            errs.push(value(
+                &at.child(field).key(k),
+                if show_small { st } else { lt },
+                format!(
+                    "{small_name} {} is greater than {large_name} {}",
+                    canonical(&st.0),
+                    canonical(&lt.0)
+                ),
+            ));
+        }
     }
     if let Some((rt, rq)) = r
         && rq < Quantity::from_value(1)
