@@ -258,10 +258,10 @@ pub(crate) struct SecureServingArgs {
     pub(crate) authorization_always_allow_paths: Vec<String>,
 }
 
-/// `topospread ui`. Without the `live` feature the flags parse and the command is
-/// refused, so nothing reads them there.
+/// `topospread ui`. Without the `ui` feature (part of `live`) the flags parse and the
+/// command is refused, so nothing reads them there.
 #[derive(Debug, Args)]
-#[cfg_attr(not(feature = "live"), allow(dead_code))]
+#[cfg_attr(not(feature = "ui"), allow(dead_code))]
 #[command(
     mut_arg(
         "files",
@@ -727,7 +727,7 @@ pub(crate) struct LiveArgs {
     /// Not a flag: the command reading the cluster, named in the client's User-Agent
     /// (`topospread/VERSION (show)`); `main` sets it after parsing.
     #[arg(skip)]
-    #[cfg_attr(not(feature = "live"), allow(dead_code))]
+    #[cfg_attr(not(feature = "cluster"), allow(dead_code))]
     pub(crate) command: &'static str,
 }
 

@@ -59,7 +59,7 @@ pub fn classify_bind_error(e: &kube::Error) -> BindOutcome {
         kube::Error::Api(s) if s.code == 409 && s.message.contains("already assigned") => {
             BindOutcome::Gone(s.message.clone())
         }
-        e => BindOutcome::Failed(crate::error::describe(e)),
+        e => BindOutcome::Failed(crate::describe(e)),
     }
 }
 
@@ -154,7 +154,7 @@ impl Writer {
             .patch_status(&pod.name, &PatchParams::default(), &Patch::Strategic(patch))
             .await
         {
-            debug!(pod = %pod, error = %crate::error::describe(&e), "updating the PodScheduled condition failed");
+            debug!(pod = %pod, error = %crate::describe(&e), "updating the PodScheduled condition failed");
         }
     }
 
@@ -167,7 +167,7 @@ impl Writer {
             .patch_status(&pod.name, &PatchParams::default(), &Patch::Strategic(patch))
             .await
         {
-            debug!(pod = %pod, error = %crate::error::describe(&e), "clearing nominatedNodeName failed");
+            debug!(pod = %pod, error = %crate::describe(&e), "clearing nominatedNodeName failed");
         }
     }
 
@@ -204,7 +204,7 @@ impl Writer {
                 debug!(victim = %victim, "the victim is already deleted");
                 return true;
             }
-            warn!(victim = %victim, error = %crate::error::describe(&e), "adding the DisruptionTarget condition failed");
+            warn!(victim = %victim, error = %crate::describe(&e), "adding the DisruptionTarget condition failed");
             return false;
         }
         let params = DeleteParams {
@@ -221,7 +221,7 @@ impl Writer {
                 return true;
             }
             Err(e) => {
-                warn!(victim = %victim, error = %crate::error::describe(&e), "deleting a preemption victim failed");
+                warn!(victim = %victim, error = %crate::describe(&e), "deleting a preemption victim failed");
                 return false;
             }
         }
@@ -273,7 +273,7 @@ impl Writer {
             .unwrap_or_default();
         let recorder = &self.recorders[shard];
         if let Err(e) = recorder.publish(&ev, &pod.object_reference()).await {
-            debug!(pod = %pod, reason, error = %crate::error::describe(&e), "recording an event failed");
+            debug!(pod = %pod, reason, error = %crate::describe(&e), "recording an event failed");
         }
     }
 }

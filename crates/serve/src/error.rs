@@ -103,72 +103,35 @@ pub enum Error {
 /// A result with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// An API `Status` on one line, as kubectl prints it: `Error from server (Reason):
-/// message` (not the `Status { .. }` dump kube's own message ends with).
-pub fn status_line(s: &kube::core::Status) -> String {
-    let message = if s.message.is_empty() {
-        format!("the server responded with the status code {}", s.code)
-    } else {
-        s.message.lines().next().unwrap_or("").to_string()
-    };
-    if s.reason.is_empty() {
-        format!("Error from server: {message}")
-    } else {
-        format!("Error from server ({}): {message}", s.reason)
-    }
-}
-
-/// A client error on one line: an API `Status` as [`status_line`] prints it, any other
-/// error as its message.
-pub fn describe(e: &kube::Error) -> String {
-    match e {
-        kube::Error::Api(s) => status_line(s),
-        e => e.to_string().lines().next().unwrap_or("").to_string(),
-    }
-}
-
-/// A watch error on one line: what failed, then [`describe`]'s words.
-pub fn describe_watch(e: &kube::runtime::watcher::Error) -> String {
-    use kube::runtime::watcher::Error as W;
-    match e {
-        W::InitialListFailed(k) => format!("initial list failed: {}", describe(k)),
-        W::WatchStartFailed(k) => format!("starting the watch failed: {}", describe(k)),
-        W::WatchError(s) => format!("the watch failed: {}", status_line(s)),
-        W::WatchFailed(k) => format!("the watch stream failed: {}", describe(k)),
-        e => e.to_string(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn api_status_is_one_line_as_kubectl_prints_it() {
-        let status: kube::core::Status = serde_json::from_value(serde_json::json!({
-            "status": "Failure", "code": 409, "reason": "Conflict",
-            "message": "Operation cannot be fulfilled on pods \"web-0\": the object has been modified",
-        }))
-        .expect("the test Status deserializes");
-        let e = kube::Error::Api(Box::new(status.clone()));
-        assert_eq!(
-            describe(&e),
-            "Error from server (Conflict): Operation cannot be fulfilled on pods \"web-0\": the object has been modified"
-        );
-        assert!(
-            e.to_string().contains("Status {"),
-            "kube's own words dump it"
-        );
-        let w = kube::runtime::watcher::Error::WatchError(Box::new(status));
-        assert_eq!(
-            describe_watch(&w),
-            "the watch failed: Error from server (Conflict): Operation cannot be fulfilled on pods \"web-0\": the object has been modified"
-        );
-        let bare: kube::core::Status = serde_json::from_value(serde_json::json!({"code": 500}))
-            .expect("the test object deserializes");
-        assert_eq!(
-            status_line(&bare),
-            "Error from server: the server responded with the status code 500"
-        );
+impl From<topospread_kubeclient::Error> for Error {
+    /// The client's errors, as the same variants (and words) of this crate's.
+    fn from(e: topospread_kubeclient::Error) -> Self {
+        use topospread_kubeclient::Error as C;
+        match e {
+            C::Kubeconfig { origin, message } => Self::Kubeconfig { origin, message },
+            C::Client { server, message } => Self::Client { server, message },
+            C::ServerVersion { server, message } => Self::ServerVersion { server, message },
+            C::UnsupportedRelease {
+                server,
+                git_version,
+                oldest,
+                newest,
+                nearest,
+            } => Self::UnsupportedRelease {
+                server,
+                git_version,
+                oldest,
+                newest,
+                nearest,
+            },
+            C::List {
+                server,
+                kinds,
+                message,
+            } => Self::Client {
+                server,
+                message: format!("listing {kinds}: {message}"),
+            },
+        }
     }
 }

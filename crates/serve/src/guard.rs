@@ -269,7 +269,7 @@ impl Guard {
                         let wait = self.backoff.get(&key).map_or(FIRST_BACKOFF, |(w, _)| *w);
                         self.backoff
                             .insert(key, ((wait * 2).min(MAX_BACKOFF), now + wait));
-                        let message = crate::error::describe(&e);
+                        let message = crate::describe(&e);
                         warn!(pod = %format!("{}/{}", patch.namespace, patch.pod), error = %message, retry_in = ?wait, "patching the deletion cost failed");
                         report.failed.push((patch.clone(), message));
                     }
@@ -334,7 +334,7 @@ impl Guard {
             ..ObjectReference::default()
         };
         if let Err(e) = self.recorder.publish(&ev, &reference).await {
-            debug!(replicaset = %format!("{}/{}", rs.namespace, rs.name), error = %crate::error::describe(&e), "recording an event failed");
+            debug!(replicaset = %format!("{}/{}", rs.namespace, rs.name), error = %crate::describe(&e), "recording an event failed");
         }
     }
 

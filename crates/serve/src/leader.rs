@@ -401,7 +401,7 @@ impl Elector {
                 Ok(false) => self.note_waiting(waiting_since),
                 Err(e) => {
                     // Logged when the error changes, not on every retry.
-                    let text = crate::error::describe(&e);
+                    let text = crate::describe(&e);
                     if last_error.as_deref() != Some(text.as_str()) {
                         warn!(lease = %self.lease_name(), error = %text, "acquiring the lease failed; retrying every retryPeriod");
                         last_error = Some(text);
@@ -437,13 +437,10 @@ impl Elector {
                 }
                 Ok(Ok(false)) => "another replica holds the lease".to_string(),
                 Ok(Err(e)) if Instant::now() < valid_until => {
-                    warn!(lease = %self.lease_name(), error = %crate::error::describe(&e), "renewing the lease failed; retrying");
+                    warn!(lease = %self.lease_name(), error = %crate::describe(&e), "renewing the lease failed; retrying");
                     continue;
                 }
-                Ok(Err(e)) => format!(
-                    "renewal failed until the deadline: {}",
-                    crate::error::describe(&e)
-                ),
+                Ok(Err(e)) => format!("renewal failed until the deadline: {}", crate::describe(&e)),
                 Err(_) => "renewal did not complete within renewDeadline".to_string(),
             };
             self.tx.send_replace(LeaderState::Lost);
@@ -468,7 +465,7 @@ impl Elector {
             Ok(Some(l)) => l,
             Ok(None) => return,
             Err(e) => {
-                warn!(lease = %self.lease_name(), error = %crate::error::describe(&e), "releasing the lease failed");
+                warn!(lease = %self.lease_name(), error = %crate::describe(&e), "releasing the lease failed");
                 return;
             }
         };
@@ -491,7 +488,7 @@ impl Elector {
         {
             Ok(_) => info!(lease = %self.lease_name(), "released the lease"),
             Err(e) => {
-                warn!(lease = %self.lease_name(), error = %crate::error::describe(&e), "releasing the lease failed")
+                warn!(lease = %self.lease_name(), error = %crate::describe(&e), "releasing the lease failed")
             }
         }
     }

@@ -26,8 +26,6 @@ mod error;
 pub mod guard;
 mod http;
 mod leader;
-mod lean;
-pub mod limit;
 mod metrics;
 mod release;
 mod scheduling;
@@ -41,9 +39,9 @@ pub use auth::{
     ReviewError, UserInfo,
 };
 pub use cache::{Kind, LiveCache, Overcommit, Update};
-pub use client::{ClientOptions, client, client_from_config, clients, user_agent};
+pub use client::{client, client_over, clients};
 pub use clock::TokioClock;
-pub use error::{Error, Result, describe, describe_watch, status_line};
+pub use error::{Error, Result};
 pub use guard::{Guard, GuardOptions, GuardRunning, start_guard};
 pub use http::{Endpoints, Readiness, Serving, guarded, router};
 pub use leader::{
@@ -51,15 +49,15 @@ pub use leader::{
     LeaseConfig, SERVICE_ACCOUNT_NAMESPACE_FILE, default_identity, namespace_from,
     running_namespace,
 };
-pub use lean::Lean;
-pub use limit::{ClientLimits, client_over};
 pub use metrics::{GuardSkewLabels, LogCounter, Metrics, log_lines_dropped};
-pub use release::{
-    Backoff, ReleaseChoice, ReleaseSource, ServerRelease, choose_release, server_release,
-    wait_for_release,
-};
+pub use release::{choose_release, server_release, wait_for_release};
 pub use scheduling::{CacheView, DEFAULT_SKEW_TOP};
 pub use tls::{TlsConfig, host_name};
+/// The client side, from crate `topospread-kubeclient` (the `--live` commands' too).
+pub use topospread_kubeclient::{
+    Backoff, ClientLimits, ClientOptions, Lean, ReleaseChoice, ReleaseSource, ServerRelease,
+    client_from_config, describe, describe_watch, limit, status_line, user_agent,
+};
 pub use watch::POD_FIELD_SELECTOR;
 
 use std::net::SocketAddr;

@@ -23,7 +23,7 @@ use tokio::task::JoinHandle;
 use tracing::warn;
 
 use crate::cache::{Kind, Update};
-use crate::lean::{self, Lean};
+use topospread_kubeclient::lean::{self, Lean};
 
 /// Pods the scheduler cares about, as kube-scheduler's informer selects them: every pod
 /// not finished; the loop splits assigned (counted on nodes) from unassigned (queued
@@ -149,7 +149,7 @@ where
                     }
                 }
                 Err(e) => {
-                    warn!(?kind, error = %crate::error::describe_watch(&e), "watch failed; retrying with backoff")
+                    warn!(?kind, error = %crate::describe_watch(&e), "watch failed; retrying with backoff")
                 }
             }
         }

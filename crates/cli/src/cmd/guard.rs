@@ -175,22 +175,8 @@ fn constraint_lines(out: &mut String, c: &ScaleInSkew, half: usize) {
     );
 }
 
-/// The guard's Lease: `topospread-guard` in `namespace`, with kube-scheduler's default
-/// timings (15 s, 10 s, 2 s).
-#[cfg(feature = "live")]
-pub(crate) fn guard_lease(identity: String, namespace: &str) -> topospread_serve::LeaseConfig {
-    topospread_serve::LeaseConfig {
-        namespace: namespace.to_string(),
-        name: topospread_serve::guard::GUARD_LEASE_NAME.to_string(),
-        identity,
-        lease_duration: std::time::Duration::from_secs(15),
-        renew_deadline: std::time::Duration::from_secs(10),
-        retry_period: std::time::Duration::from_secs(2),
-    }
-}
-
 /// Why a live guard ended.
-#[cfg(feature = "live")]
+#[cfg(feature = "daemon")]
 enum Ended {
     /// SIGTERM or SIGINT: exit 0.
     Signal,
@@ -201,7 +187,7 @@ enum Ended {
 }
 
 /// Waits until the server task ends (never, when nothing is served).
-#[cfg(feature = "live")]
+#[cfg(feature = "daemon")]
 async fn died(server: Option<&mut tokio::task::JoinHandle<String>>) -> String {
     match server {
         Some(task) => task.await.unwrap_or_else(|e| e.to_string()),
@@ -209,15 +195,11 @@ async fn died(server: Option<&mut tokio::task::JoinHandle<String>>) -> String {
     }
 }
 
-/// The guard's default secure port (kube-scheduler's 10259 is `serve`'s).
-#[cfg(feature = "live")]
-const GUARD_PORT: u16 = 10260;
-
 /// `--live`: runs the guard until SIGTERM/SIGINT (exit 0) or until its Lease is lost
 /// (exit 1, so the pod restarts).
-#[cfg(feature = "live")]
+#[cfg(feature = "daemon")]
 fn live(ctx: &Context, args: &GuardArgs) -> Result<ExitCode> {
-    use anyhow::Context as _;
+    use crate::cmd::daemon::{self, GUARD_PORT, guard_lease};
     use std::sync::Arc;
     crate::cmd::logs::init(args.log_format);
     let setup = topospread_jobs::config::load(
@@ -226,12 +208,8 @@ fn live(ctx: &Context, args: &GuardArgs) -> Result<ExitCode> {
         &topospread_jobs::input::Input::default(),
     )?;
     // A certificate that does not parse ends it here, before any request.
-    let tls = crate::cmd::serve::serving_tls(&args.serving, GUARD_PORT)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-    runtime.block_on(async {
+    let tls = daemon::serving_tls(&args.serving, GUARD_PORT)?;
+    daemon::runtime()?.block_on(async {
         let (client, _server) = topospread_serve::client(&topospread_serve::ClientOptions {
             kubeconfig: args.kubeconfig.clone(),
             context: args.context.clone(),
@@ -255,9 +233,9 @@ fn live(ctx: &Context, args: &GuardArgs) -> Result<ExitCode> {
         });
         let metrics = Arc::new(topospread_serve::Metrics::new());
         let mut running = topospread_serve::start_guard(client, options, lease, metrics.clone());
-        let mut server = match crate::cmd::serve::listen_address(&args.serving, GUARD_PORT) {
+        let mut server = match daemon::listen_address(&args.serving, GUARD_PORT) {
             Some(addr) => {
-                let serving = crate::cmd::serve::serving(
+                let serving = daemon::serving(
                     &args.serving,
                     tls,
                     args.kubeconfig.clone(),
@@ -278,7 +256,7 @@ fn live(ctx: &Context, args: &GuardArgs) -> Result<ExitCode> {
             None => None,
         };
         let ended = tokio::select! {
-            () = crate::cmd::serve::wait_for_signal() => Ended::Signal,
+            () = daemon::wait_for_signal() => Ended::Signal,
             () = running.wait() => Ended::LeaseLost,
             why = died(server.as_mut()) => Ended::ServerDied(why),
         };
@@ -305,7 +283,7 @@ fn live(ctx: &Context, args: &GuardArgs) -> Result<ExitCode> {
     })
 }
 
-#[cfg(not(feature = "live"))]
+#[cfg(not(feature = "daemon"))]
 fn live(_: &Context, _: &GuardArgs) -> Result<ExitCode> {
     anyhow::bail!("guard --live: this build has no live cluster support (feature `live`)")
 }

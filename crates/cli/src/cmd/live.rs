@@ -1,29 +1,13 @@
-//! Reading a live cluster: every object the scheduler reads, listed page by page through
-//! the API server, into the same objects the files give.
+//! Reading a live cluster (crate `topospread-kubeclient`): the release it runs, and every
+//! object the scheduler reads, listed page by page into the same objects the files give.
 
-use anyhow::{Context, Result, anyhow};
-use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
-use k8s_openapi::api::core::v1::{
-    LimitRange, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod,
-    ReplicationController, ResourceQuota, Service,
-};
-use k8s_openapi::api::node::v1::RuntimeClass;
-use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use k8s_openapi::api::scheduling::v1::PriorityClass;
-use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
+use anyhow::{Context, Result};
 use kube::Client;
-use kube::api::{Api, ListParams};
-use serde::de::DeserializeOwned;
-use std::fmt::Debug;
 use std::time::Duration;
-use topospread_k8s::load::{Loaded, Object, Source};
-use topospread_serve::Lean;
+use topospread_k8s::load::Loaded;
 
 use crate::cli::LiveArgs;
 use topospread_jobs::Context as JobContext;
-
-/// Objects per list request, as kubectl's default chunk size.
-const PAGE: u32 = 500;
 
 /// The context a live command runs under: the cluster's release (its `/version`) with
 /// the `--feature-gates` given, unless `--kubernetes-version` chose one. The choice is
@@ -39,8 +23,8 @@ pub(crate) fn cluster_context(ctx: &JobContext, args: &LiveArgs) -> Result<JobCo
         .context("starting the client runtime")?;
     let choice = runtime.block_on(async {
         let (client, server) = connect(args).await?;
-        let release = topospread_serve::server_release(&client, &server).await?;
-        topospread_serve::choose_release(
+        let release = topospread_kubeclient::server_release(&client, &server).await?;
+        topospread_kubeclient::choose_release(
             Some(release),
             None,
             args.allow_unsupported_kubernetes_version,
@@ -53,8 +37,8 @@ pub(crate) fn cluster_context(ctx: &JobContext, args: &LiveArgs) -> Result<JobCo
 }
 
 /// A client for the cluster `args` name, and its URL.
-async fn connect(args: &LiveArgs) -> Result<(Client, String), topospread_serve::Error> {
-    topospread_serve::client(&topospread_serve::ClientOptions {
+async fn connect(args: &LiveArgs) -> Result<(Client, String), topospread_kubeclient::Error> {
+    topospread_kubeclient::client(&topospread_kubeclient::ClientOptions {
         kubeconfig: args.kubeconfig.clone(),
         context: args.context.clone(),
         connect_timeout: Some(Duration::from_secs(10)),
@@ -77,178 +61,12 @@ pub(crate) fn list_cluster(args: &LiveArgs) -> Result<Vec<Loaded>> {
         .enable_all()
         .build()
         .context("starting the client runtime")?;
-    let (objects, notes) = runtime.block_on(list_all(args))?;
+    let (objects, notes) = runtime.block_on(async {
+        let (client, server) = connect(args).await?;
+        topospread_kubeclient::list_cluster(&client, &server).await
+    })?;
     for n in notes {
         stderr!("note: {n}");
     }
     Ok(objects)
-}
-
-/// The listing under way: the objects so far and the notes on what could not be read.
-struct Listing<'a> {
-    client: &'a Client,
-    server: &'a str,
-    out: Vec<Loaded>,
-    notes: Vec<String>,
-}
-
-impl Listing<'_> {
-    /// A kind the answer needs: any failure ends the read.
-    async fn required<K>(&mut self, params: &ListParams, wrap: fn(Box<K>) -> Object) -> Result<()>
-    where
-        K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
-    {
-        let kind = K::kind(&());
-        let server = self.server;
-        list(self.client, server, params, &mut self.out, wrap)
-            .await
-            .map_err(|e| {
-                anyhow!(
-                    "cluster {server}: listing {}: {}",
-                    kinds(&kind),
-                    topospread_serve::describe(&e)
-                )
-            })
-    }
-
-    /// A kind that only refines the answer: refused (403) or not served (404), it is a
-    /// note naming the kind, the permission and `without` (what is then not modelled);
-    /// any other failure ends the read.
-    async fn optional<K>(&mut self, wrap: fn(Box<K>) -> Object, without: &str) -> Result<()>
-    where
-        K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
-    {
-        let before = self.out.len();
-        let params = ListParams::default();
-        let Err(e) = list(self.client, self.server, &params, &mut self.out, wrap).await else {
-            return Ok(());
-        };
-        let why = match &e {
-            kube::Error::Api(s) if s.code == 403 => "forbidden",
-            kube::Error::Api(s) if s.code == 404 => "not served by this API server",
-            _ => {
-                return Err(anyhow!(
-                    "cluster {}: listing {}: {}",
-                    self.server,
-                    kinds(&K::kind(&())),
-                    topospread_serve::describe(&e)
-                ));
-            }
-        };
-        // A list refused past its first page leaves no half of a kind behind.
-        self.out.truncate(before);
-        let group = K::group(&());
-        let resource = if group.is_empty() {
-            K::plural(&()).into_owned()
-        } else {
-            format!("{}.{group}", K::plural(&()))
-        };
-        self.notes.push(format!(
-            "cluster {}: {} not read (`list {resource}` {why}): {without}",
-            self.server,
-            kinds(&K::kind(&()))
-        ));
-        Ok(())
-    }
-}
-
-async fn list_all(args: &LiveArgs) -> Result<(Vec<Loaded>, Vec<String>)> {
-    let (client, server) = connect(args).await?;
-    let mut l = Listing {
-        client: &client,
-        server: &server,
-        out: Vec::new(),
-        notes: Vec::new(),
-    };
-    let all = ListParams::default();
-    let running = ListParams::default().fields("status.phase!=Succeeded,status.phase!=Failed");
-    l.required::<Node>(&all, Object::Node).await?;
-    l.required::<Pod>(&running, Object::Pod).await?;
-    l.required::<Service>(&all, Object::Service).await?;
-    l.required::<ReplicaSet>(&all, Object::ReplicaSet).await?;
-    l.required::<StatefulSet>(&all, Object::StatefulSet).await?;
-    l.required::<ReplicationController>(&all, Object::ReplicationController)
-        .await?;
-    l.required::<PodDisruptionBudget>(&all, Object::PodDisruptionBudget)
-        .await?;
-    l.optional::<PriorityClass>(
-        Object::PriorityClass,
-        "the files' pods' priorityClassName cannot be resolved (admission refuses a pod naming one), and preemption reads only the priorities the cluster's pods carry",
-    )
-    .await?;
-    l.required::<Namespace>(&all, Object::Namespace).await?;
-    let volumes = "pods with PersistentVolumeClaims are judged without the volume objects (the volume plugins find the claims missing), and CSI attach limits are not counted";
-    l.optional::<PersistentVolumeClaim>(Object::PersistentVolumeClaim, volumes)
-        .await?;
-    l.optional::<PersistentVolume>(Object::PersistentVolume, volumes)
-        .await?;
-    l.optional::<StorageClass>(Object::StorageClass, volumes)
-        .await?;
-    l.optional::<CSINode>(Object::CsiNode, volumes).await?;
-    l.optional::<LimitRange>(
-        Object::LimitRange,
-        "the files' pods get no LimitRange defaults or limits",
-    )
-    .await?;
-    l.optional::<RuntimeClass>(
-        Object::RuntimeClass,
-        "the files' pods get no RuntimeClass overhead or node selector (a pod naming one is refused)",
-    )
-    .await?;
-    l.optional::<ResourceQuota>(
-        Object::ResourceQuota,
-        "the files' pods are not checked against ResourceQuotas",
-    )
-    .await?;
-    Ok((l.out, l.notes))
-}
-
-/// A kind's plural as prose names it: `LimitRanges`, `PriorityClasses`.
-fn kinds(kind: &str) -> String {
-    if kind.ends_with('s') {
-        format!("{kind}es")
-    } else {
-        format!("{kind}s")
-    }
-}
-
-/// Lists every object of one kind across namespaces, following `continue` tokens.
-async fn list<K>(
-    client: &Client,
-    server: &str,
-    params: &ListParams,
-    out: &mut Vec<Loaded>,
-    wrap: fn(Box<K>) -> Object,
-) -> Result<(), kube::Error>
-where
-    K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
-{
-    // The items typed without their managedFields (see `Lean`).
-    let api: Api<Lean<K>> = Api::all(client.clone());
-    let kind = K::kind(&());
-    let mut params = params.clone().limit(PAGE);
-    let mut page = 0;
-    loop {
-        let list = api.list(&params).await?;
-        let next = list.metadata.continue_.clone().filter(|c| !c.is_empty());
-        for (i, Lean(item)) in list.items.into_iter().enumerate() {
-            let mut object = wrap(Box::new(item));
-            object.drop_unread();
-            out.push(Loaded {
-                source: Source {
-                    file: format!("cluster {server} ({kind} list)"),
-                    document: page + 1,
-                    item: Some(i),
-                },
-                object,
-            });
-        }
-        match next {
-            Some(token) => {
-                params = params.continue_token(&token);
-                page += 1;
-            }
-            None => return Ok(()),
-        }
-    }
 }

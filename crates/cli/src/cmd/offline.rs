@@ -1,9 +1,8 @@
 //! The live faces in a build without the `live` feature: the flags parse as in every
 //! build, and using them says how to get a build that has them.
 
-use crate::cli::{LiveArgs, ServeArgs};
+use crate::cli::LiveArgs;
 use anyhow::{Result, bail};
-use std::process::ExitCode;
 use topospread_k8s::load::Loaded;
 
 /// What to install instead.
@@ -22,9 +21,4 @@ pub(crate) fn cluster_context(
     _args: &LiveArgs,
 ) -> Result<topospread_jobs::Context> {
     Ok(ctx.clone())
-}
-
-/// Refuses: `serve` needs the `live` feature.
-pub(crate) fn run(_ctx: &topospread_jobs::Context, _args: &ServeArgs) -> Result<ExitCode> {
-    bail!("serve: {WITHOUT_LIVE}")
 }

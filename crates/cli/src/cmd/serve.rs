@@ -11,8 +11,9 @@
 //! behind a TokenReview and a SubjectAccessReview; `--insecure-serving` and
 //! `--skip-delegated-auth` are for local use.
 
-use crate::cli::{SecureServingArgs, ServeArgs};
-use anyhow::{Context as _, Result};
+use crate::cli::ServeArgs;
+use crate::cmd::daemon::{self, SERVE_PORT, listen_address, serving, serving_tls, wait_for_signal};
+use anyhow::Result;
 use std::process::ExitCode;
 use topospread_jobs::Context;
 use topospread_jobs::config::SchedulerSetup;
@@ -23,11 +24,7 @@ use tracing::{error, info, warn};
 pub(crate) fn run(ctx: &Context, args: &ServeArgs) -> Result<ExitCode> {
     crate::cmd::logs::init(args.log_format);
     let setup = topospread_jobs::config::load(ctx, Some(&args.config), &Input::default())?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-    runtime.block_on(serve(ctx, args, setup))
+    daemon::runtime()?.block_on(serve(ctx, args, setup))
 }
 
 async fn serve(ctx: &Context, args: &ServeArgs, setup: SchedulerSetup) -> Result<ExitCode> {
@@ -146,9 +143,9 @@ async fn serve(ctx: &Context, args: &ServeArgs, setup: SchedulerSetup) -> Result
         let mut guard_options = topospread_serve::GuardOptions::new(options.config.clone());
         guard_options.features = options.features;
         guard_options.identity = options.identity.clone();
-        let lease = le.leader_elect().then(|| {
-            crate::cmd::guard::guard_lease(options.identity.clone(), &options.lease_namespace)
-        });
+        let lease = le
+            .leader_elect()
+            .then(|| daemon::guard_lease(options.identity.clone(), &options.lease_namespace));
         Some((guard_options, lease))
     } else {
         None
@@ -182,74 +179,6 @@ async fn serve(ctx: &Context, args: &ServeArgs, setup: SchedulerSetup) -> Result
             Ok(ExitCode::from(1))
         }
     }
-}
-
-/// kube-scheduler's secure port, `serve`'s default.
-const SERVE_PORT: u16 = 10259;
-
-/// Where /metrics and the health endpoints listen; `None` for `--secure-port 0`.
-pub(crate) fn listen_address(
-    args: &SecureServingArgs,
-    default_port: u16,
-) -> Option<std::net::SocketAddr> {
-    let port = args.secure_port.unwrap_or(default_port);
-    (port != 0).then(|| std::net::SocketAddr::new(args.bind_address, port))
-}
-
-/// The serving certificate: the files given, or a fresh self-signed one; none for plain
-/// HTTP or when nothing is served.
-pub(crate) fn serving_tls(
-    args: &SecureServingArgs,
-    default_port: u16,
-) -> Result<Option<topospread_serve::TlsConfig>> {
-    if args.insecure_serving || listen_address(args, default_port).is_none() {
-        return Ok(None);
-    }
-    let tls = match (&args.tls_cert_file, &args.tls_private_key_file) {
-        (Some(cert), Some(key)) => topospread_serve::TlsConfig::from_files(cert, key)?,
-        _ => topospread_serve::TlsConfig::self_signed(&[topospread_serve::host_name()])?,
-    };
-    info!(certificate = tls.origin(), "serving certificate");
-    Ok(Some(tls))
-}
-
-/// How `/metrics` and the health endpoints serve. The reviews go through a client of
-/// their own with kube-scheduler's delegation limits (qps 200, burst 400, set in
-/// `DelegatingAuthenticationOptions.getClient`), so scraping never waits on binds.
-pub(crate) async fn serving(
-    args: &SecureServingArgs,
-    tls: Option<topospread_serve::TlsConfig>,
-    kubeconfig: Option<std::path::PathBuf>,
-    context: Option<String>,
-    command: &'static str,
-) -> Result<topospread_serve::Serving> {
-    if args.insecure_serving {
-        warn!(
-            "--insecure-serving: /metrics and the health endpoints are plain HTTP, open to anyone"
-        );
-    } else if args.skip_delegated_auth {
-        warn!("--skip-delegated-auth: /metrics answers anyone");
-    }
-    let delegation = if args.insecure_serving || args.skip_delegated_auth || tls.is_none() {
-        None
-    } else {
-        let (client, _) = topospread_serve::client(&topospread_serve::ClientOptions {
-            kubeconfig,
-            context,
-            command,
-            limits: topospread_serve::ClientLimits {
-                qps: 200.0,
-                burst: 400,
-            },
-            ..Default::default()
-        })
-        .await?;
-        Some(
-            topospread_serve::Delegation::new(client)
-                .always_allow_paths(args.authorization_always_allow_paths.clone()),
-        )
-    };
-    Ok(topospread_serve::Serving { tls, delegation })
 }
 
 /// The release to behave as: the API server's unless `--kubernetes-version` is given,
@@ -294,26 +223,4 @@ async fn cluster_release(
     let ctx = ctx.clone().with_gates(gates, false);
     let setup = topospread_jobs::config::load(&ctx, Some(&args.config), &Input::default())?;
     Ok((ctx, setup))
-}
-
-pub(crate) async fn wait_for_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = term.recv() => {}
-                    _ = tokio::signal::ctrl_c() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }

@@ -6,7 +6,7 @@ use anyhow::Result;
 use std::process::ExitCode;
 use topospread_jobs::Context;
 
-#[cfg(feature = "live")]
+#[cfg(feature = "ui")]
 pub(crate) fn run(ctx: &Context, args: &UiArgs) -> Result<ExitCode> {
     use anyhow::Context as _;
     use std::sync::Arc;
@@ -39,7 +39,7 @@ pub(crate) fn run(ctx: &Context, args: &UiArgs) -> Result<ExitCode> {
 }
 
 /// Refuses: the web app is served by the `live` build (axum, tokio).
-#[cfg(not(feature = "live"))]
+#[cfg(not(feature = "ui"))]
 pub(crate) fn run(_ctx: &Context, _args: &UiArgs) -> Result<ExitCode> {
     anyhow::bail!(
         "ui: this topospread was built without the `live` feature; install one with it: cargo install --path crates/cli (the default features)"

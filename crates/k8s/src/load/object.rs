@@ -61,11 +61,11 @@ pub enum Object {
     ResourceQuota(Box<ResourceQuota>),
     /// A built-in kind in an apiVersion some supported release does not serve (a
     /// `policy/v1beta1` PodDisruptionBudget, a `resource.k8s.io/v1` ResourceClaim before
-    /// 1.34): not read, refused by itself in such a release (see [`api_serving`]).
+    /// 1.34): not read, refused by itself in such a release (see [`api_serving`](super::api_serving)).
     Unserved(Box<Unserved>),
     /// A `kubescheduler.config.k8s.io/v1` KubeSchedulerConfiguration, untyped here.
     SchedulerConfiguration(Value),
-    /// A v1 Pod bound to a node, read in compact form (see [`Compactor`]): it has no
+    /// A v1 Pod bound to a node, read in compact form (see [`Compactor`](super::Compactor)): it has no
     /// k8s-openapi object, so no [`Object::metadata`].
     CompactPod(Box<CompactPod>),
 }

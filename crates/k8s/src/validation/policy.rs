@@ -99,135 +99,142 @@ fn validate_limit_range(lr: &LimitRange) -> Vec<FieldError> {
             .chain(ratio.keys())
             .collect();
         for k in keys {
-            let (mn, mx) = (parse(&min, k), parse(&max, k));
-            let (df, dr) = (parse(&default, k), parse(&default_request, k));
-            let r = parse(&ratio, k);
-            if let (Some((mt, m)), Some((xt, x))) = (mn, mx)
-                && m > x
-            {
-                errs.push(value(
-                    &at.child("min").key(k),
-                    mt,
-                    format!(
-                        "min value {} is greater than max value {}",
-                        canonical(&mt.0),
-                        canonical(&xt.0)
-                    ),
-                ));
-            }
-            if let (Some((dt, d)), Some((mt, m))) = (dr, mn)
-                && m > d
-            {
-                errs.push(value(
-                    &at.child("defaultRequest").key(k),
-                    dt,
-                    format!(
-                        "min value {} is greater than default request value {}",
-                        canonical(&mt.0),
-                        canonical(&dt.0)
-                    ),
-                ));
-            }
-            if let (Some((dt, d)), Some((xt, x))) = (dr, mx)
-                && d > x
-            {
-                errs.push(value(
-                    &at.child("defaultRequest").key(k),
-                    dt,
-                    format!(
-                        "default request value {} is greater than max value {}",
-                        canonical(&dt.0),
-                        canonical(&xt.0)
-                    ),
-                ));
-            }
-            if let (Some((rt, rq)), Some((dt, d))) = (dr, df)
-                && rq > d
-            {
-                errs.push(value(
-                    &at.child("defaultRequest").key(k),
-                    rt,
-                    format!(
-                        "default request value {} is greater than default limit value {}",
-                        canonical(&rt.0),
-                        canonical(&dt.0)
-                    ),
-                ));
-            }
-            if let (Some((dt, d)), Some((mt, m))) = (df, mn)
-                && m > d
-            {
-                errs.push(value(
-                    &at.child("default").key(k),
-                    mt,
-                    format!(
-                        "min value {} is greater than default value {}",
-                        canonical(&mt.0),
-                        canonical(&dt.0)
-                    ),
-                ));
-            }
-            if let (Some((dt, d)), Some((xt, x))) = (df, mx)
-                && d > x
-            {
-                errs.push(value(
-                    &at.child("default").key(k),
-                    xt,
-                    format!(
-                        "default value {} is greater than max value {}",
-                        canonical(&dt.0),
-                        canonical(&xt.0)
-                    ),
-                ));
-            }
-            if let Some((rt, rq)) = r
-                && rq < Quantity::from_value(1)
-            {
-                errs.push(value(
-                    &at.child("maxLimitRequestRatio").key(k),
-                    rt,
-                    format!("ratio {} is less than 1", canonical(&rt.0)),
-                ));
-            }
-            if let (Some((rt, rq)), Some((_, m)), Some((_, x))) = (r, mn, mx) {
-                #[allow(clippy::cast_precision_loss)] // upstream divides float64s
-                let (limit, ratio) = if m.milli_value() > 0 {
-                    (
-                        x.milli_value() as f64 / m.milli_value() as f64,
-                        rq.milli_value() as f64 / 1000.0,
-                    )
-                } else {
-                    (f64::INFINITY, 0.0)
-                };
-                if ratio > limit {
-                    errs.push(value(
-                        &at.child("maxLimitRequestRatio").key(k),
-                        rt,
-                        format!(
-                            "ratio {} is greater than max/min = {limit:.6}",
-                            canonical(&rt.0)
-                        ),
-                    ));
-                }
-            }
-            if !overcommit_allowed(k)
-                && let (Some((dt, d)), Some((rt, rq))) = (df, dr)
-                && d != rq
-            {
-                errs.push(value(
-                    &at.child("defaultRequest").key(k),
-                    rt,
-                    format!(
-                        "default value {} must equal to defaultRequest value {} in {}",
-                        canonical(&dt.0),
-                        canonical(&rt.0),
-                        item.type_
-                    ),
-                ));
-            }
+            let limits = KeyLimits {
+                min: parse(&min, k),
+                max: parse(&max, k),
+                default: parse(&default, k),
+                default_request: parse(&default_request, k),
+                ratio: parse(&ratio, k),
+            };
+            validate_limit_range_key(&mut errs, &at, k, &item.type_, limits);
         }
     }
     errs
+}
+
+/// The orderings min <= defaultRequest <= default <= max a LimitRange item's quantities
+/// keep, in the API server's order: (the smaller, its name, the larger, its name, the
+/// field reported, whether the smaller's quantity is the value reported), the quantities
+/// indexed as min 0, defaultRequest 1, default 2, max 3.
+const LIMIT_ORDERINGS: [(usize, &str, usize, &str, &str, bool); 6] = [
+    (0, "min value", 3, "max value", "min", true),
+    (
+        0,
+        "min value",
+        1,
+        "default request value",
+        "defaultRequest",
+        false,
+    ),
+    (
+        1,
+        "default request value",
+        3,
+        "max value",
+        "defaultRequest",
+        true,
+    ),
+    (
+        1,
+        "default request value",
+        2,
+        "default limit value",
+        "defaultRequest",
+        true,
+    ),
+    (0, "min value", 2, "default value", "default", true),
+    (2, "default value", 3, "max value", "default", false),
+];
+
+/// One resource's quantities in one LimitRange item, each as written and parsed.
+#[derive(Clone, Copy)]
+struct KeyLimits<'a> {
+    min: Option<(&'a K8sQuantity, Quantity)>,
+    max: Option<(&'a K8sQuantity, Quantity)>,
+    default: Option<(&'a K8sQuantity, Quantity)>,
+    default_request: Option<(&'a K8sQuantity, Quantity)>,
+    ratio: Option<(&'a K8sQuantity, Quantity)>,
+}
+
+/// The API server's checks on resource `k` of the LimitRange item at `at` (of type
+/// `type_`): min <= defaultRequest <= default <= max, maxLimitRequestRatio at least 1 and
+/// within max/min, and default equal to defaultRequest where overcommit is not allowed.
+fn validate_limit_range_key(
+    errs: &mut Vec<FieldError>,
+    at: &FieldPath,
+    k: &str,
+    type_: &str,
+    limits: KeyLimits<'_>,
+) {
+    let KeyLimits {
+        min: mn,
+        max: mx,
+        default: df,
+        default_request: dr,
+        ratio: r,
+    } = limits;
+    let quantities = [mn, dr, df, mx];
+    for &(small, small_name, large, large_name, field, show_small) in &LIMIT_ORDERINGS {
+        let (small, large) = (quantities[small], quantities[large]);
+        if let (Some((st, s)), Some((lt, l))) = (small, large)
+            && s > l
+        {
+            errs.push(value(
+                &at.child(field).key(k),
+                if show_small { st } else { lt },
+                format!(
+                    "{small_name} {} is greater than {large_name} {}",
+                    canonical(&st.0),
+                    canonical(&lt.0)
+                ),
+            ));
+        }
+    }
+    if let Some((rt, rq)) = r
+        && rq < Quantity::from_value(1)
+    {
+        errs.push(value(
+            &at.child("maxLimitRequestRatio").key(k),
+            rt,
+            format!("ratio {} is less than 1", canonical(&rt.0)),
+        ));
+    }
+    if let (Some((rt, rq)), Some((_, m)), Some((_, x))) = (r, mn, mx) {
+        #[allow(clippy::cast_precision_loss)] // upstream divides float64s
+        let (limit, ratio) = if m.milli_value() > 0 {
+            (
+                x.milli_value() as f64 / m.milli_value() as f64,
+                rq.milli_value() as f64 / 1000.0,
+            )
+        } else {
+            (f64::INFINITY, 0.0)
+        };
+        if ratio > limit {
+            errs.push(value(
+                &at.child("maxLimitRequestRatio").key(k),
+                rt,
+                format!(
+                    "ratio {} is greater than max/min = {limit:.6}",
+                    canonical(&rt.0)
+                ),
+            ));
+        }
+    }
+    if !overcommit_allowed(k)
+        && let (Some((dt, d)), Some((rt, rq))) = (df, dr)
+        && d != rq
+    {
+        errs.push(value(
+            &at.child("defaultRequest").key(k),
+            rt,
+            format!(
+                "default value {} must equal to defaultRequest value {} in {}",
+                canonical(&dt.0),
+                canonical(&rt.0),
+                type_
+            ),
+        ));
+    }
 }
 
 fn validate_runtime_class(rc: &RuntimeClass) -> Vec<FieldError> {

@@ -5,19 +5,16 @@
 //! `Retry-After` with exponential backoff (kube's `RetryPolicy::server_retry`, as
 //! client-go's `checkWait`).
 
-use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use axum::http::Request;
-use kube::client::retry::RetryPolicy;
+use http::Request;
 use tokio::time::Instant;
 use topospread::config::ClientConnection;
-use tower::retry::RetryLayer;
-use tower::{BoxError, Layer, Service, ServiceBuilder, ServiceExt as _};
+use tower::{BoxError, Layer, Service};
 
 /// kube-scheduler's `clientConnection.qps` default (`SetDefaults_KubeSchedulerConfiguration`).
 pub const DEFAULT_QPS: f32 = 50.0;
@@ -216,27 +213,6 @@ where
         let response = self.inner.call(req);
         Box::pin(async move { response.await.map_err(Into::into) })
     }
-}
-
-/// A client over `service` (the fake API server's router, in tests) with the stack
-/// [`crate::client_from_config`] gives a real one: requests wait on a token bucket of
-/// `limits`, then 429/503/504 answers are retried after `Retry-After` with backoff.
-pub fn client_over<S>(service: S, limits: ClientLimits, default_namespace: &str) -> kube::Client
-where
-    S: Service<
-            Request<kube::client::Body>,
-            Response = axum::response::Response,
-            Error = Infallible,
-        > + Clone
-        + Send
-        + 'static,
-    S::Future: Send + 'static,
-{
-    let stack = ServiceBuilder::new()
-        .layer(RateLimitLayer::new(TokenBucket::new(limits)))
-        .layer(RetryLayer::new(RetryPolicy::server_retry()))
-        .service(service.map_err(|e: Infallible| -> BoxError { match e {} }));
-    kube::client::ClientBuilder::new(stack, default_namespace).build()
 }
 
 #[cfg(test)]

@@ -57,7 +57,7 @@ impl<K: kube::Resource> kube::Resource for Lean<K> {
 }
 
 /// A watch event of lean objects as one of the objects themselves.
-pub(crate) fn event<K>(event: Event<Lean<K>>) -> Event<K> {
+pub fn event<K>(event: Event<Lean<K>>) -> Event<K> {
     match event {
         Event::Apply(Lean(o)) => Event::Apply(o),
         Event::Delete(Lean(o)) => Event::Delete(o),
