@@ -217,7 +217,7 @@ fn bars_and_heatmap_cut_long_names_in_the_middle_and_keep_captions_whole() {
     let steps = &result["steps"];
     assert_eq!(steps["barCharts"], 1, "{steps}");
     assert_eq!(steps["bars"], 3, "a bar per zone: {steps}");
-    assert_eq!(steps["bands"], 2, "{steps}");
+    assert_eq!(steps["bands"], 1, "{steps}");
     assert_eq!(steps["minLines"], 1, "{steps}");
     assert_eq!(steps["heatCells"], 6, "{steps}");
     assert_eq!(steps["heatGroups"], 3, "{steps}");
