@@ -194,7 +194,8 @@ impl Runtime {
         }
     }
 
-    /// Records `id`'s cycles, so [`Self::explanation`] can show its last one.
+    /// Records `id`'s cycles, so that [`Self::scheduler`]'s explanation shows its last
+    /// one.
     pub fn explain_pod(&mut self, id: PodId) {
         self.sim.scheduler_mut().explain_pod(id);
     }

@@ -4,7 +4,7 @@
 //! can go. A versioned report with a JSON Schema generated from its types.
 //!
 //! Templates are Node manifests, Karpenter NodePools sized by `--instance-type`, or
-//! cluster-autoscaler's Cluster API node groups (see [`autoscalers`]).
+//! cluster-autoscaler's Cluster API node groups (the `autoscalers` module).
 
 mod autoscalers;
 
