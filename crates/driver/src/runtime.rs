@@ -61,8 +61,6 @@ pub struct Runtime {
     setup: SchedulerSetup,
     /// Its tie-breaking seed.
     seed: u64,
-    /// The scheduler's gates (for the hints an explanation carries).
-    features: Features,
     /// `namespace/name` of a pod not created yet whose cycles to record once it is.
     explain_later: Option<(String, String)>,
 }
@@ -77,7 +75,6 @@ impl Runtime {
             sim: Simulation::new(scheduler),
             setup: setup.clone(),
             seed,
-            features: setup.features,
             explain_later: None,
         })
     }
@@ -207,6 +204,6 @@ impl Runtime {
 
     /// The scheduler's gates.
     pub fn features(&self) -> Features {
-        self.features
+        self.setup.features
     }
 }

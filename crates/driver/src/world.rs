@@ -14,7 +14,6 @@ use topospread_k8s::admission::Admission;
 use topospread_k8s::build::{self, Refused};
 use topospread_k8s::load::{Loaded, Object};
 use topospread_k8s::notes::Note;
-use topospread_k8s::validation::Refusal;
 use topospread_k8s::workloads::{
     ExpandOptions, Expansion, Ordinal, Scale, Synced, WorkloadFeatures, expand_with,
 };
@@ -73,21 +72,13 @@ pub struct World {
     /// Pods Priority admission refused (a PriorityClass that does not exist): never in
     /// the snapshot, reported like pending pods.
     pub refused: Vec<Refused>,
-    /// Objects the API server refuses by themselves ([`crate::admit_objects`]), one line
-    /// each.
-    pub refused_objects: Vec<String>,
 }
 
 /// Builds the world from admitted `objects` (compact pods interned in `symbols`):
 /// workloads expanded under `options` (`seed` fixes names, up to `max_pods` pods, with
 /// `scale`'s replica counts), every pod admitted; the pods controllers remove leave the
-/// snapshot before anything is scheduled. `refused_objects` are reported with it.
-pub fn build(
-    objects: &[Loaded],
-    symbols: &Symbols,
-    refused_objects: &[Refusal],
-    options: BuildOptions<'_>,
-) -> Result<World> {
+/// snapshot before anything is scheduled.
+pub fn build(objects: &[Loaded], symbols: &Symbols, options: BuildOptions<'_>) -> Result<World> {
     let expansion = expand_with(
         objects,
         ExpandOptions {
@@ -174,7 +165,6 @@ pub fn build(
         notes,
         errors,
         refused,
-        refused_objects: refused_objects.iter().map(ToString::to_string).collect(),
     })
 }
 

@@ -68,7 +68,7 @@ fn options() -> BuildOptions<'static> {
 }
 
 fn build(objects: &[Loaded]) -> World {
-    world::build(objects, &Symbols::default(), &[], options()).expect("world")
+    world::build(objects, &Symbols::default(), options()).expect("world")
 }
 
 fn setup() -> SchedulerSetup {

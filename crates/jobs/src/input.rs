@@ -388,7 +388,6 @@ pub fn build(ctx: &Context, input: &Input, seed: u64, scale: &[Scale]) -> Result
     Ok(topospread_driver::world::build(
         &input.objects,
         &input.symbols,
-        &input.refused,
         options,
     )?)
 }

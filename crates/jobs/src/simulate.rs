@@ -97,7 +97,7 @@ impl Simulation {
                 .iter()
                 .any(|w| !w.not_created.is_empty())
             || !self.world.refused.is_empty()
-            || !self.world.refused_objects.is_empty()
+            || !self.input.refused.is_empty()
             || !self.world.expansion.errors.is_empty()
             || self
                 .report
@@ -208,7 +208,7 @@ pub fn simulate(
                 message: r.error.to_string(),
             })
             .collect(),
-        refused_objects: world.refused_objects.clone(),
+        refused_objects: input.refused.iter().map(ToString::to_string).collect(),
         drained: drained
             .as_ref()
             .map(|d| whatif::report(d, &runtime, snapshot)),

@@ -195,7 +195,7 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
     };
     // The same driver `topospread simulate` runs: the workloads expanded by their
     // controllers, then scheduled with the StatefulSets syncing and the rollouts after.
-    let world = match world::build(&manifests.objects, &Symbols::default(), &[], options) {
+    let world = match world::build(&manifests.objects, &Symbols::default(), options) {
         Ok(world) => world,
         Err(DriverError::Refused(e)) => return expect_error(&case.expect, e, "scale", &bad),
         Err(e) => return Err(bad("cluster", &e)),
