@@ -27,7 +27,7 @@ use crate::spread::SpreadCounter;
 use crate::version::KubernetesVersion;
 use fit_error::{Diagnosis, fit_error_message};
 use nominator::Nominator;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 /// A configured backoff in whole seconds, or the default.
@@ -113,7 +113,7 @@ pub struct Scheduler {
     /// Why each pod that is still pending failed its last cycle.
     last_failure: HashMap<PodId, String>,
     /// The pod whose cycles are recorded, and the recordings kept.
-    explain: Option<(PodId, explain::Recorded)>,
+    explain: BTreeMap<PodId, explain::Recorded>,
     /// Bindings since the cache last dropped counting groups nobody reads.
     cycles_since_prune: u32,
     /// Failed cycles per class of identical pods, reused while nothing changes.
@@ -232,7 +232,7 @@ impl Scheduler {
             nominator: Nominator::default(),
             queue,
             last_failure: HashMap::new(),
-            explain: None,
+            explain: BTreeMap::new(),
             cycles_since_prune: 0,
             failures: failure_cache::FailureCache::default(),
             kept_screens: kept_screens::KeptScreens::default(),

@@ -577,7 +577,7 @@ fn an_explained_preemptor_keeps_its_failed_cycle() {
     };
     assert_eq!(p.victims, vec![victim]);
     // The failed cycle is the last one until the pod runs again.
-    assert!(sched.preempting_explanation().is_none());
+    assert!(sched.preempting_explanation(high).is_none());
     sched.delete_pod(&mut s, victim, now);
     let attempt = sched.schedule_next(&mut s, now);
     assert!(
@@ -590,7 +590,9 @@ fn an_explained_preemptor_keeps_its_failed_cycle() {
         ),
         "{attempt:?}"
     );
-    let failed = sched.preempting_explanation().expect("the failed cycle");
+    let failed = sched
+        .preempting_explanation(high)
+        .expect("the failed cycle");
     assert!(matches!(
         failed.result,
         ScheduleResult::Unschedulable { .. }
@@ -605,7 +607,7 @@ fn an_explained_preemptor_keeps_its_failed_cycle() {
         }]
     );
     assert_eq!(failed.nominated, None);
-    let last = sched.explanation().expect("the last cycle");
+    let last = sched.explanation(high).expect("the last cycle");
     assert_eq!(last.nominated, Some(NodeId(0)));
     assert!(last.victims.is_empty());
     assert!(matches!(
@@ -616,4 +618,36 @@ fn an_explained_preemptor_keeps_its_failed_cycle() {
             ..
         }
     ));
+}
+
+/// Several pods recorded in one run each keep their own cycles: one that fits and one
+/// that does not, on a one-node cluster.
+#[test]
+fn pods_recorded_in_one_run_keep_their_own_cycles() {
+    let mut s = snapshot(1);
+    let mut sched = scheduler(&mut s);
+    let now = std::time::Duration::ZERO;
+    let first = nominated_pod(&mut s, "first", "4", 1, None);
+    let first = s.add_pod(first).expect("adds");
+    let second = nominated_pod(&mut s, "second", "4", 1, None);
+    let second = s.add_pod(second).expect("adds");
+    let unrecorded = nominated_pod(&mut s, "unrecorded", "1", 1, None);
+    let unrecorded = s.add_pod(unrecorded).expect("adds");
+    for id in [first, second, unrecorded] {
+        sched.enqueue(&s, id, now).expect("queued");
+    }
+    sched.explain_pod(first);
+    sched.explain_pod(second);
+    while sched.schedule_next(&mut s, now).is_some() {}
+    let fit = sched.explanation(first).expect("first's cycle");
+    assert!(
+        matches!(fit.result, ScheduleResult::Scheduled { .. }),
+        "{fit:?}"
+    );
+    let full = sched.explanation(second).expect("second's cycle");
+    assert!(
+        matches!(full.result, ScheduleResult::Unschedulable { .. }),
+        "{full:?}"
+    );
+    assert!(sched.explanation(unrecorded).is_none());
 }
