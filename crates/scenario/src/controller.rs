@@ -11,9 +11,11 @@ use topospread::api::Symbols;
 use topospread::config::SchedulerConfig;
 use topospread::version::FeatureGates;
 use topospread_driver::{
-    BuildOptions, ClusterDriver, DriverError, Provisioning, SchedulerSetup, World, world,
+    Admitted, BuildOptions, ClusterDriver, DriverError, Provisioning, SchedulerSetup, World,
+    admit_objects, world,
 };
 use topospread_k8s::load::{self, parse_manifests};
+use topospread_k8s::validation::ApiServerFeatures;
 use topospread_k8s::workloads::{self, RolloutReport, Scale, WorkloadFeatures};
 
 /// The name expectations give the new ReplicaSet, whose hash the case cannot know.
@@ -29,6 +31,10 @@ struct ControllerCase {
     source: Option<String>,
     /// The dump: a `kind: List` (or one object).
     cluster: Value,
+    /// Manifests applied over the dump, as a later `simulate -f` file is: `kubectl
+    /// apply`'s update (immutable fields refused, an omitted `spec.replicas` kept).
+    #[serde(default)]
+    apply: Option<Value>,
     /// `--scale` values.
     #[serde(default)]
     scale: Vec<String>,
@@ -69,6 +75,15 @@ struct Expect {
     /// The rollout of the case's Deployment.
     #[serde(default)]
     rollout: Option<RolloutExpect>,
+    /// Objects the API server refuses as they are applied (an update of an immutable
+    /// field, an invalid object), by `kind/name`, with its message, exactly; an object
+    /// not listed is admitted.
+    #[serde(default)]
+    objects_refused: Option<BTreeMap<String, String>>,
+    /// Objects a later manifest was applied over, by `kind/name`, with text its note
+    /// contains (`spec.replicas 5 kept`); exact in the objects named.
+    #[serde(default)]
+    applied: Option<BTreeMap<String, String>>,
     /// Pods admission refused (a ResourceQuota exceeded, ...), with the API server's
     /// message, exactly.
     #[serde(default)]
@@ -167,6 +182,12 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
     };
     let text = serde_json::to_string(&case.cluster).map_err(|e| bad("cluster", &e))?;
     let mut manifests = parse_manifests(&text, file)?;
+    if let Some(apply) = &case.apply {
+        let text = serde_json::to_string(apply).map_err(|e| bad("apply", &e))?;
+        manifests
+            .objects
+            .extend(parse_manifests(&text, &format!("{file} (apply)"))?.objects);
+    }
     workloads::name_generated(&mut manifests.objects, 0);
     let mut scale = Vec::new();
     for (i, s) in case.scale.iter().enumerate() {
@@ -181,6 +202,14 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
     if let Some(spec) = &case.feature_gates {
         gates.apply(spec).map_err(|e| bad("featureGates", &e))?;
     }
+    // Admitted as `simulate` admits its files: applied over, then validated on create.
+    let admitted = match admit_objects(
+        &mut manifests.objects,
+        &ApiServerFeatures::from_gates(&gates),
+    ) {
+        Ok(admitted) => admitted,
+        Err(e) => return expect_error(&case.expect, e.to_string(), "cluster", &bad),
+    };
     let workload_features = match &case.now {
         Some(now) => WorkloadFeatures::from_gates(&gates).at(now.0.as_nanosecond()),
         None => WorkloadFeatures::from_gates(&gates),
@@ -216,7 +245,61 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
         .settle(&mut (), case.ready_after)
         .map_err(|e| bad("cluster", &e))?;
     let (world, _) = driver.into_parts();
-    compare(&case.expect, &world, &bad)
+    let mut mismatches = compare_admission(&case.expect, &admitted);
+    match compare(&case.expect, &world, &bad)? {
+        Outcome::Failed(more) => mismatches.extend(more),
+        _ if mismatches.is_empty() => return Ok(Outcome::Passed),
+        _ => {}
+    }
+    Ok(Outcome::Failed(mismatches))
+}
+
+/// `objectsRefused` and `applied` against what admitting the case's objects did.
+fn compare_admission(expect: &Expect, admitted: &Admitted) -> Vec<Mismatch> {
+    let mut mismatches = Vec::new();
+    let refused: BTreeMap<String, String> = admitted
+        .refused
+        .iter()
+        .map(|r| {
+            let name = r.name.as_deref().unwrap_or_default();
+            (
+                format!("{}/{name}", r.kind.to_ascii_lowercase()),
+                r.error.to_string(),
+            )
+        })
+        .collect();
+    let want = expect.objects_refused.clone().unwrap_or_default();
+    if refused != want {
+        mismatches.push(Mismatch::new(
+            "objectsRefused",
+            format!("{want:?}"),
+            format!("{refused:?}"),
+        ));
+    }
+    if let Some(want) = &expect.applied {
+        // A note's subject is `file: kind/name (namespace ns)`.
+        let notes: BTreeMap<String, &str> = admitted
+            .notes
+            .iter()
+            .filter_map(|n| {
+                let object = n.subject.rsplit(": ").next()?;
+                let object = object.split(" (namespace").next()?;
+                Some((object.to_string(), n.message.as_str()))
+            })
+            .collect();
+        let same = notes.len() == want.len()
+            && want
+                .iter()
+                .all(|(k, text)| notes.get(k).is_some_and(|m| m.contains(text.as_str())));
+        if !same {
+            mismatches.push(Mismatch::new(
+                "applied",
+                format!("{want:?}"),
+                format!("{notes:?}"),
+            ));
+        }
+    }
+    mismatches
 }
 
 /// The case's expectations against the cluster the driver left: pods created per owner,
