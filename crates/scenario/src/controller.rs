@@ -316,10 +316,6 @@ fn compare(
         .iter()
         .map(|r| (r.name.clone(), r.error.to_string()))
         .collect();
-    let held = |ns: &str, name: &str, sets: &[workloads::OrderedSet]| {
-        sets.iter().any(|o| o.namespace == ns && o.holds(name))
-    };
-
     // `(new)` in expectations: the ReplicaSet a Deployment rolled out to or was given.
     let new_rs = rollouts
         .first()
@@ -342,68 +338,34 @@ fn compare(
         }
     };
     let mut mismatches = Vec::new();
-    // Owner of every pod created, by the controller reference the pod carries.
-    let mut created: BTreeMap<String, usize> = BTreeMap::new();
-    for p in &expansion.pods {
-        let ns = p.pod.metadata.namespace.as_deref().unwrap_or("default");
-        let name = p.pod.metadata.name.as_deref().unwrap_or_default();
-        if refused.contains_key(name) || held(ns, name, &expansion.ordered) {
-            continue;
-        }
-        let owner = p
-            .pod
-            .metadata
-            .owner_references
-            .iter()
-            .flatten()
-            .find(|o| o.controller == Some(true))
-            .map(|o| o.name.clone())
-            .unwrap_or_default();
-        *created.entry(owner).or_default() += 1;
-    }
-    for r in rollouts {
-        if !r.created.is_empty() {
-            *created.entry(r.new_replica_set.clone()).or_default() += r.created.len();
-        }
-    }
-    if let Some(want) = &expect.created
-        && want
-            .iter()
+    let created = created_per_owner(world, &refused);
+    let want_created = expect.created.as_ref().map(|want| {
+        want.iter()
             .map(|(k, v)| (resolve(k), *v))
             .collect::<BTreeMap<_, _>>()
-            != created
-    {
-        mismatches.push(Mismatch::new(
-            "created",
-            format!("{want:?}"),
-            format!("{created:?}"),
-        ));
-    }
-    if let Some(want) = &expect.refused
-        && *want != refused
-    {
-        mismatches.push(Mismatch::new(
-            "refused",
-            format!("{want:?}"),
-            format!("{refused:?}"),
-        ));
-    }
-    if let Some(want) = &expect.not_created {
+    });
+    check_eq("created", want_created.as_ref(), &created, &mut mismatches);
+    check_eq(
+        "refused",
+        expect.refused.as_ref(),
+        &refused,
+        &mut mismatches,
+    );
+    if expect.not_created.is_some() {
         let got: BTreeMap<String, Vec<String>> = expansion
             .ordered
             .iter()
             .map(|o| (o.name.clone(), o.not_created()))
             .filter(|(_, n)| !n.is_empty())
             .collect();
-        if *want != got {
-            mismatches.push(Mismatch::new(
-                "notCreated",
-                format!("{want:?}"),
-                format!("{got:?}"),
-            ));
-        }
+        check_eq(
+            "notCreated",
+            expect.not_created.as_ref(),
+            &got,
+            &mut mismatches,
+        );
     }
-    if let Some(want) = &expect.claims {
+    if expect.claims.is_some() {
         let mut got: Vec<String> = expansion
             .claims
             .iter()
@@ -417,42 +379,27 @@ fn compare(
             )
             .collect();
         got.sort();
-        if *want != got {
-            mismatches.push(Mismatch::new(
-                "claims",
-                format!("{want:?}"),
-                format!("{got:?}"),
-            ));
-        }
+        check_eq("claims", expect.claims.as_ref(), &got, &mut mismatches);
     }
-    if let Some(want) = &expect.replaced {
+    if expect.replaced.is_some() {
         let got: BTreeMap<String, Vec<String>> = expansion
             .ordered
             .iter()
             .filter_map(|o| Some((o.name.clone(), o.update.as_ref()?.replaced.clone())))
             .filter(|(_, r)| !r.is_empty())
             .collect();
-        if *want != got {
-            mismatches.push(Mismatch::new(
-                "replaced",
-                format!("{want:?}"),
-                format!("{got:?}"),
-            ));
-        }
+        check_eq("replaced", expect.replaced.as_ref(), &got, &mut mismatches);
     }
     let mut removed: Vec<String> = expansion.removed.iter().map(|r| r.pod.clone()).collect();
     for r in rollouts {
         removed.extend(r.deleted.iter().cloned());
     }
-    if let Some(want) = &expect.removed
-        && *want != removed
-    {
-        mismatches.push(Mismatch::new(
-            "removed",
-            format!("{want:?}"),
-            format!("{removed:?}"),
-        ));
-    }
+    check_eq(
+        "removed",
+        expect.removed.as_ref(),
+        &removed,
+        &mut mismatches,
+    );
     for (owner, want) in &expect.nodes {
         let owner = &resolve(owner);
         let mut got: BTreeMap<String, usize> = BTreeMap::new();
@@ -464,13 +411,7 @@ fn compare(
                     .or_default() += 1;
             }
         }
-        if got != *want {
-            mismatches.push(Mismatch::new(
-                format!("nodes.{owner}"),
-                format!("{want:?}"),
-                format!("{got:?}"),
-            ));
-        }
+        check_eq(&format!("nodes.{owner}"), Some(want), &got, &mut mismatches);
     }
     if let Some(want) = &expect.rollout {
         let Some(r) = rollouts.first() else {
@@ -484,6 +425,60 @@ fn compare(
     } else {
         Outcome::Failed(mismatches)
     })
+}
+
+/// A mismatch named `field` when an expectation is given and differs from `got`.
+fn check_eq<T: PartialEq + std::fmt::Debug>(
+    field: &str,
+    want: Option<&T>,
+    got: &T,
+    mismatches: &mut Vec<Mismatch>,
+) {
+    if let Some(want) = want
+        && want != got
+    {
+        mismatches.push(Mismatch::new(
+            field,
+            format!("{want:?}"),
+            format!("{got:?}"),
+        ));
+    }
+}
+
+/// Pods created per owner (by the controller reference each carries), those admission
+/// refused and ordinals never created left out, with each rollout's new pods.
+fn created_per_owner(world: &World, refused: &BTreeMap<String, String>) -> BTreeMap<String, usize> {
+    let expansion = &world.expansion;
+    let held = |ns: &str, name: &str| {
+        expansion
+            .ordered
+            .iter()
+            .any(|o| o.namespace == ns && o.holds(name))
+    };
+    let mut created: BTreeMap<String, usize> = BTreeMap::new();
+    for p in &expansion.pods {
+        let ns = p.pod.metadata.namespace.as_deref().unwrap_or("default");
+        let name = p.pod.metadata.name.as_deref().unwrap_or_default();
+        if refused.contains_key(name) || held(ns, name) {
+            continue;
+        }
+        let owner = p
+            .pod
+            .metadata
+            .owner_references
+            .iter()
+            .flatten()
+            .find(|o| o.controller == Some(true))
+            .map(|o| o.name.clone())
+            .unwrap_or_default();
+        *created.entry(owner).or_default() += 1;
+    }
+    for r in &world.rollouts {
+        if !r.created.is_empty() {
+            *created.entry(r.new_replica_set.clone()).or_default() += r.created.len();
+        }
+    }
+    created
 }
 
 /// An error the case may expect: passed when it does, else the case is broken.
