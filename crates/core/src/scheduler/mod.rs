@@ -18,7 +18,9 @@ pub use schedule_one::{Attempt, EnqueueError, PodOutcome};
 use crate::api::Pod;
 use crate::config::SchedulerConfig;
 use crate::features::{Feature, Features};
-use crate::framework::{ConfigError, CycleState, Profile, QueuedPod, ScoreTable, Status};
+use crate::framework::{
+    ConfigError, CycleState, Point, Profile, QueuedPod, Registry, ScoreTable, Status,
+};
 use crate::queue::{QueueConfig, SchedulingQueue};
 use crate::rng::Rng;
 use crate::snapshot::PodId;
@@ -155,9 +157,21 @@ struct Cycle {
 }
 
 impl Scheduler {
-    /// Builds the scheduler from the first profile of `config` (the default profile when
-    /// it has none). `snapshot` lends its string table to intern the plugins' keys.
+    /// Builds the scheduler from the profiles of `config` (the default profile when it
+    /// has none) with the in-tree plugins. `snapshot` lends its string table to intern
+    /// the plugins' keys.
     pub fn new(
+        config: &SchedulerConfig,
+        features: Features,
+        snapshot: &mut Snapshot,
+    ) -> Result<Self, ConfigError> {
+        Self::with_registry(&Registry::in_tree(), config, features, snapshot)
+    }
+
+    /// [`Scheduler::new`] with the plugins of `registry` (upstream's in-tree registry
+    /// merged with out-of-tree plugins): every profile is built from it.
+    pub fn with_registry(
+        registry: &Registry,
         config: &SchedulerConfig,
         features: Features,
         snapshot: &mut Snapshot,
@@ -185,7 +199,7 @@ impl Scheduler {
         };
         let mut profiles: Vec<Profile> = Vec::with_capacity(configured.len());
         for (i, p) in configured.iter().enumerate() {
-            let profile = Profile::build(p, i, features, snapshot.symbols_mut())?;
+            let profile = Profile::build(registry, p, i, features, snapshot.symbols_mut())?;
             if profiles
                 .iter()
                 .any(|q| q.scheduler_name() == profile.scheduler_name())
@@ -200,7 +214,7 @@ impl Scheduler {
         let post_filters = profiles
             .iter()
             .map(|p| {
-                p.enabled(crate::plugins::registry::Point::PostFilter)
+                p.enabled(Point::PostFilter)
                     .iter()
                     .filter_map(|(n, _)| PostFilter::from_name(n))
                     .collect()

@@ -5,8 +5,8 @@
 
 use super::{Preemption, ScheduleResult, Scheduler, failure_cache};
 use crate::api::Pod;
+use crate::framework::Point;
 use crate::framework::{ActionType, ClusterEvent, EventResource, Status};
-use crate::plugins::registry::Point;
 use crate::plugins::volumebinding;
 use crate::queue::{PendingCounts, SchedulingQueue};
 use crate::snapshot::{CacheError, NodeId, PodId, Snapshot, SnapshotError};

@@ -651,3 +651,106 @@ fn pods_recorded_in_one_run_keep_their_own_cycles() {
     );
     assert!(sched.explanation(unrecorded).is_none());
 }
+
+/// An out-of-tree Filter plugin for the registry test: only the node `n2` fits.
+struct OnlyN2;
+
+impl crate::framework::Plugin for OnlyN2 {
+    fn name(&self) -> &'static str {
+        "OnlyN2"
+    }
+}
+
+impl crate::framework::FilterPlugin for OnlyN2 {
+    fn filter(
+        &self,
+        _: &CycleState,
+        _: &Pod,
+        node: &crate::snapshot::NodeInfo,
+        _: &Snapshot,
+    ) -> Status {
+        if &*node.node.name == "n2" {
+            Status::success()
+        } else {
+            Status::new(crate::framework::Code::Unschedulable, "node(s) are not n2")
+        }
+    }
+}
+
+/// A plugin registered next to the in-tree ones (as `app.WithPlugin` adds one) runs in
+/// the cycle of a profile that enables it; the in-tree registry refuses its name.
+#[test]
+fn a_registered_out_of_tree_plugin_runs_in_the_cycle() {
+    use crate::framework::{BuiltPlugin, Point as P, Registration, Registry};
+    let mut out_of_tree = Registry::empty();
+    out_of_tree
+        .register(
+            Registration::new("OnlyN2", &[P::Filter]).with_factory(|_, _, _| {
+                Ok(BuiltPlugin {
+                    filter: Some(std::sync::Arc::new(OnlyN2)),
+                    ..BuiltPlugin::default()
+                })
+            }),
+        )
+        .unwrap();
+    let mut registry = Registry::in_tree();
+    registry.merge(&out_of_tree).unwrap();
+    assert_eq!(
+        registry.merge(&out_of_tree),
+        Err(crate::framework::RegistryError::AlreadyRegistered(
+            "OnlyN2".into()
+        ))
+    );
+
+    let profile = json!({"plugins": {"multiPoint": {"enabled": [{"name": "OnlyN2"}]}}});
+    let config =
+        SchedulerConfig::from_profile(SchedulerConfig::profile_from_value(&profile).unwrap());
+    let mut s = snapshot(3);
+    let err = Scheduler::new(&config, Features::default(), &mut s)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        err.starts_with(
+            "profiles[0].plugins.multiPoint.enabled[0].name: Invalid value: \"OnlyN2\": no plugin with this name is registered"
+        ),
+        "{err}"
+    );
+
+    let mut sched = Scheduler::with_registry(&registry, &config, Features::default(), &mut s)
+        .expect("the profile builds with OnlyN2 registered");
+    assert_eq!(
+        sched.profiles[0].enabled(P::Filter).last(),
+        Some(&("OnlyN2".to_string(), 0))
+    );
+    let p = pod(
+        &mut s,
+        json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]}}),
+    );
+    match sched.schedule_one(&s, &p) {
+        ScheduleResult::Scheduled {
+            node,
+            feasible_nodes,
+            ..
+        } => {
+            assert_eq!(&*s.node(node).node.name, "n2");
+            assert_eq!(feasible_nodes, 1);
+        }
+        other => panic!("{other:?}"),
+    }
+    // Without n2 no node fits, and the plugin's reason is counted.
+    let mut s = snapshot(2);
+    let mut sched = Scheduler::with_registry(&registry, &config, Features::default(), &mut s)
+        .expect("the profile builds with OnlyN2 registered");
+    let p = pod(
+        &mut s,
+        json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]}}),
+    );
+    match sched.schedule_one(&s, &p) {
+        ScheduleResult::Unschedulable { message, .. } => assert!(
+            message.starts_with("0/2 nodes are available: 2 node(s) are not n2."),
+            "{message}"
+        ),
+        other => panic!("{other:?}"),
+    }
+}
