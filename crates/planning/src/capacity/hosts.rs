@@ -162,6 +162,12 @@ impl Hosts {
         d
     }
 
+    /// Whether a pending pod could preempt a bound one (evictions free room and lower
+    /// spread counts, so no bound from room or counts holds).
+    pub(crate) fn preemption(&self) -> bool {
+        self.preemption
+    }
+
     /// Pods whose cheapest template is slot `s`'s and that `s` can host.
     pub(crate) fn capacity(&self, s: usize) -> u32 {
         self.pods_for(s, true)

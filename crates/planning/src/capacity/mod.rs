@@ -16,6 +16,7 @@
 //! 5. when the space is small, an exhaustive search in increasing total, then price,
 //!    which makes the answer the exact minimum.
 
+mod exact;
 mod greedy;
 mod hosts;
 mod idle;
