@@ -374,6 +374,15 @@ fn groups(req: &CapacityRequest<'_>, slots: &[Slot], hosts: &Hosts) -> Vec<Group
     }
     let mut symbols = snapshot.symbols().clone();
     let hostname = symbols.intern(HOSTNAME_KEY);
+    // Each node its own hostname domain, as the bound counts them: every cluster node's
+    // hostname is its name (added nodes' names differ from them), else no hostname
+    // group is bound.
+    let own_hostnames = snapshot.nodes().iter().all(|n| {
+        n.node
+            .labels
+            .get(hostname)
+            .is_none_or(|v| symbols.resolve(v) == &*n.node.name)
+    });
     let zone = symbols.intern(ZONE_KEY);
     let comparison = req
         .features
@@ -409,7 +418,7 @@ fn groups(req: &CapacityRequest<'_>, slots: &[Slot], hosts: &Hosts) -> Vec<Group
         for c in pod.spread_constraints.iter() {
             if c.when_unsatisfiable != WhenUnsatisfiable::DoNotSchedule
                 || !c.match_label_keys.is_empty()
-                || (c.topology_key != hostname && c.topology_key != zone)
+                || !((c.topology_key == hostname && own_hostnames) || c.topology_key == zone)
                 || !c.selector.matches(&pod.labels, &symbols)
             {
                 continue;

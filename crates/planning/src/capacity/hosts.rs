@@ -54,9 +54,11 @@ impl Hosts {
         let mut unhostable = Vec::with_capacity(pending.len());
         let mut assigned = Vec::with_capacity(pending.len());
         let mut requests = Vec::with_capacity(pending.len());
+        // A pending pod may preempt a pod of lower priority, bound now or bound by the
+        // run before it (pending pods of mixed priorities).
         let min_bound_priority = snapshot
             .pods()
-            .filter(|(id, _)| snapshot.pod_node(*id).is_some())
+            .filter(|(id, p)| snapshot.pod_node(*id).is_some() || !p.terminating)
             .map(|(_, p)| p.priority)
             .min();
         let mut preemption = false;
