@@ -319,8 +319,9 @@ fn idle_nodes_are_found_by_simulation() {
 
 // --- The exhaustive oracle: every vector in increasing total, then price. ---
 
-/// A template of a case: name, cpu, zone label, price, max-count.
-type CaseTemplate = (String, u32, Option<String>, u32, Option<u32>);
+/// A template of a case: name, cpu, zone label, price, max-count, tainted
+/// (`dedicated=api:NoSchedule`, which only the api replicas tolerate).
+type CaseTemplate = (String, u32, Option<String>, u32, Option<u32>, bool);
 
 struct Case {
     nodes: Vec<core::Node>,
@@ -373,19 +374,42 @@ impl std::fmt::Debug for Case {
     }
 }
 
+/// The taint of tainted templates in generated cases.
+fn dedicated_taint() -> core::Taint {
+    core::Taint {
+        key: "dedicated".into(),
+        value: Some("api".into()),
+        effect: "NoSchedule".into(),
+        ..core::Taint::default()
+    }
+}
+
 fn build(case: &Case) -> (Snapshot, Vec<NodeTemplate>) {
     let mut s = snapshot(&case.nodes, &case.pods);
     let templates = case
         .templates
         .iter()
-        .map(|(name, cpu, zone, price, max)| {
+        .map(|(name, cpu, zone, price, max, tainted)| {
             let price = price.to_string();
             let max = max.map(|m| m.to_string());
             let mut ann = vec![(ANNOTATION_PRICE, price.as_str())];
             if let Some(m) = &max {
                 ann.push((ANNOTATION_MAX_COUNT, m.as_str()));
             }
-            template(&mut s, name, &cpu.to_string(), zone.as_deref(), &ann).expect("template")
+            let mut t =
+                template(&mut s, name, &cpu.to_string(), zone.as_deref(), &ann).expect("template");
+            if *tainted {
+                let mut n = core::Node::default();
+                n.metadata.name = Some(name.clone());
+                n.spec = Some(core::NodeSpec {
+                    taints: Some(vec![dedicated_taint()]),
+                    ..core::NodeSpec::default()
+                });
+                let converted =
+                    topospread::convert::node(&n, s.symbols_mut()).expect("node converts");
+                t.node.taints = converted.taints;
+            }
+            t
         })
         .collect();
     (s, templates)
@@ -448,7 +472,8 @@ fn enumerate(
 }
 
 /// A workload's shape in a generated case: zone constraint (0: maxSkew 1, 1: maxSkew
-/// 2, else none) and hostname constraint (0: none, else its maxSkew).
+/// 2, 3: maxSkew 1 and minDomains 3, else none) and hostname constraint (0: none, else
+/// its maxSkew).
 type Shape = (u32, u32);
 
 /// Clusters of `nodes` nodes in one to three zones, `pods` pending replicas of two
@@ -464,17 +489,23 @@ fn arb_case(
     (
         zones,
         prop::collection::vec((0usize..3, 1u32..4, 0u32..2), nodes),
-        prop::collection::vec((0u32..3, 0u32..3), 2),
+        prop::collection::vec((0u32..4, 0u32..3), 2),
         prop::collection::vec(
             (
                 0usize..2,
                 1u32..5,
-                prop::option::weighted(0.15, (0u32..3, 0u32..3)),
+                prop::option::weighted(0.15, (0u32..4, 0u32..3)),
             ),
             pods,
         ),
         prop::collection::vec(
-            (2u32..6, 0usize..4, 1u32..4, prop::option::of(1u32..6)),
+            (
+                2u32..6,
+                0usize..4,
+                1u32..4,
+                prop::option::of(1u32..6),
+                prop::bool::weighted(0.2),
+            ),
             1..4,
         ),
     )
@@ -503,18 +534,35 @@ fn arb_case(
                 let cpu = format!("{}m", halves * 500);
                 let mut b = replica(name, i, &cpu, None);
                 b = match kind {
-                    0 => b.spread(1, ZONE, "DoNotSchedule", &[("app", name)]),
+                    0 | 3 => b.spread(1, ZONE, "DoNotSchedule", &[("app", name)]),
                     1 => b.spread(2, ZONE, "DoNotSchedule", &[("app", name)]),
                     _ => b,
                 };
                 if host > 0 {
                     b = b.spread(host as i32, HOST, "DoNotSchedule", &[("app", name)]);
                 }
-                core_pods.push(b.build());
+                let mut pod = b.build();
+                if let Some(spec) = pod.spec.as_mut() {
+                    if *app == 1 {
+                        spec.tolerations = Some(vec![core::Toleration {
+                            key: Some("dedicated".into()),
+                            operator: Some("Equal".into()),
+                            value: Some("api".into()),
+                            effect: Some("NoSchedule".into()),
+                            ..core::Toleration::default()
+                        }]);
+                    }
+                    if kind == 3
+                        && let Some(c) = spec.topology_spread_constraints.as_mut()
+                    {
+                        c[0].min_domains = Some(3);
+                    }
+                }
+                core_pods.push(pod);
             }
             let mut templates_out = Vec::new();
             let mut slots = 0;
-            for (i, (cpu, zone_pick, price, max)) in templates.iter().enumerate() {
+            for (i, (cpu, zone_pick, price, max, tainted)) in templates.iter().enumerate() {
                 let zone = match zone_pick {
                     0 | 1 => None,
                     z => Some(zones[(z - 2) % zones.len()].to_string()),
@@ -524,7 +572,7 @@ fn arb_case(
                     continue;
                 }
                 slots += n;
-                templates_out.push((format!("t{i}"), *cpu, zone, *price, *max));
+                templates_out.push((format!("t{i}"), *cpu, zone, *price, *max, *tainted));
             }
             Case {
                 nodes: core_nodes,
