@@ -119,6 +119,13 @@ struct Group {
     slot_zone: Vec<Option<usize>>,
     /// For a zone group: a hostname group holding all its pods, which caps each node.
     per_node: Option<usize>,
+    /// `minDomains` as the scheduler applies it (1 when unset or its gate is off): with
+    /// fewer eligible domains the global minimum is 0.
+    min_domains: i64,
+    /// Cluster nodes with the key: hostname domains there are at most these (and the
+    /// added nodes); per zone (zone key), whether a cluster node is in it.
+    keyed_nodes: i64,
+    zone_present: Vec<bool>,
 }
 
 /// The bounds, prepared once per plan.
@@ -301,13 +308,25 @@ impl Bounds {
             counted[z] = true;
             cap[z] = cap[z].saturating_add(i64::from(*n).saturating_mul(cap_node(None, holds)));
         }
-        let Some(m) = (0..zones)
+        let Some(mut m) = (0..zones)
             .filter(|&z| counted[z])
             .map(|z| group.zone_upper[z].saturating_add(cap[z]))
             .min()
         else {
             return 0;
         };
+        // Fewer zones than minDomains, however many are eligible: the minimum is 0.
+        let mut domains = group.zone_present.clone();
+        for (s, n) in v.iter().enumerate() {
+            if let Some(z) = group.slot_zone[s]
+                && *n > 0
+            {
+                domains[z] = true;
+            }
+        }
+        if (domains.iter().filter(|d| **d).count() as i64) < group.min_domains {
+            m = 0;
+        }
         let placed: i64 = (0..zones)
             .map(|z| cap[z].min(m + skew - lower[z]).max(0))
             .fold(0i64, i64::saturating_add);
@@ -331,9 +350,14 @@ fn hostname_places(group: &Group, v: &[u32]) -> (Option<i64>, i64) {
             min = Some(min.map_or(holds, |m| m.min(holds)));
         }
     }
-    let Some(m) = min else {
+    let Some(mut m) = min else {
         return (None, 0);
     };
+    // Fewer domains than minDomains, however many are eligible: the minimum is 0.
+    let added: i64 = v.iter().map(|n| i64::from(*n)).sum();
+    if group.keyed_nodes.saturating_add(added) < group.min_domains {
+        m = 0;
+    }
     let mut placed = 0i64;
     for &(_, _, count, holds) in &group.nodes {
         placed += holds.min(m + skew - count).max(0);
@@ -462,6 +486,11 @@ fn groups(req: &CapacityRequest<'_>, slots: &[Slot], hosts: &Hosts) -> Vec<Group
             continue;
         };
         let on_host = spec.topology_key == hostname;
+        let min_domains = if req.features.enabled(Feature::MinDomainsInPodTopologySpread) {
+            i64::from(spec.min_domains.unwrap_or(1))
+        } else {
+            1
+        };
         let matching = |node: &topospread::snapshot::NodeInfo| -> i64 {
             node.pods()
                 .iter()
@@ -481,11 +510,17 @@ fn groups(req: &CapacityRequest<'_>, slots: &[Slot], hosts: &Hosts) -> Vec<Group
         let mut nodes = Vec::new();
         let mut counts = Vec::with_capacity(snapshot.nodes().len());
         let mut zone_upper = vec![0i64; zones.len()];
+        let mut zone_present = vec![false; zones.len()];
+        let mut keyed_nodes = 0i64;
         for (index, node) in snapshot.nodes().iter().enumerate() {
             let count = matching(node);
             let z = zone_of_label(&node.node.labels);
             if let Some(z) = z {
                 zone_upper[z] += count;
+                zone_present[z] = true;
+            }
+            if node.node.labels.has(spec.topology_key) {
+                keyed_nodes += 1;
             }
             let surely = node.node.labels.has(spec.topology_key)
                 && rep
@@ -536,6 +571,9 @@ fn groups(req: &CapacityRequest<'_>, slots: &[Slot], hosts: &Hosts) -> Vec<Group
             slots: group_slots,
             slot_zone,
             per_node: None,
+            min_domains,
+            keyed_nodes,
+            zone_present,
         });
     }
     // A zone group whose pods all answer to one hostname group is capped per node by it.
