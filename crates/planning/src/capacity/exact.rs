@@ -17,11 +17,11 @@
 //!   nothing can be preempted), so the minimum only grows: every domain that received
 //!   a pod ends with at most the final minimum plus maxSkew. The final minimum is at
 //!   most the final count of any domain surely counted, which is at most its count now
-//!   plus the pods it can still take. The rule binds a group of pods only when every
-//!   unbound pod its selector matches carries the same constraint (nothing else raises
-//!   the counts unchecked), the group shares one node affinity and one set of
-//!   tolerations (so "surely counted" is one set of nodes), and the profiles run the
-//!   default plugins.
+//!   plus the pods it can still take (the group's, and any other unbound pod its
+//!   selector matches, which binds without this check). A group shares one node
+//!   affinity and one set of tolerations (so "surely counted" is one set of nodes) and
+//!   the profiles run the default plugins; `minDomains` beyond the domains there can be
+//!   makes the minimum 0.
 //!
 //! None of this assumes that more nodes help: a vector is skipped only when its own
 //! bound shows pods must stay Pending.
@@ -126,6 +126,21 @@ struct Group {
     /// added nodes); per zone (zone key), whether a cluster node is in it.
     keyed_nodes: i64,
     zone_present: Vec<bool>,
+    /// Other unbound pods the selector matches (they bind without the constraint's
+    /// check): how many of them and the group a node can take, which bounds the final
+    /// minimum instead.
+    wild: Option<Reach>,
+}
+
+/// How many matching pods, of the group or not, each node can take.
+#[derive(Debug)]
+struct Reach {
+    /// Per cluster node.
+    nodes: Vec<i64>,
+    /// Per zone, over its cluster nodes.
+    zones: Vec<i64>,
+    /// Per slot, one added node.
+    slots: Vec<i64>,
 }
 
 /// The bounds, prepared once per plan.
@@ -308,9 +323,24 @@ impl Bounds {
             counted[z] = true;
             cap[z] = cap[z].saturating_add(i64::from(*n).saturating_mul(cap_node(None, holds)));
         }
+        // What each zone can end with: the group's pods alone, or with the others the
+        // selector matches, anywhere in the zone.
+        let reach: Vec<i64> = match &group.wild {
+            None => cap.clone(),
+            Some(r) => {
+                let mut reach = r.zones.clone();
+                for (s, n) in v.iter().enumerate() {
+                    if let Some(z) = group.slot_zone[s] {
+                        reach[z] =
+                            reach[z].saturating_add(i64::from(*n).saturating_mul(r.slots[s]));
+                    }
+                }
+                reach
+            }
+        };
         let Some(mut m) = (0..zones)
             .filter(|&z| counted[z])
-            .map(|z| group.zone_upper[z].saturating_add(cap[z]))
+            .map(|z| group.zone_upper[z].saturating_add(reach[z]))
             .min()
         else {
             return 0;
@@ -341,13 +371,15 @@ fn hostname_places(group: &Group, v: &[u32]) -> (Option<i64>, i64) {
     // The final minimum is at most any counted node's count now plus what it can take;
     // each node that takes a pod ends at most at that minimum plus maxSkew.
     let mut min: Option<i64> = None;
-    for &(_, _, count, holds) in &group.nodes {
-        min = Some(min.map_or(count + holds, |m| m.min(count + holds)));
+    for &(index, _, count, holds) in &group.nodes {
+        let reach = group.wild.as_ref().map_or(holds, |r| r.nodes[index]);
+        min = Some(min.map_or(count + reach, |m| m.min(count + reach)));
     }
     for (s, n) in v.iter().enumerate() {
         let (counted, holds) = group.slots[s];
+        let reach = group.wild.as_ref().map_or(holds, |r| r.slots[s]);
         if *n > 0 && counted {
-            min = Some(min.map_or(holds, |m| m.min(holds)));
+            min = Some(min.map_or(reach, |m| m.min(reach)));
         }
     }
     let Some(mut m) = min else {
@@ -468,19 +500,23 @@ fn groups(req: &CapacityRequest<'_>, slots: &[Slot], hosts: &Hosts) -> Vec<Group
             continue;
         };
         let selector: &Selector = &spec.selector;
-        // Every unbound pod the selector matches must carry the constraint.
-        let unchecked = hosts.pods.iter().enumerate().any(|(i, &id)| {
-            snapshot.pod(id).is_some_and(|p| {
-                p.namespace == ns
-                    && !p.terminating
-                    && p.scheduling_gates.is_empty()
-                    && selector.matches(&p.labels, &symbols)
-                    && !members.contains(&i)
-            })
-        });
-        if unchecked || spec.max_skew < 1 {
+        if spec.max_skew < 1 {
             continue;
         }
+        // The unbound pods the selector matches that may bind without this check.
+        let others: Vec<usize> = (0..hosts.pods.len())
+            .filter(|i| {
+                !members.contains(i)
+                    && snapshot.pod(hosts.pods[*i]).is_some_and(|p| {
+                        p.namespace == ns
+                            && !p.terminating
+                            && p.scheduling_gates.is_empty()
+                            && selector.matches(&p.labels, &symbols)
+                    })
+            })
+            .collect();
+        let reaching: Vec<usize> = members.iter().chain(&others).copied().collect();
+        let least_reaching = Least::of(reaching.iter().map(|&i| &hosts.requests[i]));
         let least = Least::of(members.iter().map(|&i| &hosts.requests[i]));
         let Some(least) = least else {
             continue;
@@ -560,7 +596,45 @@ fn groups(req: &CapacityRequest<'_>, slots: &[Slot], hosts: &Hosts) -> Vec<Group
                 (counted, holds)
             })
             .collect();
-        let slot_zone = labels.iter().map(zone_of_label).collect();
+        let slot_zone: Vec<Option<usize>> = labels.iter().map(zone_of_label).collect();
+        let wild = match (&least_reaching, others.is_empty()) {
+            (Some(l), false) => {
+                let count = reaching.len() as i64;
+                let nodes: Vec<i64> = snapshot
+                    .nodes()
+                    .iter()
+                    .map(|node| {
+                        let (room, free) = room(node);
+                        l.holds(&room, free).min(count)
+                    })
+                    .collect();
+                let mut per_zone = vec![0i64; zones.len()];
+                for (node, reach) in snapshot.nodes().iter().zip(&nodes) {
+                    if let Some(z) = zone_of_label(&node.node.labels) {
+                        per_zone[z] = per_zone[z].saturating_add(*reach);
+                    }
+                }
+                let per_slot = (0..slots.len())
+                    .map(|s| {
+                        let mine: Vec<usize> = reaching
+                            .iter()
+                            .copied()
+                            .filter(|&i| hosts.hosts(i, s))
+                            .collect();
+                        let a = &req.templates[slots[s].template].node.allocatable;
+                        Least::of(mine.iter().map(|&i| &hosts.requests[i])).map_or(0, |l| {
+                            l.holds(a, a.allowed_pod_number).min(mine.len() as i64)
+                        })
+                    })
+                    .collect();
+                Some(Reach {
+                    nodes,
+                    zones: per_zone,
+                    slots: per_slot,
+                })
+            }
+            _ => None,
+        };
         out.push(Group {
             hostname: on_host,
             max_skew: i64::from(spec.max_skew),
@@ -574,6 +648,7 @@ fn groups(req: &CapacityRequest<'_>, slots: &[Slot], hosts: &Hosts) -> Vec<Group
             min_domains,
             keyed_nodes,
             zone_present,
+            wild,
         });
     }
     // A zone group whose pods all answer to one hostname group is capped per node by it.

@@ -129,7 +129,7 @@ const EXHAUSTIVE_MAX_OBJECTS: usize = 1_500;
 /// ... and stops after simulations whose sizes sum to this.
 const EXHAUSTIVE_MAX_WORK: usize = 3_000_000;
 /// ... or after checking this many vectors against the bounds.
-const EXHAUSTIVE_MAX_VECTORS: usize = 4_000_000;
+const EXHAUSTIVE_MAX_VECTORS: usize = 1_000_000;
 
 fn total(v: &[u32]) -> u32 {
     v.iter().sum()
