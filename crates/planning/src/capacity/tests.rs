@@ -339,9 +339,10 @@ impl std::fmt::Debug for Case {
                 .as_ref()
                 .and_then(|s| s.allocatable.as_ref())
                 .and_then(|a| a.get("cpu"));
+            let tainted = n.spec.as_ref().is_some_and(|s| s.taints.is_some());
             writeln!(
                 f,
-                "node {:?} zone={:?} cpu={:?}",
+                "node {:?} zone={:?} cpu={:?} tainted={tainted}",
                 n.metadata.name,
                 labels.get(ZONE),
                 cpu.map(|q| &q.0)
@@ -359,12 +360,18 @@ impl std::fmt::Debug for Case {
                 .topology_spread_constraints
                 .unwrap_or_default()
                 .iter()
-                .map(|c| format!("{}:{}", c.topology_key, c.max_skew))
+                .map(|c| {
+                    format!(
+                        "{}:{} minDomains={:?} taints={:?}",
+                        c.topology_key, c.max_skew, c.min_domains, c.node_taints_policy
+                    )
+                })
                 .collect();
+            let tolerates = spec.tolerations.is_some();
             writeln!(
                 f,
-                "pod {:?} cpu={cpu:?} node={:?} spread={c:?}",
-                p.metadata.name, spec.node_name
+                "pod {:?} cpu={cpu:?} node={:?} selector={:?} tolerates={tolerates} spread={c:?}",
+                p.metadata.name, spec.node_name, spec.node_selector
             )?;
         }
         for t in &self.templates {
@@ -476,10 +483,11 @@ fn enumerate(
 /// its maxSkew).
 type Shape = (u32, u32);
 
-/// Clusters of `nodes` nodes in one to three zones, `pods` pending replicas of two
-/// workloads (each replica mostly with its workload's constraints, now and then
-/// without or with others), and templates (zone-free, or pinned to one zone) over at
-/// most `max_slots` slots. `crowded`: the cluster's nodes full and every replica of
+/// Clusters of `nodes` nodes in one to three zones (some tainted), `pods` pending
+/// replicas of two workloads (each replica mostly with its workload's constraints, now
+/// and then without or with others; a workload may honour taints in its constraints,
+/// or select zone a), and templates (zone-free, or pinned to one zone) over at most
+/// `max_slots` slots. `crowded`: the cluster's nodes full and every replica of
 /// one workload (api), with its constraints and a hostname constraint of maxSkew 1, so
 /// answers near one node per replica, three zones and every template in all of them
 /// (up to nine slots).
@@ -496,8 +504,12 @@ fn arb_case(
     };
     (
         zones,
-        prop::collection::vec((0usize..3, 1u32..4, 0u32..2), nodes),
+        prop::collection::vec(
+            (0usize..3, 1u32..4, 0u32..2, prop::bool::weighted(0.15)),
+            nodes,
+        ),
         prop::collection::vec((0u32..4, 0u32..3), 2),
+        prop::collection::vec((prop::bool::weighted(0.25), prop::bool::weighted(0.15)), 2),
         prop::collection::vec(
             (
                 0usize..2,
@@ -517,20 +529,28 @@ fn arb_case(
             1..4,
         ),
     )
-        .prop_map(move |(zones, nodes, shapes, pods, templates)| {
-            let nodes: Vec<(String, String, u32, u32)> = nodes
+        .prop_map(move |(zones, nodes, shapes, extras, pods, templates)| {
+            let nodes: Vec<(String, String, u32, u32, bool)> = nodes
                 .iter()
                 .enumerate()
-                .map(|(i, (z, cpu, free))| {
+                .map(|(i, (z, cpu, free, tainted))| {
                     let z = zones[z % zones.len()].to_string();
                     let free = if crowded { 0 } else { *free };
-                    (format!("n{i}"), z, *cpu, cpu.saturating_sub(free))
+                    let tainted = *tainted && !crowded;
+                    (format!("n{i}"), z, *cpu, cpu.saturating_sub(free), tainted)
                 })
                 .collect();
             let mut core_nodes = Vec::new();
             let mut core_pods = Vec::new();
-            for (name, z, cpu, used) in &nodes {
-                core_nodes.push(node(name, Some(z), &cpu.to_string()));
+            for (name, z, cpu, used, tainted) in &nodes {
+                let mut n = node(name, Some(z), &cpu.to_string());
+                if *tainted {
+                    n.spec = Some(core::NodeSpec {
+                        taints: Some(vec![dedicated_taint()]),
+                        ..core::NodeSpec::default()
+                    });
+                }
+                core_nodes.push(n);
                 if *used > 0 {
                     core_pods.push(
                         replica(&format!("fill-{name}"), 0, &used.to_string(), Some(name)).build(),
@@ -556,7 +576,20 @@ fn arb_case(
                     b = b.spread(host as i32, HOST, "DoNotSchedule", &[("app", name)]);
                 }
                 let mut pod = b.build();
+                let (honor, pin) = if crowded {
+                    (false, false)
+                } else {
+                    extras[*app]
+                };
                 if let Some(spec) = pod.spec.as_mut() {
+                    if honor && let Some(cs) = spec.topology_spread_constraints.as_mut() {
+                        for c in cs {
+                            c.node_taints_policy = Some("Honor".into());
+                        }
+                    }
+                    if pin {
+                        spec.node_selector = Some([(ZONE.to_string(), "a".to_string())].into());
+                    }
                     if *app == 1 {
                         spec.tolerations = Some(vec![core::Toleration {
                             key: Some("dedicated".into()),
