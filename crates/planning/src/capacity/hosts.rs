@@ -133,6 +133,40 @@ impl Hosts {
             .map(|((p, _), _)| *p)
     }
 
+    /// Of [`Self::unhostable`], the pods that stay Pending in every run: gated, or
+    /// fitting no cluster node's free room (room only shrinks while a run binds pods,
+    /// when none can be preempted). The others may bind to a cluster node once added
+    /// nodes draw other pods away.
+    pub(crate) fn surely_unplaceable(&self, req: &CapacityRequest<'_>) -> usize {
+        let snapshot = req.snapshot;
+        self.pods
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.unhostable[*i].is_some() && self.base_pending[*i])
+            .filter(|(i, id)| {
+                let Some(pod) = snapshot.pod(**id) else {
+                    return true;
+                };
+                if !pod.scheduling_gates.is_empty() {
+                    return true;
+                }
+                if self.preemption {
+                    return false;
+                }
+                let r = &self.requests[*i];
+                !snapshot.nodes().iter().any(|n| {
+                    let mut room = n.node.allocatable.clone();
+                    room.sub(n.requested());
+                    n.node.allocatable.allowed_pod_number > n.pods().len() as i64
+                        && r.milli_cpu <= room.milli_cpu
+                        && r.memory <= room.memory
+                        && r.ephemeral_storage <= room.ephemeral_storage
+                        && r.scalars().all(|(name, v)| v <= room.scalar(name))
+                })
+            })
+            .count()
+    }
+
     /// Why `id` can go to no slot, if it cannot.
     pub(crate) fn why_unhostable(&self, id: PodId) -> Option<&str> {
         let i = self.pods.iter().position(|p| *p == id)?;

@@ -45,7 +45,7 @@ pub fn plan(req: &CapacityRequest<'_>) -> Result<CapacityPlan, CapacityError> {
         .max(hosts.per_node_lower_bound(req));
     search.proved = lower;
     let mut exact = false;
-    let lower_bound;
+    let mut lower_bound;
     let grown = if base.pending.len() <= search.allowed {
         Some((zeros.clone(), base))
     } else {
@@ -68,6 +68,31 @@ pub fn plan(req: &CapacityRequest<'_>) -> Result<CapacityPlan, CapacityError> {
                 lower_bound = total(&best_v);
             } else {
                 lower_bound = search.proved.max(lower);
+            }
+            // Pods no template hosts may bind to the cluster's nodes once added nodes
+            // draw other pods away: the fewest nodes that place those too come first.
+            let sure = hosts.surely_unplaceable(req);
+            if best.pending.len() > sure && search.allowed > sure {
+                let (allowed, proved) = (search.allowed, search.proved);
+                search.allowed = sure;
+                search.failures.clear();
+                let pool = total(&search.pool_vector()).max(top);
+                match search.exhaustive(lower, pool, None)? {
+                    Some(Some((v, t))) => {
+                        (best_v, best) = (v, t);
+                        exact = true;
+                        lower_bound = total(&best_v);
+                    }
+                    // No vector up to the pool places them: the answer stands.
+                    Some(None) => {}
+                    None => {
+                        exact = false;
+                        lower_bound = lower;
+                    }
+                }
+                search.allowed = allowed;
+                search.proved = proved;
+                search.failures.clear();
             }
             (best_v, best)
         }

@@ -948,3 +948,40 @@ fn a_node_pool_of_two_instance_types_matches_the_oracle() {
     let (s, large, xlarge) = node_pool_case();
     assert_eq!(oracle(&s, &[large, xlarge], 12), Some((12, 1_632_000)));
 }
+
+/// A pod no template hosts (web-2 does not tolerate the only template's taint) binds to
+/// a cluster node once an added node draws another pod (api-1) away: the plan places it
+/// too, at the oracle's minimum, rather than leaving it Pending with fewer nodes.
+#[test]
+fn a_pod_no_template_hosts_binds_where_added_nodes_make_room() {
+    let nodes = vec![node("n0", Some("b"), "1"), node("n1", Some("a"), "1")];
+    let spread = |b: PodBuilder| b.spread(1, ZONE, "DoNotSchedule", &[("app", "web")]);
+    let mut api = replica("api", 1, "500m", None)
+        .spread(1, ZONE, "DoNotSchedule", &[("app", "api")])
+        .build();
+    if let Some(spec) = api.spec.as_mut() {
+        spec.tolerations = Some(vec![core::Toleration {
+            key: Some("dedicated".into()),
+            operator: Some("Equal".into()),
+            value: Some("api".into()),
+            effect: Some("NoSchedule".into()),
+            ..core::Toleration::default()
+        }]);
+    }
+    let pods = vec![
+        spread(replica("web", 0, "500m", None)).build(),
+        api,
+        spread(replica("web", 2, "1000m", None)).build(),
+    ];
+    let case = Case {
+        nodes,
+        pods,
+        templates: vec![("t0".into(), 2, None, 1, None, true)],
+    };
+    let (s, templates) = build(&case);
+    let p = plan_for(&s, templates.clone());
+    let minimum = oracle(&s, &templates, 4).expect("some vector places every pod");
+    assert!(p.pending_after.is_empty(), "{:?}", p.unplaceable);
+    assert_eq!((p.total_nodes(), p.price_micros), minimum);
+    assert!(p.exact);
+}
