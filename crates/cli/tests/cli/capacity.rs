@@ -226,8 +226,8 @@ fn the_plan_as_html_draws_nodes_per_zone_and_the_spread() {
 
 /// A Karpenter NodePool (karpenter.sh/v1) sized by `--instance-type`: its requirements
 /// give the zones and the instance types, its template labels, its EC2NodeClass's
-/// `kubelet.maxPods` caps the pods per node; the cheaper type is planned, labelled as
-/// Karpenter labels its nodes, and every pod is placed.
+/// `kubelet.maxPods` caps the pods per node; the plan is the proven minimum over both
+/// types, labelled as Karpenter labels its nodes, and every pod is placed.
 #[test]
 fn a_karpenter_node_pool_is_read_with_its_instance_types() {
     let cluster = fixture("capacity/autoscaler-4129.yaml");
@@ -264,16 +264,27 @@ fn a_karpenter_node_pool_is_read_with_its_instance_types() {
         &serde_json::json!(["us-east-1a", "us-east-1b", "us-east-1c"])
     );
     assert_eq!(v["pending_after"], 0);
-    // Two instance types over three zones: too many vectors for the exhaustive search,
-    // so the heuristic's answer with its bound (15 is the minimum, as with one type).
-    let nodes = v["nodes"].as_u64().expect("nodes");
-    assert!(
-        nodes >= 15 && v["lower_bound"].as_u64().expect("bound") <= 15,
-        "{v}"
+    // Two instance types over three zones (six slots): the exact search proves twelve
+    // nodes the minimum. An m5.xlarge holds seven replicas by room, but the hostname
+    // constraint lets a node end with at most the minimum (three, on the m5.large
+    // nodes) plus one; the cheapest twelve mix both types.
+    assert_eq!(v["nodes"], 12, "{v}");
+    assert_eq!(v["exact"], true);
+    assert_eq!(v["lower_bound"], 12);
+    assert_eq!(v["price"], "1.632");
+    let per_type = |t: &str| -> u64 {
+        v["additions"]
+            .as_array()
+            .expect("additions")
+            .iter()
+            .filter(|a| a["template"] == t)
+            .map(|a| a["count"].as_u64().expect("count"))
+            .sum()
+    };
+    assert_eq!(
+        (per_type("general-m5.large"), per_type("general-m5.xlarge")),
+        (7, 5)
     );
-    for a in v["additions"].as_array().expect("additions") {
-        assert_eq!(a["template"], "general-m5.large", "{a}");
-    }
 }
 
 /// A NodePool's `spec.limits` caps what it may add, its own nodes in the cluster

@@ -54,9 +54,11 @@ impl Hosts {
         let mut unhostable = Vec::with_capacity(pending.len());
         let mut assigned = Vec::with_capacity(pending.len());
         let mut requests = Vec::with_capacity(pending.len());
+        // A pending pod may preempt a pod of lower priority, bound now or bound by the
+        // run before it (pending pods of mixed priorities).
         let min_bound_priority = snapshot
             .pods()
-            .filter(|(id, _)| snapshot.pod_node(*id).is_some())
+            .filter(|(id, p)| snapshot.pod_node(*id).is_some() || !p.terminating)
             .map(|(_, p)| p.priority)
             .min();
         let mut preemption = false;
@@ -131,6 +133,40 @@ impl Hosts {
             .map(|((p, _), _)| *p)
     }
 
+    /// Of [`Self::unhostable`], the pods that stay Pending in every run: gated, or
+    /// fitting no cluster node's free room (room only shrinks while a run binds pods,
+    /// when none can be preempted). The others may bind to a cluster node once added
+    /// nodes draw other pods away.
+    pub(crate) fn surely_unplaceable(&self, req: &CapacityRequest<'_>) -> usize {
+        let snapshot = req.snapshot;
+        self.pods
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.unhostable[*i].is_some() && self.base_pending[*i])
+            .filter(|(i, id)| {
+                let Some(pod) = snapshot.pod(**id) else {
+                    return true;
+                };
+                if !pod.scheduling_gates.is_empty() {
+                    return true;
+                }
+                if self.preemption {
+                    return false;
+                }
+                let r = &self.requests[*i];
+                !snapshot.nodes().iter().any(|n| {
+                    let mut room = n.node.allocatable.clone();
+                    room.sub(n.requested());
+                    n.node.allocatable.allowed_pod_number > n.pods().len() as i64
+                        && r.milli_cpu <= room.milli_cpu
+                        && r.memory <= room.memory
+                        && r.ephemeral_storage <= room.ephemeral_storage
+                        && r.scalars().all(|(name, v)| v <= room.scalar(name))
+                })
+            })
+            .count()
+    }
+
     /// Why `id` can go to no slot, if it cannot.
     pub(crate) fn why_unhostable(&self, id: PodId) -> Option<&str> {
         let i = self.pods.iter().position(|p| *p == id)?;
@@ -160,6 +196,12 @@ impl Hosts {
             }
         }
         d
+    }
+
+    /// Whether a pending pod could preempt a bound one (evictions free room and lower
+    /// spread counts, so no bound from room or counts holds).
+    pub(crate) fn preemption(&self) -> bool {
+        self.preemption
     }
 
     /// Pods whose cheapest template is slot `s`'s and that `s` can host.

@@ -13,9 +13,13 @@
 //!    shows which pods no number of nodes places);
 //! 4. shrinking: only the nodes that run pods, scaled down by bisection, then one node
 //!    less per slot and cheaper swaps while the budget lasts;
-//! 5. when the space is small, an exhaustive search in increasing total, then price,
-//!    which makes the answer the exact minimum.
+//! 5. on small clusters, the exact search: every vector from the lower bound up to that
+//!    answer in increasing total, then price, each either refuted by sound bounds
+//!    (`exact`: room, and spread counts that only grow during a run) or simulated, so
+//!    the first that places the pods is the minimum; within a budget, past which the
+//!    heuristic's answer stands with the total below which every vector was ruled out.
 
+mod exact;
 mod greedy;
 mod hosts;
 mod idle;
@@ -93,7 +97,7 @@ pub enum CapacityError {
 /// How much searching is allowed.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
-    /// The exhaustive search runs when it needs at most this many simulations (and the
+    /// The exact search stops after this many simulations (it runs only when the
     /// cluster is small enough for them to be cheap).
     pub exhaustive_simulations: usize,
     /// The shrinking phase stops after this many simulations of the whole plan.
@@ -200,9 +204,11 @@ pub struct CapacityPlan {
     pub additions: Vec<Addition>,
     /// The price of the nodes added, in millionths.
     pub price_micros: u64,
-    /// Whether the exhaustive search confirmed no cheaper vector schedules the pods.
+    /// Whether the exact search proved that no vector of fewer nodes, or as many at a
+    /// lower price, schedules the pods.
     pub exact: bool,
-    /// No fewer nodes can do: the resource bound, or the exhaustive search's.
+    /// No fewer nodes can do: the answer when exact, else the lower bounds' or the total
+    /// below which the exact search ruled out every vector.
     pub lower_bound: u32,
     /// Simulations run.
     pub simulations: usize,

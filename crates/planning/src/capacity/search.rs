@@ -1,5 +1,6 @@
 //! The search for the cheapest vector of added nodes that the scheduler accepts.
 
+use super::exact::Bounds;
 use super::greedy;
 use super::hosts::Hosts;
 use super::template::within_shared_limits;
@@ -8,7 +9,7 @@ use super::{
     Addition, CapacityError, CapacityPlan, CapacityRequest, Slot, Unplaceable, WorkloadSpread,
     ZONE_KEY, ZoneChoice,
 };
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use topospread::api::WhenUnsatisfiable;
 use topospread::snapshot::PodId;
 use topospread::spread::SpreadCounter;
@@ -36,12 +37,15 @@ pub fn plan(req: &CapacityRequest<'_>) -> Result<CapacityPlan, CapacityError> {
         trials,
         allowed: hosts.unhostable().count(),
         failed: None,
+        failures: HashSet::new(),
+        proved: 0,
     };
     let lower = hosts
         .resource_lower_bound(req)
         .max(hosts.per_node_lower_bound(req));
+    search.proved = lower;
     let mut exact = false;
-    let mut lower_bound = lower;
+    let mut lower_bound;
     let grown = if base.pending.len() <= search.allowed {
         Some((zeros.clone(), base))
     } else {
@@ -62,6 +66,33 @@ pub fn plan(req: &CapacityRequest<'_>) -> Result<CapacityPlan, CapacityError> {
                     (best_v, best) = (v, t);
                 }
                 lower_bound = total(&best_v);
+            } else {
+                lower_bound = search.proved.max(lower);
+            }
+            // Pods no template hosts may bind to the cluster's nodes once added nodes
+            // draw other pods away: the fewest nodes that place those too come first.
+            let sure = hosts.surely_unplaceable(req);
+            if best.pending.len() > sure && search.allowed > sure {
+                let (allowed, proved) = (search.allowed, search.proved);
+                search.allowed = sure;
+                search.failures.clear();
+                let pool = total(&search.pool_vector()).max(top);
+                match search.exhaustive(lower, pool, None)? {
+                    Some(Some((v, t))) => {
+                        (best_v, best) = (v, t);
+                        exact = true;
+                        lower_bound = total(&best_v);
+                    }
+                    // No vector up to the pool places them: the answer stands.
+                    Some(None) => {}
+                    None => {
+                        exact = false;
+                        lower_bound = lower;
+                    }
+                }
+                search.allowed = allowed;
+                search.proved = proved;
+                search.failures.clear();
             }
             (best_v, best)
         }
@@ -78,6 +109,7 @@ pub fn plan(req: &CapacityRequest<'_>) -> Result<CapacityPlan, CapacityError> {
                 _ => {
                     let pool = search.trials.run(&slots, &pool_v)?;
                     search.allowed = pool.pending.len();
+                    search.failures.clear();
                     lower_bound = 0;
                     let base = search.trials.run(&slots, &zeros)?;
                     if pool.pending.len() >= base.pending.len() {
@@ -117,10 +149,12 @@ struct Summary {
     greedy: Vec<greedy::GreedyEstimate>,
 }
 
-/// The exhaustive search runs on clusters of at most this many nodes and pods.
+/// The exact search runs on clusters of at most this many nodes and pods.
 const EXHAUSTIVE_MAX_OBJECTS: usize = 1_500;
 /// ... and stops after simulations whose sizes sum to this.
 const EXHAUSTIVE_MAX_WORK: usize = 3_000_000;
+/// ... or after checking this many vectors against the bounds.
+const EXHAUSTIVE_MAX_VECTORS: usize = 1_000_000;
 
 fn total(v: &[u32]) -> u32 {
     v.iter().sum()
@@ -202,11 +236,24 @@ struct Search<'r, 'a> {
     allowed: usize,
     /// The growth's last failing total, and the total it guessed next.
     failed: Option<(u32, u32)>,
+    /// Vectors whose runs left too many pods Pending.
+    failures: HashSet<Vec<u32>>,
+    /// Every vector of fewer nodes is known to leave too many pods Pending.
+    proved: u32,
 }
 
 impl Search<'_, '_> {
     fn ok(&self, t: &Trial) -> bool {
         t.pending.len() <= self.allowed
+    }
+
+    /// Simulates `v`, remembering it when it fails so the exact search skips it.
+    fn run(&mut self, v: &[u32]) -> Result<Trial, CapacityError> {
+        let t = self.trials.run(self.slots, v)?;
+        if !self.ok(&t) {
+            self.failures.insert(v.to_vec());
+        }
+        Ok(t)
     }
 
     fn price(&self, v: &[u32]) -> u64 {
@@ -316,7 +363,7 @@ impl Search<'_, '_> {
             if last.as_ref() == Some(&v) {
                 break;
             }
-            let t = self.trials.run(self.slots, &v)?;
+            let t = self.run(&v)?;
             if self.ok(&t) {
                 return Ok(Some((v, t)));
             }
@@ -329,7 +376,7 @@ impl Search<'_, '_> {
         }
         // The cheapest templates alone cannot: every template's pool.
         let pool = self.pool_vector();
-        let t = self.trials.run(self.slots, &pool)?;
+        let t = self.run(&pool)?;
         if self.ok(&t) {
             return Ok(Some((pool, t)));
         }
@@ -365,7 +412,7 @@ impl Search<'_, '_> {
             };
         let used = best.used();
         if used != best_v {
-            let t = self.trials.run(self.slots, &used)?;
+            let t = self.run(&used)?;
             if self.ok(&t) {
                 (best_v, best) = (used, t);
             }
@@ -387,7 +434,7 @@ impl Search<'_, '_> {
                 .filter(|g| (lo..hi).contains(g))
                 .unwrap_or(lo + (hi - lo) / 2);
             let v = scale(&best_v, mid);
-            let t = self.trials.run(self.slots, &v)?;
+            let t = self.run(&v)?;
             if self.ok(&t) {
                 (best_v, best) = (v, t);
                 hi = total(&best_v);
@@ -416,7 +463,7 @@ impl Search<'_, '_> {
                 }
                 let mut v = best_v.clone();
                 v[s] -= 1;
-                let t = self.trials.run(self.slots, &v)?;
+                let t = self.run(&v)?;
                 if self.ok(&t) {
                     (best_v, best) = (v, t);
                     improved = true;
@@ -447,7 +494,7 @@ impl Search<'_, '_> {
                     if !self.fits(&v) {
                         continue;
                     }
-                    let t = self.trials.run(self.slots, &v)?;
+                    let t = self.run(&v)?;
                     if self.ok(&t) {
                         (best_v, best) = (v, t);
                         improved = true;
@@ -459,10 +506,13 @@ impl Search<'_, '_> {
         Ok((best_v, best))
     }
 
-    /// The exhaustive search, when the space below the found answer is small: every
-    /// vector of `floor..=total` nodes in increasing total then price (the found total
-    /// only below the found price), simulated in that order. `None` when too large;
-    /// `Some(None)` when nothing beats the found answer.
+    /// The exact search: every vector of `floor..=top` nodes within the templates'
+    /// maxima and shared limits, in increasing total then price (the found total only
+    /// below the found price); a vector the bounds refute (see [`super::exact`]) is skipped, the
+    /// others are simulated in that order, each once. The first that places the pods is
+    /// the minimum, as the bounds only skip vectors whose runs cannot. `None` when the
+    /// budget runs out first ([`Self::proved`] then says how far it got); `Some(None)`
+    /// when nothing beats the found answer.
     #[allow(clippy::type_complexity)]
     fn exhaustive(
         &mut self,
@@ -470,7 +520,6 @@ impl Search<'_, '_> {
         top: u32,
         below_price: Option<u64>,
     ) -> Result<Option<Option<(Vec<u32>, Trial)>>, CapacityError> {
-        let limit = self.req.limits.exhaustive_simulations;
         let size = self.req.snapshot.nodes().len() + self.req.snapshot.pods().count();
         if top == 0 || floor > top {
             return Ok(Some(None));
@@ -480,23 +529,19 @@ impl Search<'_, '_> {
         if size > EXHAUSTIVE_MAX_OBJECTS {
             return Ok(None);
         }
-        // It runs only when every vector up to `top` fits the budget: one that cannot
-        // finish proves nothing and would spend thousands of simulations.
-        let mut vectors = Vec::new();
-        let mut count = 0usize;
+        let bounds = Bounds::new(self.req, self.slots, self.hosts, self.allowed);
+        let simulations = self
+            .req
+            .limits
+            .exhaustive_simulations
+            .min(EXHAUSTIVE_MAX_WORK / size.max(1));
+        let mut enumerated = 0usize;
+        let mut spent = 0usize;
         for k in floor..=top {
             let mut all = Vec::new();
-            if !self.vectors(k, limit.saturating_sub(count), &mut all) {
+            if !self.vectors(k, &bounds, &mut enumerated, &mut all) {
                 return Ok(None);
             }
-            count += all.len();
-            if count.saturating_mul(size.max(1)) > EXHAUSTIVE_MAX_WORK {
-                return Ok(None);
-            }
-            vectors.push((k, all));
-        }
-        let mut spent = 0usize;
-        for (k, all) in vectors {
             let mut all: Vec<(u64, Vec<u32>)> = all
                 .into_iter()
                 .map(|v| (self.price(&v), v))
@@ -504,48 +549,68 @@ impl Search<'_, '_> {
                 .collect();
             all.sort();
             for (_, v) in all {
-                spent += 1;
-                if spent.saturating_mul(size.max(1)) > EXHAUSTIVE_MAX_WORK {
+                if self.failures.contains(&v) {
+                    continue;
+                }
+                if spent >= simulations {
                     return Ok(None);
                 }
-                let t = self.trials.run(self.slots, &v)?;
+                spent += 1;
+                let t = self.run(&v)?;
                 if self.ok(&t) {
                     return Ok(Some(Some((v, t))));
                 }
             }
+            self.proved = self.proved.max(k.saturating_add(1).min(top));
         }
         Ok(Some(None))
     }
 
-    /// Every vector of `k` nodes within the templates' maxima; false when more than
-    /// `limit`.
-    fn vectors(&self, k: u32, limit: usize, out: &mut Vec<Vec<u32>>) -> bool {
+    /// Every vector of `k` nodes within the templates' maxima and shared limits that
+    /// the bounds do not refute; false when the enumeration passes its budget.
+    fn vectors(
+        &self,
+        k: u32,
+        bounds: &Bounds,
+        enumerated: &mut usize,
+        out: &mut Vec<Vec<u32>>,
+    ) -> bool {
         let mut v = vec![0u32; self.slots.len()];
         let mut per_template = vec![0u32; self.req.templates.len()];
-        self.fill(0, k, &mut v, &mut per_template, limit, out)
+        self.fill(0, k, &mut v, &mut per_template, bounds, enumerated, out)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn fill(
         &self,
         s: usize,
         left: u32,
         v: &mut Vec<u32>,
         per_template: &mut Vec<u32>,
-        limit: usize,
+        bounds: &Bounds,
+        enumerated: &mut usize,
         out: &mut Vec<Vec<u32>>,
     ) -> bool {
         if s == self.slots.len() {
             if left == 0 {
-                if out.len() >= limit {
+                *enumerated += 1;
+                if *enumerated > EXHAUSTIVE_MAX_VECTORS {
                     return false;
                 }
-                out.push(v.clone());
+                if !bounds.refutes(v) {
+                    out.push(v.clone());
+                }
             }
             return true;
         }
         let t = self.slots[s].template;
         let room = self.max_count(t).saturating_sub(per_template[t]).min(left);
-        for n in 0..=room {
+        // The last slot takes what is left: nothing else to enumerate.
+        let from = if s + 1 == self.slots.len() { left } else { 0 };
+        if from > room {
+            return true;
+        }
+        for n in from..=room {
             v[s] = n;
             per_template[t] += n;
             if self.req.templates[t].shared.is_some()
@@ -554,7 +619,7 @@ impl Search<'_, '_> {
                 per_template[t] -= n;
                 break;
             }
-            let ok = self.fill(s + 1, left - n, v, per_template, limit, out);
+            let ok = self.fill(s + 1, left - n, v, per_template, bounds, enumerated, out);
             per_template[t] -= n;
             if !ok {
                 v[s] = 0;

@@ -1,6 +1,7 @@
 use super::trial::Trials;
 use super::*;
 use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use proptest::prelude::*;
 use topospread::builders::{NodeBuilder, PodBuilder};
 
@@ -318,8 +319,9 @@ fn idle_nodes_are_found_by_simulation() {
 
 // --- The exhaustive oracle: every vector in increasing total, then price. ---
 
-/// A template of a case: name, cpu, zone label, price, max-count.
-type CaseTemplate = (String, u32, Option<String>, u32, Option<u32>);
+/// A template of a case: name, cpu, zone label, price, max-count, tainted
+/// (`dedicated=api:NoSchedule`, which only the api replicas tolerate).
+type CaseTemplate = (String, u32, Option<String>, u32, Option<u32>, bool);
 
 struct Case {
     nodes: Vec<core::Node>,
@@ -337,9 +339,10 @@ impl std::fmt::Debug for Case {
                 .as_ref()
                 .and_then(|s| s.allocatable.as_ref())
                 .and_then(|a| a.get("cpu"));
+            let tainted = n.spec.as_ref().is_some_and(|s| s.taints.is_some());
             writeln!(
                 f,
-                "node {:?} zone={:?} cpu={:?}",
+                "node {:?} zone={:?} cpu={:?} tainted={tainted}",
                 n.metadata.name,
                 labels.get(ZONE),
                 cpu.map(|q| &q.0)
@@ -357,12 +360,18 @@ impl std::fmt::Debug for Case {
                 .topology_spread_constraints
                 .unwrap_or_default()
                 .iter()
-                .map(|c| format!("{}:{}", c.topology_key, c.max_skew))
+                .map(|c| {
+                    format!(
+                        "{}:{} minDomains={:?} taints={:?}",
+                        c.topology_key, c.max_skew, c.min_domains, c.node_taints_policy
+                    )
+                })
                 .collect();
+            let tolerates = spec.tolerations.is_some();
             writeln!(
                 f,
-                "pod {:?} cpu={cpu:?} node={:?} spread={c:?}",
-                p.metadata.name, spec.node_name
+                "pod {:?} cpu={cpu:?} node={:?} selector={:?} tolerates={tolerates} spread={c:?}",
+                p.metadata.name, spec.node_name, spec.node_selector
             )?;
         }
         for t in &self.templates {
@@ -372,26 +381,50 @@ impl std::fmt::Debug for Case {
     }
 }
 
+/// The taint of tainted templates in generated cases.
+fn dedicated_taint() -> core::Taint {
+    core::Taint {
+        key: "dedicated".into(),
+        value: Some("api".into()),
+        effect: "NoSchedule".into(),
+        ..core::Taint::default()
+    }
+}
+
 fn build(case: &Case) -> (Snapshot, Vec<NodeTemplate>) {
     let mut s = snapshot(&case.nodes, &case.pods);
     let templates = case
         .templates
         .iter()
-        .map(|(name, cpu, zone, price, max)| {
+        .map(|(name, cpu, zone, price, max, tainted)| {
             let price = price.to_string();
             let max = max.map(|m| m.to_string());
             let mut ann = vec![(ANNOTATION_PRICE, price.as_str())];
             if let Some(m) = &max {
                 ann.push((ANNOTATION_MAX_COUNT, m.as_str()));
             }
-            template(&mut s, name, &cpu.to_string(), zone.as_deref(), &ann).expect("template")
+            let mut t =
+                template(&mut s, name, &cpu.to_string(), zone.as_deref(), &ann).expect("template");
+            if *tainted {
+                let mut n = core::Node::default();
+                n.metadata.name = Some(name.clone());
+                n.spec = Some(core::NodeSpec {
+                    taints: Some(vec![dedicated_taint()]),
+                    ..core::NodeSpec::default()
+                });
+                let converted =
+                    topospread::convert::node(&n, s.symbols_mut()).expect("node converts");
+                t.node.taints = converted.taints;
+            }
+            t
         })
         .collect();
     (s, templates)
 }
 
 /// The minimum (total, price) over all vectors up to `max_total` nodes whose run leaves
-/// no pod Pending, searched in increasing total then price.
+/// no pod Pending, searched in increasing total then price: every vector simulated,
+/// nothing skipped.
 fn oracle(s: &Snapshot, templates: &[NodeTemplate], max_total: u32) -> Option<(u32, u64)> {
     let config = SchedulerConfig::default();
     let req = CapacityRequest::new(s, &config, Features::default(), templates.to_vec());
@@ -445,64 +478,149 @@ fn enumerate(
     v[s] = 0;
 }
 
-fn arb_case() -> impl Strategy<Value = Case> {
-    let zones = prop::sample::select(vec![vec!["a"], vec!["a", "b"], vec!["a", "b", "c"]]);
+/// A workload's shape in a generated case: zone constraint (0: maxSkew 1, 1: maxSkew
+/// 2, 3: maxSkew 1 and minDomains 3, else none) and hostname constraint (0: none, else
+/// its maxSkew).
+type Shape = (u32, u32);
+
+/// Clusters of `nodes` nodes in one to three zones (some tainted), `pods` pending
+/// replicas of two workloads (each replica mostly with its workload's constraints, now
+/// and then without or with others; a workload may honour taints in its constraints,
+/// or select zone a), and templates (zone-free, or pinned to one zone) over at most
+/// `max_slots` slots. `crowded`: the cluster's nodes full and every replica of
+/// one workload (api), with its constraints and a hostname constraint of maxSkew 1, so
+/// answers near one node per replica, three zones and every template in all of them
+/// (up to nine slots).
+fn arb_case(
+    max_slots: usize,
+    nodes: std::ops::Range<usize>,
+    pods: std::ops::Range<usize>,
+    crowded: bool,
+) -> impl Strategy<Value = Case> {
+    let zones = if crowded {
+        prop::sample::select(vec![vec!["a", "b", "c"]])
+    } else {
+        prop::sample::select(vec![vec!["a"], vec!["a", "b"], vec!["a", "b", "c"]])
+    };
     (
         zones,
-        prop::collection::vec((0usize..3, 1u32..4, 0u32..3), 1..13),
-        prop::collection::vec((0usize..2, 1u32..5, any::<bool>(), 0u32..3), 1..12),
         prop::collection::vec(
-            (2u32..6, 0usize..4, 1u32..4, prop::option::of(1u32..4)),
+            (0usize..3, 1u32..4, 0u32..2, prop::bool::weighted(0.15)),
+            nodes,
+        ),
+        prop::collection::vec((0u32..4, 0u32..3), 2),
+        prop::collection::vec((prop::bool::weighted(0.25), prop::bool::weighted(0.15)), 2),
+        prop::collection::vec(
+            (
+                0usize..2,
+                1u32..5,
+                prop::option::weighted(0.15, (0u32..4, 0u32..3)),
+            ),
+            pods,
+        ),
+        prop::collection::vec(
+            (
+                2u32..6,
+                0usize..4,
+                1u32..4,
+                prop::option::of(1u32..6),
+                prop::bool::weighted(0.2),
+            ),
             1..4,
         ),
     )
-        .prop_map(|(zones, nodes, pods, templates)| {
-            let nodes: Vec<(String, String, u32, u32)> = nodes
+        .prop_map(move |(zones, nodes, shapes, extras, pods, templates)| {
+            let nodes: Vec<(String, String, u32, u32, bool)> = nodes
                 .iter()
                 .enumerate()
-                .map(|(i, (z, cpu, used))| {
+                .map(|(i, (z, cpu, free, tainted))| {
                     let z = zones[z % zones.len()].to_string();
-                    (format!("n{i}"), z, *cpu, (*used).min(*cpu))
+                    let free = if crowded { 0 } else { *free };
+                    let tainted = *tainted && !crowded;
+                    (format!("n{i}"), z, *cpu, cpu.saturating_sub(free), tainted)
                 })
                 .collect();
             let mut core_nodes = Vec::new();
             let mut core_pods = Vec::new();
-            for (name, z, cpu, used) in &nodes {
-                core_nodes.push(node(name, Some(z), &cpu.to_string()));
+            for (name, z, cpu, used, tainted) in &nodes {
+                let mut n = node(name, Some(z), &cpu.to_string());
+                if *tainted {
+                    n.spec = Some(core::NodeSpec {
+                        taints: Some(vec![dedicated_taint()]),
+                        ..core::NodeSpec::default()
+                    });
+                }
+                core_nodes.push(n);
                 if *used > 0 {
                     core_pods.push(
                         replica(&format!("fill-{name}"), 0, &used.to_string(), Some(name)).build(),
                     );
                 }
             }
-            for (i, (app, halves, host, kind)) in pods.iter().enumerate() {
-                let app = ["web", "api"][*app];
+            for (i, (app, halves, other)) in pods.iter().enumerate() {
+                let app = if crowded { &1 } else { app };
+                let name = ["web", "api"][*app];
+                let (kind, host): Shape = if crowded {
+                    (shapes[*app].0, 1)
+                } else {
+                    other.unwrap_or(shapes[*app])
+                };
                 let cpu = format!("{}m", halves * 500);
-                let mut b = replica(app, i, &cpu, None);
+                let mut b = replica(name, i, &cpu, None);
                 b = match kind {
-                    0 => b.spread(1, ZONE, "DoNotSchedule", &[("app", app)]),
-                    1 => b.spread(2, ZONE, "DoNotSchedule", &[("app", app)]),
+                    0 | 3 => b.spread(1, ZONE, "DoNotSchedule", &[("app", name)]),
+                    1 => b.spread(2, ZONE, "DoNotSchedule", &[("app", name)]),
                     _ => b,
                 };
-                if *host {
-                    b = b.spread(1, HOST, "DoNotSchedule", &[("app", app)]);
+                if host > 0 {
+                    b = b.spread(host as i32, HOST, "DoNotSchedule", &[("app", name)]);
                 }
-                core_pods.push(b.build());
+                let mut pod = b.build();
+                let (honor, pin) = if crowded {
+                    (false, false)
+                } else {
+                    extras[*app]
+                };
+                if let Some(spec) = pod.spec.as_mut() {
+                    if honor && let Some(cs) = spec.topology_spread_constraints.as_mut() {
+                        for c in cs {
+                            c.node_taints_policy = Some("Honor".into());
+                        }
+                    }
+                    if pin {
+                        spec.node_selector = Some([(ZONE.to_string(), "a".to_string())].into());
+                    }
+                    if *app == 1 {
+                        spec.tolerations = Some(vec![core::Toleration {
+                            key: Some("dedicated".into()),
+                            operator: Some("Equal".into()),
+                            value: Some("api".into()),
+                            effect: Some("NoSchedule".into()),
+                            ..core::Toleration::default()
+                        }]);
+                    }
+                    if kind == 3
+                        && let Some(c) = spec.topology_spread_constraints.as_mut()
+                    {
+                        c[0].min_domains = Some(3);
+                    }
+                }
+                core_pods.push(pod);
             }
-            // Three slots at most, so the oracle stays quick.
             let mut templates_out = Vec::new();
             let mut slots = 0;
-            for (i, (cpu, zone_pick, price, max)) in templates.iter().enumerate() {
+            for (i, (cpu, zone_pick, price, max, tainted)) in templates.iter().enumerate() {
                 let zone = match zone_pick {
+                    _ if crowded => None,
                     0 | 1 => None,
                     z => Some(zones[(z - 2) % zones.len()].to_string()),
                 };
                 let n = if zone.is_some() { 1 } else { zones.len() };
-                if slots + n > 4 && !templates_out.is_empty() {
+                if slots + n > max_slots && !templates_out.is_empty() {
                     continue;
                 }
                 slots += n;
-                templates_out.push((format!("t{i}"), *cpu, zone, *price, *max));
+                templates_out.push((format!("t{i}"), *cpu, zone, *price, *max, *tainted));
             }
             Case {
                 nodes: core_nodes,
@@ -512,29 +630,89 @@ fn arb_case() -> impl Strategy<Value = Case> {
         })
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
-
-    /// On small clusters the plan is the exhaustive search's minimum: the same total
-    /// and price; when no vector up to the oracle's bound works, the plan does not claim
-    /// a smaller one; what it reports placed, its run placed.
-    #[test]
-    fn the_plan_is_the_exhaustive_minimum(case in arb_case()) {
-        let (s, templates) = build(&case);
-        let p = plan_for(&s, templates.clone());
-        prop_assert_eq!(p.pending_after.len(), p.unplaceable.len());
-        let max_total = 7;
-        match oracle(&s, &templates, max_total) {
-            Some((k, price)) => {
-                prop_assert!(p.unplaceable.is_empty(), "{:?}", p.unplaceable);
-                prop_assert_eq!((p.total_nodes(), p.price_micros), (k, price), "{:?}", counts(&p));
-                prop_assert!(p.exact);
-            }
-            None => prop_assert!(
-                !p.unplaceable.is_empty() || p.total_nodes() > max_total,
-                "{:?}", counts(&p)
-            ),
+/// The plan against the oracle: the same total and price, proven exact; when no
+/// vector up to the oracle's bound works, the plan does not claim a smaller one; what
+/// it reports placed, its run placed.
+fn check_against_oracle(case: &Case, max_total: u32) -> Result<(), TestCaseError> {
+    let (s, templates) = build(case);
+    let started = std::time::Instant::now();
+    let p = plan_for(&s, templates.clone());
+    let took = started.elapsed();
+    let started = std::time::Instant::now();
+    let minimum = oracle(&s, &templates, max_total);
+    // With --nocapture: what each case cost, the plan against the oracle.
+    eprintln!(
+        "plan: {} nodes, exact {}, {} simulations, {took:?}; oracle: {minimum:?}, {:?}",
+        p.total_nodes(),
+        p.exact,
+        p.simulations,
+        started.elapsed()
+    );
+    prop_assert_eq!(p.pending_after.len(), p.unplaceable.len());
+    match minimum {
+        Some((k, price)) => {
+            prop_assert!(p.unplaceable.is_empty(), "{:?}", p.unplaceable);
+            prop_assert_eq!(
+                (p.total_nodes(), p.price_micros),
+                (k, price),
+                "{:?}",
+                counts(&p)
+            );
+            prop_assert!(p.exact);
+            prop_assert_eq!(p.lower_bound, k);
         }
+        None => prop_assert!(
+            !p.unplaceable.is_empty() || p.total_nodes() > max_total,
+            "{:?}",
+            counts(&p)
+        ),
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+
+    /// Up to three templates over up to three zones (nine slots), the oracle searching
+    /// every vector of up to six nodes.
+    #[test]
+    fn the_plan_is_the_exhaustive_minimum(case in arb_case(9, 1..10, 1..8, false)) {
+        check_against_oracle(&case, 6)?;
+    }
+
+    /// Answers of up to a dozen nodes: up to a dozen replicas, mostly one per node by
+    /// their hostname constraints, over up to three slots, the oracle searching every
+    /// vector of up to twelve nodes.
+    #[test]
+    fn a_dozen_nodes_are_the_exhaustive_minimum(case in arb_case(3, 1..6, 4..13, false)) {
+        check_against_oracle(&case, 12)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// The whole small range: up to three templates over three zones (nine
+    /// slots) and answers of up to a dozen nodes. The oracle simulates up to 300,000
+    /// vectors a case: run it in a release build
+    /// (`cargo test --release -p topospread-planning --lib -- --ignored`).
+    #[test]
+    #[ignore = "the oracle takes minutes in a debug build"]
+    fn the_whole_small_range_is_the_exhaustive_minimum(case in arb_case(9, 1..7, 6..13, false)) {
+        check_against_oracle(&case, 12)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    /// The same with answers near a dozen nodes: full nodes, a replica per new node.
+    #[test]
+    #[ignore = "the oracle takes minutes in a debug build"]
+    fn a_dozen_nodes_over_nine_slots_are_the_exhaustive_minimum(
+        case in arb_case(9, 1..4, 9..13, true)
+    ) {
+        check_against_oracle(&case, 12)?;
     }
 }
 
@@ -699,4 +877,111 @@ fn per_node_bounds_count_anti_affinity_host_ports_and_room() {
     let (bound, p) = bound_of(&s, vec![t]);
     assert_eq!(bound, 3);
     assert_eq!((p.total_nodes(), p.exact), (3, true));
+}
+
+/// kubernetes/autoscaler#4129's shape with a Karpenter NodePool of two instance types
+/// over three zones (six slots): 50 replicas of 500m with a zone and a hostname
+/// constraint (maxSkew 1) on three full-size m5.large nodes, and the two templates.
+fn node_pool_case() -> (Snapshot, NodeTemplate, NodeTemplate) {
+    let nodes: Vec<core::Node> = ["a", "b", "c"]
+        .iter()
+        .map(|z| {
+            let mut n = node(&format!("ip-{z}"), Some(z), "1930m");
+            if let Some(a) = n.status.as_mut().and_then(|s| s.allocatable.as_mut()) {
+                a.insert("memory".into(), Quantity("7Gi".into()));
+            }
+            n
+        })
+        .collect();
+    let pods: Vec<core::Pod> = (0..50)
+        .map(|i| {
+            replica("web", i, "500m", None)
+                .request("memory", "1Gi")
+                .spread(1, ZONE, "DoNotSchedule", &[("app", "web")])
+                .spread(1, HOST, "DoNotSchedule", &[("app", "web")])
+                .build()
+        })
+        .collect();
+    let mut s = snapshot(&nodes, &pods);
+    let large = template(
+        &mut s,
+        "large",
+        "1930m",
+        None,
+        &[(ANNOTATION_PRICE, "0.096")],
+    );
+    let xlarge = template(
+        &mut s,
+        "xlarge",
+        "3920m",
+        None,
+        &[(ANNOTATION_PRICE, "0.192")],
+    );
+    (s, large.expect("template"), xlarge.expect("template"))
+}
+
+/// An m5.large holds three replicas, so with it alone the minimum is 15; an m5.xlarge
+/// holds seven by room but only the final minimum plus one (four) by the hostname
+/// constraint, so twelve nodes do, and the cheapest twelve are seven m5.large and five
+/// m5.xlarge. The exact search proves that no eleven nodes can (the heuristic alone
+/// found more).
+#[test]
+fn a_node_pool_of_two_instance_types_is_planned_exactly() {
+    let (s, large, xlarge) = node_pool_case();
+    let p = plan_for(&s, vec![large.clone(), xlarge]);
+    assert!(p.pending_after.is_empty());
+    assert_eq!(
+        (p.total_nodes(), p.price_micros, p.exact, p.lower_bound),
+        (12, 1_632_000, true, 12),
+        "{:?}",
+        counts(&p)
+    );
+    let p = plan_for(&s, vec![large]);
+    assert_eq!((p.total_nodes(), p.exact), (15, true), "{:?}", counts(&p));
+}
+
+/// The same against the oracle, which simulates some 12,000 vectors: run it in a
+/// release build (`cargo test --release -p topospread-planning --lib -- --ignored`).
+#[test]
+#[ignore = "the oracle takes minutes in a debug build"]
+fn a_node_pool_of_two_instance_types_matches_the_oracle() {
+    let (s, large, xlarge) = node_pool_case();
+    assert_eq!(oracle(&s, &[large, xlarge], 12), Some((12, 1_632_000)));
+}
+
+/// A pod no template hosts (web-2 does not tolerate the only template's taint) binds to
+/// a cluster node once an added node draws another pod (api-1) away: the plan places it
+/// too, at the oracle's minimum, rather than leaving it Pending with fewer nodes.
+#[test]
+fn a_pod_no_template_hosts_binds_where_added_nodes_make_room() {
+    let nodes = vec![node("n0", Some("b"), "1"), node("n1", Some("a"), "1")];
+    let spread = |b: PodBuilder| b.spread(1, ZONE, "DoNotSchedule", &[("app", "web")]);
+    let mut api = replica("api", 1, "500m", None)
+        .spread(1, ZONE, "DoNotSchedule", &[("app", "api")])
+        .build();
+    if let Some(spec) = api.spec.as_mut() {
+        spec.tolerations = Some(vec![core::Toleration {
+            key: Some("dedicated".into()),
+            operator: Some("Equal".into()),
+            value: Some("api".into()),
+            effect: Some("NoSchedule".into()),
+            ..core::Toleration::default()
+        }]);
+    }
+    let pods = vec![
+        spread(replica("web", 0, "500m", None)).build(),
+        api,
+        spread(replica("web", 2, "1000m", None)).build(),
+    ];
+    let case = Case {
+        nodes,
+        pods,
+        templates: vec![("t0".into(), 2, None, 1, None, true)],
+    };
+    let (s, templates) = build(&case);
+    let p = plan_for(&s, templates.clone());
+    let minimum = oracle(&s, &templates, 4).expect("some vector places every pod");
+    assert!(p.pending_after.is_empty(), "{:?}", p.unplaceable);
+    assert_eq!((p.total_nodes(), p.price_micros), minimum);
+    assert!(p.exact);
 }
