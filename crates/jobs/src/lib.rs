@@ -29,6 +29,7 @@ pub mod explain;
 pub mod guard;
 pub mod input;
 pub mod rebalance;
+pub mod report;
 pub mod runtime;
 pub mod show;
 pub mod simulate;

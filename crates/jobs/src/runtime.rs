@@ -6,6 +6,7 @@ use topospread::Features;
 use topospread::api::Pod;
 use topospread::framework::Status;
 use topospread::snapshot::{NodeId, Snapshot};
+use topospread::spread::ConstraintRef;
 use topospread::{Explanation, ScheduleResult};
 pub use topospread_driver::{Placement, Progress, Runtime};
 use topospread_k8s::validation::{FieldPath, hard_constraints, minimum_held_by_unusable_nodes};
@@ -77,7 +78,7 @@ fn view(e: &Explanation, snapshot: &Snapshot, pod: &Pod) -> ExplainView {
             context.push(format!("PreScore {plugin}: {s}"));
         }
     }
-    let counts = |constraint: &str, m: &BTreeMap<String, i64>, skew| ConstraintCounts {
+    let counts = |constraint: &ConstraintRef, m: &BTreeMap<String, i64>, skew| ConstraintCounts {
         constraint: constraint.to_string(),
         counts: m.iter().map(|(k, v)| (k.clone(), *v)).collect(),
         skew,
@@ -86,7 +87,10 @@ fn view(e: &Explanation, snapshot: &Snapshot, pod: &Pod) -> ExplainView {
         .spread
         .constraints
         .iter()
-        .map(|c| counts(&c.spread.constraint, &c.spread.counts, Some(c.spread.skew)))
+        .map(|c| {
+            let constraint = c.spread.constraint_ref();
+            counts(&constraint, &c.spread.counts, Some(c.spread.skew))
+        })
         .collect();
     let score_counts = e
         .score_counts

@@ -298,9 +298,9 @@ fn engine_counts(counter: &SpreadCounter, snapshot: &Snapshot) -> Option<PodSpre
             .map(|c| CountedConstraintReport {
                 topology_key: c.spread.topology_key,
                 max_skew: c.spread.max_skew,
-                when_unsatisfiable: c.spread.when_unsatisfiable,
+                when_unsatisfiable: c.spread.when_unsatisfiable.as_str().to_string(),
                 min_domains: c.min_domains,
-                selector: c.selector,
+                selector: c.spread.selector,
                 counts: c.spread.counts,
                 skew: c.spread.skew,
             })

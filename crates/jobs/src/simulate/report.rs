@@ -2,11 +2,11 @@
 //! write theirs), the contract of `topospread simulate -o json`, with a JSON Schema
 //! generated from these types (`schema/simulation-report.json`).
 
+use crate::report::rollout::{RemovedPod, RolloutReport};
 use crate::whatif::WhatIfReport;
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use topospread_k8s::workloads::{RemovedPod, RolloutReport};
 use topospread_report::CountSummary;
 
 /// The report's `apiVersion`.
