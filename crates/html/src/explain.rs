@@ -5,10 +5,8 @@ use crate::chart::{self, Counts};
 use crate::page::{Esc, Page, list_section};
 use std::fmt::Write as _;
 use topospread_jobs::explain::ExplainReport;
-use topospread_report::{
-    ConstraintCounts, ExplainView, NodeExplanation, ranked_nodes, score_plugins, thousands,
-    verdict_groups,
-};
+use topospread_jobs::report::explain::{ConstraintCounts, ExplainView, NodeExplanation};
+use topospread_report::{ranked_nodes, score_plugins, thousands, verdict_groups};
 
 /// The page for one pod's scheduling cycle (and the failed cycle whose preemption
 /// made room for it).

@@ -25,12 +25,14 @@ mod error;
 
 pub mod capacity;
 pub mod config;
+pub mod domains;
 pub mod explain;
 pub mod guard;
 pub mod input;
 pub mod rebalance;
 pub mod report;
 pub mod runtime;
+pub mod selector;
 pub mod show;
 pub mod simulate;
 pub mod test;

@@ -6,6 +6,7 @@
 use crate::error::{Error, Result, refuse};
 use crate::input::{self, Input};
 use crate::report::rebalance::{Plan, ScalePlan};
+use crate::selector::parse_selector;
 use crate::{Cluster, Context, config};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -15,7 +16,6 @@ use topospread::snapshot::Snapshot;
 use topospread_driver::{ClusterDriver, World};
 use topospread_k8s::load::Object;
 use topospread_planning::rebalance::{self, NotEvictable, RebalanceOptions, Strategy};
-use topospread_report::parse_selector;
 
 /// The reports' `apiVersion`.
 pub const API_VERSION: &str = crate::simulate::API_VERSION;

@@ -1,6 +1,10 @@
 //! The mapping from the engine's `Explanation` of a pod's cycle to the plain data the
 //! explain renderer draws; the scheduler itself is the driver's [`Runtime`].
 
+use crate::report::explain::{
+    ConstraintCounts, ExplainView, FilterVerdict, NodeExplanation, PreemptionView, ScoreView,
+    VictimView,
+};
 use std::collections::BTreeMap;
 use topospread::Features;
 use topospread::api::Pod;
@@ -10,10 +14,6 @@ use topospread::spread::ConstraintRef;
 use topospread::{Explanation, ScheduleResult};
 pub use topospread_driver::{Placement, Progress, Runtime};
 use topospread_k8s::validation::{FieldPath, hard_constraints, minimum_held_by_unusable_nodes};
-use topospread_report::{
-    ConstraintCounts, ExplainView, FilterVerdict, NodeExplanation, PreemptionView, ScoreView,
-    VictimView,
-};
 
 /// The recorded pod's last cycle, as the renderer's plain data; when an earlier cycle of
 /// the pod preempted, that failed cycle comes with it.

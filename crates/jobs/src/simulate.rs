@@ -13,6 +13,7 @@ use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::input::{self, Input, PodForm};
 use crate::report::rollout::{RemovedPod, RolloutReport};
+use crate::report::summary::summarize;
 use crate::whatif;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -24,7 +25,6 @@ use topospread_driver::{
     ClusterDriver, NodeWhatIfs, Placement, Placements, Progress, Runtime, World,
 };
 use topospread_k8s::workloads::Scale;
-use topospread_report::summarize;
 
 /// What to simulate.
 #[derive(Clone, Debug, Default)]

@@ -13,7 +13,7 @@ use topospread_jobs::report::rollout::{RolloutReport, RolloutStall};
 use topospread_jobs::simulate::{
     ConstraintReport, SimulateRequest, Simulation, SimulationReport, Timings, simulate,
 };
-use topospread_report::{every_domain, render_cluster};
+use topospread_report::{SummaryText as _, every_domain, render_cluster};
 
 /// What a simulation produced, rendered.
 pub(crate) struct Simulated {

@@ -3,7 +3,9 @@
 //! domain type its producer returns (`From`), rendering what the JSON carries as text
 //! (a constraint's label) at the conversion, so the producers keep typed fields.
 
+pub mod explain;
 pub mod guard;
 pub mod rebalance;
 pub mod rollout;
 pub mod spread;
+pub mod summary;
