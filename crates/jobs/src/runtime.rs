@@ -78,10 +78,9 @@ fn view(e: &Explanation, snapshot: &Snapshot, pod: &Pod) -> ExplainView {
             context.push(format!("PreScore {plugin}: {s}"));
         }
     }
-    let counts = |constraint: &ConstraintRef, m: &BTreeMap<String, i64>, skew| ConstraintCounts {
-        constraint: constraint.to_string(),
-        counts: m.iter().map(|(k, v)| (k.clone(), *v)).collect(),
-        skew,
+    let counts = |constraint: &ConstraintRef, m: &BTreeMap<String, i64>, skew| {
+        let counts = m.iter().map(|(k, v)| (k.clone(), *v)).collect();
+        ConstraintCounts::new(constraint, counts, skew)
     };
     let spread = e
         .spread

@@ -474,7 +474,14 @@ fn render_wide(out: &mut String, v: &ExplainView) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use topospread::api::WhenUnsatisfiable;
+    use topospread::spread::ConstraintRef;
     use topospread_jobs::report::explain::ScoreView;
+
+    /// `zone maxSkew=1 DoNotSchedule app=web`.
+    fn zone_web() -> ConstraintRef {
+        ConstraintRef::new("zone", 1, WhenUnsatisfiable::DoNotSchedule, "app=web")
+    }
 
     fn verdict(plugin: &str, code: &str, reasons: &[&str]) -> FilterVerdict {
         FilterVerdict {
@@ -528,11 +535,11 @@ mod tests {
             pod: "default/web-0".into(),
             context: Vec::new(),
             nodes,
-            spread: vec![ConstraintCounts {
-                constraint: "zone maxSkew=1 DoNotSchedule app=web".into(),
-                counts: vec![("a".into(), 2), ("b".into(), 1)],
-                skew: Some(1),
-            }],
+            spread: vec![ConstraintCounts::new(
+                &zone_web(),
+                vec![("a".into(), 2), ("b".into(), 1)],
+                Some(1),
+            )],
             spread_from_defaults: false,
             score_counts: Vec::new(),
             outcome: Ok("n3".into()),
@@ -619,11 +626,7 @@ mod tests {
     #[test]
     fn the_minimum_shown_is_the_global_minimum_the_skew_was_measured_from() {
         // minDomains 3 over two domains: the global minimum is 0, the skew 2.
-        let c = ConstraintCounts {
-            constraint: "zone maxSkew=1 DoNotSchedule app=web".into(),
-            counts: vec![("a".into(), 2), ("b".into(), 1)],
-            skew: Some(2),
-        };
+        let c = ConstraintCounts::new(&zone_web(), vec![("a".into(), 2), ("b".into(), 1)], Some(2));
         assert_eq!(
             counts_text(&c),
             "  zone maxSkew=1 DoNotSchedule app=web: a=2 b=1 (min 0, skew 2)"

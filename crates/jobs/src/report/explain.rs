@@ -4,6 +4,7 @@
 
 use schemars::JsonSchema;
 use serde::Serialize;
+use topospread::spread::ConstraintRef;
 
 /// One Filter plugin's verdict on one node.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
@@ -51,11 +52,34 @@ pub struct NodeExplanation {
 pub struct ConstraintCounts {
     /// The constraint, e.g. `zone maxSkew=1 DoNotSchedule app=web`.
     pub constraint: String,
+    /// Its topology key.
+    pub topology_key: String,
+    /// Its maxSkew.
+    pub max_skew: i32,
+    /// `DoNotSchedule` or `ScheduleAnyway`.
+    pub when_unsatisfiable: String,
+    /// Its selector as counted (matchLabelKeys merged), as kubectl prints selectors.
+    pub selector: String,
     /// Domain and count.
     pub counts: Vec<(String, i64)>,
     /// The skew PodTopologySpread measures (max minus the global minimum, minDomains
     /// applied); `None` for Score's per-node view.
     pub skew: Option<i64>,
+}
+
+impl ConstraintCounts {
+    /// `constraint`'s counts (domain, matching pods) and the skew measured, if any.
+    pub fn new(constraint: &ConstraintRef, counts: Vec<(String, i64)>, skew: Option<i64>) -> Self {
+        Self {
+            constraint: constraint.to_string(),
+            topology_key: constraint.topology_key.clone(),
+            max_skew: constraint.max_skew,
+            when_unsatisfiable: constraint.when_unsatisfiable.as_str().to_string(),
+            selector: constraint.selector.clone(),
+            counts,
+            skew,
+        }
+    }
 }
 
 /// A pod preemption evicts.
