@@ -7,6 +7,10 @@
 //! take it as one [`Cluster`] (or, when they run no scheduler, a [`ClusterSource`])
 //! inside their request.
 //!
+//! Every type of the JSON contract lives here, each report beside its job and the parts
+//! the planners and controllers produce in [`report`], converted from their typed
+//! results; `topospread-report`, `-html` and `-ui` render these types.
+//!
 //! ```
 //! use topospread_jobs::{Cluster, Context, simulate};
 //!
