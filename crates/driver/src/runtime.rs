@@ -61,8 +61,8 @@ pub struct Runtime {
     setup: SchedulerSetup,
     /// Its tie-breaking seed.
     seed: u64,
-    /// `namespace/name` of a pod not created yet whose cycles to record once it is.
-    explain_later: Option<(String, String)>,
+    /// `namespace/name` of pods not created yet whose cycles to record once they are.
+    explain_later: Vec<(String, String)>,
 }
 
 impl Runtime {
@@ -75,7 +75,7 @@ impl Runtime {
             sim: Simulation::new(scheduler),
             setup: setup.clone(),
             seed,
-            explain_later: None,
+            explain_later: Vec::new(),
         })
     }
 
@@ -176,23 +176,26 @@ impl Runtime {
     /// Records the cycles of pod `namespace/name`, which a controller creates later in
     /// the run (an OrderedReady StatefulSet's ordinal), once it is created.
     pub fn explain_on_creation(&mut self, namespace: &str, name: &str) {
-        self.explain_later = Some((namespace.to_string(), name.to_string()));
+        self.explain_later
+            .push((namespace.to_string(), name.to_string()));
     }
 
-    /// A controller created pod `id`: recorded if it is the one to explain.
+    /// A controller created pod `id`: recorded if it is one to explain.
     pub fn created(&mut self, snapshot: &Snapshot, id: PodId) {
         let Some(pod) = snapshot.pod(id) else {
             return;
         };
-        if self.explain_later.as_ref().is_some_and(|(ns, name)| {
-            *name == *pod.name && snapshot.symbols().resolve(pod.namespace) == ns
-        }) {
+        if self
+            .explain_later
+            .iter()
+            .any(|(ns, name)| *name == *pod.name && snapshot.symbols().resolve(pod.namespace) == ns)
+        {
             self.explain_pod(id);
         }
     }
 
-    /// Records `id`'s cycles, so that [`Self::scheduler`]'s explanation shows its last
-    /// one.
+    /// Records `id`'s cycles, so that [`Self::scheduler`]'s explanation of it shows its
+    /// last one (several pods may be recorded in one run).
     pub fn explain_pod(&mut self, id: PodId) {
         self.sim.scheduler_mut().explain_pod(id);
     }

@@ -11,7 +11,8 @@ use crate::{Cluster, Context};
 use schemars::JsonSchema;
 use serde::Serialize;
 use topospread::SimEvent;
-use topospread_driver::{ClusterDriver, Placement, World};
+use topospread::snapshot::PodId;
+use topospread_driver::{ClusterDriver, Placement, Runtime, World};
 use topospread_k8s::workloads::Scale;
 
 /// The report's `apiVersion`.
@@ -111,45 +112,34 @@ impl Explainer {
     }
 }
 
-/// Schedules `world` (the cluster before any pending pod is scheduled) recording
-/// `pod`'s cycles, and returns its last one.
+/// Schedules `world` (the cluster before any pending pod is scheduled) once, recording
+/// the cycles of `pod` (or of every pending pod of the workload it names, to pick one
+/// from the same run), and returns the chosen pod's last cycle.
 fn explain_in(setup: &SchedulerSetup, world: World, seed: u64, pod: &str) -> Result<ExplainReport> {
-    let next;
-    let mut chosen = None;
-    let (ns, name) = match workload_ref(pod) {
-        Some((kind, ns, name)) => {
-            let pods = pending_pods_of(&world, kind, ns, name)?;
-            let (pick, why) = choose_pod(setup, &world, seed, pods)?;
-            next = pick;
-            chosen = why;
-            (ns, next.as_str())
+    let (ns, candidates) = match workload_ref(pod) {
+        Some((kind, ns, name)) => (ns, pending_pods_of(&world, kind, ns, name)?),
+        None => {
+            let (ns, name) = input::split_pod_ref(pod);
+            (ns, vec![name.to_string()])
         }
-        None => input::split_pod_ref(pod),
     };
-    if let Some(r) = world
-        .refused
-        .iter()
-        .find(|r| r.namespace == ns && r.name == name)
-    {
-        refuse!(
-            "pod {ns}/{name}: refused by admission, never created: {}",
-            r.error
-        );
-    }
-    let held = world
-        .expansion
-        .ordered
-        .iter()
-        .any(|o| o.namespace == ns && o.holds(name));
     let mut driver = ClusterDriver::start(world, setup, seed)?;
-    let id = if held {
-        // An OrderedReady StatefulSet's ordinal: explained if its controller creates it.
-        driver.runtime_mut().explain_on_creation(ns, name);
-        driver.schedule(&mut ())?;
-        let world = driver.world();
-        match world.snapshot.pod_id(ns, name) {
-            Some(id) => id,
-            None => {
+    let mut held = Vec::new();
+    let mut ids = Vec::new();
+    for name in &candidates {
+        match record(&mut driver, ns, name)? {
+            Recording::Present(id) => ids.push((name.as_str(), id)),
+            Recording::OnCreation => held.push(name.as_str()),
+        }
+    }
+    let results = driver.schedule(&mut ())?;
+    let (world, runtime) = driver.into_parts();
+    let (name, chosen) = choose_pod(&world, &runtime, &results, &candidates);
+    let id = match ids.iter().find(|(n, _)| *n == name) {
+        Some((_, id)) => *id,
+        None => match world.snapshot.pod_id(ns, name) {
+            Some(id) if held.contains(&name) => id,
+            _ => {
                 let why = world
                     .expansion
                     .ordered
@@ -159,59 +149,23 @@ fn explain_in(setup: &SchedulerSetup, world: World, seed: u64, pod: &str) -> Res
                     .unwrap_or_else(|| "not created".into());
                 refuse!("pod {ns}/{name}: never created, so never scheduled: {why}");
             }
-        }
-    } else {
-        let world = driver.world();
-        let Some(id) = world.snapshot.pod_id(ns, name) else {
-            refuse!(
-                "pod {ns}/{name}: not found in the files or among the pods their workloads make; pending pods: {}",
-                pending_names(world)
-            );
-        };
-        if let Some(node) = world.snapshot.pod_node(id) {
-            refuse!(
-                "pod {ns}/{name}: already bound to node {} (spec.nodeName); explain takes a pending pod",
-                world.snapshot.node(node).node.name
-            );
-        }
-        driver.runtime_mut().explain_pod(id);
-        id
+        },
     };
-    let results = if held {
-        vec![(id, driver.runtime().placement(driver.snapshot(), id))]
-    } else {
-        driver.schedule(&mut ())?
-    };
-    let (world, runtime) = driver.into_parts();
     let Some(pod) = world.snapshot.pod(id).cloned() else {
         refuse!("pod {ns}/{name}: preempted by a higher-priority pod before it was bound");
     };
-    let Some(mut cycle) = explanation(&runtime, &world.snapshot, &pod) else {
+    let Some(mut cycle) = explanation(&runtime, &world.snapshot, id, &pod) else {
         let why = match results.iter().find(|(p, _)| *p == id) {
             Some((_, Placement::Unschedulable(m))) => m.clone(),
-            _ => "it never got a scheduling cycle".to_string(),
+            Some(_) => "it never got a scheduling cycle".to_string(),
+            None => match runtime.placement(&world.snapshot, id) {
+                Placement::Unschedulable(m) if held.contains(&name) => m,
+                _ => "it never got a scheduling cycle".to_string(),
+            },
         };
         refuse!("pod {ns}/{name}: no scheduling cycle to explain: {why}");
     };
-    let bound = |e: &SimEvent| matches!(e, SimEvent::Bound { pod, .. } if *pod == id);
-    let events = runtime.events();
-    let others = |n: usize| {
-        events[..n]
-            .iter()
-            .filter(|e| matches!(e, SimEvent::Bound { .. }))
-            .count()
-    };
-    match events.iter().position(bound) {
-        Some(at) if others(at) > 0 => cycle.context.push(format!(
-            "scheduled after {} other pod(s) were bound, as simulate schedules them",
-            others(at)
-        )),
-        None if others(events.len()) > 0 => cycle.context.push(format!(
-            "its last cycle is shown; {} other pod(s) were bound in the simulation",
-            others(events.len())
-        )),
-        _ => {}
-    }
+    cycle.context.extend(bound_before(runtime.events(), id));
     if let Some(why) = chosen {
         cycle.context.insert(0, why);
     }
@@ -227,6 +181,76 @@ fn explain_in(setup: &SchedulerSetup, world: World, seed: u64, pod: &str) -> Res
         kind: KIND.into(),
         cycle,
     })
+}
+
+/// How a pod's cycles are recorded: it is in the cluster, or a controller creates it
+/// during the run.
+enum Recording {
+    Present(PodId),
+    OnCreation,
+}
+
+/// Asks the driver to record pod `ns/name`'s cycles; a pod refused by admission, not
+/// found or already bound is refused, naming it.
+fn record(driver: &mut ClusterDriver, ns: &str, name: &str) -> Result<Recording> {
+    let world = driver.world();
+    if let Some(r) = world
+        .refused
+        .iter()
+        .find(|r| r.namespace == ns && r.name == name)
+    {
+        refuse!(
+            "pod {ns}/{name}: refused by admission, never created: {}",
+            r.error
+        );
+    }
+    if world
+        .expansion
+        .ordered
+        .iter()
+        .any(|o| o.namespace == ns && o.holds(name))
+    {
+        // An OrderedReady StatefulSet's ordinal: explained if its controller creates it.
+        driver.runtime_mut().explain_on_creation(ns, name);
+        return Ok(Recording::OnCreation);
+    }
+    let Some(id) = world.snapshot.pod_id(ns, name) else {
+        refuse!(
+            "pod {ns}/{name}: not found in the files or among the pods their workloads make; pending pods: {}",
+            pending_names(world)
+        );
+    };
+    if let Some(node) = world.snapshot.pod_node(id) {
+        refuse!(
+            "pod {ns}/{name}: already bound to node {} (spec.nodeName); explain takes a pending pod",
+            world.snapshot.node(node).node.name
+        );
+    }
+    driver.runtime_mut().explain_pod(id);
+    Ok(Recording::Present(id))
+}
+
+/// The line saying how many other pods were bound before pod `id` (or in the whole run,
+/// when it was not bound), as `simulate` schedules them.
+fn bound_before(events: &[SimEvent], id: PodId) -> Option<String> {
+    let bound = |e: &SimEvent| matches!(e, SimEvent::Bound { pod, .. } if *pod == id);
+    let others = |n: usize| {
+        events[..n]
+            .iter()
+            .filter(|e| matches!(e, SimEvent::Bound { .. }))
+            .count()
+    };
+    match events.iter().position(bound) {
+        Some(at) if others(at) > 0 => Some(format!(
+            "scheduled after {} other pod(s) were bound, as simulate schedules them",
+            others(at)
+        )),
+        None if others(events.len()) > 0 => Some(format!(
+            "its last cycle is shown; {} other pod(s) were bound in the simulation",
+            others(events.len())
+        )),
+        _ => None,
+    }
 }
 
 /// Up to ten pending pods as `namespace/name`, for an error naming what exists.
@@ -289,40 +313,35 @@ fn workload_ref(text: &str) -> Option<(&'static str, &str, &str)> {
     Some((kind, ns, name))
 }
 
-/// Which of a workload's pending pods to explain: the first, in queue order, that stays
-/// Pending once the whole cluster is simulated (a user asking about a workload means the
-/// pods that do not schedule), else the last one scheduled; with a line saying which.
-fn choose_pod(
-    setup: &SchedulerSetup,
+/// Which of the candidates to explain, read from the run that recorded them all: the
+/// only one; else the first, in queue order, that stays Pending (a user asking about a
+/// workload means the pods that do not schedule), else the last one scheduled; with a
+/// line saying which.
+fn choose_pod<'a>(
     world: &World,
-    seed: u64,
-    pods: Vec<String>,
-) -> Result<(String, Option<String>)> {
-    let total = pods.len();
+    runtime: &Runtime,
+    results: &[(PodId, Placement)],
+    candidates: &'a [String],
+) -> (&'a str, Option<String>) {
+    let total = candidates.len();
     if total <= 1 {
-        let pod = pods.into_iter().next().unwrap_or_default();
-        return Ok((pod, None));
+        return (candidates.first().map_or("", String::as_str), None);
     }
-    let mut driver = ClusterDriver::start(world.clone(), setup, seed)?;
-    let results = driver.schedule(&mut ())?;
-    let trial = driver.world();
-    let name_of = |id| trial.snapshot.pod(id).map(|p| p.name.to_string());
+    let name_of = |id: PodId| world.snapshot.pod(id).map(|p| p.name.to_string());
     let pending: Vec<String> = results
         .iter()
         .filter(|(_, placement)| matches!(placement, Placement::Unschedulable(_)))
         .filter_map(|(id, _)| name_of(*id))
-        .filter(|n| pods.contains(n))
+        .filter(|n| candidates.contains(n))
         .collect();
-    let first_pending = pods.iter().find(|p| pending.contains(p));
-    if let Some(pod) = first_pending {
+    if let Some(pod) = candidates.iter().find(|p| pending.contains(p)) {
         let why = format!(
             "{} of {total} pending pod(s) of the workload stay Pending; explaining the first (`explain POD` for another)",
             pending.len()
         );
-        return Ok((pod.clone(), Some(why)));
+        return (pod.as_str(), Some(why));
     }
-    let bound_order: Vec<String> = driver
-        .runtime()
+    let bound_order: Vec<String> = runtime
         .events()
         .iter()
         .filter_map(|e| match e {
@@ -333,16 +352,15 @@ fn choose_pod(
     let last = bound_order
         .iter()
         .rev()
-        .find(|n| pods.contains(n))
-        .or(pods.last())
-        .cloned()
-        .unwrap_or_default();
-    Ok((
+        .find_map(|n| candidates.iter().find(|c| *c == n))
+        .or(candidates.last())
+        .map_or("", String::as_str);
+    (
         last,
         Some(format!(
             "all {total} pending pod(s) of the workload schedule; explaining the last one scheduled"
         )),
-    ))
+    )
 }
 
 /// The workload's pending pods, in queue order: at least one, else the error saying why.

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use topospread::Features;
 use topospread::api::Pod;
 use topospread::framework::Status;
-use topospread::snapshot::{NodeId, Snapshot};
+use topospread::snapshot::{NodeId, PodId, Snapshot};
 use topospread::spread::ConstraintRef;
 use topospread::{Explanation, ScheduleResult};
 pub use topospread_driver::{Placement, Progress, Runtime};
@@ -17,14 +17,19 @@ use topospread_k8s::validation::{FieldPath, hard_constraints, minimum_held_by_un
 
 /// The recorded pod's last cycle, as the renderer's plain data; when an earlier cycle of
 /// the pod preempted, that failed cycle comes with it.
-pub fn explanation(runtime: &Runtime, snapshot: &Snapshot, pod: &Pod) -> Option<ExplainView> {
+pub fn explanation(
+    runtime: &Runtime,
+    snapshot: &Snapshot,
+    id: PodId,
+    pod: &Pod,
+) -> Option<ExplainView> {
     let scheduler = runtime.scheduler();
-    let e = scheduler.explanation()?;
+    let e = scheduler.explanation(id)?;
     let mut v = view(e, snapshot, pod);
     v.context
         .extend(spread_hints(e, snapshot, pod, runtime.features()));
     v.preempting_cycle = scheduler
-        .preempting_explanation()
+        .preempting_explanation(id)
         .map(|failed| Box::new(view(failed, snapshot, pod)));
     Some(v)
 }

@@ -21,8 +21,8 @@ use topospread_k8s::build::build_with_symbols;
 use topospread_k8s::load::{Loaded, Object, Source, UnknownField};
 use topospread_k8s::notes::summarize;
 use topospread_k8s::validation::{
-    ClusterLinter, FieldError, InputPods, Lint, LintCode, Severity, Workload, lint_node,
-    lint_pod_affinity, lint_workload, validate_cluster, validate_objects_with,
+    ApiServerFeatures, ClusterLinter, FieldError, InputPods, Lint, LintCode, Severity, Workload,
+    lint_node, lint_pod_affinity, lint_workload, validate_cluster, validate_objects_with,
     validate_scheduler_configuration,
 };
 
@@ -346,104 +346,11 @@ fn check(
 ) -> Result<ValidationReport> {
     let features = ctx.api_server_features();
     // Validation first, so the snapshot for the cluster lints can leave invalid pods out.
-    let mut checked: Vec<(Place, bool, Vec<FieldError>)> = Vec::new();
-    let mut invalid = HashSet::new();
-    for (index, loaded) in objects.iter().enumerate() {
-        if let Object::SchedulerConfiguration(config) = &loaded.object {
-            let errors = validate_scheduler_configuration(config, ctx.scheduler_features())
-                .map_err(|e| {
-                    Error::Refused(format!(
-                        "{}: kubeschedulerconfiguration: {e}",
-                        loaded.source.file
-                    ))
-                })?;
-            let object = ObjectRef {
-                kind: "KubeSchedulerConfiguration",
-                namespace: None,
-                name: None,
-            };
-            checked.push((
-                Place {
-                    loaded,
-                    index,
-                    object,
-                },
-                false,
-                errors,
-            ));
-            continue;
-        }
-        let Some(object) = object_ref(&loaded.object) else {
-            continue;
-        };
-        // The API server's create-time validation, the same simulate runs first.
-        let errors: Vec<FieldError> =
-            validate_objects_with(std::slice::from_ref(loaded), &features)
-                .into_iter()
-                .map(|r| r.error)
-                .collect();
-        if !errors.is_empty() {
-            invalid.insert(index);
-        }
-        // The workload is read again when linted, one at a time (a dump's 100,000 pods
-        // are not copied all at once).
-        let lintable = Workload::is_workload_kind(&loaded.object)
-            || matches!(loaded.object, Object::CompactPod(_));
-        checked.push((
-            Place {
-                loaded,
-                index,
-                object,
-            },
-            lintable,
-            errors,
-        ));
-    }
+    let (checked, mut invalid) = validate_each(ctx, objects, &features)?;
     let cluster_errors = cluster_errors(objects, &mut invalid);
 
     let mut notes = Vec::new();
-    let has_nodes = objects.iter().any(|l| matches!(l.object, Object::Node(_)));
-    let mut linter = None;
-    if has_nodes {
-        // Pods the API server would reject stay out of the snapshot.
-        let usable: Vec<&Loaded> = objects
-            .iter()
-            .enumerate()
-            .filter(|(i, l)| {
-                !(matches!(
-                    l.object,
-                    Object::Pod(_) | Object::CompactPod(_) | Object::Node(_)
-                ) && invalid.contains(i))
-            })
-            .map(|(_, l)| l)
-            .collect();
-        let built = build_with_symbols(
-            usable.iter().copied(),
-            ctx.gates().request_options(),
-            symbols,
-        );
-        match built.map(|b| b.snapshot) {
-            Ok(snapshot) => {
-                linter = Some(
-                    ClusterLinter::with_features(snapshot, ctx.scheduler_features())
-                        .map_err(|e| Error::Simulation(e.to_string()))?,
-                );
-            }
-            Err(e) => notes.push(format!(
-                "cluster lints skipped: the files do not make a cluster snapshot: {e}"
-            )),
-        }
-    } else {
-        let codes: Vec<&str> = LintCode::ALL
-            .iter()
-            .filter(|c| c.needs_nodes())
-            .map(|c| c.code())
-            .collect();
-        notes.push(format!(
-            "cluster lints skipped: the files include no Nodes (add them to run {})",
-            codes.join(", ")
-        ));
-    }
+    let mut linter = cluster_linter(ctx, objects, &invalid, symbols, &mut notes)?;
     let skipped_lints: Vec<&'static str> = if linter.is_some() {
         Vec::new()
     } else {
@@ -508,6 +415,124 @@ fn check(
         notes,
         unreadable: Vec::new(),
     })
+}
+
+/// Each object through the API server's create-time validation (a scheduler
+/// configuration through its own): the object's place, whether it is linted as a
+/// workload or pod, its errors; and the indices of the objects refused.
+#[allow(clippy::type_complexity)]
+fn validate_each<'a>(
+    ctx: &Context,
+    objects: &'a [Loaded],
+    features: &ApiServerFeatures,
+) -> Result<(Vec<(Place<'a>, bool, Vec<FieldError>)>, HashSet<usize>)> {
+    let mut checked: Vec<(Place, bool, Vec<FieldError>)> = Vec::new();
+    let mut invalid = HashSet::new();
+    for (index, loaded) in objects.iter().enumerate() {
+        if let Object::SchedulerConfiguration(config) = &loaded.object {
+            let errors = validate_scheduler_configuration(config, ctx.scheduler_features())
+                .map_err(|e| {
+                    Error::Refused(format!(
+                        "{}: kubeschedulerconfiguration: {e}",
+                        loaded.source.file
+                    ))
+                })?;
+            let object = ObjectRef {
+                kind: "KubeSchedulerConfiguration",
+                namespace: None,
+                name: None,
+            };
+            checked.push((
+                Place {
+                    loaded,
+                    index,
+                    object,
+                },
+                false,
+                errors,
+            ));
+            continue;
+        }
+        let Some(object) = object_ref(&loaded.object) else {
+            continue;
+        };
+        // The API server's create-time validation, the same simulate runs first.
+        let errors: Vec<FieldError> = validate_objects_with(std::slice::from_ref(loaded), features)
+            .into_iter()
+            .map(|r| r.error)
+            .collect();
+        if !errors.is_empty() {
+            invalid.insert(index);
+        }
+        // The workload is read again when linted, one at a time (a dump's 100,000 pods
+        // are not copied all at once).
+        let lintable = Workload::is_workload_kind(&loaded.object)
+            || matches!(loaded.object, Object::CompactPod(_));
+        checked.push((
+            Place {
+                loaded,
+                index,
+                object,
+            },
+            lintable,
+            errors,
+        ));
+    }
+    Ok((checked, invalid))
+}
+
+/// The cluster lints' linter over the objects the API server would accept (none, with
+/// a note, when the files hold no Nodes or do not make a snapshot).
+fn cluster_linter(
+    ctx: &Context,
+    objects: &[Loaded],
+    invalid: &HashSet<usize>,
+    symbols: Symbols,
+    notes: &mut Vec<String>,
+) -> Result<Option<ClusterLinter>> {
+    let has_nodes = objects.iter().any(|l| matches!(l.object, Object::Node(_)));
+    let mut linter = None;
+    if has_nodes {
+        // Pods the API server would reject stay out of the snapshot.
+        let usable: Vec<&Loaded> = objects
+            .iter()
+            .enumerate()
+            .filter(|(i, l)| {
+                !(matches!(
+                    l.object,
+                    Object::Pod(_) | Object::CompactPod(_) | Object::Node(_)
+                ) && invalid.contains(i))
+            })
+            .map(|(_, l)| l)
+            .collect();
+        let built = build_with_symbols(
+            usable.iter().copied(),
+            ctx.gates().request_options(),
+            symbols,
+        );
+        match built.map(|b| b.snapshot) {
+            Ok(snapshot) => {
+                linter = Some(
+                    ClusterLinter::with_features(snapshot, ctx.scheduler_features())
+                        .map_err(|e| Error::Simulation(e.to_string()))?,
+                );
+            }
+            Err(e) => notes.push(format!(
+                "cluster lints skipped: the files do not make a cluster snapshot: {e}"
+            )),
+        }
+    } else {
+        let codes: Vec<&str> = LintCode::ALL
+            .iter()
+            .filter(|c| c.needs_nodes())
+            .map(|c| c.code())
+            .collect();
+        notes.push(format!(
+            "cluster lints skipped: the files include no Nodes (add them to run {})",
+            codes.join(", ")
+        ));
+    }
+    Ok(linter)
 }
 
 /// What makes the objects together not a cluster (duplicate names, pods bound to nodes

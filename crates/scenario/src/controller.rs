@@ -11,9 +11,11 @@ use topospread::api::Symbols;
 use topospread::config::SchedulerConfig;
 use topospread::version::FeatureGates;
 use topospread_driver::{
-    BuildOptions, ClusterDriver, DriverError, Provisioning, SchedulerSetup, World, world,
+    Admitted, BuildOptions, ClusterDriver, DriverError, Provisioning, SchedulerSetup, World,
+    admit_objects, world,
 };
 use topospread_k8s::load::{self, parse_manifests};
+use topospread_k8s::validation::ApiServerFeatures;
 use topospread_k8s::workloads::{self, RolloutReport, Scale, WorkloadFeatures};
 
 /// The name expectations give the new ReplicaSet, whose hash the case cannot know.
@@ -29,6 +31,10 @@ struct ControllerCase {
     source: Option<String>,
     /// The dump: a `kind: List` (or one object).
     cluster: Value,
+    /// Manifests applied over the dump, as a later `simulate -f` file is: `kubectl
+    /// apply`'s update (immutable fields refused, an omitted `spec.replicas` kept).
+    #[serde(default)]
+    apply: Option<Value>,
     /// `--scale` values.
     #[serde(default)]
     scale: Vec<String>,
@@ -69,6 +75,15 @@ struct Expect {
     /// The rollout of the case's Deployment.
     #[serde(default)]
     rollout: Option<RolloutExpect>,
+    /// Objects the API server refuses as they are applied (an update of an immutable
+    /// field, an invalid object), by `kind/name`, with its message, exactly; an object
+    /// not listed is admitted.
+    #[serde(default)]
+    objects_refused: Option<BTreeMap<String, String>>,
+    /// Objects a later manifest was applied over, by `kind/name`, with text its note
+    /// contains (`spec.replicas 5 kept`); exact in the objects named.
+    #[serde(default)]
+    applied: Option<BTreeMap<String, String>>,
     /// Pods admission refused (a ResourceQuota exceeded, ...), with the API server's
     /// message, exactly.
     #[serde(default)]
@@ -167,6 +182,12 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
     };
     let text = serde_json::to_string(&case.cluster).map_err(|e| bad("cluster", &e))?;
     let mut manifests = parse_manifests(&text, file)?;
+    if let Some(apply) = &case.apply {
+        let text = serde_json::to_string(apply).map_err(|e| bad("apply", &e))?;
+        manifests
+            .objects
+            .extend(parse_manifests(&text, &format!("{file} (apply)"))?.objects);
+    }
     workloads::name_generated(&mut manifests.objects, 0);
     let mut scale = Vec::new();
     for (i, s) in case.scale.iter().enumerate() {
@@ -181,6 +202,14 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
     if let Some(spec) = &case.feature_gates {
         gates.apply(spec).map_err(|e| bad("featureGates", &e))?;
     }
+    // Admitted as `simulate` admits its files: applied over, then validated on create.
+    let admitted = match admit_objects(
+        &mut manifests.objects,
+        &ApiServerFeatures::from_gates(&gates),
+    ) {
+        Ok(admitted) => admitted,
+        Err(e) => return expect_error(&case.expect, e.to_string(), "cluster", &bad),
+    };
     let workload_features = match &case.now {
         Some(now) => WorkloadFeatures::from_gates(&gates).at(now.0.as_nanosecond()),
         None => WorkloadFeatures::from_gates(&gates),
@@ -216,7 +245,61 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
         .settle(&mut (), case.ready_after)
         .map_err(|e| bad("cluster", &e))?;
     let (world, _) = driver.into_parts();
-    compare(&case.expect, &world, &bad)
+    let mut mismatches = compare_admission(&case.expect, &admitted);
+    match compare(&case.expect, &world, &bad)? {
+        Outcome::Failed(more) => mismatches.extend(more),
+        _ if mismatches.is_empty() => return Ok(Outcome::Passed),
+        _ => {}
+    }
+    Ok(Outcome::Failed(mismatches))
+}
+
+/// `objectsRefused` and `applied` against what admitting the case's objects did.
+fn compare_admission(expect: &Expect, admitted: &Admitted) -> Vec<Mismatch> {
+    let mut mismatches = Vec::new();
+    let refused: BTreeMap<String, String> = admitted
+        .refused
+        .iter()
+        .map(|r| {
+            let name = r.name.as_deref().unwrap_or_default();
+            (
+                format!("{}/{name}", r.kind.to_ascii_lowercase()),
+                r.error.to_string(),
+            )
+        })
+        .collect();
+    let want = expect.objects_refused.clone().unwrap_or_default();
+    if refused != want {
+        mismatches.push(Mismatch::new(
+            "objectsRefused",
+            format!("{want:?}"),
+            format!("{refused:?}"),
+        ));
+    }
+    if let Some(want) = &expect.applied {
+        // A note's subject is `file: kind/name (namespace ns)`.
+        let notes: BTreeMap<String, &str> = admitted
+            .notes
+            .iter()
+            .filter_map(|n| {
+                let object = n.subject.rsplit(": ").next()?;
+                let object = object.split(" (namespace").next()?;
+                Some((object.to_string(), n.message.as_str()))
+            })
+            .collect();
+        let same = notes.len() == want.len()
+            && want
+                .iter()
+                .all(|(k, text)| notes.get(k).is_some_and(|m| m.contains(text.as_str())));
+        if !same {
+            mismatches.push(Mismatch::new(
+                "applied",
+                format!("{want:?}"),
+                format!("{notes:?}"),
+            ));
+        }
+    }
+    mismatches
 }
 
 /// The case's expectations against the cluster the driver left: pods created per owner,
@@ -233,10 +316,6 @@ fn compare(
         .iter()
         .map(|r| (r.name.clone(), r.error.to_string()))
         .collect();
-    let held = |ns: &str, name: &str, sets: &[workloads::OrderedSet]| {
-        sets.iter().any(|o| o.namespace == ns && o.holds(name))
-    };
-
     // `(new)` in expectations: the ReplicaSet a Deployment rolled out to or was given.
     let new_rs = rollouts
         .first()
@@ -259,68 +338,34 @@ fn compare(
         }
     };
     let mut mismatches = Vec::new();
-    // Owner of every pod created, by the controller reference the pod carries.
-    let mut created: BTreeMap<String, usize> = BTreeMap::new();
-    for p in &expansion.pods {
-        let ns = p.pod.metadata.namespace.as_deref().unwrap_or("default");
-        let name = p.pod.metadata.name.as_deref().unwrap_or_default();
-        if refused.contains_key(name) || held(ns, name, &expansion.ordered) {
-            continue;
-        }
-        let owner = p
-            .pod
-            .metadata
-            .owner_references
-            .iter()
-            .flatten()
-            .find(|o| o.controller == Some(true))
-            .map(|o| o.name.clone())
-            .unwrap_or_default();
-        *created.entry(owner).or_default() += 1;
-    }
-    for r in rollouts {
-        if !r.created.is_empty() {
-            *created.entry(r.new_replica_set.clone()).or_default() += r.created.len();
-        }
-    }
-    if let Some(want) = &expect.created
-        && want
-            .iter()
+    let created = created_per_owner(world, &refused);
+    let want_created = expect.created.as_ref().map(|want| {
+        want.iter()
             .map(|(k, v)| (resolve(k), *v))
             .collect::<BTreeMap<_, _>>()
-            != created
-    {
-        mismatches.push(Mismatch::new(
-            "created",
-            format!("{want:?}"),
-            format!("{created:?}"),
-        ));
-    }
-    if let Some(want) = &expect.refused
-        && *want != refused
-    {
-        mismatches.push(Mismatch::new(
-            "refused",
-            format!("{want:?}"),
-            format!("{refused:?}"),
-        ));
-    }
-    if let Some(want) = &expect.not_created {
+    });
+    check_eq("created", want_created.as_ref(), &created, &mut mismatches);
+    check_eq(
+        "refused",
+        expect.refused.as_ref(),
+        &refused,
+        &mut mismatches,
+    );
+    if expect.not_created.is_some() {
         let got: BTreeMap<String, Vec<String>> = expansion
             .ordered
             .iter()
             .map(|o| (o.name.clone(), o.not_created()))
             .filter(|(_, n)| !n.is_empty())
             .collect();
-        if *want != got {
-            mismatches.push(Mismatch::new(
-                "notCreated",
-                format!("{want:?}"),
-                format!("{got:?}"),
-            ));
-        }
+        check_eq(
+            "notCreated",
+            expect.not_created.as_ref(),
+            &got,
+            &mut mismatches,
+        );
     }
-    if let Some(want) = &expect.claims {
+    if expect.claims.is_some() {
         let mut got: Vec<String> = expansion
             .claims
             .iter()
@@ -334,42 +379,27 @@ fn compare(
             )
             .collect();
         got.sort();
-        if *want != got {
-            mismatches.push(Mismatch::new(
-                "claims",
-                format!("{want:?}"),
-                format!("{got:?}"),
-            ));
-        }
+        check_eq("claims", expect.claims.as_ref(), &got, &mut mismatches);
     }
-    if let Some(want) = &expect.replaced {
+    if expect.replaced.is_some() {
         let got: BTreeMap<String, Vec<String>> = expansion
             .ordered
             .iter()
             .filter_map(|o| Some((o.name.clone(), o.update.as_ref()?.replaced.clone())))
             .filter(|(_, r)| !r.is_empty())
             .collect();
-        if *want != got {
-            mismatches.push(Mismatch::new(
-                "replaced",
-                format!("{want:?}"),
-                format!("{got:?}"),
-            ));
-        }
+        check_eq("replaced", expect.replaced.as_ref(), &got, &mut mismatches);
     }
     let mut removed: Vec<String> = expansion.removed.iter().map(|r| r.pod.clone()).collect();
     for r in rollouts {
         removed.extend(r.deleted.iter().cloned());
     }
-    if let Some(want) = &expect.removed
-        && *want != removed
-    {
-        mismatches.push(Mismatch::new(
-            "removed",
-            format!("{want:?}"),
-            format!("{removed:?}"),
-        ));
-    }
+    check_eq(
+        "removed",
+        expect.removed.as_ref(),
+        &removed,
+        &mut mismatches,
+    );
     for (owner, want) in &expect.nodes {
         let owner = &resolve(owner);
         let mut got: BTreeMap<String, usize> = BTreeMap::new();
@@ -381,13 +411,7 @@ fn compare(
                     .or_default() += 1;
             }
         }
-        if got != *want {
-            mismatches.push(Mismatch::new(
-                format!("nodes.{owner}"),
-                format!("{want:?}"),
-                format!("{got:?}"),
-            ));
-        }
+        check_eq(&format!("nodes.{owner}"), Some(want), &got, &mut mismatches);
     }
     if let Some(want) = &expect.rollout {
         let Some(r) = rollouts.first() else {
@@ -401,6 +425,60 @@ fn compare(
     } else {
         Outcome::Failed(mismatches)
     })
+}
+
+/// A mismatch named `field` when an expectation is given and differs from `got`.
+fn check_eq<T: PartialEq + std::fmt::Debug>(
+    field: &str,
+    want: Option<&T>,
+    got: &T,
+    mismatches: &mut Vec<Mismatch>,
+) {
+    if let Some(want) = want
+        && want != got
+    {
+        mismatches.push(Mismatch::new(
+            field,
+            format!("{want:?}"),
+            format!("{got:?}"),
+        ));
+    }
+}
+
+/// Pods created per owner (by the controller reference each carries), those admission
+/// refused and ordinals never created left out, with each rollout's new pods.
+fn created_per_owner(world: &World, refused: &BTreeMap<String, String>) -> BTreeMap<String, usize> {
+    let expansion = &world.expansion;
+    let held = |ns: &str, name: &str| {
+        expansion
+            .ordered
+            .iter()
+            .any(|o| o.namespace == ns && o.holds(name))
+    };
+    let mut created: BTreeMap<String, usize> = BTreeMap::new();
+    for p in &expansion.pods {
+        let ns = p.pod.metadata.namespace.as_deref().unwrap_or("default");
+        let name = p.pod.metadata.name.as_deref().unwrap_or_default();
+        if refused.contains_key(name) || held(ns, name) {
+            continue;
+        }
+        let owner = p
+            .pod
+            .metadata
+            .owner_references
+            .iter()
+            .flatten()
+            .find(|o| o.controller == Some(true))
+            .map(|o| o.name.clone())
+            .unwrap_or_default();
+        *created.entry(owner).or_default() += 1;
+    }
+    for r in &world.rollouts {
+        if !r.created.is_empty() {
+            *created.entry(r.new_replica_set.clone()).or_default() += r.created.len();
+        }
+    }
+    created
 }
 
 /// An error the case may expect: passed when it does, else the case is broken.

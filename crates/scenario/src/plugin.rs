@@ -6,12 +6,14 @@ use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use topospread::Features;
+use topospread::api::Pod;
 use topospread::config::PodTopologySpreadArgs;
 use topospread::convert;
 use topospread::framework::{
     Code, CycleState, FilterPlugin, NodeScore, PreFilterPlugin, PreScorePlugin, ScorePlugin,
 };
 use topospread::plugins::podtopologyspread::{PodTopologySpread, PreFilterState};
+use topospread::snapshot::{NodeId, Snapshot};
 use topospread_k8s::load;
 
 #[derive(Deserialize)]
@@ -95,27 +97,7 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
         .map_err(|e| bad("args", &e))?;
     let pod: core::Pod = load::typed(&case.pod, file, &format!("{what} pod"))?;
     let pod = convert::pod(&pod, snapshot.symbols_mut()).map_err(|e| bad("pod", &e))?;
-    let mut ops = Vec::new();
-    for (i, op) in case.after_pre_filter.iter().enumerate() {
-        let (add, v) = match op {
-            AfterPreFilter::AddPod(v) => (true, v),
-            AfterPreFilter::RemovePod(v) => (false, v),
-        };
-        let field = format!("afterPreFilter[{i}]");
-        let p: core::Pod = load::typed(v, file, &format!("{what} {field}"))?;
-        let p = convert::pod(&p, snapshot.symbols_mut()).map_err(|e| bad(&field, &e))?;
-        let node = p
-            .node_name
-            .as_deref()
-            .and_then(|n| snapshot.node_id(n))
-            .ok_or_else(|| {
-                bad(
-                    &format!("{field}.spec.nodeName"),
-                    &"Not found: the pod must name a node of the case",
-                )
-            })?;
-        ops.push((add, p, node));
-    }
+    let ops = after_pre_filter(&case.after_pre_filter, &mut snapshot, file, &what, &bad)?;
     let feasible = match &case.feasible_nodes {
         None => snapshot.nodes().iter().map(|n| n.id).collect(),
         Some(names) => names
@@ -188,7 +170,76 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
         }
     }
     if expect.pre_score.is_some() || expect.scores.is_some() {
-        let pre_score = plugin.pre_score(&mut state, &pod, &feasible, &snapshot);
+        let scored = Scored {
+            plugin: &plugin,
+            pod: &pod,
+            snapshot: &snapshot,
+            feasible: &feasible,
+        };
+        scored.check(&mut state, expect, file, name, &bad, &mut mismatches)?;
+    }
+    Ok(if mismatches.is_empty() {
+        Outcome::Passed
+    } else {
+        Outcome::Failed(mismatches)
+    })
+}
+
+/// The pods `afterPreFilter` adds or removes, each with its node.
+fn after_pre_filter(
+    list: &[AfterPreFilter],
+    snapshot: &mut Snapshot,
+    file: &str,
+    what: &str,
+    bad: &dyn Fn(&str, &dyn std::fmt::Display) -> ScenarioError,
+) -> Result<Vec<(bool, Pod, NodeId)>, ScenarioError> {
+    let mut ops = Vec::new();
+    for (i, op) in list.iter().enumerate() {
+        let (add, v) = match op {
+            AfterPreFilter::AddPod(v) => (true, v),
+            AfterPreFilter::RemovePod(v) => (false, v),
+        };
+        let field = format!("afterPreFilter[{i}]");
+        let p: core::Pod = load::typed(v, file, &format!("{what} {field}"))?;
+        let p = convert::pod(&p, snapshot.symbols_mut()).map_err(|e| bad(&field, &e))?;
+        let node = p
+            .node_name
+            .as_deref()
+            .and_then(|n| snapshot.node_id(n))
+            .ok_or_else(|| {
+                bad(
+                    &format!("{field}.spec.nodeName"),
+                    &"Not found: the pod must name a node of the case",
+                )
+            })?;
+        ops.push((add, p, node));
+    }
+    Ok(ops)
+}
+
+/// What PreScore, Score and NormalizeScore are run on.
+struct Scored<'a> {
+    plugin: &'a PodTopologySpread,
+    pod: &'a Pod,
+    snapshot: &'a Snapshot,
+    feasible: &'a [NodeId],
+}
+
+impl Scored<'_> {
+    /// `expect.preScore` and `expect.scores` against the plugin's PreScore status and
+    /// its normalised scores of the feasible nodes.
+    fn check(
+        &self,
+        state: &mut CycleState,
+        expect: &Expect,
+        file: &str,
+        name: &str,
+        bad: &dyn Fn(&str, &dyn std::fmt::Display) -> ScenarioError,
+        mismatches: &mut Vec<Mismatch>,
+    ) -> Result<(), ScenarioError> {
+        let pre_score = self
+            .plugin
+            .pre_score(state, self.pod, self.feasible, self.snapshot);
         if let Some(want) = &expect.pre_score {
             let want_code = code(want, file, name, "expect.preScore")?;
             if want_code != pre_score.code() {
@@ -196,10 +247,13 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
             }
         }
         if let Some(want) = &expect.scores {
-            let mut scores = Vec::with_capacity(feasible.len());
-            for &id in &feasible {
+            let mut scores = Vec::with_capacity(self.feasible.len());
+            for &id in self.feasible {
                 let score = if pre_score.is_success() {
-                    match plugin.score(&state, &pod, snapshot.node(id), &snapshot) {
+                    match self
+                        .plugin
+                        .score(state, self.pod, self.snapshot.node(id), self.snapshot)
+                    {
                         Ok(s) => s,
                         Err(status) => {
                             mismatches.push(Mismatch::new("score", "Success", &status));
@@ -212,16 +266,17 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
                 scores.push(NodeScore { node: id, score });
             }
             if pre_score.is_success() {
-                plugin.normalize_score(&state, &pod, &mut scores);
+                self.plugin.normalize_score(state, self.pod, &mut scores);
             }
             for (node_name, want) in want {
-                if snapshot.node_id(node_name).is_none() {
+                if self.snapshot.node_id(node_name).is_none() {
                     return Err(bad(
                         &format!("expect.scores.{node_name}"),
                         &"Not found: no such node in the case",
                     ));
                 }
-                let got = snapshot
+                let got = self
+                    .snapshot
                     .node_id(node_name)
                     .and_then(|id| scores.iter().find(|s| s.node == id))
                     .map(|s| s.score);
@@ -238,10 +293,6 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
                 }
             }
         }
+        Ok(())
     }
-    Ok(if mismatches.is_empty() {
-        Outcome::Passed
-    } else {
-        Outcome::Failed(mismatches)
-    })
 }

@@ -198,42 +198,9 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
 
     let mut snapshot = super::build_cluster(&case.nodes, &case.objects, &case.pods, file, name)?;
 
-    let config = match (&case.config, &case.scheduler_configuration) {
-        (Some(_), Some(_)) => {
-            return Err(bad(
-                "schedulerConfiguration",
-                &"Forbidden: give either config (one profile) or schedulerConfiguration",
-            ));
-        }
-        (None, None) => Ok(SchedulerConfig::default()),
-        (Some(v), None) => SchedulerConfig::profile_from_value(v)
-            .map(SchedulerConfig::from_profile)
-            .map_err(ConfigError::from)
-            .and_then(|c| check_config(&c, case.features).map(|()| c)),
-        (None, Some(v)) => check_configuration(v, case.features),
-    };
-    let config = match (config, &case.expect.config_error) {
-        (Err(e), Some(want)) => {
-            let got = e.to_string();
-            return Ok(if got.contains(want.as_str()) {
-                Outcome::Passed
-            } else {
-                Outcome::Failed(vec![Mismatch::new(
-                    "configError",
-                    format!("an error containing {want:?}"),
-                    got,
-                )])
-            });
-        }
-        (Ok(_), Some(want)) => {
-            return Ok(Outcome::Failed(vec![Mismatch::new(
-                "configError",
-                format!("an error containing {want:?}"),
-                "the configuration was accepted",
-            )]));
-        }
-        (Err(e), None) => return Err(bad("config", &e)),
-        (Ok(c), None) => c,
+    let config = match case_config(&case, &bad)? {
+        Ok(config) => config,
+        Err(outcome) => return Ok(outcome),
     };
     let scheduler =
         Scheduler::new(&config, case.features, &mut snapshot).map_err(|e| bad("config", &e))?;
@@ -322,7 +289,77 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
             Some(_) => {}
         }
     }
-    for (pod, allowed) in &case.expect.placements {
+    compare(
+        &case.expect,
+        &snapshot,
+        &placements,
+        &refused,
+        &preempted,
+        &bad,
+        &mut mismatches,
+    )?;
+    Ok(if mismatches.is_empty() {
+        Outcome::Passed
+    } else {
+        Outcome::Failed(mismatches)
+    })
+}
+
+/// The case's scheduler configuration, or the outcome of a case expecting it refused.
+fn case_config(
+    case: &SchedulerCase,
+    bad: &dyn Fn(&str, &dyn std::fmt::Display) -> ScenarioError,
+) -> Result<Result<SchedulerConfig, Outcome>, ScenarioError> {
+    let config = match (&case.config, &case.scheduler_configuration) {
+        (Some(_), Some(_)) => {
+            return Err(bad(
+                "schedulerConfiguration",
+                &"Forbidden: give either config (one profile) or schedulerConfiguration",
+            ));
+        }
+        (None, None) => Ok(SchedulerConfig::default()),
+        (Some(v), None) => SchedulerConfig::profile_from_value(v)
+            .map(SchedulerConfig::from_profile)
+            .map_err(ConfigError::from)
+            .and_then(|c| check_config(&c, case.features).map(|()| c)),
+        (None, Some(v)) => check_configuration(v, case.features),
+    };
+    Ok(Ok(match (config, &case.expect.config_error) {
+        (Err(e), Some(want)) => {
+            let got = e.to_string();
+            return Ok(Err(if got.contains(want.as_str()) {
+                Outcome::Passed
+            } else {
+                Outcome::Failed(vec![Mismatch::new(
+                    "configError",
+                    format!("an error containing {want:?}"),
+                    got,
+                )])
+            }));
+        }
+        (Ok(_), Some(want)) => {
+            return Ok(Err(Outcome::Failed(vec![Mismatch::new(
+                "configError",
+                format!("an error containing {want:?}"),
+                "the configuration was accepted",
+            )])));
+        }
+        (Err(e), None) => return Err(bad("config", &e)),
+        (Ok(c), None) => c,
+    }))
+}
+
+/// The case's placements, messages, refusals and preemptions against the run's.
+fn compare(
+    expect: &Expect,
+    snapshot: &Snapshot,
+    placements: &BTreeMap<String, Placement>,
+    refused: &BTreeMap<String, String>,
+    preempted: &[String],
+    bad: &dyn Fn(&str, &dyn std::fmt::Display) -> ScenarioError,
+    mismatches: &mut Vec<Mismatch>,
+) -> Result<(), ScenarioError> {
+    for (pod, allowed) in &expect.placements {
         let Some(got) = placements.get(pod) else {
             return Err(bad(
                 &format!("expect.placements.{pod}"),
@@ -356,7 +393,7 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
             mismatches.push(Mismatch::new(format!("placements[{pod}]"), want, got));
         }
     }
-    for (pod, want) in &case.expect.messages {
+    for (pod, want) in &expect.messages {
         let got = match placements.get(pod) {
             None => {
                 return Err(bad(
@@ -371,16 +408,16 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
             mismatches.push(Mismatch::new(format!("messages[{pod}]"), want, got));
         }
     }
-    for (pod, want) in &case.expect.refused {
+    for (pod, want) in &expect.refused {
         let got = refused.get(pod).map_or("admitted", String::as_str);
         if got != want {
             mismatches.push(Mismatch::new(format!("refused[{pod}]"), want, got));
         }
     }
-    match &case.expect.preempted {
+    match &expect.preempted {
         None => {}
         Some(Preempted::Exactly(want)) => {
-            let (mut w, mut g) = (want.clone(), preempted.clone());
+            let (mut w, mut g) = (want.clone(), preempted.to_vec());
             w.sort();
             g.sort();
             if w != g {
@@ -402,11 +439,7 @@ pub(super) fn run(value: &Value, file: &str, name: &str) -> Result<Outcome, Scen
         }
         Some(Preempted::Some(_)) => {}
     }
-    Ok(if mismatches.is_empty() {
-        Outcome::Passed
-    } else {
-        Outcome::Failed(mismatches)
-    })
+    Ok(())
 }
 
 #[cfg(test)]

@@ -15,8 +15,8 @@ use crate::Clients;
 use crate::error::Result;
 
 /// A client and the server URL it talks to (for error messages naming the cluster).
-/// A kubeconfig that cannot be read or parsed is [`Error::Kubeconfig`](crate::Error::Kubeconfig)
-/// naming it.
+/// A kubeconfig that cannot be read or parsed is [`Error::Client`](crate::Error::Client)
+/// holding [`ClientError::Kubeconfig`](crate::ClientError::Kubeconfig), naming it.
 pub async fn client(options: &ClientOptions) -> Result<(kube::Client, String)> {
     Ok(topospread_kubeclient::client(options).await?)
 }

@@ -55,8 +55,8 @@ pub use scheduling::{CacheView, DEFAULT_SKEW_TOP};
 pub use tls::{TlsConfig, host_name};
 /// The client side, from crate `topospread-kubeclient` (the `--live` commands' too).
 pub use topospread_kubeclient::{
-    Backoff, ClientLimits, ClientOptions, Lean, ReleaseChoice, ReleaseSource, ServerRelease,
-    client_from_config, describe, describe_watch, limit, status_line, user_agent,
+    Backoff, ClientLimits, ClientOptions, Error as ClientError, Lean, ReleaseChoice, ReleaseSource,
+    ServerRelease, client_from_config, describe, describe_watch, limit, status_line, user_agent,
 };
 pub use watch::POD_FIELD_SELECTOR;
 

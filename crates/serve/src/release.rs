@@ -18,7 +18,7 @@ pub async fn server_release(client: &kube::Client, server: &str) -> Result<Serve
 
 /// Chooses the release: `given` (`--kubernetes-version`) when there is one, else the
 /// cluster's. A cluster release outside 1.25..1.38 is
-/// [`Error::UnsupportedRelease`](crate::Error::UnsupportedRelease) unless
+/// [`ClientError::UnsupportedRelease`](crate::ClientError::UnsupportedRelease) unless
 /// `allow_unsupported`, which behaves as the nearest supported release.
 pub fn choose_release(
     cluster: Option<ServerRelease>,

@@ -228,9 +228,10 @@ fn replica_sets_of_every_size() -> String {
     serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string()
 }
 
-/// A ReplicaSet that cannot scale in and keep a pod gets no row: one active pod is
-/// counted in the note; pods all being deleted leave nothing the guard counts. One of 2 or 3 pods, whose half is one pod, gets the scale-in by
-/// 1 alone: never a "by 0" row nor "by 1" twice.
+/// A ReplicaSet that cannot scale in and keep a pod gets no row, and is counted in the
+/// note: one of one active pod, and one whose pods are all being deleted. One of 2 or 3
+/// pods, whose half is one pod, gets the scale-in by 1 alone: never a "by 0" row nor
+/// "by 1" twice.
 #[test]
 fn guard_skips_replica_sets_that_cannot_scale_in_and_prints_no_by_0() {
     let f = temp("guard-sizes.json", &replica_sets_of_every_size());
@@ -241,7 +242,7 @@ fn guard_skips_replica_sets_that_cannot_scale_in_and_prints_no_by_0() {
         assert!(!out.contains(&format!("ReplicaSet {skipped}:")), "{out}");
     }
     assert!(
-        out.contains("note: 1 ReplicaSet(s) with spread constraints and fewer than 2 active pods skipped: a scale-in leaves no pod to spread"),
+        out.contains("note: 2 ReplicaSet(s) with spread constraints and fewer than 2 active pods skipped: a scale-in leaves no pod to spread"),
         "{out}"
     );
     assert!(!out.contains("by 0"), "{out}");

@@ -1,7 +1,7 @@
 //! `KubeSchedulerConfiguration` (`kubescheduler.config.k8s.io/v1`), as written.
 
 use super::component::{ClientConnection, LeaderElection};
-use super::strict::{decode, join};
+use super::strict::decode;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -200,15 +200,12 @@ impl SchedulerConfig {
         }
     }
 
-    /// Parses a configuration object strictly: unknown fields (also inside the args of
-    /// the plugins whose args are typed) are errors naming the field. `apiVersion` and
-    /// `kind` are not checked; see [`from_document`](Self::from_document).
+    /// Parses a configuration object strictly: unknown fields are errors naming the
+    /// field. `apiVersion` and `kind` are not checked; see
+    /// [`from_document`](Self::from_document). Plugin args are decoded against the
+    /// plugin registry by [`check_config`](crate::framework::check_config).
     pub fn from_value(value: &Value) -> Result<Self, ParseError> {
-        let config: Self = decode(value, "")?;
-        for (i, profile) in config.profiles.iter().enumerate() {
-            check_args(profile, &format!("profiles[{i}]"))?;
-        }
-        Ok(config)
+        decode(value, "")
     }
 
     /// Parses a whole `KubeSchedulerConfiguration` document as kube-scheduler reads its
@@ -244,11 +241,10 @@ impl SchedulerConfig {
         Self::from_value(value)
     }
 
-    /// Parses a lone profile (as scenario cases write `config:`), strictly.
+    /// Parses a lone profile (as scenario cases write `config:`), strictly; its plugin
+    /// args are decoded when the configuration holding it is checked.
     pub fn profile_from_value(value: &Value) -> Result<ProfileConfig, ParseError> {
-        let profile: ProfileConfig = decode(value, "")?;
-        check_args(&profile, "")?;
-        Ok(profile)
+        decode(value, "")
     }
 
     /// The profiles after v1 defaulting: none written means the default profile.
@@ -303,21 +299,6 @@ pub const KIND: &str = "KubeSchedulerConfiguration";
 
 fn go_string(s: Option<&str>) -> String {
     crate::validation::go_quote(s.unwrap_or(""))
-}
-
-/// Decodes the args of every plugin whose args are typed, strictly, so that an unknown
-/// field in them is refused before anything runs.
-fn check_args(profile: &ProfileConfig, prefix: &str) -> Result<(), ParseError> {
-    for (j, pc) in profile.plugin_config.iter().enumerate() {
-        let Some(args) = pc.args.as_ref().filter(|a| !a.is_null()) else {
-            continue;
-        };
-        let path = join(prefix, &format!("pluginConfig[{j}].args"));
-        if let Some(check) = crate::plugins::registry::lookup(&pc.name).and_then(|r| r.check_args) {
-            check(args, &path)?;
-        }
-    }
-    Ok(())
 }
 
 /// A configuration that does not match the v1 shape.

@@ -7,6 +7,7 @@ mod node_scores;
 mod plugin;
 mod profile;
 mod profiles;
+mod registry;
 mod runtime;
 mod status;
 
@@ -19,7 +20,10 @@ pub use plugin::{
     score_each,
 };
 pub use profile::{ConfigError, Profile};
-pub use profiles::{Profiles, check_config, check_configuration};
+pub use profiles::{
+    Profiles, check_config, check_config_with, check_configuration, check_configuration_with,
+};
+pub use registry::{ArgsCheck, BuiltPlugin, Factory, Point, Registration, Registry, RegistryError};
 pub(crate) use runtime::ScoreTable;
 pub use runtime::{NodePluginScores, PluginScore};
 pub use status::{Code, Status};

@@ -3,8 +3,8 @@
 //! (`mergePlugins`, then the framework's multi-point expansion and score weights).
 
 use super::{
-    ClusterEvent, FilterPlugin, PreEnqueuePlugin, PreFilterPlugin, PreScorePlugin, QueueSortPlugin,
-    ScorePlugin,
+    BuiltPlugin, ClusterEvent, FilterPlugin, Point, PreEnqueuePlugin, PreFilterPlugin,
+    PreScorePlugin, QueueSortPlugin, Registry, ScorePlugin,
 };
 use crate::api::Symbols;
 use crate::config::{
@@ -12,7 +12,6 @@ use crate::config::{
     ProfileConfig,
 };
 use crate::features::Features;
-use crate::plugins::registry::{self, BuiltPlugin, Point};
 use crate::validation::{ErrorType, FieldError, aggregate_message, go_quote};
 use crate::version::KubernetesVersion;
 use std::collections::{BTreeMap, HashMap};
@@ -321,16 +320,22 @@ fn merge(defaults: &[PluginRef], custom: &PluginSet) -> PluginSet {
 }
 
 /// `name` is unknown to `release`'s kube-scheduler.
-fn unknown_plugin(field: String, name: &str, release: KubernetesVersion) -> ConfigError {
+fn unknown_plugin(
+    registry: &Registry,
+    field: String,
+    name: &str,
+    release: KubernetesVersion,
+) -> ConfigError {
     ConfigError::UnknownPlugin {
         field,
         name: name.to_string(),
         release,
-        absence: registry::lookup(name).and_then(|r| r.absence_in(release)),
+        absence: registry.get(name).and_then(|r| r.absence_in(release)),
     }
 }
 
 fn check_names(
+    registry: &Registry,
     plugins: &Plugins,
     prefix: &str,
     release: KubernetesVersion,
@@ -343,8 +348,9 @@ fn check_names(
         for (list, refs) in [("enabled", &set.enabled), ("disabled", &set.disabled)] {
             for (i, p) in refs.iter().enumerate() {
                 let star_ok = list == "disabled" && p.name == "*";
-                if !star_ok && registry::points_in(&p.name, release).is_none() {
+                if !star_ok && registry.points_in(&p.name, release).is_none() {
                     return Err(unknown_plugin(
+                        registry,
                         format!("{prefix}.plugins.{field}.{list}[{i}].name"),
                         &p.name,
                         release,
@@ -359,6 +365,7 @@ fn check_names(
 /// The plugins of one point after multi-point expansion: explicitly configured
 /// overrides first, then multi-point plugins, then the rest of the point's own list.
 fn expand(
+    registry: &Registry,
     point: Point,
     own: &PluginSet,
     multi: &PluginSet,
@@ -367,8 +374,7 @@ fn expand(
     let field = format!("{prefix}.plugins.{}.enabled", point.field());
     let mut own_names: Vec<&str> = Vec::new();
     for (i, p) in own.enabled.iter().enumerate() {
-        let extends = registry::points(&p.name).is_some_and(|pts| pts.contains(&point));
-        if !extends {
+        if !registry.extends(&p.name, point) {
             return Err(ConfigError::NotExtending {
                 field: format!("{field}[{i}]"),
                 name: p.name.clone(),
@@ -390,9 +396,7 @@ fn expand(
     let mut overrides: Vec<&str> = Vec::new();
     let mut from_multi: Vec<&str> = Vec::new();
     for (i, p) in multi.enabled.iter().enumerate() {
-        if !registry::points(&p.name).is_some_and(|pts| pts.contains(&point))
-            || own.disabled.iter().any(|d| d.name == p.name)
-        {
+        if !registry.extends(&p.name, point) || own.disabled.iter().any(|d| d.name == p.name) {
             continue;
         }
         if own_names.contains(&p.name.as_str()) {
@@ -418,8 +422,11 @@ fn expand(
 }
 
 impl Profile {
-    /// Builds profile `index` of a configuration from its v1 form on top of the defaults.
+    /// Builds profile `index` of a configuration from its v1 form on top of the
+    /// defaults, with the plugins of `registry` (upstream's `NewFramework`): a plugin it
+    /// does not register is refused as an unknown name.
     pub fn build(
+        registry: &Registry,
         config: &ProfileConfig,
         index: usize,
         features: Features,
@@ -441,8 +448,9 @@ impl Profile {
         }
         let custom = config.plugins.clone().unwrap_or_default();
         let release = features.kubernetes_version();
-        check_names(&custom, &prefix, release)?;
-        let defaults: Vec<PluginRef> = registry::defaults_in(features)
+        check_names(registry, &custom, &prefix, release)?;
+        let defaults: Vec<PluginRef> = registry
+            .defaults_in(features)
             .map(|r| PluginRef {
                 name: r.name.to_string(),
                 weight: r.default_weight,
@@ -452,8 +460,9 @@ impl Profile {
 
         let mut args = HashMap::new();
         for (i, pc) in config.plugin_config.iter().enumerate() {
-            if registry::points_in(&pc.name, release).is_none() {
+            if registry.points_in(&pc.name, release).is_none() {
                 return Err(unknown_plugin(
+                    registry,
                     format!("{prefix}.pluginConfig[{i}].name"),
                     &pc.name,
                     release,
@@ -471,10 +480,10 @@ impl Profile {
         let mut weights: HashMap<String, i64> = HashMap::new();
         for point in Point::ALL {
             let own = merge(&[], set_of(&custom, point));
-            let names = expand(point, &own, &multi, &prefix)?;
+            let names = expand(registry, point, &own, &multi, &prefix)?;
             if point == Point::Score {
                 for p in own.enabled.iter().chain(&multi.enabled) {
-                    if registry::points(&p.name).is_some_and(|pts| pts.contains(&Point::Score)) {
+                    if registry.extends(&p.name, Point::Score) {
                         weights.entry(p.name.clone()).or_insert_with(|| {
                             i64::from(p.weight.filter(|w| *w != 0).unwrap_or(1))
                         });
@@ -495,16 +504,18 @@ impl Profile {
                 continue;
             }
             let (i, a) = args.get(&name).cloned().unwrap_or((0, None));
-            let b = registry::build(&name, a.as_ref(), features, symbols).map_err(
-                |crate::config::FieldProblem { field, message }| ConfigError::PluginArgs {
-                    field: if field.is_empty() {
-                        format!("{prefix}.pluginConfig[{i}].args")
-                    } else {
-                        format!("{prefix}.pluginConfig[{i}].args.{field}")
-                    },
-                    message,
-                },
-            )?;
+            let b = registry
+                .build(&name, a.as_ref(), features, symbols)
+                .map_err(|crate::config::FieldProblem { field, message }| {
+                    ConfigError::PluginArgs {
+                        field: if field.is_empty() {
+                            format!("{prefix}.pluginConfig[{i}].args")
+                        } else {
+                            format!("{prefix}.pluginConfig[{i}].args.{field}")
+                        },
+                        message,
+                    }
+                })?;
             built.insert(name, b);
         }
 

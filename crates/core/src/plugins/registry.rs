@@ -1,5 +1,6 @@
-//! The in-tree plugin registry: every default-profile plugin by its upstream name, the
-//! extension points it extends, and how to build it from its args.
+//! The in-tree plugin registry ([`Registry::in_tree`]): every plugin of the supported
+//! releases by its upstream name, the extension points it extends, the releases that
+//! register it and enable it by default, and how to build it from its args.
 
 use super::imagelocality::ImageLocality;
 use super::interpodaffinity::InterPodAffinity;
@@ -16,189 +17,27 @@ use super::tainttoleration::TaintToleration;
 use super::volumebinding::VolumeBinding;
 use super::volumerestrictions::VolumeRestrictions;
 use super::volumezone::VolumeZone;
-use crate::api::Symbols;
 use crate::config::{
     DefaultPreemptionArgs, FieldProblem, InterPodAffinityArgs, NodeAffinityArgs,
     NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs, ParseError, PodTopologySpreadArgs,
 };
-use crate::features::{Feature, Features};
-use crate::framework::{
-    FilterPlugin, PreEnqueuePlugin, PreFilterPlugin, PreScorePlugin, QueueSortPlugin, ScorePlugin,
-};
-use crate::version::KubernetesVersion;
+use crate::features::Feature;
+use crate::framework::{BuiltPlugin, Point, Registration, Registry};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::sync::Arc;
 
-/// An extension point of the scheduling framework.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[non_exhaustive]
-pub enum Point {
-    /// PreEnqueue.
-    PreEnqueue,
-    /// QueueSort.
-    QueueSort,
-    /// PreFilter.
-    PreFilter,
-    /// Filter.
-    Filter,
-    /// PostFilter.
-    PostFilter,
-    /// PreScore.
-    PreScore,
-    /// Score.
-    Score,
-    /// Reserve.
-    Reserve,
-    /// Permit.
-    Permit,
-    /// PreBind.
-    PreBind,
-    /// Bind.
-    Bind,
-    /// PostBind.
-    PostBind,
-}
-
-impl Point {
-    /// Every point, in the order a pod meets them.
-    pub const ALL: [Point; 12] = [
-        Point::PreEnqueue,
-        Point::QueueSort,
-        Point::PreFilter,
-        Point::Filter,
-        Point::PostFilter,
-        Point::PreScore,
-        Point::Score,
-        Point::Reserve,
-        Point::Permit,
-        Point::PreBind,
-        Point::Bind,
-        Point::PostBind,
-    ];
-
-    /// The v1 config field (`preFilter`, `score`...).
-    pub fn field(self) -> &'static str {
-        match self {
-            Point::PreEnqueue => "preEnqueue",
-            Point::QueueSort => "queueSort",
-            Point::PreFilter => "preFilter",
-            Point::Filter => "filter",
-            Point::PostFilter => "postFilter",
-            Point::PreScore => "preScore",
-            Point::Score => "score",
-            Point::Reserve => "reserve",
-            Point::Permit => "permit",
-            Point::PreBind => "preBind",
-            Point::Bind => "bind",
-            Point::PostBind => "postBind",
-        }
-    }
-
-    /// The interface name upstream prints (`FilterPlugin`...).
-    pub fn interface(self) -> &'static str {
-        match self {
-            Point::PreEnqueue => "PreEnqueuePlugin",
-            Point::QueueSort => "QueueSortPlugin",
-            Point::PreFilter => "PreFilterPlugin",
-            Point::Filter => "FilterPlugin",
-            Point::PostFilter => "PostFilterPlugin",
-            Point::PreScore => "PreScorePlugin",
-            Point::Score => "ScorePlugin",
-            Point::Reserve => "ReservePlugin",
-            Point::Permit => "PermitPlugin",
-            Point::PreBind => "PreBindPlugin",
-            Point::Bind => "BindPlugin",
-            Point::PostBind => "PostBindPlugin",
-        }
-    }
-}
-
 use Point::*;
-
-/// Builds a plugin from its args (`None` when the profile has no `pluginConfig` entry).
-pub(crate) type Factory =
-    fn(Option<&Value>, Features, &mut Symbols) -> Result<BuiltPlugin, FieldProblem>;
-
-/// Decodes a plugin's args strictly (an unknown field is refused), at the given path.
-pub(crate) type ArgsCheck = fn(&Value, &str) -> Result<(), ParseError>;
-
-/// One in-tree plugin: everything the framework needs to know about it, in one place.
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct Registration {
-    /// Upstream's name (`PodTopologySpread`).
-    pub name: &'static str,
-    /// The extension points it extends upstream.
-    pub points: &'static [Point],
-    /// Its weight in the v1 default profile's `multiPoint.enabled` (`None`: enabled
-    /// without a weight, as upstream's `getDefaultPlugins` lists it).
-    pub default_weight: Option<i32>,
-    /// The kind of its args (`PodTopologySpreadArgs`), when it takes any.
-    pub args_kind: Option<&'static str>,
-    /// Strict decoding of its args, when it takes any.
-    pub check_args: Option<ArgsCheck>,
-    /// How to build it; `None` for a plugin accepted in configs but inert here (it acts
-    /// only on volumes, resource claims, preemption or binding).
-    pub factory: Option<Factory>,
-    /// The first minor release whose kube-scheduler registers it (0: every release).
-    pub since: u32,
-    /// The first minor release whose kube-scheduler no longer registers it.
-    pub removed_in: Option<u32>,
-    /// The minor releases whose default profile enables it: from the first, until the
-    /// second (exclusive); `None`: never by default.
-    pub default_in: Option<(u32, Option<u32>)>,
-    /// The gate without which the default profile leaves it out (upstream's
-    /// `applyFeatureGates` in `default_plugins.go`).
-    pub default_gate: Option<Feature>,
-}
-
-impl Registration {
-    /// Whether release `1.minor` registers the plugin.
-    pub(crate) fn exists_in(&self, release: KubernetesVersion) -> bool {
-        release.minor >= self.since && self.removed_in.is_none_or(|r| release.minor < r)
-    }
-
-    /// Whether the default profile of the release `features` follow enables the plugin,
-    /// with those gates.
-    pub(crate) fn is_default_in(&self, features: Features) -> bool {
-        let release = features.kubernetes_version();
-        self.exists_in(release)
-            && self.default_in.is_some_and(|(from, until)| {
-                release.minor >= from && until.is_none_or(|u| release.minor < u)
-            })
-            && self.default_gate.is_none_or(|g| features.enabled(g))
-    }
-
-    /// Why a release other than one that registers the plugin is asked for: `it was
-    /// removed in 1.32` or `it is registered from 1.35`.
-    pub(crate) fn absence_in(&self, release: KubernetesVersion) -> Option<String> {
-        match self.removed_in {
-            Some(r) if release.minor >= r => Some(format!("it was removed in 1.{r}")),
-            _ if release.minor < self.since => {
-                Some(format!("it is registered from 1.{}", self.since))
-            }
-            _ => None,
-        }
-    }
-}
 
 fn check<T: DeserializeOwned>(args: &Value, path: &str) -> Result<(), ParseError> {
     crate::config::decode_strict::<T>(args, path).map(drop)
 }
 
+/// An in-tree plugin in every release's default profile, inert until given a factory.
 const fn plugin(name: &'static str, points: &'static [Point]) -> Registration {
     Registration {
-        name,
-        points,
-        default_weight: None,
-        args_kind: None,
-        check_args: None,
-        factory: None,
-        since: 0,
-        removed_in: None,
         default_in: Some((0, None)),
-        default_gate: None,
+        ..Registration::new(name, points)
     }
 }
 
@@ -217,7 +56,7 @@ const fn in_tree_volume_limits(name: &'static str, default: bool) -> Registratio
 /// Every in-tree plugin of 1.25 to 1.38, in the order of the v1 default profile's
 /// `multiPoint.enabled` (`getDefaultPlugins`); each says which releases register it and
 /// which enable it by default.
-pub(crate) const REGISTRY: &[Registration] = &[
+const REGISTRY: &[Registration] = &[
     Registration {
         factory: Some(|_, _, _| {
             Ok(BuiltPlugin {
@@ -417,85 +256,11 @@ pub(crate) const REGISTRY: &[Registration] = &[
     },
 ];
 
-/// The registration of `name`, or `None` for a name the registry does not know in any
-/// release.
-pub fn lookup(name: &str) -> Option<&'static Registration> {
-    REGISTRY.iter().find(|r| r.name == name)
-}
-
-/// The points a plugin extends, or `None` for a name the registry does not know.
-pub fn points(name: &str) -> Option<&'static [Point]> {
-    lookup(name).map(|r| r.points)
-}
-
-/// The points a plugin extends in `release`, or `None` for a name that release's
-/// kube-scheduler does not register.
-pub(crate) fn points_in(name: &str, release: KubernetesVersion) -> Option<&'static [Point]> {
-    lookup(name)
-        .filter(|r| r.exists_in(release))
-        .map(|r| r.points)
-}
-
-/// The plugins the default profile enables with `features` (a release and its gates),
-/// in order, with their weights.
-pub(crate) fn defaults_in(features: Features) -> impl Iterator<Item = &'static Registration> {
-    REGISTRY.iter().filter(move |r| r.is_default_in(features))
-}
-
-/// Whether a known plugin is accepted but does nothing in this engine (volumes,
-/// resource claims, preemption, binding).
-pub fn is_inert(name: &str) -> bool {
-    lookup(name).is_some_and(|r| r.factory.is_none())
-}
-
-/// A built plugin, as the extension points see it.
-#[derive(Clone, Default)]
-pub struct BuiltPlugin {
-    /// As PreEnqueue.
-    pub pre_enqueue: Option<Arc<dyn PreEnqueuePlugin>>,
-    /// As QueueSort.
-    pub queue_sort: Option<Arc<dyn QueueSortPlugin>>,
-    /// As PreFilter.
-    pub pre_filter: Option<Arc<dyn PreFilterPlugin>>,
-    /// As Filter.
-    pub filter: Option<Arc<dyn FilterPlugin>>,
-    /// As PreScore.
-    pub pre_score: Option<Arc<dyn PreScorePlugin>>,
-    /// As Score.
-    pub score: Option<Arc<dyn ScorePlugin>>,
-}
-
-impl BuiltPlugin {
-    /// A plugin that extends PreFilter and Filter.
-    fn filtering<P>(p: Arc<P>) -> Self
-    where
-        P: PreFilterPlugin + FilterPlugin + 'static,
-    {
-        Self {
-            pre_filter: Some(p.clone()),
-            filter: Some(p),
-            ..Self::default()
-        }
-    }
-
-    /// A plugin that extends PreFilter, Filter, PreScore and Score.
-    fn all_but_queue<P>(p: Arc<P>) -> Self
-    where
-        P: PreFilterPlugin + FilterPlugin + PreScorePlugin + ScorePlugin + 'static,
-    {
-        Self {
-            pre_filter: Some(p.clone()),
-            filter: Some(p.clone()),
-            pre_score: Some(p.clone()),
-            score: Some(p),
-            ..Self::default()
-        }
-    }
-}
-
-impl std::fmt::Debug for BuiltPlugin {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BuiltPlugin").finish_non_exhaustive()
+impl Registry {
+    /// kube-scheduler's in-tree registry (`plugins.NewInTreeRegistry`): every plugin of
+    /// 1.25 to 1.38, each with the releases that register it and enable it by default.
+    pub fn in_tree() -> Self {
+        Self::from_static(REGISTRY)
     }
 }
 
@@ -508,33 +273,23 @@ fn args<T: DeserializeOwned + Default>(args: Option<&Value>) -> Result<T, FieldP
     }
 }
 
-/// Builds a plugin from its args (the `pluginConfig` entry, if any). On error: the
-/// field inside `args` (empty for the whole object) and the message. An inert or
-/// unknown plugin builds to nothing.
-pub fn build(
-    name: &str,
-    raw_args: Option<&Value>,
-    features: Features,
-    symbols: &mut Symbols,
-) -> Result<BuiltPlugin, FieldProblem> {
-    match lookup(name).and_then(|r| r.factory) {
-        Some(factory) => factory(raw_args, features, symbols),
-        None => Ok(BuiltPlugin::default()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::Symbols;
+    use crate::features::Features;
+    use crate::version::KubernetesVersion;
 
     #[test]
     fn every_default_is_registered_and_built_plugins_match_their_points() -> Result<(), String> {
-        for r in REGISTRY {
+        let registry = Registry::in_tree();
+        for r in registry.iter() {
             let (name, pts) = (r.name, r.points);
             let mut symbols = Symbols::default();
-            let b = build(name, None, Features::default(), &mut symbols)
+            let b = registry
+                .build(name, None, Features::default(), &mut symbols)
                 .map_err(|e| format!("{name}: {e:?}"))?;
-            if is_inert(name) {
+            if registry.is_inert(name) {
                 continue;
             }
             assert_eq!(b.pre_enqueue.is_some(), pts.contains(&PreEnqueue), "{name}");
@@ -552,13 +307,17 @@ mod tests {
     }
 
     fn default_names(minor: u32) -> Vec<&'static str> {
-        defaults_in(Features::for_release(release(minor)))
+        Registry::in_tree()
+            .defaults_in(Features::for_release(release(minor)))
             .map(|r| r.name)
             .collect()
     }
 
     #[test]
     fn each_release_registers_and_defaults_its_own_plugins() {
+        let registry = Registry::in_tree();
+        let points_in = |name: &str, release| registry.points_in(name, release);
+        let lookup = |name: &str| registry.get(name);
         let limits = ["EBSLimits", "GCEPDLimits", "AzureDiskLimits"];
         for minor in 25..=30 {
             let d = default_names(minor);
@@ -595,7 +354,11 @@ mod tests {
         // The gate decides, as `--feature-gates` sets it.
         let alpha =
             Features::for_release(release(30)).with(Feature::DynamicResourceAllocation, true);
-        assert!(defaults_in(alpha).any(|r| r.name == "DynamicResources"));
+        assert!(
+            registry
+                .defaults_in(alpha)
+                .any(|r| r.name == "DynamicResources")
+        );
         assert!(points_in("NodeDeclaredFeatures", release(34)).is_none());
         assert_eq!(
             lookup("NodeDeclaredFeatures").and_then(|r| r.absence_in(release(34))),

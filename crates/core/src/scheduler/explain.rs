@@ -2,9 +2,9 @@
 
 use super::{Cycle, ScheduleResult, nominator};
 use crate::api::Pod;
+use crate::framework::Point;
 use crate::framework::{NodePluginScores, Profile, Status};
 use crate::plugins::podtopologyspread::{self as pts, PreScoreState};
-use crate::plugins::registry::Point;
 use crate::snapshot::{NodeId, Snapshot};
 use crate::spread::PodSpread;
 use std::collections::BTreeMap;

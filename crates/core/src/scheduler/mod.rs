@@ -18,7 +18,9 @@ pub use schedule_one::{Attempt, EnqueueError, PodOutcome};
 use crate::api::Pod;
 use crate::config::SchedulerConfig;
 use crate::features::{Feature, Features};
-use crate::framework::{ConfigError, CycleState, Profile, QueuedPod, ScoreTable, Status};
+use crate::framework::{
+    ConfigError, CycleState, Point, Profile, QueuedPod, Registry, ScoreTable, Status,
+};
 use crate::queue::{QueueConfig, SchedulingQueue};
 use crate::rng::Rng;
 use crate::snapshot::PodId;
@@ -27,7 +29,7 @@ use crate::spread::SpreadCounter;
 use crate::version::KubernetesVersion;
 use fit_error::{Diagnosis, fit_error_message};
 use nominator::Nominator;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 /// A configured backoff in whole seconds, or the default.
@@ -113,7 +115,7 @@ pub struct Scheduler {
     /// Why each pod that is still pending failed its last cycle.
     last_failure: HashMap<PodId, String>,
     /// The pod whose cycles are recorded, and the recordings kept.
-    explain: Option<(PodId, explain::Recorded)>,
+    explain: BTreeMap<PodId, explain::Recorded>,
     /// Bindings since the cache last dropped counting groups nobody reads.
     cycles_since_prune: u32,
     /// Failed cycles per class of identical pods, reused while nothing changes.
@@ -155,9 +157,21 @@ struct Cycle {
 }
 
 impl Scheduler {
-    /// Builds the scheduler from the first profile of `config` (the default profile when
-    /// it has none). `snapshot` lends its string table to intern the plugins' keys.
+    /// Builds the scheduler from the profiles of `config` (the default profile when it
+    /// has none) with the in-tree plugins. `snapshot` lends its string table to intern
+    /// the plugins' keys.
     pub fn new(
+        config: &SchedulerConfig,
+        features: Features,
+        snapshot: &mut Snapshot,
+    ) -> Result<Self, ConfigError> {
+        Self::with_registry(&Registry::in_tree(), config, features, snapshot)
+    }
+
+    /// [`Scheduler::new`] with the plugins of `registry` (upstream's in-tree registry
+    /// merged with out-of-tree plugins): every profile is built from it.
+    pub fn with_registry(
+        registry: &Registry,
         config: &SchedulerConfig,
         features: Features,
         snapshot: &mut Snapshot,
@@ -185,7 +199,7 @@ impl Scheduler {
         };
         let mut profiles: Vec<Profile> = Vec::with_capacity(configured.len());
         for (i, p) in configured.iter().enumerate() {
-            let profile = Profile::build(p, i, features, snapshot.symbols_mut())?;
+            let profile = Profile::build(registry, p, i, features, snapshot.symbols_mut())?;
             if profiles
                 .iter()
                 .any(|q| q.scheduler_name() == profile.scheduler_name())
@@ -200,7 +214,7 @@ impl Scheduler {
         let post_filters = profiles
             .iter()
             .map(|p| {
-                p.enabled(crate::plugins::registry::Point::PostFilter)
+                p.enabled(Point::PostFilter)
                     .iter()
                     .filter_map(|(n, _)| PostFilter::from_name(n))
                     .collect()
@@ -232,7 +246,7 @@ impl Scheduler {
             nominator: Nominator::default(),
             queue,
             last_failure: HashMap::new(),
-            explain: None,
+            explain: BTreeMap::new(),
             cycles_since_prune: 0,
             failures: failure_cache::FailureCache::default(),
             kept_screens: kept_screens::KeptScreens::default(),

@@ -5,8 +5,8 @@
 
 use super::{Preemption, ScheduleResult, Scheduler, failure_cache};
 use crate::api::Pod;
+use crate::framework::Point;
 use crate::framework::{ActionType, ClusterEvent, EventResource, Status};
-use crate::plugins::registry::Point;
 use crate::plugins::volumebinding;
 use crate::queue::{PendingCounts, SchedulingQueue};
 use crate::snapshot::{CacheError, NodeId, PodId, Snapshot, SnapshotError};
@@ -207,22 +207,22 @@ impl Scheduler {
         Ok(())
     }
 
-    /// Records the pod's explanation each time it is scheduled, for
-    /// [`Self::explanation`].
+    /// Records the pod's cycles each time it is scheduled, for [`Self::explanation`];
+    /// any number of pods may be recorded in one run (explain's workload pick).
     pub fn explain_pod(&mut self, id: PodId) {
-        self.explain = Some((id, super::explain::Recorded::default()));
+        self.explain.entry(id).or_default();
     }
 
-    /// The last recorded cycle of the pod named by [`Self::explain_pod`].
-    pub fn explanation(&self) -> Option<&super::Explanation> {
-        self.explain.as_ref()?.1.last.as_ref()
+    /// The last recorded cycle of a pod named by [`Self::explain_pod`].
+    pub fn explanation(&self, id: PodId) -> Option<&super::Explanation> {
+        self.explain.get(&id)?.last.as_ref()
     }
 
     /// The failed cycle of that pod behind its last one: the latest earlier cycle whose
     /// preemption evicted pods and nominated a node for it (none when the last cycle
     /// is the pod's first, or no earlier cycle preempted).
-    pub fn preempting_explanation(&self) -> Option<&super::Explanation> {
-        self.explain.as_ref()?.1.preempting.as_ref()
+    pub fn preempting_explanation(&self, id: PodId) -> Option<&super::Explanation> {
+        self.explain.get(&id)?.preempting.as_ref()
     }
 
     /// Pops the next pod and runs its cycle. A pod that fits is assumed on its node in
@@ -236,7 +236,7 @@ impl Scheduler {
             return self.schedule_next(snapshot, now);
         };
         let nominated = self.nominator.node_of(id);
-        let recording = self.explain.as_ref().is_some_and(|(p, _)| *p == id);
+        let recording = self.explain.contains_key(&id);
         // A pod with a nomination of its own runs a different cycle, and an explained
         // one must record its own: neither uses nor feeds the failure cache.
         let cacheable = !recording && nominated.is_none();
@@ -265,7 +265,7 @@ impl Scheduler {
         let (result, preemption, clears) = if recording {
             let (e, clears) = self.explained_cycle(snapshot, pod, nominated);
             let out = (e.result.clone(), e.preemption.clone(), clears);
-            if let Some((_, recorded)) = self.explain.as_mut() {
+            if let Some(recorded) = self.explain.get_mut(&id) {
                 recorded.push(e);
             }
             out

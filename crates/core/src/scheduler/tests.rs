@@ -577,7 +577,7 @@ fn an_explained_preemptor_keeps_its_failed_cycle() {
     };
     assert_eq!(p.victims, vec![victim]);
     // The failed cycle is the last one until the pod runs again.
-    assert!(sched.preempting_explanation().is_none());
+    assert!(sched.preempting_explanation(high).is_none());
     sched.delete_pod(&mut s, victim, now);
     let attempt = sched.schedule_next(&mut s, now);
     assert!(
@@ -590,7 +590,9 @@ fn an_explained_preemptor_keeps_its_failed_cycle() {
         ),
         "{attempt:?}"
     );
-    let failed = sched.preempting_explanation().expect("the failed cycle");
+    let failed = sched
+        .preempting_explanation(high)
+        .expect("the failed cycle");
     assert!(matches!(
         failed.result,
         ScheduleResult::Unschedulable { .. }
@@ -605,7 +607,7 @@ fn an_explained_preemptor_keeps_its_failed_cycle() {
         }]
     );
     assert_eq!(failed.nominated, None);
-    let last = sched.explanation().expect("the last cycle");
+    let last = sched.explanation(high).expect("the last cycle");
     assert_eq!(last.nominated, Some(NodeId(0)));
     assert!(last.victims.is_empty());
     assert!(matches!(
@@ -616,4 +618,139 @@ fn an_explained_preemptor_keeps_its_failed_cycle() {
             ..
         }
     ));
+}
+
+/// Several pods recorded in one run each keep their own cycles: one that fits and one
+/// that does not, on a one-node cluster.
+#[test]
+fn pods_recorded_in_one_run_keep_their_own_cycles() {
+    let mut s = snapshot(1);
+    let mut sched = scheduler(&mut s);
+    let now = std::time::Duration::ZERO;
+    let first = nominated_pod(&mut s, "first", "4", 1, None);
+    let first = s.add_pod(first).expect("adds");
+    let second = nominated_pod(&mut s, "second", "4", 1, None);
+    let second = s.add_pod(second).expect("adds");
+    let unrecorded = nominated_pod(&mut s, "unrecorded", "1", 1, None);
+    let unrecorded = s.add_pod(unrecorded).expect("adds");
+    for id in [first, second, unrecorded] {
+        sched.enqueue(&s, id, now).expect("queued");
+    }
+    sched.explain_pod(first);
+    sched.explain_pod(second);
+    while sched.schedule_next(&mut s, now).is_some() {}
+    let fit = sched.explanation(first).expect("first's cycle");
+    assert!(
+        matches!(fit.result, ScheduleResult::Scheduled { .. }),
+        "{fit:?}"
+    );
+    let full = sched.explanation(second).expect("second's cycle");
+    assert!(
+        matches!(full.result, ScheduleResult::Unschedulable { .. }),
+        "{full:?}"
+    );
+    assert!(sched.explanation(unrecorded).is_none());
+}
+
+/// An out-of-tree Filter plugin for the registry test: only the node `n2` fits.
+struct OnlyN2;
+
+impl crate::framework::Plugin for OnlyN2 {
+    fn name(&self) -> &'static str {
+        "OnlyN2"
+    }
+}
+
+impl crate::framework::FilterPlugin for OnlyN2 {
+    fn filter(
+        &self,
+        _: &CycleState,
+        _: &Pod,
+        node: &crate::snapshot::NodeInfo,
+        _: &Snapshot,
+    ) -> Status {
+        if &*node.node.name == "n2" {
+            Status::success()
+        } else {
+            Status::new(crate::framework::Code::Unschedulable, "node(s) are not n2")
+        }
+    }
+}
+
+/// A plugin registered next to the in-tree ones (as `app.WithPlugin` adds one) runs in
+/// the cycle of a profile that enables it; the in-tree registry refuses its name.
+#[test]
+fn a_registered_out_of_tree_plugin_runs_in_the_cycle() {
+    use crate::framework::{BuiltPlugin, Point as P, Registration, Registry};
+    let mut out_of_tree = Registry::empty();
+    out_of_tree
+        .register(
+            Registration::new("OnlyN2", &[P::Filter]).with_factory(|_, _, _| {
+                Ok(BuiltPlugin {
+                    filter: Some(std::sync::Arc::new(OnlyN2)),
+                    ..BuiltPlugin::default()
+                })
+            }),
+        )
+        .unwrap();
+    let mut registry = Registry::in_tree();
+    registry.merge(&out_of_tree).unwrap();
+    assert_eq!(
+        registry.merge(&out_of_tree),
+        Err(crate::framework::RegistryError::AlreadyRegistered(
+            "OnlyN2".into()
+        ))
+    );
+
+    let profile = json!({"plugins": {"multiPoint": {"enabled": [{"name": "OnlyN2"}]}}});
+    let config =
+        SchedulerConfig::from_profile(SchedulerConfig::profile_from_value(&profile).unwrap());
+    let mut s = snapshot(3);
+    let err = Scheduler::new(&config, Features::default(), &mut s)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        err.starts_with(
+            "profiles[0].plugins.multiPoint.enabled[0].name: Invalid value: \"OnlyN2\": no plugin with this name is registered"
+        ),
+        "{err}"
+    );
+
+    let mut sched = Scheduler::with_registry(&registry, &config, Features::default(), &mut s)
+        .expect("the profile builds with OnlyN2 registered");
+    assert_eq!(
+        sched.profiles[0].enabled(P::Filter).last(),
+        Some(&("OnlyN2".to_string(), 0))
+    );
+    let p = pod(
+        &mut s,
+        json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]}}),
+    );
+    match sched.schedule_one(&s, &p) {
+        ScheduleResult::Scheduled {
+            node,
+            feasible_nodes,
+            ..
+        } => {
+            assert_eq!(&*s.node(node).node.name, "n2");
+            assert_eq!(feasible_nodes, 1);
+        }
+        other => panic!("{other:?}"),
+    }
+    // Without n2 no node fits, and the plugin's reason is counted.
+    let mut s = snapshot(2);
+    let mut sched = Scheduler::with_registry(&registry, &config, Features::default(), &mut s)
+        .expect("the profile builds with OnlyN2 registered");
+    let p = pod(
+        &mut s,
+        json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]}}),
+    );
+    match sched.schedule_one(&s, &p) {
+        ScheduleResult::Unschedulable { message, .. } => assert!(
+            message.starts_with("0/2 nodes are available: 2 node(s) are not n2."),
+            "{message}"
+        ),
+        other => panic!("{other:?}"),
+    }
 }

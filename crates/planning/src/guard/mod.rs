@@ -395,7 +395,16 @@ fn plan_with<R: Removals>(
             .filter(|g| g.owners.contains(&owner))
             .map(|g| &g.group)
             .collect();
-        if rs_groups.is_empty() {
+        // Terminating pods are not counted by any group: a ReplicaSet whose pods are all
+        // being deleted is still one the guard skips, when its pods carry constraints.
+        let all_deleting_constrained = members.iter().all(|p| p.deleting)
+            && members.iter().any(|p| {
+                snapshot
+                    .pod_id(namespace, &p.candidate.name)
+                    .and_then(|id| snapshot.pod(id))
+                    .is_some_and(|pod| !pod.spread_constraints.is_empty())
+            });
+        if rs_groups.is_empty() && !all_deleting_constrained {
             continue;
         }
         let mut active: Vec<Member> = Vec::new();

@@ -604,3 +604,30 @@ fn a_replica_set_that_cannot_scale_in_is_skipped_with_a_note() {
         ]
     );
 }
+
+/// A ReplicaSet whose pods are all being deleted has no active pod to order: each pod's
+/// note, and the ReplicaSet counted among those skipped.
+#[test]
+fn a_replica_set_whose_pods_are_all_being_deleted_is_counted_as_skipped() {
+    let pods = vec![
+        ("web-a".to_string(), "z0-n0".to_string()),
+        ("web-b".to_string(), "z1-n0".to_string()),
+    ];
+    let mut facts = pods
+        .iter()
+        .map(|(p, n)| fact(p, n, 100))
+        .collect::<Vec<_>>();
+    for f in &mut facts {
+        f.deleting = true;
+    }
+    let plan = run(&cluster(3, 1, &pods), &facts, GuardOptions::default());
+    assert!(plan.replica_sets.is_empty(), "{:?}", plan.replica_sets);
+    assert_eq!(
+        plan.notes,
+        [
+            "pod default/web-a: being deleted; skipped",
+            "pod default/web-b: being deleted; skipped",
+            "1 ReplicaSet(s) with spread constraints and fewer than 2 active pods skipped: a scale-in leaves no pod to spread"
+        ]
+    );
+}

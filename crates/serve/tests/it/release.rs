@@ -102,7 +102,12 @@ async fn an_unsupported_cluster_is_refused_unless_forced() {
     let release = server_release(&client, "fake").await.unwrap();
     let e = choose_release(Some(release.clone()), None, false, "fake").unwrap_err();
     assert!(
-        matches!(e, topospread_serve::Error::UnsupportedRelease { .. }),
+        matches!(
+            e,
+            topospread_serve::Error::Client(
+                topospread_serve::ClientError::UnsupportedRelease { .. }
+            )
+        ),
         "{e}"
     );
     let forced = choose_release(Some(release), None, true, "fake").unwrap();

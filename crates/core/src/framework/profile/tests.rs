@@ -2,7 +2,13 @@ use super::*;
 use crate::config::{PluginConfig, SchedulerConfig};
 
 fn build(config: &ProfileConfig) -> Result<Profile, ConfigError> {
-    Profile::build(config, 0, Features::default(), &mut Symbols::default())
+    Profile::build(
+        &Registry::in_tree(),
+        config,
+        0,
+        Features::default(),
+        &mut Symbols::default(),
+    )
 }
 
 fn names(p: &Profile, point: Point) -> Vec<(&str, i64)> {
@@ -151,4 +157,57 @@ fn a_whole_configuration_parses_and_builds() {
         err.contains("pluginConfig[0].args") && err.contains("Random"),
         "{err}"
     );
+}
+
+/// A profile is built from the registry it is handed: a plugin the registry lacks is
+/// refused exactly as a misspelt name is, and the default profile leaves it out.
+#[test]
+fn a_plugin_the_registry_lacks_is_an_unknown_name() {
+    let mut registry = Registry::in_tree();
+    registry
+        .unregister("ImageLocality")
+        .expect("the in-tree registry holds ImageLocality");
+    let naming = |name: &str| {
+        let v = serde_json::json!({"plugins": {"score": {"enabled": [{"name": name}]}}});
+        let cfg = SchedulerConfig::profile_from_value(&v).expect("the profile decodes");
+        Profile::build(
+            &registry,
+            &cfg,
+            0,
+            Features::default(),
+            &mut Symbols::default(),
+        )
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default()
+    };
+    let missing = naming("ImageLocality");
+    let misspelt = naming("ImageLocalty");
+    assert_eq!(
+        missing,
+        format!(
+            "profiles[0].plugins.score.enabled[0].name: Invalid value: \"ImageLocality\": no plugin with this name is registered in Kubernetes {}",
+            Features::default().kubernetes_version()
+        )
+    );
+    assert_eq!(missing.replace("ImageLocality", "ImageLocalty"), misspelt);
+    // The in-tree registry knows it.
+    let v = serde_json::json!({"plugins": {"score": {"enabled": [{"name": "ImageLocality"}]}}});
+    let cfg = SchedulerConfig::profile_from_value(&v).expect("the profile decodes");
+    assert!(build(&cfg).is_ok());
+
+    let p = Profile::build(
+        &registry,
+        &ProfileConfig::default(),
+        0,
+        Features::default(),
+        &mut Symbols::default(),
+    )
+    .expect("the default profile builds without ImageLocality");
+    assert!(
+        names(&p, Point::Score)
+            .iter()
+            .all(|(n, _)| *n != "ImageLocality")
+    );
+    assert_eq!(p.score.len(), 7);
 }

@@ -23,8 +23,13 @@ fn every_profile_is_built_and_found_by_scheduler_name() {
         Features::default(),
     )
     .expect("the two-profile configuration is valid");
-    let profiles = Profiles::build(&config, Features::default(), &mut Symbols::default())
-        .expect("the profiles build");
+    let profiles = Profiles::build(
+        &Registry::in_tree(),
+        &config,
+        Features::default(),
+        &mut Symbols::default(),
+    )
+    .expect("the profiles build");
     assert_eq!(profiles.as_slice().len(), 2);
     let b = profiles.get("b").expect("profile b is built");
     assert_eq!(

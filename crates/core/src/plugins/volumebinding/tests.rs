@@ -299,8 +299,9 @@ fn a_drained_ordinal_follows_its_volume() {
 fn volume_events_requeue_the_plugins_pods() {
     use crate::api::Symbols;
     use crate::config::ProfileConfig;
-    use crate::framework::{ActionType as A, ClusterEvent, EventResource as R, Profile};
+    use crate::framework::{ActionType as A, ClusterEvent, EventResource as R, Profile, Registry};
     let p = Profile::build(
+        &Registry::in_tree(),
         &ProfileConfig::default(),
         0,
         crate::Features::default(),
