@@ -303,9 +303,11 @@ pub fn constraint_spread(g: &CountingGroup, snapshot: &Snapshot) -> ConstraintSp
 #[cfg(test)]
 mod tests {
     //! The report's counts against the state Filter itself builds: for every hard
-    //! constraint, the same eligible domains with the same counts.
+    //! constraint, the same eligible domains with the same counts; and each counted
+    //! constraint's place in the pod's list.
 
     use super::count;
+    use crate::api::WhenUnsatisfiable;
     use crate::config::PodTopologySpreadArgs;
     use crate::convert;
     use crate::features::Features;
@@ -342,6 +344,67 @@ mod tests {
             c["minDomains"] = json!(m);
         }
         c
+    }
+
+    #[test]
+    fn each_counted_constraint_knows_its_place_in_the_pods_list() {
+        let mut s = Snapshot::new();
+        for i in 0..2 {
+            let n: core::Node =
+                serde_json::from_value(node(i, Some(u8::try_from(i).unwrap_or(0)), false, false))
+                    .expect("the test node deserializes");
+            let n = convert::node(&n, s.symbols_mut()).expect("the test node converts");
+            s.add_node(n).expect("the snapshot takes the node");
+        }
+        let mut soft = constraint("zone", None, (true, false));
+        soft["whenUnsatisfiable"] = json!("ScheduleAnyway");
+        soft["maxSkew"] = json!(2);
+        let hard = constraint("kubernetes.io/hostname", None, (true, false));
+        let pod: core::Pod = serde_json::from_value(json!({
+            "metadata": {"name": "incoming", "labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "c"}], "topologySpreadConstraints": [soft, hard]}}))
+        .expect("the incoming pod deserializes");
+        let pod = convert::pod(&pod, s.symbols_mut()).expect("the test pod converts");
+        let plugin = PodTopologySpread::new(
+            &PodTopologySpreadArgs::default(),
+            Features::default(),
+            s.symbols_mut(),
+        )
+        .expect("the plugin builds with default arguments");
+        let counted = count(&plugin, &pod, &s);
+        assert!(!counted.from_defaults);
+        // Hard first (as PreFilter reads them), each with its index in the pod's list.
+        let got: Vec<(usize, String, WhenUnsatisfiable)> = counted
+            .constraints
+            .iter()
+            .map(|c| {
+                (
+                    c.index,
+                    c.spread.topology_key.clone(),
+                    c.spread.when_unsatisfiable.clone(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    1,
+                    "kubernetes.io/hostname".to_string(),
+                    WhenUnsatisfiable::DoNotSchedule
+                ),
+                (0, "zone".to_string(), WhenUnsatisfiable::ScheduleAnyway),
+            ]
+        );
+        let soft = &counted.constraints[1].spread;
+        assert_eq!(soft.max_skew, 2);
+        assert_eq!(soft.constraint_ref().to_string(), soft.constraint);
+        assert!(
+            soft.constraint
+                .starts_with("zone maxSkew=2 ScheduleAnyway "),
+            "{}",
+            soft.constraint
+        );
     }
 
     proptest! {
