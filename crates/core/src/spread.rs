@@ -6,33 +6,111 @@
 //! policies, nodes lacking a constraint's key left out, and minDomains for the global
 //! minimum. Only eligible domains appear; a domain no admitted node is in is not shown.
 
-use crate::api::{Pod, Selector};
+use crate::api::{Pod, WhenUnsatisfiable};
 use crate::config::{PodTopologySpreadArgs, SchedulerConfig};
 use crate::features::Features;
 use crate::plugins::podtopologyspread::{self as pts, CountingGroup, PodTopologySpread};
 use crate::snapshot::{DomainCounts, Snapshot};
-use serde::Serialize;
 use std::collections::BTreeMap;
+use std::fmt;
+
+/// A spread constraint as it is counted: what tells it apart from a pod's other
+/// constraints. Reports render it with [`fmt::Display`] as
+/// `zone maxSkew=1 DoNotSchedule app=web`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct ConstraintRef {
+    /// The topology key.
+    pub topology_key: String,
+    /// maxSkew.
+    pub max_skew: i32,
+    /// Hard (DoNotSchedule) or soft (ScheduleAnyway).
+    pub when_unsatisfiable: WhenUnsatisfiable,
+    /// The selector as counted (matchLabelKeys merged, a default constraint's selector
+    /// derived from the pod's owners), as kubectl prints selectors.
+    pub selector: String,
+}
+
+impl ConstraintRef {
+    /// The constraint `group` counts, named with `snapshot`'s symbols.
+    pub fn of(group: &CountingGroup, snapshot: &Snapshot) -> Self {
+        let symbols = snapshot.symbols();
+        Self {
+            topology_key: symbols.resolve(group.topology_key).to_string(),
+            max_skew: group.max_skew,
+            when_unsatisfiable: group.when.clone(),
+            selector: group.selector.display(symbols),
+        }
+    }
+
+    /// A constraint named by its parts.
+    pub fn new(
+        topology_key: impl Into<String>,
+        max_skew: i32,
+        when_unsatisfiable: WhenUnsatisfiable,
+        selector: impl Into<String>,
+    ) -> Self {
+        Self {
+            topology_key: topology_key.into(),
+            max_skew,
+            when_unsatisfiable,
+            selector: selector.into(),
+        }
+    }
+
+    /// Whether it is a hard (DoNotSchedule) constraint.
+    pub fn is_hard(&self) -> bool {
+        self.when_unsatisfiable == WhenUnsatisfiable::DoNotSchedule
+    }
+}
+
+impl fmt::Display for ConstraintRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} maxSkew={} {} {}",
+            self.topology_key,
+            self.max_skew,
+            self.when_unsatisfiable.as_str(),
+            self.selector
+        )
+    }
+}
 
 /// One constraint's counts per domain and skew.
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ConstraintSpread {
-    /// `zone maxSkew=1 DoNotSchedule app=web`.
+    /// `zone maxSkew=1 DoNotSchedule app=web`: [`Self::constraint_ref`] rendered, kept
+    /// for the capacity report, which still carries the label; everything else reads
+    /// the typed fields.
     pub constraint: String,
     /// The topology key.
     pub topology_key: String,
     /// maxSkew.
     pub max_skew: i32,
-    /// DoNotSchedule or ScheduleAnyway.
-    pub when_unsatisfiable: String,
+    /// Hard (DoNotSchedule) or soft (ScheduleAnyway).
+    pub when_unsatisfiable: WhenUnsatisfiable,
+    /// The selector as counted (matchLabelKeys merged), as kubectl prints selectors.
+    pub selector: String,
     /// Matching pods per eligible domain.
     pub counts: BTreeMap<String, i64>,
     /// Largest count minus the global minimum (0 when fewer than minDomains domains).
     pub skew: i64,
     /// How far the counts are above `minimum + maxSkew`, summed over domains.
     pub excess: i64,
+}
+
+impl ConstraintSpread {
+    /// The constraint counted.
+    pub fn constraint_ref(&self) -> ConstraintRef {
+        ConstraintRef::new(
+            self.topology_key.clone(),
+            self.max_skew,
+            self.when_unsatisfiable.clone(),
+            self.selector.clone(),
+        )
+    }
 }
 
 /// Why spread cannot be counted.
@@ -48,10 +126,11 @@ pub enum SpreadError {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CountedConstraint {
-    /// Counts per eligible domain, skew and excess.
+    /// Its position in the pod's `topologySpreadConstraints` (or, when the pod has
+    /// none, in the profile's default constraints).
+    pub index: usize,
+    /// The constraint, its counts per eligible domain, skew and excess.
     pub spread: ConstraintSpread,
-    /// The selector as counted (matchLabelKeys merged), as kubectl prints selectors.
-    pub selector: String,
     /// minDomains as Filter applies it (1 for ScheduleAnyway).
     pub min_domains: i32,
 }
@@ -97,16 +176,29 @@ impl SpreadCounter {
 /// behind [`SpreadCounter::pod_spread`], for callers that hold the plugin already (an
 /// explained cycle, the cluster lints).
 pub fn count(plugin: &PodTopologySpread, pod: &Pod, snapshot: &Snapshot) -> PodSpread {
-    let symbols = snapshot.symbols();
+    // The groups are the hard constraints then the soft ones, each in the order the pod
+    // (or the defaults) list them: their positions in that list, in the same order.
+    let specs = if pod.spread_constraints.is_empty() {
+        plugin.default_constraints()
+    } else {
+        &pod.spread_constraints[..]
+    };
+    let positions = |when: WhenUnsatisfiable| {
+        specs
+            .iter()
+            .enumerate()
+            .filter(move |(_, s)| s.when_unsatisfiable == when)
+            .map(|(i, _)| i)
+    };
+    let indices = positions(WhenUnsatisfiable::DoNotSchedule)
+        .chain(positions(WhenUnsatisfiable::ScheduleAnyway));
     let constraints = plugin
         .counting_groups(pod, snapshot)
         .iter()
-        .map(|g| CountedConstraint {
+        .zip(indices)
+        .map(|(g, index)| CountedConstraint {
+            index,
             spread: constraint_spread(g, snapshot),
-            selector: match &g.selector {
-                Selector::Nothing => "<none>".to_string(),
-                s => s.display(symbols),
-            },
             min_domains: g.min_domains,
         })
         .collect();
@@ -195,11 +287,13 @@ pub fn constraint_spread(g: &CountingGroup, snapshot: &Snapshot) -> ConstraintSp
     } else {
         max - g.min_match(&counts)
     };
+    let constraint = ConstraintRef::of(g, snapshot);
     ConstraintSpread {
-        constraint: g.describe(snapshot),
-        topology_key: symbols.resolve(g.topology_key).to_string(),
-        max_skew: g.max_skew,
-        when_unsatisfiable: g.when.as_str().to_string(),
+        constraint: constraint.to_string(),
+        topology_key: constraint.topology_key,
+        max_skew: constraint.max_skew,
+        when_unsatisfiable: constraint.when_unsatisfiable,
+        selector: constraint.selector,
         counts: map,
         skew,
         excess: excess(g, &counts),
@@ -209,9 +303,11 @@ pub fn constraint_spread(g: &CountingGroup, snapshot: &Snapshot) -> ConstraintSp
 #[cfg(test)]
 mod tests {
     //! The report's counts against the state Filter itself builds: for every hard
-    //! constraint, the same eligible domains with the same counts.
+    //! constraint, the same eligible domains with the same counts; and each counted
+    //! constraint's place in the pod's list.
 
     use super::count;
+    use crate::api::WhenUnsatisfiable;
     use crate::config::PodTopologySpreadArgs;
     use crate::convert;
     use crate::features::Features;
@@ -248,6 +344,67 @@ mod tests {
             c["minDomains"] = json!(m);
         }
         c
+    }
+
+    #[test]
+    fn each_counted_constraint_knows_its_place_in_the_pods_list() {
+        let mut s = Snapshot::new();
+        for i in 0..2 {
+            let n: core::Node =
+                serde_json::from_value(node(i, Some(u8::try_from(i).unwrap_or(0)), false, false))
+                    .expect("the test node deserializes");
+            let n = convert::node(&n, s.symbols_mut()).expect("the test node converts");
+            s.add_node(n).expect("the snapshot takes the node");
+        }
+        let mut soft = constraint("zone", None, (true, false));
+        soft["whenUnsatisfiable"] = json!("ScheduleAnyway");
+        soft["maxSkew"] = json!(2);
+        let hard = constraint("kubernetes.io/hostname", None, (true, false));
+        let pod: core::Pod = serde_json::from_value(json!({
+            "metadata": {"name": "incoming", "labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "c"}], "topologySpreadConstraints": [soft, hard]}}))
+        .expect("the incoming pod deserializes");
+        let pod = convert::pod(&pod, s.symbols_mut()).expect("the test pod converts");
+        let plugin = PodTopologySpread::new(
+            &PodTopologySpreadArgs::default(),
+            Features::default(),
+            s.symbols_mut(),
+        )
+        .expect("the plugin builds with default arguments");
+        let counted = count(&plugin, &pod, &s);
+        assert!(!counted.from_defaults);
+        // Hard first (as PreFilter reads them), each with its index in the pod's list.
+        let got: Vec<(usize, String, WhenUnsatisfiable)> = counted
+            .constraints
+            .iter()
+            .map(|c| {
+                (
+                    c.index,
+                    c.spread.topology_key.clone(),
+                    c.spread.when_unsatisfiable.clone(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    1,
+                    "kubernetes.io/hostname".to_string(),
+                    WhenUnsatisfiable::DoNotSchedule
+                ),
+                (0, "zone".to_string(), WhenUnsatisfiable::ScheduleAnyway),
+            ]
+        );
+        let soft = &counted.constraints[1].spread;
+        assert_eq!(soft.max_skew, 2);
+        assert_eq!(soft.constraint_ref().to_string(), soft.constraint);
+        assert!(
+            soft.constraint
+                .starts_with("zone maxSkew=2 ScheduleAnyway "),
+            "{}",
+            soft.constraint
+        );
     }
 
     proptest! {

@@ -389,10 +389,8 @@ impl Run<'_> {
             .constraints
             .into_iter()
             .map(|c| EndSpread {
-                per_revision: c.selector.contains(POD_TEMPLATE_HASH_LABEL),
-                constraint: c.spread.constraint,
-                topology_key: c.spread.topology_key,
-                max_skew: c.spread.max_skew,
+                per_revision: c.spread.selector.contains(POD_TEMPLATE_HASH_LABEL),
+                constraint: c.spread.constraint_ref(),
                 counts: c.spread.counts,
                 skew: c.spread.skew,
             })
@@ -588,7 +586,6 @@ fn skew_ranges(runs: &[InterleavingReport]) -> Vec<SkewRange> {
                 }
                 None => ranges.push(SkewRange {
                     constraint: e.constraint.clone(),
-                    max_skew: e.max_skew,
                     min: e.skew,
                     max: e.skew,
                     per_revision: e.per_revision,
@@ -604,7 +601,7 @@ fn skew_ranges(runs: &[InterleavingReport]) -> Vec<SkewRange> {
 fn skew_warning(ranges: &[SkewRange], runs: usize) -> Option<String> {
     let skewed: Vec<String> = ranges
         .iter()
-        .filter(|r| !r.per_revision && (r.max > i64::from(r.max_skew) || r.min != r.max))
+        .filter(|r| !r.per_revision && (r.max > i64::from(r.constraint.max_skew) || r.min != r.max))
         .map(|r| {
             let skew = if r.min == r.max {
                 format!("skew {}", r.max)

@@ -8,7 +8,7 @@ use crate::page::Esc;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use topospread_report::summarize;
+use topospread_jobs::report::summary::summarize;
 
 /// Beyond this many domains a chart draws a histogram (domains per pod count) instead
 /// of a bar per domain.

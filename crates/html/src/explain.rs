@@ -5,10 +5,8 @@ use crate::chart::{self, Counts};
 use crate::page::{Esc, Page, list_section};
 use std::fmt::Write as _;
 use topospread_jobs::explain::ExplainReport;
-use topospread_report::{
-    ConstraintCounts, ExplainView, NodeExplanation, ranked_nodes, score_plugins, thousands,
-    verdict_groups,
-};
+use topospread_jobs::report::explain::{ConstraintCounts, ExplainView, NodeExplanation};
+use topospread_report::{ranked_nodes, score_plugins, thousands, verdict_groups};
 
 /// The page for one pod's scheduling cycle (and the failed cycle whose preemption
 /// made room for it).
@@ -130,13 +128,6 @@ fn cycle(page: &mut Page, v: &ExplainView, prefix: &str) {
     node_table(page, v, prefix);
 }
 
-/// maxSkew as the constraint's label writes it (`zone maxSkew=1 DoNotSchedule ...`).
-fn max_skew(constraint: &str) -> Option<i64> {
-    constraint
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix("maxSkew=")?.parse().ok())
-}
-
 fn constraint_charts(out: &mut String, constraints: &[ConstraintCounts], heading: &str) {
     if constraints.is_empty() {
         return;
@@ -164,7 +155,7 @@ fn constraint_charts(out: &mut String, constraints: &[ConstraintCounts], heading
                 caption: &caption,
                 counts: c.counts.iter().map(|(d, n)| (d.as_str(), *n)).collect(),
                 min,
-                max_skew: c.skew.and(max_skew(&c.constraint)),
+                max_skew: c.skew.map(|_| i64::from(c.max_skew)),
                 groups: None,
             },
         );
@@ -262,15 +253,4 @@ fn row(
         }
     }
     out.push_str("</tr>\n");
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn max_skew_is_read_from_the_constraint_label() {
-        assert_eq!(max_skew("zone maxSkew=2 DoNotSchedule app=web"), Some(2));
-        assert_eq!(max_skew("zone DoNotSchedule"), None);
-    }
 }

@@ -7,13 +7,14 @@ use crate::chart::{self, Counts};
 use crate::page::{Esc, Page, list_section};
 use std::fmt::Write as _;
 use topospread::snapshot::Snapshot;
-use topospread_jobs::rebalance::{RebalanceReport, ScaleDownReport};
-use topospread_planning::rebalance::{ConstraintSpread, WorkloadSpread};
+use topospread_jobs::rebalance::{Rebalance, ScaleDownReport};
+use topospread_jobs::report::spread::{ConstraintSpread, WorkloadSpread};
 
 /// The page for a rebalancing plan.
-pub fn rebalance(report: &RebalanceReport) -> String {
+pub fn rebalance(plan: &Rebalance) -> String {
+    let report = &plan.report;
     let p = &report.plan;
-    let strategy = p.strategy.name();
+    let strategy = &p.strategy;
     let mut page = Page::new(
         "topospread rebalance",
         &format!(
@@ -44,7 +45,7 @@ pub fn rebalance(report: &RebalanceReport) -> String {
     );
     if !p.moves.is_empty() {
         out.push_str("<section><h2>Moves between domains</h2><div class=\"pair\">");
-        for (id, (key, moves)) in domain_moves(report).into_iter().enumerate() {
+        for (id, (key, moves)) in domain_moves(plan).into_iter().enumerate() {
             chart::moves_chart(out, id, &key, &moves);
         }
         out.push_str("</div></section>\n");
@@ -77,7 +78,7 @@ pub fn rebalance(report: &RebalanceReport) -> String {
                 Esc(&m.pod),
                 Esc(&m.from),
                 Esc(&m.to),
-                Esc(&m.reason.to_string()),
+                Esc(&m.reason),
                 n = i + 1,
             );
         }
@@ -88,8 +89,9 @@ pub fn rebalance(report: &RebalanceReport) -> String {
 
 /// For each topology key of the plan's constraints (in the order they first appear),
 /// every move as the domains of its from and to nodes.
-fn domain_moves(report: &RebalanceReport) -> Vec<(String, Vec<(String, String)>)> {
-    let p = &report.plan;
+fn domain_moves(plan: &Rebalance) -> Vec<(String, Vec<(String, String)>)> {
+    let p = &plan.report.plan;
+    let after = plan.cluster_after();
     let mut keys: Vec<&str> = Vec::new();
     for c in p.before.iter().flat_map(|w| &w.constraints) {
         if !keys.contains(&c.topology_key.as_str()) {
@@ -101,12 +103,7 @@ fn domain_moves(report: &RebalanceReport) -> Vec<(String, Vec<(String, String)>)
             let moves = p
                 .moves
                 .iter()
-                .map(|m| {
-                    (
-                        domain_of(&p.snapshot, &m.from, key),
-                        domain_of(&p.snapshot, &m.to, key),
-                    )
-                })
+                .map(|m| (domain_of(after, &m.from, key), domain_of(after, &m.to, key)))
                 .collect();
             (key.to_string(), moves)
         })
@@ -128,11 +125,11 @@ pub struct MovesChart {
 
 /// The plan's moves as arrows between domains, one chart per topology key of its
 /// constraints; none when the plan moves nothing.
-pub fn moves_charts(report: &RebalanceReport) -> Vec<MovesChart> {
-    if report.plan.moves.is_empty() {
+pub fn moves_charts(plan: &Rebalance) -> Vec<MovesChart> {
+    if plan.report.plan.moves.is_empty() {
         return Vec::new();
     }
-    domain_moves(report)
+    domain_moves(plan)
         .into_iter()
         .enumerate()
         .map(|(id, (topology_key, moves))| {

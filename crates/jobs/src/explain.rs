@@ -5,6 +5,7 @@
 use crate::config::SchedulerSetup;
 use crate::error::{Result, refuse};
 use crate::input;
+use crate::report::explain::ExplainView;
 use crate::runtime::explanation;
 use crate::{Cluster, Context};
 use schemars::JsonSchema;
@@ -13,7 +14,6 @@ use topospread::SimEvent;
 use topospread::snapshot::PodId;
 use topospread_driver::{ClusterDriver, Placement, Runtime, World};
 use topospread_k8s::workloads::Scale;
-use topospread_report::ExplainView;
 
 /// The report's `apiVersion`.
 pub const API_VERSION: &str = crate::simulate::API_VERSION;

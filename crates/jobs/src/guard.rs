@@ -4,13 +4,14 @@
 
 use crate::context::Context;
 use crate::error::{Error, Result};
+use crate::report::guard::GuardPlan;
 use crate::{config, input};
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use topospread_k8s::load::Object;
-use topospread_planning::guard::{self, GuardError, GuardOptions, GuardPlan, GuardPod};
+use topospread_planning::guard::{self, GuardError, GuardOptions, GuardPod};
 
 /// The report's `apiVersion`.
 pub const API_VERSION: &str = crate::simulate::API_VERSION;
@@ -57,15 +58,16 @@ pub struct GuardReport {
     /// document is the same on every run.
     #[serde(skip)]
     pub planned_in: Duration,
+    /// Whether a predicted scale-in leaves a DoNotSchedule constraint above maxSkew
+    /// (the exit code's reading; not part of the document).
+    #[serde(skip)]
+    violated_after_scale_in: bool,
 }
 
 impl GuardReport {
     /// Whether a predicted scale-in leaves a DoNotSchedule constraint above maxSkew.
     pub fn violated_after_scale_in(&self) -> bool {
-        self.plan
-            .replica_sets
-            .iter()
-            .any(guard::ReplicaSetGuard::violated_after_scale_in)
+        self.violated_after_scale_in
     }
 }
 
@@ -99,11 +101,16 @@ pub fn plan(ctx: &Context, request: &GuardRequest) -> Result<GuardReport> {
         GuardError::Config(_) => Error::Refused(e.to_string()),
         other => Error::Simulation(other.to_string()),
     })?;
+    let planned_in = start.elapsed();
     Ok(GuardReport {
         api_version: API_VERSION.into(),
         kind: KIND.into(),
-        plan,
-        planned_in: start.elapsed(),
+        plan: GuardPlan::from(&plan),
+        planned_in,
+        violated_after_scale_in: plan
+            .replica_sets
+            .iter()
+            .any(guard::ReplicaSetGuard::violated_after_scale_in),
     })
 }
 

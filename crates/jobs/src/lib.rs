@@ -7,6 +7,10 @@
 //! take it as one [`Cluster`] (or, when they run no scheduler, a [`ClusterSource`])
 //! inside their request.
 //!
+//! Every type of the JSON contract lives here, each report beside its job and the parts
+//! the planners and controllers produce in [`report`], converted from their typed
+//! results; `topospread-report`, `-html` and `-ui` render these types.
+//!
 //! ```
 //! use topospread_jobs::{Cluster, Context, simulate};
 //!
@@ -25,11 +29,14 @@ mod error;
 
 pub mod capacity;
 pub mod config;
+pub mod domains;
 pub mod explain;
 pub mod guard;
 pub mod input;
 pub mod rebalance;
+pub mod report;
 pub mod runtime;
+pub mod selector;
 pub mod show;
 pub mod simulate;
 pub mod test;

@@ -5,17 +5,17 @@
 
 use crate::error::{Error, Result, refuse};
 use crate::input::{self, Input};
+use crate::report::rebalance::{Plan, ScalePlan};
+use crate::selector::parse_selector;
 use crate::{Cluster, Context, config};
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
+use topospread::snapshot::Snapshot;
 use topospread_driver::{ClusterDriver, World};
 use topospread_k8s::load::Object;
-use topospread_planning::rebalance::{
-    self, NotEvictable, Plan, RebalanceOptions, ScalePlan, Strategy,
-};
-use topospread_report::parse_selector;
+use topospread_planning::rebalance::{self, NotEvictable, RebalanceOptions, Strategy};
 
 /// The reports' `apiVersion`.
 pub const API_VERSION: &str = crate::simulate::API_VERSION;
@@ -103,9 +103,16 @@ pub struct Rebalance {
     pub planning: Duration,
     input: Input,
     world: World,
+    /// The cluster the plan leads to.
+    after: Snapshot,
 }
 
 impl Rebalance {
+    /// The cluster the plan leads to (each move's replacement bound where it lands).
+    pub fn cluster_after(&self) -> &Snapshot {
+        &self.after
+    }
+
     /// The cluster after the plan as YAML, as `simulate -o yaml` writes one; the
     /// descheduler strategy's Pending replacements are written Pending. Needs
     /// [`RebalanceRequest::write_back`].
@@ -119,10 +126,10 @@ impl Rebalance {
     pub fn write_cluster_yaml(&mut self, out: &mut dyn std::io::Write) -> Result<()> {
         // The cluster the plan leads to (the world's own went into planning), lent to
         // the world for the writing.
-        std::mem::swap(&mut self.world.snapshot, &mut self.report.plan.snapshot);
+        std::mem::swap(&mut self.world.snapshot, &mut self.after);
         let written =
             topospread_driver::cluster_yaml(&self.input.objects, &self.world, None, &[], out);
-        std::mem::swap(&mut self.world.snapshot, &mut self.report.plan.snapshot);
+        std::mem::swap(&mut self.world.snapshot, &mut self.after);
         Ok(written?)
     }
 }
@@ -255,16 +262,18 @@ pub fn rebalance(ctx: &Context, request: RebalanceRequest) -> Result<Rebalance> 
         &options,
     )
     .map_err(|e| Error::Refused(e.to_string()))?;
+    let planning = started.elapsed();
     Ok(Rebalance {
         report: RebalanceReport {
             api_version: API_VERSION.into(),
             kind: KIND.into(),
-            plan,
+            plan: Plan::from(&plan),
         },
         notes: p.notes,
-        planning: started.elapsed(),
+        planning,
         input: p.input,
         world: p.world,
+        after: plan.snapshot,
     })
 }
 
@@ -402,7 +411,7 @@ pub fn scale_down(ctx: &Context, request: ScaleDownRequest) -> Result<ScaleDownR
     Ok(ScaleDownReport {
         api_version: API_VERSION.into(),
         kind: SCALE_DOWN_KIND.into(),
-        plan,
+        plan: ScalePlan::from(&plan),
     })
 }
 

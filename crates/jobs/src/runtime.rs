@@ -1,18 +1,19 @@
 //! The mapping from the engine's `Explanation` of a pod's cycle to the plain data the
 //! explain renderer draws; the scheduler itself is the driver's [`Runtime`].
 
+use crate::report::explain::{
+    ConstraintCounts, ExplainView, FilterVerdict, NodeExplanation, PreemptionView, ScoreView,
+    VictimView,
+};
 use std::collections::BTreeMap;
 use topospread::Features;
 use topospread::api::Pod;
 use topospread::framework::Status;
 use topospread::snapshot::{NodeId, PodId, Snapshot};
+use topospread::spread::ConstraintRef;
 use topospread::{Explanation, ScheduleResult};
 pub use topospread_driver::{Placement, Progress, Runtime};
 use topospread_k8s::validation::{FieldPath, hard_constraints, minimum_held_by_unusable_nodes};
-use topospread_report::{
-    ConstraintCounts, ExplainView, FilterVerdict, NodeExplanation, PreemptionView, ScoreView,
-    VictimView,
-};
 
 /// The recorded pod's last cycle, as the renderer's plain data; when an earlier cycle of
 /// the pod preempted, that failed cycle comes with it.
@@ -82,16 +83,18 @@ fn view(e: &Explanation, snapshot: &Snapshot, pod: &Pod) -> ExplainView {
             context.push(format!("PreScore {plugin}: {s}"));
         }
     }
-    let counts = |constraint: &str, m: &BTreeMap<String, i64>, skew| ConstraintCounts {
-        constraint: constraint.to_string(),
-        counts: m.iter().map(|(k, v)| (k.clone(), *v)).collect(),
-        skew,
+    let counts = |constraint: &ConstraintRef, m: &BTreeMap<String, i64>, skew| {
+        let counts = m.iter().map(|(k, v)| (k.clone(), *v)).collect();
+        ConstraintCounts::new(constraint, counts, skew)
     };
     let spread = e
         .spread
         .constraints
         .iter()
-        .map(|c| counts(&c.spread.constraint, &c.spread.counts, Some(c.spread.skew)))
+        .map(|c| {
+            let constraint = c.spread.constraint_ref();
+            counts(&constraint, &c.spread.counts, Some(c.spread.skew))
+        })
         .collect();
     let score_counts = e
         .score_counts

@@ -3,7 +3,9 @@
 //! are a versioned report (`schema/show-report.json`); the snapshot comes with them for
 //! the drawing.
 
+use crate::domains::{Highlight, default_topology_keys, domain_counts, skew};
 use crate::error::{Error, Result};
+use crate::selector::parse_selector;
 use crate::{ClusterSource, Context, config, input};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -14,7 +16,6 @@ use topospread::snapshot::Snapshot;
 use topospread::spread::SpreadCounter;
 use topospread_k8s::build;
 use topospread_k8s::notes::summarize;
-use topospread_report::{Highlight, default_topology_keys, domain_counts, parse_selector, skew};
 
 /// The report's `apiVersion`.
 pub const API_VERSION: &str = crate::simulate::API_VERSION;
@@ -298,9 +299,9 @@ fn engine_counts(counter: &SpreadCounter, snapshot: &Snapshot) -> Option<PodSpre
             .map(|c| CountedConstraintReport {
                 topology_key: c.spread.topology_key,
                 max_skew: c.spread.max_skew,
-                when_unsatisfiable: c.spread.when_unsatisfiable,
+                when_unsatisfiable: c.spread.when_unsatisfiable.as_str().to_string(),
                 min_domains: c.min_domains,
-                selector: c.selector,
+                selector: c.spread.selector,
                 counts: c.spread.counts,
                 skew: c.spread.skew,
             })

@@ -12,18 +12,19 @@ use crate::cluster::Cluster;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::input::{self, Input, PodForm};
+use crate::report::rollout::{RemovedPod, RolloutReport};
+use crate::report::summary::summarize;
 use crate::whatif;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 use topospread::snapshot::{NodeId, PodId, Snapshot};
+use topospread::spread::ConstraintSpread;
 use topospread::spread::{PodSpread, SpreadCounter};
 use topospread::{Drained, SimEvent};
 use topospread_driver::{
     ClusterDriver, NodeWhatIfs, Placement, Placements, Progress, Runtime, World,
 };
 use topospread_k8s::workloads::Scale;
-use topospread_planning::rebalance::ConstraintSpread;
-use topospread_report::summarize;
 
 /// What to simulate.
 #[derive(Clone, Debug, Default)]
@@ -196,8 +197,13 @@ pub fn simulate(
             .into_iter()
             .chain(input::provision_notes(&world.snapshot))
             .collect(),
-        removed: world.expansion.removed.clone(),
-        rollouts: world.rollouts.clone(),
+        removed: world
+            .expansion
+            .removed
+            .iter()
+            .map(RemovedPod::from)
+            .collect(),
+        rollouts: world.rollouts.iter().map(RolloutReport::from).collect(),
         refused: world
             .refused
             .iter()
@@ -467,8 +473,8 @@ fn constraint_reports(
                 topology_key: a.spread.topology_key,
                 max_skew: a.spread.max_skew,
                 min_domains: a.min_domains,
-                when_unsatisfiable: a.spread.when_unsatisfiable,
-                selector: a.selector,
+                when_unsatisfiable: a.spread.when_unsatisfiable.as_str().to_string(),
+                selector: a.spread.selector,
                 before: b_counts.into_iter().collect(),
                 after: a_counts.into_iter().collect(),
             }
@@ -494,7 +500,7 @@ fn differently_counted(
         .pod_spread(second, snapshot)
         .constraints
         .into_iter()
-        .map(|c| c.selector)
+        .map(|c| c.spread.selector)
         .collect();
     let ours: Vec<&str> = shown.iter().map(|c| c.selector.as_str()).collect();
     let differ = theirs.iter().map(String::as_str).ne(ours.iter().copied());

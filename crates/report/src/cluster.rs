@@ -1,23 +1,13 @@
 //! The cluster drawn as the Kubernetes docs draw it: topology domains over nodes over
 //! pods, in ASCII boxes, with matching-pod counts per domain and the skew per key.
 
-use crate::summary::summarize;
+use crate::summary::SummaryText as _;
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
-use topospread::api::{Selector, Sym};
-use topospread::plugins::podtopologyspread::{LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE};
+use topospread::api::Sym;
 use topospread::snapshot::{NodeId, Snapshot};
-
-/// Which pods are marked as matching.
-#[derive(Clone, Debug)]
-pub struct Highlight {
-    /// The selector.
-    pub selector: Selector,
-    /// Only pods in this namespace match (`None`: any namespace).
-    pub namespace: Option<Sym>,
-    /// How the legend names it (e.g. `app=web`).
-    pub description: String,
-}
+use topospread_jobs::domains::{Highlight, counts_by_domain, matching_on, skew};
+use topospread_jobs::report::summary::summarize;
 
 /// What to draw.
 #[derive(Clone, Debug)]
@@ -33,64 +23,6 @@ pub struct ShowOptions {
     pub wide: bool,
 }
 
-/// The keys the docs draw by: a zone key then a hostname key, preferring the well-known
-/// labels and falling back to `zone`/`node` when those are what the nodes carry.
-pub fn default_topology_keys(snapshot: &Snapshot) -> Vec<String> {
-    let carried = |k: &str| {
-        snapshot
-            .symbols()
-            .get(k)
-            .and_then(|s| snapshot.domains(s))
-            .is_some_and(|d| !d.is_empty())
-    };
-    let mut keys = Vec::new();
-    for pair in [[LABEL_TOPOLOGY_ZONE, "zone"], [LABEL_HOSTNAME, "node"]] {
-        if let Some(k) = pair.iter().find(|k| carried(k)) {
-            keys.push((*k).to_string());
-        }
-    }
-    keys
-}
-
-/// Matching pods per domain of `key`, over the nodes that carry it, sorted by domain.
-pub fn domain_counts(snapshot: &Snapshot, key: &str, highlight: &Highlight) -> Vec<(String, u32)> {
-    let matching: Vec<usize> = snapshot
-        .nodes()
-        .iter()
-        .map(|n| matching_on(snapshot, n.id, highlight))
-        .collect();
-    counts_by_domain(snapshot, key, &matching)
-}
-
-/// [`domain_counts`] from each node's matching pods, counted once.
-fn counts_by_domain(snapshot: &Snapshot, key: &str, matching: &[usize]) -> Vec<(String, u32)> {
-    let symbols = snapshot.symbols();
-    let Some(sym) = symbols.get(key) else {
-        return Vec::new();
-    };
-    let mut by_value: HashMap<Sym, u32> = HashMap::new();
-    for (info, n) in snapshot.nodes().iter().zip(matching) {
-        let Some(value) = info.node.labels.get(sym) else {
-            continue;
-        };
-        let slot = by_value.entry(value).or_default();
-        *slot = slot.saturating_add(u32::try_from(*n).unwrap_or(u32::MAX));
-    }
-    let mut out: Vec<(String, u32)> = by_value
-        .into_iter()
-        .map(|(v, n)| (symbols.resolve(v).to_string(), n))
-        .collect();
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    out
-}
-
-/// `max - min` over the counts (0 for no domain).
-pub fn skew(counts: &[(String, u32)]) -> u32 {
-    let max = counts.iter().map(|c| c.1).max().unwrap_or(0);
-    let min = counts.iter().map(|c| c.1).min().unwrap_or(0);
-    max - min
-}
-
 /// One line: `zone: zoneA=2 zoneB=1, skew 1`.
 pub fn counts_line(key: &str, counts: &[(String, u32)]) -> String {
     if counts.is_empty() {
@@ -98,22 +30,6 @@ pub fn counts_line(key: &str, counts: &[(String, u32)]) -> String {
     }
     let cs: Vec<String> = counts.iter().map(|(d, n)| format!("{d}={n}")).collect();
     format!("{key}: {}, skew {}", cs.join(" "), skew(counts))
-}
-
-fn is_match(snapshot: &Snapshot, pod: &topospread::api::Pod, h: &Highlight) -> bool {
-    !pod.terminating
-        && h.namespace.is_none_or(|ns| ns == pod.namespace)
-        && h.selector.matches(&pod.labels, snapshot.symbols())
-}
-
-fn matching_on(snapshot: &Snapshot, node: NodeId, h: &Highlight) -> usize {
-    snapshot
-        .node(node)
-        .pods()
-        .iter()
-        .filter_map(|p| snapshot.pod(*p))
-        .filter(|p| is_match(snapshot, p, h))
-        .count()
 }
 
 /// A box in the drawing: a domain (with children) or a node (a leaf).
@@ -568,15 +484,13 @@ mod tests {
     }
 
     #[test]
-    fn skew_is_max_minus_min() {
+    fn a_counts_line_lists_the_domains_and_the_skew() {
         let c = |v: &[u32]| -> Vec<(String, u32)> {
             v.iter()
                 .enumerate()
                 .map(|(i, n)| (i.to_string(), *n))
                 .collect()
         };
-        assert_eq!(skew(&c(&[])), 0);
-        assert_eq!(skew(&c(&[3, 1, 2])), 2);
         assert_eq!(counts_line("zone", &c(&[2, 1])), "zone: 0=2 1=1, skew 1");
     }
 }

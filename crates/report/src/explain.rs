@@ -2,152 +2,12 @@
 //! plugin, each feasible node's score per Score plugin with the weighted total, the
 //! domain counts each constraint saw, and the outcome.
 
-use serde::Serialize;
+use crate::summary::SummaryText as _;
 use std::fmt::Write as _;
-
-/// One Filter plugin's verdict on one node.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct FilterVerdict {
-    /// The plugin.
-    pub plugin: String,
-    /// `Success`, `Unschedulable`, `UnschedulableAndUnresolvable`, `Skip`, ...
-    pub code: String,
-    /// Why, when not Success.
-    pub reasons: Vec<String>,
-}
-
-/// One Score plugin's score for one node.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct ScoreView {
-    /// The plugin.
-    pub plugin: String,
-    /// What Score returned.
-    pub raw: i64,
-    /// After NormalizeScore (0..=100).
-    pub normalized: i64,
-    /// `normalized × weight`.
-    pub weighted: i64,
-}
-
-/// Everything about one node.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct NodeExplanation {
-    /// The node.
-    pub node: String,
-    /// Filter verdicts, in the order the plugins ran (the first rejection stops the rest).
-    pub filters: Vec<FilterVerdict>,
-    /// Scores, when the node was feasible and scoring ran.
-    pub scores: Vec<ScoreView>,
-    /// Sum of score × weight, when scored.
-    pub total: Option<i64>,
-    /// Pending pods nominated to the node that Filter counted there (`namespace/name`,
-    /// equal or higher priority than the pod).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub nominated: Vec<String>,
-}
-
-/// The matching-pod counts one topology spread constraint saw, per eligible domain.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct ConstraintCounts {
-    /// The constraint, e.g. `zone maxSkew=1 DoNotSchedule app=web`.
-    pub constraint: String,
-    /// Domain and count.
-    pub counts: Vec<(String, i64)>,
-    /// The skew PodTopologySpread measures (max minus the global minimum, minDomains
-    /// applied); `None` for Score's per-node view.
-    pub skew: Option<i64>,
-}
-
-/// A pod preemption evicts.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct VictimView {
-    /// `metadata.namespace`.
-    pub namespace: String,
-    /// `metadata.name`.
-    pub name: String,
-    /// Its priority.
-    pub priority: i32,
-}
-
-/// What DefaultPreemption decided after a cycle in which no node fit.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct PreemptionView {
-    /// The node chosen, where the pod is nominated (`status.nominatedNodeName`).
-    pub node: String,
-    /// The pods evicted from it, most important first.
-    pub victims: Vec<VictimView>,
-}
-
-/// A scheduling cycle, explained.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct ExplainView {
-    /// `namespace/name`.
-    pub pod: String,
-    /// Lines of context printed first (what was scheduled before this pod).
-    pub context: Vec<String>,
-    /// Per node.
-    pub nodes: Vec<NodeExplanation>,
-    /// Per constraint (hard, then soft), as PodTopologySpread counts when the cycle
-    /// starts: the same count as every spread report.
-    pub spread: Vec<ConstraintCounts>,
-    /// The constraints are the cluster's default constraints (the pod has none).
-    pub spread_from_defaults: bool,
-    /// Per soft constraint: the counts Score saw over the feasible nodes' domains.
-    pub score_counts: Vec<ConstraintCounts>,
-    /// The chosen node, or the scheduler's failure message (with PostFilter's words).
-    #[serde(serialize_with = "outcome")]
-    #[schemars(with = "OutcomeSchema")]
-    pub outcome: Result<String, String>,
-    /// What preemption decided when this cycle found no node.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub preemption: Option<PreemptionView>,
-    /// The failed cycle whose preemption made room for this one, shown before it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub preempting_cycle: Option<Box<ExplainView>>,
-}
-
-/// The schema of [`ExplainView::outcome`] as [`outcome`] writes it.
-struct OutcomeSchema;
-
-impl schemars::JsonSchema for OutcomeSchema {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Outcome".into()
-    }
-
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({
-            "description": "`{\"scheduled\": NODE}` or `{\"pending\": MESSAGE}`.",
-            "oneOf": [
-                {
-                    "type": "object",
-                    "properties": {"scheduled": {"type": "string"}},
-                    "required": ["scheduled"],
-                    "additionalProperties": false
-                },
-                {
-                    "type": "object",
-                    "properties": {"pending": {"type": "string"}},
-                    "required": ["pending"],
-                    "additionalProperties": false
-                }
-            ]
-        })
-    }
-}
-
-/// The outcome as `{"scheduled": NODE}` or `{"pending": MESSAGE}`.
-fn outcome<S: serde::Serializer>(
-    outcome: &Result<String, String>,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    use serde::ser::SerializeMap;
-    let mut map = serializer.serialize_map(Some(1))?;
-    match outcome {
-        Ok(node) => map.serialize_entry("scheduled", node)?,
-        Err(message) => map.serialize_entry("pending", message)?,
-    }
-    map.end()
-}
+use topospread_jobs::report::explain::{
+    ConstraintCounts, ExplainView, FilterVerdict, NodeExplanation, PreemptionView,
+};
+use topospread_jobs::report::summary::summarize;
 
 /// Beyond this many domains a constraint's counts are summarised.
 const LISTED_DOMAINS: usize = 12;
@@ -175,7 +35,7 @@ fn counts_text(c: &ConstraintCounts) -> String {
         .iter()
         .map(|(d, n)| (d.clone(), u32::try_from(*n).unwrap_or(0)))
         .collect();
-    let summary = crate::summary::summarize(&counts);
+    let summary = summarize(&counts);
     format!(
         "  {}: {tail}\n{}",
         c.constraint,
@@ -614,6 +474,14 @@ fn render_wide(out: &mut String, v: &ExplainView) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use topospread::api::WhenUnsatisfiable;
+    use topospread::spread::ConstraintRef;
+    use topospread_jobs::report::explain::ScoreView;
+
+    /// `zone maxSkew=1 DoNotSchedule app=web`.
+    fn zone_web() -> ConstraintRef {
+        ConstraintRef::new("zone", 1, WhenUnsatisfiable::DoNotSchedule, "app=web")
+    }
 
     fn verdict(plugin: &str, code: &str, reasons: &[&str]) -> FilterVerdict {
         FilterVerdict {
@@ -667,11 +535,11 @@ mod tests {
             pod: "default/web-0".into(),
             context: Vec::new(),
             nodes,
-            spread: vec![ConstraintCounts {
-                constraint: "zone maxSkew=1 DoNotSchedule app=web".into(),
-                counts: vec![("a".into(), 2), ("b".into(), 1)],
-                skew: Some(1),
-            }],
+            spread: vec![ConstraintCounts::new(
+                &zone_web(),
+                vec![("a".into(), 2), ("b".into(), 1)],
+                Some(1),
+            )],
             spread_from_defaults: false,
             score_counts: Vec::new(),
             outcome: Ok("n3".into()),
@@ -758,11 +626,7 @@ mod tests {
     #[test]
     fn the_minimum_shown_is_the_global_minimum_the_skew_was_measured_from() {
         // minDomains 3 over two domains: the global minimum is 0, the skew 2.
-        let c = ConstraintCounts {
-            constraint: "zone maxSkew=1 DoNotSchedule app=web".into(),
-            counts: vec![("a".into(), 2), ("b".into(), 1)],
-            skew: Some(2),
-        };
+        let c = ConstraintCounts::new(&zone_web(), vec![("a".into(), 2), ("b".into(), 1)], Some(2));
         assert_eq!(
             counts_text(&c),
             "  zone maxSkew=1 DoNotSchedule app=web: a=2 b=1 (min 0, skew 2)"

@@ -1,101 +1,10 @@
-//! Domain counts summarised for clusters of any size: how many domains, the minimum,
-//! maximum and skew, a histogram of the counts, and the most and least loaded domains.
-//! A line listing every domain is readable for a few zones, not for 5,000 hostnames.
+//! Domain count summaries ([`CountSummary`], made by `topospread-jobs`) as text: the
+//! headline, the histogram and the extremes, and every domain on one line.
 
-use serde::Serialize;
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
-
-/// How many of the most and least loaded domains a summary names.
-pub const EXTREMES: usize = 3;
-
-/// The shape of one key's counts.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct CountSummary {
-    /// How many domains.
-    pub domains: usize,
-    /// The smallest count (0 with no domain).
-    pub min: u32,
-    /// The largest count (0 with no domain).
-    pub max: u32,
-    /// `max - min`.
-    pub skew: u32,
-    /// The matching pods over all domains.
-    pub total: u64,
-    /// `(count, domains with that count)`, by count; counts are bucketed into ranges
-    /// (`low..=high`) when there are more distinct values than [`HISTOGRAM_BUCKETS`].
-    pub histogram: Vec<Bucket>,
-    /// The most loaded domains, largest count first (ties by name).
-    pub most_loaded: Vec<(String, u32)>,
-    /// The least loaded domains, smallest count first (ties by name).
-    pub least_loaded: Vec<(String, u32)>,
-}
-
-/// One bar of a histogram: the domains whose count is in `low..=high`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct Bucket {
-    /// The smallest count in the bucket.
-    pub low: u32,
-    /// The largest count in the bucket.
-    pub high: u32,
-    /// How many domains.
-    pub domains: usize,
-}
-
-/// At most this many histogram bars.
-pub const HISTOGRAM_BUCKETS: usize = 8;
-
-/// Summarises `counts` (domain, matching pods).
-pub fn summarize(counts: &[(String, u32)]) -> CountSummary {
-    let min = counts.iter().map(|c| c.1).min().unwrap_or(0);
-    let max = counts.iter().map(|c| c.1).max().unwrap_or(0);
-    let mut by_value: BTreeMap<u32, usize> = BTreeMap::new();
-    for (_, n) in counts {
-        *by_value.entry(*n).or_default() += 1;
-    }
-    let histogram = if by_value.len() <= HISTOGRAM_BUCKETS {
-        by_value
-            .into_iter()
-            .map(|(v, domains)| Bucket {
-                low: v,
-                high: v,
-                domains,
-            })
-            .collect()
-    } else {
-        // Equal-width ranges over min..=max; empty ranges are left out.
-        let span = u64::from(max - min) + 1;
-        let width = span.div_ceil(HISTOGRAM_BUCKETS as u64);
-        let mut buckets: Vec<Bucket> = Vec::new();
-        for (v, domains) in by_value {
-            let i = u64::from(v - min) / width;
-            let low = u32::try_from(u64::from(min) + i * width).unwrap_or(u32::MAX);
-            let high = u32::try_from(u64::from(low) + width - 1)
-                .unwrap_or(u32::MAX)
-                .min(max);
-            match buckets.last_mut() {
-                Some(b) if b.low == low => b.domains += domains,
-                _ => buckets.push(Bucket { low, high, domains }),
-            }
-        }
-        buckets
-    };
-    let mut sorted: Vec<&(String, u32)> = counts.iter().collect();
-    sorted.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    let most_loaded = sorted.iter().take(EXTREMES).map(|c| (*c).clone()).collect();
-    sorted.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
-    let least_loaded = sorted.iter().take(EXTREMES).map(|c| (*c).clone()).collect();
-    CountSummary {
-        domains: counts.len(),
-        min,
-        max,
-        skew: max - min,
-        total: counts.iter().map(|c| u64::from(c.1)).sum(),
-        histogram,
-        most_loaded,
-        least_loaded,
-    }
-}
+use topospread_jobs::report::summary::CountSummary;
+#[cfg(test)]
+use topospread_jobs::report::summary::{HISTOGRAM_BUCKETS, summarize};
 
 /// Every domain on one line: `zoneA=2 zoneB=1`.
 pub fn every_domain(counts: &[(String, u32)]) -> String {
@@ -110,9 +19,21 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-impl CountSummary {
+/// A [`CountSummary`] as text.
+pub trait SummaryText {
     /// `5000 domains, 300 pods, min 0, max 1, skew 1`.
-    pub fn headline(&self) -> String {
+    fn headline(&self) -> String;
+
+    /// `0: 4700, 1: 300` (count or range: domains).
+    fn histogram_line(&self) -> String;
+
+    /// The headline, the histogram and the extremes, one per line, each indented by
+    /// `indent`.
+    fn lines(&self, indent: &str) -> String;
+}
+
+impl SummaryText for CountSummary {
+    fn headline(&self) -> String {
         format!(
             "{}, {}, min {}, max {}, skew {}",
             plural(self.domains, "domain", "domains"),
@@ -127,8 +48,7 @@ impl CountSummary {
         )
     }
 
-    /// `0: 4700, 1: 300` (count or range: domains).
-    pub fn histogram_line(&self) -> String {
+    fn histogram_line(&self) -> String {
         self.histogram
             .iter()
             .map(|b| {
@@ -142,9 +62,7 @@ impl CountSummary {
             .join(", ")
     }
 
-    /// The headline, the histogram and the extremes, one per line, each indented by
-    /// `indent`.
-    pub fn lines(&self, indent: &str) -> String {
+    fn lines(&self, indent: &str) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "{indent}{}", self.headline());
         if self.domains == 0 {

@@ -598,7 +598,11 @@ fn check_rollout(
         let got = r
             .interleavings
             .first()
-            .and_then(|il| il.end.iter().position(|e| e.topology_key == w.topology_key))
+            .and_then(|il| {
+                il.end
+                    .iter()
+                    .position(|e| e.constraint.topology_key == w.topology_key)
+            })
             .and_then(|at| r.end_skew.get(at));
         let got = got.map_or_else(|| "none".to_string(), |g| format!("{} to {}", g.min, g.max));
         let want = format!("{} to {}", w.min, w.max);

@@ -335,7 +335,7 @@ impl Session {
         let mut request = RebalanceRequest::new(self.jobs().over(self.objects.clone()));
         request.strategy = strategy;
         let plan = rebalance(&self.ctx, request)?;
-        let moves: Vec<MovesView> = topospread_html::moves_charts(&plan.report)
+        let moves: Vec<MovesView> = topospread_html::moves_charts(&plan)
             .into_iter()
             .map(|c| MovesView {
                 moves: c

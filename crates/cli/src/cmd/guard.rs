@@ -10,8 +10,9 @@ use std::io::Write;
 use std::process::ExitCode;
 use topospread_jobs::Context;
 use topospread_jobs::guard::GuardRequest;
+use topospread_jobs::report::guard::{GuardPlan, ScaleInSkew};
 use topospread_planning::controller::DELETION_COST_ANNOTATION;
-use topospread_planning::guard::{GuardOptions, GuardPlan, MANAGED_ANNOTATION, ScaleInSkew};
+use topospread_planning::guard::{GuardOptions, MANAGED_ANNOTATION};
 
 /// Exit 0 when every predicted scale-in keeps the DoNotSchedule constraints within
 /// maxSkew, 1 when one does not (as `rebalance` exits 1 on what it cannot repair),

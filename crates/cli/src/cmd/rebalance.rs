@@ -10,9 +10,9 @@ use std::io::Write;
 use std::process::ExitCode;
 use topospread_jobs::Context;
 use topospread_jobs::rebalance::{self, RebalanceRequest, ScaleDownRequest};
-use topospread_planning::rebalance::{
-    DELETION_COST_ANNOTATION, Move, Plan, ScalePlan, Strategy, WorkloadSpread,
-};
+use topospread_jobs::report::rebalance::{Move, Plan, ScalePlan};
+use topospread_jobs::report::spread::WorkloadSpread;
+use topospread_planning::rebalance::{DELETION_COST_ANNOTATION, Strategy};
 
 /// Past this many domains a constraint's counts are summarised, not listed.
 const MAX_LISTED_DOMAINS: usize = 12;
@@ -52,7 +52,7 @@ pub(crate) fn run(ctx: &Context, args: &RebalanceArgs) -> Result<ExitCode> {
     );
     let text = match args.output {
         ReportFormat::Json => serde_json::to_string_pretty(&result.report)? + "\n",
-        ReportFormat::Html => topospread_html::rebalance(&result.report),
+        ReportFormat::Html => topospread_html::rebalance(&result),
         ReportFormat::Table => table(&result.report.plan, &result.notes),
         ReportFormat::Yaml => {
             // Written as it is made: a large cluster's YAML is not held whole.
@@ -102,7 +102,7 @@ fn scale_table(p: &ScalePlan) -> String {
 /// The plan for people: moves, spread before and after, what is left.
 fn table(p: &Plan, notes: &[String]) -> String {
     let mut out = String::new();
-    let strategy = p.strategy.name();
+    let strategy = &p.strategy;
     let _ = writeln!(
         out,
         "Plan ({strategy}): {} moves, {} rounds",

@@ -7,11 +7,10 @@ use std::io::Write;
 use std::process::ExitCode;
 use topospread::snapshot::Snapshot;
 use topospread_jobs::Context;
+use topospread_jobs::domains::{Highlight, default_topology_keys};
+use topospread_jobs::report::summary::summarize as summarize_counts;
 use topospread_jobs::show::{PodSpreadReport, ShowRequest, show};
-use topospread_report::{
-    Highlight, ShowOptions, default_topology_keys, every_domain, render_cluster,
-    summarize as summarize_counts,
-};
+use topospread_report::{ShowOptions, SummaryText as _, every_domain, render_cluster};
 
 /// Draw options for `snapshot`: the given keys, or the default ones.
 pub(crate) fn options(

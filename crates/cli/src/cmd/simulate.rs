@@ -9,11 +9,11 @@ use std::fmt::Write as _;
 use std::io::Write;
 use std::process::ExitCode;
 use topospread_jobs::Context;
+use topospread_jobs::report::rollout::{RolloutReport, RolloutStall};
 use topospread_jobs::simulate::{
     ConstraintReport, SimulateRequest, Simulation, SimulationReport, Timings, simulate,
 };
-use topospread_k8s::workloads::{RolloutReport, RolloutStall};
-use topospread_report::{every_domain, render_cluster};
+use topospread_report::{SummaryText as _, every_domain, render_cluster};
 
 /// What a simulation produced, rendered.
 pub(crate) struct Simulated {

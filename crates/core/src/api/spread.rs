@@ -31,6 +31,26 @@ impl WhenUnsatisfiable {
     }
 }
 
+impl std::fmt::Display for WhenUnsatisfiable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The field compared with its API name (`DoNotSchedule`).
+impl PartialEq<str> for WhenUnsatisfiable {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+/// The field compared with its API name (`DoNotSchedule`).
+impl PartialEq<&str> for WhenUnsatisfiable {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
 /// `nodeAffinityPolicy` / `nodeTaintsPolicy`: whether a node property limits the domains counted.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum NodeInclusionPolicy {

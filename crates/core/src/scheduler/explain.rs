@@ -58,7 +58,7 @@ pub struct Explanation {
     pub spread: PodSpread,
     /// PodTopologySpread's soft constraints as Score saw them: each constraint with its
     /// matching pods per domain of the scored nodes (empty when Score did not run).
-    pub score_counts: Vec<(String, BTreeMap<String, i64>)>,
+    pub score_counts: Vec<(crate::spread::ConstraintRef, BTreeMap<String, i64>)>,
     /// The chosen node or the failure.
     pub result: ScheduleResult,
     /// What DefaultPreemption decided when no node fit, if it found a candidate.

@@ -2,12 +2,12 @@
 //! write theirs), the contract of `topospread simulate -o json`, with a JSON Schema
 //! generated from these types (`schema/simulation-report.json`).
 
+use crate::report::rollout::{RemovedPod, RolloutReport};
+use crate::report::summary::CountSummary;
 use crate::whatif::WhatIfReport;
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use topospread_k8s::workloads::{RemovedPod, RolloutReport};
-use topospread_report::CountSummary;
 
 /// The report's `apiVersion`.
 pub const API_VERSION: &str = "topospread.dev/v1alpha1";

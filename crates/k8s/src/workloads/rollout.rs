@@ -4,8 +4,8 @@
 //! the scheduler, sync by sync, under each [`Interleaving`].
 
 use k8s_openapi::api::core::v1::Pod;
-use serde::Serialize;
 use std::collections::BTreeMap;
+use topospread::spread::ConstraintRef;
 use topospread_planning::controller::{DeletionCandidate, Strategy, TimeScale};
 
 use crate::load::Source;
@@ -108,7 +108,7 @@ impl Interleaving {
 }
 
 /// One revision's pods at a point of the rollout.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RevisionState {
     /// The ReplicaSet.
     pub replica_set: String,
@@ -124,7 +124,7 @@ pub struct RevisionState {
 
 /// One sync of the deployment controller and where the revisions stood after it (and
 /// after the scheduler settled).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StepReport {
     /// What the controller did: `scale replicaset/web-abc to 3`.
     pub action: String,
@@ -137,7 +137,7 @@ pub struct StepReport {
 }
 
 /// How a rollout went.
-#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RolloutReport {
     /// `namespace/name` of the Deployment.
     pub deployment: String,
@@ -152,10 +152,8 @@ pub struct RolloutReport {
     /// Every pod deleted, in order.
     pub deleted: Vec<String>,
     /// Where and why the rollout stopped short of complete; absent when it completed.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub stalled: Option<RolloutStall>,
-    /// The pods created, as the controller made them (for `-o yaml`).
-    #[serde(skip)]
+    /// The pods created, as the controller made them (for `-o yaml`; not in reports).
     pub created_pods: Vec<Pod>,
     /// The readiness model: seconds from binding until a pod is Ready (`--ready-after`).
     pub ready_after_seconds: u32,
@@ -174,17 +172,15 @@ pub struct RolloutReport {
     /// `this rollout can leave the spread skewed; add matchLabelKeys: [pod-template-hash]`,
     /// with the constraints it concerns, when an end skew exceeds maxSkew or differs
     /// between interleavings and old and new pods count together.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
     /// When and why the Progressing condition turns False (ProgressDeadlineExceeded)
     /// although the rollout goes on: pods take longer than the deadline to become
     /// available.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub deadline_exceeded: Option<String>,
 }
 
 /// How a rollout ended under one interleaving.
-#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct InterleavingReport {
     /// `controller first, ready together`.
     pub name: String,
@@ -199,14 +195,10 @@ pub struct InterleavingReport {
 }
 
 /// One spread constraint counted at a rollout's end.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EndSpread {
-    /// `topology.kubernetes.io/zone maxSkew=1 DoNotSchedule app=web`.
-    pub constraint: String,
-    /// Its topology key.
-    pub topology_key: String,
-    /// maxSkew.
-    pub max_skew: i32,
+    /// The constraint.
+    pub constraint: ConstraintRef,
     /// Matching pods per eligible domain.
     pub counts: BTreeMap<String, i64>,
     /// Largest count minus the global minimum.
@@ -217,12 +209,10 @@ pub struct EndSpread {
 }
 
 /// One spread constraint's end skews over the interleavings.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SkewRange {
     /// The constraint, as [`EndSpread::constraint`].
-    pub constraint: String,
-    /// maxSkew.
-    pub max_skew: i32,
+    pub constraint: ConstraintRef,
     /// The least end skew.
     pub min: i64,
     /// The greatest end skew.
@@ -236,7 +226,7 @@ pub struct SkewRange {
 /// scheduler settled, and the new pods it waits for stay Pending (kubernetes issue
 /// 116629: with `maxUnavailable: 0` no old pod goes until a surge pod is available, and
 /// a DoNotSchedule spread constraint may leave that pod no domain).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RolloutStall {
     /// The step it stalled after (1-based; 0 when not even the first could be made).
     pub step: usize,
@@ -251,10 +241,8 @@ pub struct RolloutStall {
     /// Of which available (bound).
     pub new_available: usize,
     /// `maxSurge` resolved for `spec.replicas` (absent for Recreate).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_surge: Option<i32>,
     /// `maxUnavailable` resolved for `spec.replicas` (absent for Recreate).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_unavailable: Option<i32>,
     /// The new pods that stay Pending, each with the scheduler's message.
     pub pending: Vec<StalledPod>,
@@ -266,7 +254,7 @@ pub struct RolloutStall {
 }
 
 /// A new pod a stalled rollout waits for.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StalledPod {
     /// Its name.
     pub pod: String,

@@ -7,13 +7,12 @@ use super::{Expander, controller_of, ns_of};
 use crate::load::Object;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
-use serde::Serialize;
 use std::collections::BTreeMap;
 use topospread::convert::DEFAULT_NAMESPACE;
 use topospread_planning::controller::DeletionCandidate;
 
 /// An existing pod its controller removes.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RemovedPod {
     /// Its namespace.
     pub namespace: String,

@@ -27,14 +27,14 @@ use crate::controller::{
 };
 use crate::rebalance::Violation;
 use crate::rebalance::measure::{Groups, WorkloadRef};
-use serde::Serialize;
 use std::collections::BTreeMap;
 use tally::Tally;
 use topospread::Features;
+use topospread::api::WhenUnsatisfiable;
 use topospread::config::SchedulerConfig;
 use topospread::plugins::podtopologyspread::CountingGroup;
 use topospread::snapshot::{PodId, Snapshot};
-use topospread::spread::{SpreadPlugins, excess};
+use topospread::spread::{ConstraintRef, SpreadPlugins, excess};
 
 /// The annotation that marks a cost as the guard's: its value is the cost the guard
 /// last wrote, so a cost that differs from it was set by someone else.
@@ -107,8 +107,7 @@ pub struct GuardOptions {
 }
 
 /// One pod's new cost.
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CostPatch {
     /// The namespace.
@@ -124,7 +123,6 @@ pub struct CostPatch {
     /// The pod's `metadata.resourceVersion` the plan was made from, if known: the
     /// patch carries it, so the API server refuses it (409 Conflict) when the pod
     /// changed since, and the next pass plans again from the pod as it is.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource_version: Option<String>,
 }
 
@@ -152,18 +150,17 @@ impl CostPatch {
 
 /// One constraint of a ReplicaSet: its skew now and after scale-ins, as the
 /// ReplicaSet controller's order would remove pods.
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ScaleInSkew {
-    /// `zone maxSkew=1 DoNotSchedule app=web`.
-    pub constraint: String,
     /// The topology key.
     pub topology_key: String,
     /// maxSkew.
     pub max_skew: i32,
     /// DoNotSchedule or ScheduleAnyway.
-    pub when_unsatisfiable: String,
+    pub when_unsatisfiable: WhenUnsatisfiable,
+    /// The selector as counted (matchLabelKeys merged), as kubectl prints selectors.
+    pub selector: String,
     /// The skew now.
     pub skew_now: i64,
     /// After a scale-in by one, with the guard's costs (`None` under two pods).
@@ -177,8 +174,7 @@ pub struct ScaleInSkew {
 }
 
 /// The guard's answer for one ReplicaSet.
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ReplicaSetGuard {
     /// The namespace.
@@ -197,12 +193,24 @@ pub struct ReplicaSetGuard {
     pub constraints: Vec<ScaleInSkew>,
 }
 
+impl ScaleInSkew {
+    /// The constraint, as reports name it (`zone maxSkew=1 DoNotSchedule app=web`).
+    pub fn constraint(&self) -> ConstraintRef {
+        ConstraintRef::new(
+            self.topology_key.clone(),
+            self.max_skew,
+            self.when_unsatisfiable.clone(),
+            self.selector.clone(),
+        )
+    }
+}
+
 impl ReplicaSetGuard {
     /// Whether a DoNotSchedule constraint ends above maxSkew after the predicted
     /// scale-in by one or by half, with the guard's costs.
     pub fn violated_after_scale_in(&self) -> bool {
         self.constraints.iter().any(|c| {
-            c.when_unsatisfiable == "DoNotSchedule"
+            c.when_unsatisfiable == WhenUnsatisfiable::DoNotSchedule
                 && [c.after_one, c.after_half]
                     .into_iter()
                     .flatten()
@@ -212,8 +220,7 @@ impl ReplicaSetGuard {
 }
 
 /// Every ReplicaSet with spread constraints, and the pods the guard skipped.
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct GuardPlan {
     /// Per ReplicaSet, by namespace and name.
@@ -525,10 +532,10 @@ fn plan_replica_set<R: Removals>(
         .iter()
         .enumerate()
         .map(|(g, group)| ScaleInSkew {
-            constraint: group.describe(snapshot),
             topology_key: snapshot.symbols().resolve(group.topology_key).to_string(),
             max_skew: group.max_skew,
-            when_unsatisfiable: group.when.as_str().to_string(),
+            when_unsatisfiable: group.when.clone(),
+            selector: group.selector.display(snapshot.symbols()),
             skew_now: now.skews[g],
             after_one: at(after, 1, g),
             after_half: at(after, half, g),

@@ -91,12 +91,12 @@ impl Tsc {
 
     fn describe(&self, when: &WhenUnsatisfiable, snapshot: &Snapshot) -> ConstraintRef {
         let symbols = snapshot.symbols();
-        ConstraintRef {
-            topology_key: symbols.resolve(self.key).to_string(),
-            max_skew: self.max_skew,
-            when_unsatisfiable: when.clone(),
-            selector: self.selector.display(symbols),
-        }
+        ConstraintRef::new(
+            symbols.resolve(self.key),
+            self.max_skew,
+            when.clone(),
+            self.selector.display(symbols),
+        )
     }
 }
 

@@ -15,8 +15,7 @@ use super::{
     ConstraintRef, Move, MoveReason, Plan, RebalanceError, RebalanceOptions, Strategy, Unresolved,
 };
 use std::collections::{BTreeSet, HashMap, HashSet};
-use topospread::plugins::podtopologyspread::CountingGroup;
-use topospread::snapshot::{NO_DOMAIN, NodeId, PodId, Snapshot};
+use topospread::snapshot::{NO_DOMAIN, NodeId, PodId};
 
 /// Candidate pods tried per step, taken round-robin over the violated groups (the most
 /// violated first), so a step costs a bounded number of scheduling cycles.
@@ -338,7 +337,7 @@ pub(super) fn run_with(
             }
             let reason = match (reason, Some(id) == mover) {
                 (Some(g), _) => {
-                    MoveReason::Repairs(constraint_ref(&ctx.groups.list[g].group, &ctx.snapshot))
+                    MoveReason::Repairs(ConstraintRef::of(&ctx.groups.list[g].group, &ctx.snapshot))
                 }
                 (None, false) => MoveReason::MakeRoom {
                     for_pod: mover.map(|m| {
@@ -449,20 +448,9 @@ pub(super) fn unresolved(
             .join(", ");
         out.push(Unresolved {
             workload,
-            constraint: group.group.describe(&ctx.snapshot),
+            constraint: ConstraintRef::of(&group.group, &ctx.snapshot),
             why,
         });
     }
     out
-}
-
-/// The constraint a counting group counts, as a move's reason names it.
-fn constraint_ref(group: &CountingGroup, snapshot: &Snapshot) -> ConstraintRef {
-    let symbols = snapshot.symbols();
-    ConstraintRef {
-        topology_key: symbols.resolve(group.topology_key).to_string(),
-        max_skew: group.max_skew,
-        when_unsatisfiable: group.when.clone(),
-        selector: group.selector.display(symbols),
-    }
 }

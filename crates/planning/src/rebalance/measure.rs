@@ -4,7 +4,6 @@
 //! domain sums, the ones Filter reads, so a trial move costs a lookup, not a recount.
 
 use super::{ConstraintSpread, WorkloadSpread};
-use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use topospread::api::{ControllerKind, Pod, WhenUnsatisfiable};
 use topospread::plugins::podtopologyspread::CountingGroup;
@@ -15,8 +14,7 @@ use topospread::spread::{constraint_spread, excess};
 /// How far the cluster is from every constraint holding, compared lexicographically:
 /// hard (DoNotSchedule) excess first, then soft (ScheduleAnyway). Excess of a group is
 /// the sum over its domains of how far each count is above `global minimum + maxSkew`.
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[non_exhaustive]
 pub struct Violation {
     /// Total DoNotSchedule excess skew.

@@ -22,14 +22,12 @@ mod trial;
 pub use evictable::{NotEvictable, descheduler_eviction_blocker, eviction_blocker};
 pub use measure::Violation;
 pub use scale::{DELETION_COST_ANNOTATION, DeletionCost, ScalePlan, plan_scale_down};
-pub use topospread::spread::ConstraintSpread;
+pub use topospread::spread::{ConstraintRef, ConstraintSpread};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
-use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
 use topospread::Features;
-use topospread::api::WhenUnsatisfiable;
 use topospread::config::SchedulerConfig;
 use topospread::snapshot::Snapshot;
 
@@ -106,8 +104,7 @@ impl Default for RebalanceOptions {
 }
 
 /// One step of a plan.
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Move {
     /// The pod's namespace.
@@ -118,44 +115,9 @@ pub struct Move {
     pub from: String,
     /// Where the scheduler places its replacement.
     pub to: String,
-    /// Why the plan makes the move. Reports render it (`-o json` as the same string the
-    /// text report prints: `zone maxSkew=1 DoNotSchedule app=web`, `make room for
-    /// NAMESPACE/POD`...).
-    #[serde(serialize_with = "reason_text")]
-    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    /// Why the plan makes the move; reports render it with [`fmt::Display`]
+    /// (`zone maxSkew=1 DoNotSchedule app=web`, `make room for NAMESPACE/POD`...).
     pub reason: MoveReason,
-}
-
-fn reason_text<S: serde::Serializer>(r: &MoveReason, ser: S) -> Result<S::Ok, S::Error> {
-    ser.collect_str(r)
-}
-
-/// A spread constraint as a plan names it: what tells it apart from a workload's other
-/// constraints, rendered `zone maxSkew=1 DoNotSchedule app=web`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ConstraintRef {
-    /// The topology key.
-    pub topology_key: String,
-    /// maxSkew.
-    pub max_skew: i32,
-    /// Hard (DoNotSchedule) or soft (ScheduleAnyway).
-    pub when_unsatisfiable: WhenUnsatisfiable,
-    /// The selector as counted (matchLabelKeys merged), as kubectl prints selectors.
-    pub selector: String,
-}
-
-impl fmt::Display for ConstraintRef {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} maxSkew={} {} {}",
-            self.topology_key,
-            self.max_skew,
-            self.when_unsatisfiable.as_str(),
-            self.selector
-        )
-    }
 }
 
 /// Why a plan evicts a pod.
@@ -217,21 +179,19 @@ impl fmt::Display for MoveReason {
 }
 
 /// A constraint the plan leaves violated, and why.
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Unresolved {
     /// `namespace/kind/name` of the workloads declaring it.
     pub workload: String,
     /// The constraint.
-    pub constraint: String,
+    pub constraint: ConstraintRef,
     /// Why no move repairs it.
     pub why: String,
 }
 
 /// A workload's constraints.
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct WorkloadSpread {
     /// The namespace.
@@ -243,13 +203,10 @@ pub struct WorkloadSpread {
 }
 
 /// A plan and what it leads to.
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct Plan {
     /// The strategy that made it.
-    #[serde(serialize_with = "strategy_name")]
-    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub strategy: Strategy,
     /// Moves in order (for the descheduler strategy: every eviction and where the
     /// replacement landed, round by round).
@@ -271,13 +228,7 @@ pub struct Plan {
     /// Replacements left Pending at the end (descheduler strategy).
     pub pending: usize,
     /// The cluster after the plan.
-    #[serde(skip)]
-    #[cfg_attr(feature = "schema", schemars(skip))]
     pub snapshot: Snapshot,
-}
-
-fn strategy_name<S: serde::Serializer>(s: &Strategy, ser: S) -> Result<S::Ok, S::Error> {
-    ser.serialize_str(s.name())
 }
 
 /// Why no plan could be made.

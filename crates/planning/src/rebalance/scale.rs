@@ -4,7 +4,6 @@
 
 use super::measure::{Groups, Violation};
 use super::{RebalanceError, WorkloadSpread};
-use serde::Serialize;
 use std::collections::BTreeSet;
 use topospread::Features;
 use topospread::config::SchedulerConfig;
@@ -14,8 +13,7 @@ use topospread::spread::SpreadPlugins;
 pub use crate::controller::DELETION_COST_ANNOTATION;
 
 /// One pod's deletion cost.
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct DeletionCost {
     /// The namespace.
@@ -32,8 +30,7 @@ pub struct DeletionCost {
 }
 
 /// Which pods go, and the spread before and after.
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct ScalePlan {
     /// `namespace/name` of the controller.

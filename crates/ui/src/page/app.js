@@ -318,8 +318,7 @@ function drawSpread(x) {
     const max = Math.max(0, ...counts.map((k) => k[1]));
     // The global minimum is what the skew is measured from (minDomains applied).
     const min = counts.length && c.skew !== null && c.skew !== undefined ? max - c.skew : null;
-    const m = /maxSkew=(\d+)/.exec(c.constraint);
-    const maxSkew = m && min !== null ? Number(m[1]) : null;
+    const maxSkew = min !== null ? c.max_skew : null;
     box.append(el("figure", { class: "constraint" }, constraintPicture(counts, min, maxSkew),
       el("figcaption", {}, `${c.constraint} · ${c.counts.length} domains · global minimum ${min ?? "–"} · skew ${c.skew ?? "–"}`)));
   }

@@ -139,18 +139,17 @@ impl PodTopologySpread {
     }
 }
 
-/// A constraint for people: `zone maxSkew=1 DoNotSchedule app=web`.
-pub(crate) fn describe(
+/// The constraint as reports name it (rendered `zone maxSkew=1 DoNotSchedule app=web`).
+pub(crate) fn constraint_ref(
     c: &Constraint,
     when: &WhenUnsatisfiable,
     symbols: &crate::api::Symbols,
-) -> String {
-    format!(
-        "{} maxSkew={} {} {}",
+) -> crate::spread::ConstraintRef {
+    crate::spread::ConstraintRef::new(
         symbols.resolve(c.topology_key),
         c.max_skew,
-        when.as_str(),
-        c.selector.display(symbols)
+        when.clone(),
+        c.selector.display(symbols),
     )
 }
 

@@ -4,7 +4,7 @@
 
 use super::PodTopologySpread;
 use super::common::required_keys;
-use crate::api::{Pod, Selector, Sym, WhenUnsatisfiable};
+use crate::api::{Pod, Selector, SpreadConstraintSpec, Sym, WhenUnsatisfiable};
 use crate::snapshot::{DomainCounts, NodeFilter, NodeId, Snapshot};
 use std::sync::Arc;
 
@@ -65,21 +65,15 @@ impl CountingGroup {
         }
         snapshot.domain_slot(self.topology_key, &self.filter, node)
     }
-
-    /// `zone maxSkew=1 DoNotSchedule app=web`.
-    pub fn describe(&self, snapshot: &Snapshot) -> String {
-        let symbols = snapshot.symbols();
-        format!(
-            "{} maxSkew={} {} {}",
-            symbols.resolve(self.topology_key),
-            self.max_skew,
-            self.when.as_str(),
-            self.selector.display(symbols)
-        )
-    }
 }
 
 impl PodTopologySpread {
+    /// The profile's default constraints (`defaultConstraints`, or the system defaults),
+    /// as a pod without constraints of its own is counted by.
+    pub fn default_constraints(&self) -> &[SpreadConstraintSpec] {
+        &self.default_constraints
+    }
+
     /// The pod's hard constraints (as PreFilter reads them) and soft ones (as PreScore
     /// reads them, defaults included), each as a counting group.
     pub fn counting_groups(&self, pod: &Pod, snapshot: &Snapshot) -> Vec<CountingGroup> {

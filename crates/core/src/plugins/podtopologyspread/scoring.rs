@@ -1,7 +1,7 @@
 //! PreScore, Score and NormalizeScore: soft (`ScheduleAnyway`) constraints.
 
 use super::PodTopologySpread;
-use super::common::{Constraint, describe, required_keys};
+use super::common::{Constraint, constraint_ref, required_keys};
 use crate::api::{Pod, WhenUnsatisfiable};
 use crate::framework::{
     CycleState, MAX_NODE_SCORE, NodeScore, PreScorePlugin, ScorePlugin, Status,
@@ -65,7 +65,7 @@ impl PreScoreState {
         &self,
         feasible: &[NodeId],
         snapshot: &Snapshot,
-    ) -> Vec<(String, BTreeMap<String, i64>)> {
+    ) -> Vec<(crate::spread::ConstraintRef, BTreeMap<String, i64>)> {
         let symbols = snapshot.symbols();
         self.constraints
             .iter()
@@ -93,7 +93,7 @@ impl PreScoreState {
                     counts.insert(value(slot), count);
                 }
                 (
-                    describe(&sc.constraint, &WhenUnsatisfiable::ScheduleAnyway, symbols),
+                    constraint_ref(&sc.constraint, &WhenUnsatisfiable::ScheduleAnyway, symbols),
                     counts,
                 )
             })
