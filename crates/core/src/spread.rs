@@ -81,10 +81,6 @@ impl fmt::Display for ConstraintRef {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ConstraintSpread {
-    /// `zone maxSkew=1 DoNotSchedule app=web`: [`Self::constraint_ref`] rendered, kept
-    /// for the capacity report, which still carries the label; everything else reads
-    /// the typed fields.
-    pub constraint: String,
     /// The topology key.
     pub topology_key: String,
     /// maxSkew.
@@ -102,7 +98,8 @@ pub struct ConstraintSpread {
 }
 
 impl ConstraintSpread {
-    /// The constraint counted.
+    /// The constraint counted; its `Display` is the label reports print
+    /// (`zone maxSkew=1 DoNotSchedule app=web`).
     pub fn constraint_ref(&self) -> ConstraintRef {
         ConstraintRef::new(
             self.topology_key.clone(),
@@ -289,7 +286,6 @@ pub fn constraint_spread(g: &CountingGroup, snapshot: &Snapshot) -> ConstraintSp
     };
     let constraint = ConstraintRef::of(g, snapshot);
     ConstraintSpread {
-        constraint: constraint.to_string(),
         topology_key: constraint.topology_key,
         max_skew: constraint.max_skew,
         when_unsatisfiable: constraint.when_unsatisfiable,
@@ -398,12 +394,10 @@ mod tests {
         );
         let soft = &counted.constraints[1].spread;
         assert_eq!(soft.max_skew, 2);
-        assert_eq!(soft.constraint_ref().to_string(), soft.constraint);
+        let label = soft.constraint_ref().to_string();
         assert!(
-            soft.constraint
-                .starts_with("zone maxSkew=2 ScheduleAnyway "),
-            "{}",
-            soft.constraint
+            label.starts_with("zone maxSkew=2 ScheduleAnyway "),
+            "{label}"
         );
     }
 

@@ -37,20 +37,6 @@ impl std::fmt::Display for WhenUnsatisfiable {
     }
 }
 
-/// The field compared with its API name (`DoNotSchedule`).
-impl PartialEq<str> for WhenUnsatisfiable {
-    fn eq(&self, other: &str) -> bool {
-        self.as_str() == other
-    }
-}
-
-/// The field compared with its API name (`DoNotSchedule`).
-impl PartialEq<&str> for WhenUnsatisfiable {
-    fn eq(&self, other: &&str) -> bool {
-        self.as_str() == *other
-    }
-}
-
 /// `nodeAffinityPolicy` / `nodeTaintsPolicy`: whether a node property limits the domains counted.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum NodeInclusionPolicy {

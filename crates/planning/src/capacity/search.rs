@@ -704,7 +704,7 @@ fn explain(
             let pinned = counter.as_ref().and_then(|(c, s)| {
                 c.pod_spread(pod, s).constraints.into_iter().find_map(|cc| {
                     let sp = cc.spread;
-                    if sp.when_unsatisfiable != "DoNotSchedule" || sp.topology_key != ZONE_KEY {
+                    if sp.when_unsatisfiable != WhenUnsatisfiable::DoNotSchedule || sp.topology_key != ZONE_KEY {
                         return None;
                     }
                     let min = sp.counts.values().min().copied()?;
@@ -718,7 +718,7 @@ fn explain(
                         .then(|| {
                             format!(
                                 "{}: zone {} holds the global minimum ({min} matching pods) and no template can add a node there",
-                                sp.constraint,
+                                sp.constraint_ref(),
                                 stuck.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(",")
                             )
                         })
