@@ -167,6 +167,18 @@ impl SpreadCounter {
             None => PodSpread::default(),
         }
     }
+
+    /// `pod`'s constraints as [`Self::pod_spread`] would count them (hard first, then
+    /// soft), without counting: for comparing what two pods count.
+    pub fn constraint_refs(&self, pod: &Pod, snapshot: &Snapshot) -> Vec<ConstraintRef> {
+        self.plugins.for_pod(pod).map_or_else(Vec::new, |plugin| {
+            plugin
+                .counting_groups(pod, snapshot)
+                .iter()
+                .map(|g| ConstraintRef::of(g, snapshot))
+                .collect()
+        })
+    }
 }
 
 /// `pod`'s constraints counted by `plugin` over `snapshot`'s bound pods: the function

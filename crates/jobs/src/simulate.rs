@@ -484,7 +484,8 @@ fn constraint_reports(
 }
 
 /// How the workload's second pod counts differently from its first (whose view the
-/// report shows): other selectors, as when each pod has a Service of its own.
+/// report shows): other selectors, as when each pod has a Service of its own (its
+/// constraints read, not counted).
 fn differently_counted(
     counter: &SpreadCounter,
     snapshot: &Snapshot,
@@ -497,10 +498,9 @@ fn differently_counted(
         snapshot.pod(id)
     })?;
     let theirs: Vec<String> = counter
-        .pod_spread(second, snapshot)
-        .constraints
+        .constraint_refs(second, snapshot)
         .into_iter()
-        .map(|c| c.spread.selector)
+        .map(|c| c.selector)
         .collect();
     let ours: Vec<&str> = shown.iter().map(|c| c.selector.as_str()).collect();
     let differ = theirs.iter().map(String::as_str).ne(ours.iter().copied());
