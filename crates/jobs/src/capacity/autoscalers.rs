@@ -375,12 +375,40 @@ pub(super) fn node_pool(
         "spec.template.spec.startupTaints",
     )?;
     let reqs = requirements(doc)?;
-    let on = |key: &str| reqs.iter().filter(|r| r.key == key).collect::<Vec<_>>();
-    let field = "spec.template.spec.requirements";
+    let zone_reqs: Vec<&Requirement> = reqs.iter().filter(|r| r.key == ZONE_KEY).collect();
+    let zones = pool_zones(&what, &template_labels, &zone_reqs, readers)?;
+    let max_pods = doc
+        .pointer("/spec/template/spec/nodeClassRef")
+        .filter(|r| r.get("kind").and_then(Value::as_str) == Some("EC2NodeClass"))
+        .and_then(|r| r.get("name").and_then(Value::as_str))
+        .and_then(|n| readers.max_pods.get(n).copied());
+    let shapes = pool_shapes(&what, &pool, &reqs, &template_labels, readers)?;
+    let remaining = pool_limits(doc, &what, &pool, snapshot)?;
 
-    // Zones.
-    let zone_reqs = on(ZONE_KEY);
-    let zones = if let Some(z) = template_labels.get(ZONE_KEY) {
+    pool_templates(
+        &what,
+        &pool,
+        PoolShape {
+            shapes,
+            zones,
+            taints: node_taints,
+            max_pods,
+        },
+        &remaining,
+        snapshot,
+    )
+}
+
+/// The zones a NodePool's nodes may be in: its template's zone label, else what its
+/// zone requirements allow of the cluster's zones (or any zone, without any).
+fn pool_zones(
+    what: &str,
+    template_labels: &BTreeMap<String, String>,
+    zone_reqs: &[&Requirement],
+    readers: &Readers<'_>,
+) -> Result<ZoneChoice, String> {
+    let field = "spec.template.spec.requirements";
+    Ok(if let Some(z) = template_labels.get(ZONE_KEY) {
         if !zone_reqs.iter().all(|r| r.admits(Some(z))) {
             return Err(format!(
                 "{what}: spec.template.metadata.labels[{ZONE_KEY}]: {z:?} is excluded by {field}"
@@ -416,9 +444,144 @@ pub(super) fn node_pool(
             ));
         }
         ZoneChoice::Listed(kept)
-    };
+    })
+}
 
-    // Instance types.
+/// A NodePool's `spec.limits`, less what its nodes in the cluster hold: what its new
+/// nodes may still take of each resource (millicores for cpu).
+fn pool_limits(
+    doc: &Value,
+    what: &str,
+    pool: &str,
+    snapshot: &Snapshot,
+) -> Result<Vec<(String, i64)>, String> {
+    let limits = string_map(doc, "/spec/limits", "spec.limits").or_else(|_| {
+        // Quantities may be written as numbers (`cpu: 1000`).
+        match doc.pointer("/spec/limits") {
+            Some(Value::Object(m)) => m
+                .iter()
+                .map(|(k, v)| match v {
+                    Value::Number(n) => Ok((k.clone(), n.to_string())),
+                    Value::String(s) => Ok((k.clone(), s.clone())),
+                    other => Err(format!(
+                        "{what}: spec.limits[{k}]: {other} is not a quantity"
+                    )),
+                })
+                .collect(),
+            _ => Err(format!("{what}: spec.limits: not a map")),
+        }
+    })?;
+    let mut remaining: Vec<(String, i64)> = Vec::new();
+    for (resource, value) in &limits {
+        let q = Quantity::parse(value)
+            .map_err(|e| format!("{what}: spec.limits[{resource}]: {value:?}: {e}"))?;
+        if q.signum() < 0 {
+            return Err(format!(
+                "{what}: spec.limits[{resource}]: {value:?} is negative"
+            ));
+        }
+        let limit = if resource == "cpu" {
+            q.milli_value()
+        } else {
+            q.value()
+        };
+        let used = used_by_pool(snapshot, pool, resource);
+        remaining.push((resource.clone(), limit.saturating_sub(used).max(0)));
+    }
+
+    Ok(remaining)
+}
+
+/// One node shape of a NodePool: the instance type, the labels its node carries and the
+/// suffix naming its template.
+type NodeShape<'a> = (&'a InstanceType, BTreeMap<String, String>, String);
+
+/// What a NodePool's templates are made of: its node shapes (instance type, labels,
+/// name suffix), zones, taints and EC2NodeClass `maxPods`.
+struct PoolShape<'a> {
+    shapes: Vec<NodeShape<'a>>,
+    zones: ZoneChoice,
+    taints: Vec<core::Taint>,
+    max_pods: Option<i64>,
+}
+
+/// One template per shape, named `POOL-TYPE[-VALUE...]`, priced, bounded by the pool's
+/// remaining limits (shared among its templates when it has several).
+fn pool_templates(
+    what: &str,
+    pool: &str,
+    pool_shape: PoolShape<'_>,
+    remaining: &[(String, i64)],
+    snapshot: &mut Snapshot,
+) -> Result<Vec<NodeTemplate>, String> {
+    let PoolShape {
+        shapes,
+        zones,
+        taints: node_taints,
+        max_pods,
+    } = pool_shape;
+    let several = shapes.len() > 1;
+    let mut out = Vec::new();
+    for (it, labels, suffix) in shapes {
+        let name = format!("{pool}-{}{suffix}", it.name);
+        let mut allocatable = it.allocatable.clone();
+        if let Some(m) = max_pods {
+            let pods = Quantity::parse(&allocatable["pods"]).map_or(0, |q| q.value());
+            if m < pods {
+                allocatable.insert("pods".to_string(), m.to_string());
+            }
+        }
+        let mut annotations = BTreeMap::new();
+        annotations.insert(ANNOTATION_PRICE.to_string(), price_text(it.price_micros));
+        let node = manifest(
+            &name,
+            labels,
+            annotations,
+            node_taints.clone(),
+            &allocatable,
+        );
+        let mut t = NodeTemplate::from_node(&node, snapshot)
+            .map_err(|e| format!("{what}: instance type {}: {e}", it.name))?;
+        t.zones = zones.clone();
+        let mut resources = Vec::new();
+        let mut max = MAX_COUNT;
+        for (resource, left) in remaining {
+            let per_node = amount(&t.node.allocatable, resource);
+            if per_node > 0 {
+                max = max.min(u32::try_from(left / per_node).unwrap_or(MAX_COUNT));
+            }
+            resources.push(LimitedResource {
+                resource: resource.clone(),
+                remaining: *left,
+                per_node,
+            });
+        }
+        if !remaining.is_empty() {
+            t.max_count = Some(max);
+        }
+        if several && !resources.is_empty() {
+            t.shared = Some(SharedLimit {
+                group: format!("nodepool/{pool}"),
+                resources,
+            });
+        }
+        out.push(t);
+    }
+    Ok(out)
+}
+
+/// A NodePool's node shapes: each `--instance-type` its requirements admit, times the
+/// values they allow of other labels, with the labels a node of it carries and the
+/// suffix naming it.
+fn pool_shapes<'a>(
+    what: &str,
+    pool: &str,
+    reqs: &[Requirement],
+    template_labels: &BTreeMap<String, String>,
+    readers: &Readers<'a>,
+) -> Result<Vec<NodeShape<'a>>, String> {
+    let on = |key: &str| reqs.iter().filter(|r| r.key == key).collect::<Vec<_>>();
+    let field = "spec.template.spec.requirements";
     if readers.instance_types.is_empty() {
         return Err(format!(
             "{what}: a NodePool does not state its nodes' allocatable: give each instance type it may launch with --instance-type NAME=CPU,MEMORY,PODS"
@@ -431,11 +594,6 @@ pub(super) fn node_pool(
             r.op
         ));
     }
-    let max_pods = doc
-        .pointer("/spec/template/spec/nodeClassRef")
-        .filter(|r| r.get("kind").and_then(Value::as_str) == Some("EC2NodeClass"))
-        .and_then(|r| r.get("name").and_then(Value::as_str))
-        .and_then(|n| readers.max_pods.get(n).copied());
     let other_keys: Vec<&str> = {
         let mut keys: Vec<&str> = reqs
             .iter()
@@ -447,7 +605,7 @@ pub(super) fn node_pool(
         keys
     };
     // Per shape: instance type, labels, name suffix.
-    let mut shapes: Vec<(&InstanceType, BTreeMap<String, String>, String)> = Vec::new();
+    let mut shapes: Vec<NodeShape<'_>> = Vec::new();
     'types: for it in readers.instance_types {
         if !type_reqs.iter().all(|r| r.admits(Some(&it.name))) {
             continue;
@@ -461,7 +619,7 @@ pub(super) fn node_pool(
                 }
             }
         }
-        labels.insert(NODEPOOL_LABEL.to_string(), pool.clone());
+        labels.insert(NODEPOOL_LABEL.to_string(), pool.to_string());
         labels.insert(INSTANCE_TYPE_LABEL.to_string(), it.name.clone());
         let mut variants: Vec<(BTreeMap<String, String>, String)> = vec![(labels, String::new())];
         for key in &other_keys {
@@ -540,89 +698,7 @@ pub(super) fn node_pool(
         ));
     }
 
-    // Limits, less what the pool's nodes in the cluster hold.
-    let limits = string_map(doc, "/spec/limits", "spec.limits").or_else(|_| {
-        // Quantities may be written as numbers (`cpu: 1000`).
-        match doc.pointer("/spec/limits") {
-            Some(Value::Object(m)) => m
-                .iter()
-                .map(|(k, v)| match v {
-                    Value::Number(n) => Ok((k.clone(), n.to_string())),
-                    Value::String(s) => Ok((k.clone(), s.clone())),
-                    other => Err(format!(
-                        "{what}: spec.limits[{k}]: {other} is not a quantity"
-                    )),
-                })
-                .collect(),
-            _ => Err(format!("{what}: spec.limits: not a map")),
-        }
-    })?;
-    let mut remaining: Vec<(String, i64)> = Vec::new();
-    for (resource, value) in &limits {
-        let q = Quantity::parse(value)
-            .map_err(|e| format!("{what}: spec.limits[{resource}]: {value:?}: {e}"))?;
-        if q.signum() < 0 {
-            return Err(format!(
-                "{what}: spec.limits[{resource}]: {value:?} is negative"
-            ));
-        }
-        let limit = if resource == "cpu" {
-            q.milli_value()
-        } else {
-            q.value()
-        };
-        let used = used_by_pool(snapshot, &pool, resource);
-        remaining.push((resource.clone(), limit.saturating_sub(used).max(0)));
-    }
-
-    let several = shapes.len() > 1;
-    let mut out = Vec::new();
-    for (it, labels, suffix) in shapes {
-        let name = format!("{pool}-{}{suffix}", it.name);
-        let mut allocatable = it.allocatable.clone();
-        if let Some(m) = max_pods {
-            let pods = Quantity::parse(&allocatable["pods"]).map_or(0, |q| q.value());
-            if m < pods {
-                allocatable.insert("pods".to_string(), m.to_string());
-            }
-        }
-        let mut annotations = BTreeMap::new();
-        annotations.insert(ANNOTATION_PRICE.to_string(), price_text(it.price_micros));
-        let node = manifest(
-            &name,
-            labels,
-            annotations,
-            node_taints.clone(),
-            &allocatable,
-        );
-        let mut t = NodeTemplate::from_node(&node, snapshot)
-            .map_err(|e| format!("{what}: instance type {}: {e}", it.name))?;
-        t.zones = zones.clone();
-        let mut resources = Vec::new();
-        let mut max = MAX_COUNT;
-        for (resource, left) in &remaining {
-            let per_node = amount(&t.node.allocatable, resource);
-            if per_node > 0 {
-                max = max.min(u32::try_from(left / per_node).unwrap_or(MAX_COUNT));
-            }
-            resources.push(LimitedResource {
-                resource: resource.clone(),
-                remaining: *left,
-                per_node,
-            });
-        }
-        if !remaining.is_empty() {
-            t.max_count = Some(max);
-        }
-        if several && !resources.is_empty() {
-            t.shared = Some(SharedLimit {
-                group: format!("nodepool/{pool}"),
-                resources,
-            });
-        }
-        out.push(t);
-    }
-    Ok(out)
+    Ok(shapes)
 }
 
 fn price_text(micros: u64) -> String {
