@@ -178,33 +178,8 @@ fn totals_text(matching: usize, other: usize) -> String {
 /// zone), nodes are collapsed into one summary per domain of the inner keys, and
 /// inner keys are dropped until the domains fit; `wide` draws every node regardless.
 pub fn render_cluster(snapshot: &Snapshot, opts: &ShowOptions) -> String {
-    let symbols = snapshot.symbols();
-    let keys: Vec<Option<Sym>> = opts.topology_keys.iter().map(|k| symbols.get(k)).collect();
-    let value_of = |id: NodeId, i: usize| -> String {
-        let labels = &snapshot.node(id).node.labels;
-        match keys[i].and_then(|k| labels.get(k)) {
-            Some(v) => symbols.resolve(v).to_string(),
-            None => format!("(no {})", opts.topology_keys[i]),
-        }
-    };
-    let mut nodes: Vec<(Vec<String>, NodeId)> = snapshot
-        .nodes()
-        .iter()
-        .map(|n| ((0..keys.len()).map(|i| value_of(n.id, i)).collect(), n.id))
-        .collect();
-    // Domains by value, nodes without a key after those with it, then nodes by name.
-    nodes.sort_by(|a, b| {
-        a.0.iter()
-            .map(|v| (v.starts_with("(no "), v))
-            .cmp(b.0.iter().map(|v| (v.starts_with("(no "), v)))
-            .then_with(|| {
-                snapshot
-                    .node(a.1)
-                    .node
-                    .name
-                    .cmp(&snapshot.node(b.1).node.name)
-            })
-    });
+    let nodes = sorted_nodes(snapshot, opts);
+    let keys = &opts.topology_keys;
     let last_is_per_node = !keys.is_empty()
         && nodes.windows(2).all(|w| w[0].0 != w[1].0)
         && nodes
@@ -321,14 +296,63 @@ pub fn render_cluster(snapshot: &Snapshot, opts: &ShowOptions) -> String {
         }
         collapsed_to = Some(levels);
     }
+    let mut out = write_drawing(drawing, opts.max_width);
+    if nodes.is_empty() {
+        out.push_str("(no nodes)\n");
+    }
+    write_legend(
+        &mut out,
+        snapshot,
+        opts,
+        &counts,
+        split.iter().any(|s| !s.is_empty()),
+        collapsed_to.map(|levels| (levels, nodes.len())),
+    );
+    out
+}
+
+/// Each node with its domain value under each key (`(no KEY)` without the label),
+/// sorted by those values (nodes without a key after those with it), then by name.
+fn sorted_nodes(snapshot: &Snapshot, opts: &ShowOptions) -> Vec<(Vec<String>, NodeId)> {
+    let symbols = snapshot.symbols();
+    let keys: Vec<Option<Sym>> = opts.topology_keys.iter().map(|k| symbols.get(k)).collect();
+    let value_of = |id: NodeId, i: usize| -> String {
+        let labels = &snapshot.node(id).node.labels;
+        match keys[i].and_then(|k| labels.get(k)) {
+            Some(v) => symbols.resolve(v).to_string(),
+            None => format!("(no {})", opts.topology_keys[i]),
+        }
+    };
+    let mut nodes: Vec<(Vec<String>, NodeId)> = snapshot
+        .nodes()
+        .iter()
+        .map(|n| ((0..keys.len()).map(|i| value_of(n.id, i)).collect(), n.id))
+        .collect();
+    // Domains by value, nodes without a key after those with it, then nodes by name.
+    nodes.sort_by(|a, b| {
+        a.0.iter()
+            .map(|v| (v.starts_with("(no "), v))
+            .cmp(b.0.iter().map(|v| (v.starts_with("(no "), v)))
+            .then_with(|| {
+                snapshot
+                    .node(a.1)
+                    .node
+                    .name
+                    .cmp(&snapshot.node(b.1).node.name)
+            })
+    });
+    nodes
+}
+
+/// The drawing's boxes, row by row, wrapped at outermost boundaries to `max_width`.
+fn write_drawing(drawing: Drawing, max_width: usize) -> String {
     let Drawing { tops, depth } = drawing;
-    // Wrap at outermost boundaries.
     let mut out = String::new();
     let mut start = 0;
     while start < tops.len() {
         let mut width = 1;
         let mut end = start;
-        while end < tops.len() && (end == start || width + tops[end].width < opts.max_width) {
+        while end < tops.len() && (end == start || width + tops[end].width < max_width) {
             width += tops[end].width + 1;
             end += 1;
         }
@@ -353,15 +377,26 @@ pub fn render_cluster(snapshot: &Snapshot, opts: &ShowOptions) -> String {
             out.push('\n');
         }
     }
-    if nodes.is_empty() {
-        out.push_str("(no nodes)\n");
-    }
+    out
+}
+
+/// What the picture's letters mean, each key's counts (summarised when too wide), how
+/// nodes were collapsed (`collapsed`: the levels kept and the node count) and the
+/// pending pods not drawn.
+fn write_legend(
+    out: &mut String,
+    snapshot: &Snapshot,
+    opts: &ShowOptions,
+    counts: &[Vec<(String, u32)>],
+    split_boxes: bool,
+    collapsed: Option<(usize, usize)>,
+) {
     let pending: Vec<&str> = snapshot
         .pods()
         .filter(|(id, _)| snapshot.pod_node(*id).is_none())
         .map(|(_, p)| p.name.as_ref())
         .collect();
-    let of_whole = if split.iter().any(|s| !s.is_empty()) {
+    let of_whole = if split_boxes {
         ", (n of m) = n here of the domain's m"
     } else {
         ""
@@ -372,7 +407,7 @@ pub fn render_cluster(snapshot: &Snapshot, opts: &ShowOptions) -> String {
         opts.highlight.description
     );
     let mut summarised = false;
-    for (k, c) in opts.topology_keys.iter().zip(&counts) {
+    for (k, c) in opts.topology_keys.iter().zip(counts) {
         let line = counts_line(k, c);
         if opts.wide || line.chars().count() <= opts.max_width {
             let _ = writeln!(out, "{line}");
@@ -387,7 +422,7 @@ pub fn render_cluster(snapshot: &Snapshot, opts: &ShowOptions) -> String {
             );
         }
     }
-    if let Some(levels) = collapsed_to {
+    if let Some((levels, nodes)) = collapsed {
         let shown = if levels == 0 {
             "one summary for the whole cluster".to_string()
         } else {
@@ -395,8 +430,7 @@ pub fn render_cluster(snapshot: &Snapshot, opts: &ShowOptions) -> String {
         };
         let _ = writeln!(
             out,
-            "{} nodes do not fit {} columns: drawn as {shown}; --wide draws every node, --width N sets the width",
-            nodes.len(),
+            "{nodes} nodes do not fit {} columns: drawn as {shown}; --wide draws every node, --width N sets the width",
             opts.max_width
         );
     } else if summarised {
@@ -411,7 +445,6 @@ pub fn render_cluster(snapshot: &Snapshot, opts: &ShowOptions) -> String {
         }
         let _ = writeln!(out, "{} pending pod(s) not drawn: {names}", pending.len());
     }
-    out
 }
 
 /// Draws one collapsed domain: its nodes (with their inner domain values) and its label.
