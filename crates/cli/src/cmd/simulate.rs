@@ -11,7 +11,8 @@ use std::process::ExitCode;
 use topospread_jobs::Context;
 use topospread_jobs::report::rollout::{RolloutReport, RolloutStall};
 use topospread_jobs::simulate::{
-    ConstraintReport, SimulateRequest, Simulation, SimulationReport, Timings, simulate,
+    ConstraintReport, SimulateRequest, Simulation, SimulationReport, Timings, WorkloadReport,
+    simulate,
 };
 use topospread_report::{SummaryText as _, every_domain, render_cluster};
 
@@ -238,6 +239,54 @@ fn defaults_decide_nothing(constraints: &[ConstraintReport]) -> bool {
 /// columns.
 fn table(r: &SimulationReport, width: usize, wide: bool) -> String {
     let mut out = String::new();
+    placements(&mut out, r);
+    for w in &r.workloads {
+        workload_section(&mut out, w, width, wide);
+    }
+    if let Some(d) = &r.drained {
+        super::whatif::table(&mut out, d);
+    }
+    if !r.preempted.is_empty() {
+        let _ = writeln!(out, "\nPreempted");
+        for p in &r.preempted {
+            let _ = writeln!(
+                out,
+                "  {}/{} on {}: evicted for {}",
+                p.namespace, p.pod, p.node, p.by
+            );
+        }
+    }
+    let pending: Vec<&topospread_jobs::simulate::PodResult> =
+        r.pods.iter().filter(|p| p.node.is_none()).collect();
+    if !pending.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nPending (topospread explain NAMESPACE/POD shows each node's verdicts)"
+        );
+        pending_section(&mut out, &pending, wide);
+    }
+    controller_sections(&mut out, r);
+    for ro in &r.rollouts {
+        rollout_table(&mut out, ro);
+    }
+    refusals(&mut out, r);
+    for n in &r.notes {
+        let _ = writeln!(out, "note: {n}");
+    }
+    let _ = write!(out, "\n{} scheduled, {} pending", r.scheduled, r.pending);
+    if !r.refused.is_empty() {
+        let _ = write!(out, ", {} refused", r.refused.len());
+    }
+    let not_created: usize = r.workloads.iter().map(|w| w.not_created.len()).sum();
+    if not_created > 0 {
+        let _ = write!(out, ", {not_created} not created");
+    }
+    out.push('\n');
+    out
+}
+
+/// One line per pod: namespace, name, node (or `<pending>`), zone.
+fn placements(out: &mut String, r: &SimulationReport) {
     let w_ns = r
         .pods
         .iter()
@@ -268,77 +317,62 @@ fn table(r: &SimulationReport, width: usize, wide: bool) -> String {
             p.zone.as_deref().unwrap_or("-")
         );
     }
-    for w in &r.workloads {
+}
+
+/// A workload's line and its constraints' spread before and after.
+fn workload_section(out: &mut String, w: &WorkloadReport, width: usize, wide: bool) {
+    let _ = writeln!(
+        out,
+        "\n{}/{} (namespace {}): {} pods, {} scheduled, {} pending",
+        w.kind.to_lowercase(),
+        w.name,
+        w.namespace,
+        w.pods,
+        w.scheduled,
+        w.pending
+    );
+    if let Some(counted) = &w.counted {
+        let _ = writeln!(out, "  ({counted})");
+    }
+    if w.constraints_from_defaults && !wide && defaults_decide_nothing(&w.constraints) {
+        // Soft defaults within their maxSkew only nudged scores: one line, the
+        // domains under --wide and in -o json.
+        let skews: Vec<String> = w
+            .constraints
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} skew {} -> {}",
+                    c.topology_key, c.skew_before, c.skew_after
+                )
+            })
+            .collect();
         let _ = writeln!(
             out,
-            "\n{}/{} (namespace {}): {} pods, {} scheduled, {} pending",
-            w.kind.to_lowercase(),
-            w.name,
-            w.namespace,
-            w.pods,
-            w.scheduled,
-            w.pending
+            "  (no constraints of its own; the cluster's default constraints, ScheduleAnyway, within maxSkew: {})",
+            skews.join(", ")
         );
-        if let Some(counted) = &w.counted {
-            let _ = writeln!(out, "  ({counted})");
-        }
-        if w.constraints_from_defaults && !wide && defaults_decide_nothing(&w.constraints) {
-            // Soft defaults within their maxSkew only nudged scores: one line, the
-            // domains under --wide and in -o json.
-            let skews: Vec<String> = w
-                .constraints
-                .iter()
-                .map(|c| {
-                    format!(
-                        "{} skew {} -> {}",
-                        c.topology_key, c.skew_before, c.skew_after
-                    )
-                })
-                .collect();
-            let _ = writeln!(
-                out,
-                "  (no constraints of its own; the cluster's default constraints, ScheduleAnyway, within maxSkew: {})",
-                skews.join(", ")
-            );
-            continue;
-        }
-        if w.constraints_from_defaults {
-            let _ = writeln!(
-                out,
-                "  (no constraints of its own: the cluster's default constraints)"
-            );
-        }
-        for c in &w.constraints {
-            let _ = writeln!(
-                out,
-                "  {} maxSkew={} {} ({})",
-                c.topology_key, c.max_skew, c.when_unsatisfiable, c.selector
-            );
-            constraint_counts(&mut out, c, width, wide);
-        }
+        return;
     }
-    if let Some(d) = &r.drained {
-        super::whatif::table(&mut out, d);
-    }
-    if !r.preempted.is_empty() {
-        let _ = writeln!(out, "\nPreempted");
-        for p in &r.preempted {
-            let _ = writeln!(
-                out,
-                "  {}/{} on {}: evicted for {}",
-                p.namespace, p.pod, p.node, p.by
-            );
-        }
-    }
-    let pending: Vec<&topospread_jobs::simulate::PodResult> =
-        r.pods.iter().filter(|p| p.node.is_none()).collect();
-    if !pending.is_empty() {
+    if w.constraints_from_defaults {
         let _ = writeln!(
             out,
-            "\nPending (topospread explain NAMESPACE/POD shows each node's verdicts)"
+            "  (no constraints of its own: the cluster's default constraints)"
         );
-        pending_section(&mut out, &pending, wide);
     }
+    for c in &w.constraints {
+        let _ = writeln!(
+            out,
+            "  {} maxSkew={} {} ({})",
+            c.topology_key, c.max_skew, c.when_unsatisfiable, c.selector
+        );
+        constraint_counts(out, c, width, wide);
+    }
+}
+
+/// What the controllers did not do or did on their own: ordinals not created,
+/// scale-downs held back, StatefulSet rolling updates, pods removed.
+fn controller_sections(out: &mut String, r: &SimulationReport) {
     let held: Vec<_> = r
         .workloads
         .iter()
@@ -388,9 +422,11 @@ fn table(r: &SimulationReport, width: usize, wide: bool) -> String {
             let _ = writeln!(out, "  {}/{} ({})", p.namespace, p.pod, p.controller);
         }
     }
-    for ro in &r.rollouts {
-        rollout_table(&mut out, ro);
-    }
+}
+
+/// Pods admission refused (and each workload's FailedCreate events), and objects the
+/// API server refused.
+fn refusals(out: &mut String, r: &SimulationReport) {
     if !r.refused.is_empty() {
         let _ = writeln!(out, "\nRefused by admission (never created)");
         for p in &r.refused {
@@ -409,19 +445,6 @@ fn table(r: &SimulationReport, width: usize, wide: bool) -> String {
             let _ = writeln!(out, "  {line}");
         }
     }
-    for n in &r.notes {
-        let _ = writeln!(out, "note: {n}");
-    }
-    let _ = write!(out, "\n{} scheduled, {} pending", r.scheduled, r.pending);
-    if !r.refused.is_empty() {
-        let _ = write!(out, ", {} refused", r.refused.len());
-    }
-    let not_created: usize = held.iter().map(|w| w.not_created.len()).sum();
-    if not_created > 0 {
-        let _ = write!(out, ", {not_created} not created");
-    }
-    out.push('\n');
-    out
 }
 
 /// Where a rollout stalled: the step, the revisions' counts, the strategy, why, and
