@@ -422,6 +422,117 @@ fn slot_labels(
     Labels::from_pairs(pairs)
 }
 
+/// The pending pods' zone and hostname DoNotSchedule constraints the bounds can read
+/// (no matchLabelKeys; a pod its own selector matches), one entry per namespace,
+/// constraint, node affinity and tolerations: the namespace, the constraint, the
+/// index of a representative pod and every member's index. `hostname` is `None` when
+/// hostname groups are not bound.
+fn keyed_groups<'s>(
+    snapshot: &'s topospread::Snapshot,
+    hosts: &Hosts,
+    symbols: &topospread::api::Symbols,
+    zone: Sym,
+    hostname: Option<Sym>,
+) -> Vec<KeyedGroup<'s>> {
+    let mut keyed: Vec<KeyedGroup<'s>> = Vec::new();
+    for (i, &id) in hosts.pods.iter().enumerate() {
+        let Some(pod) = snapshot.pod(id) else {
+            continue;
+        };
+        if !pod.scheduling_gates.is_empty() || pod.terminating {
+            continue;
+        }
+        for c in pod.spread_constraints.iter() {
+            if c.when_unsatisfiable != WhenUnsatisfiable::DoNotSchedule
+                || !c.match_label_keys.is_empty()
+                || !(Some(c.topology_key) == hostname || c.topology_key == zone)
+                || !c.selector.matches(&pod.labels, symbols)
+            {
+                continue;
+            }
+            let same = keyed.iter_mut().find(|(ns, spec, rep, _)| {
+                let rep = snapshot.pod(hosts.pods[*rep]);
+                *ns == pod.namespace
+                    && **spec == *c
+                    && rep.is_some_and(|r| {
+                        r.required_node_affinity == pod.required_node_affinity
+                            && r.tolerations == pod.tolerations
+                    })
+            });
+            match same {
+                Some(g) => g.3.push(i),
+                None => keyed.push((pod.namespace, c, i, vec![i])),
+            }
+        }
+    }
+    keyed
+}
+
+/// A group of pending pods one constraint binds: namespace, constraint, representative
+/// pod's index, members' indices (into the hosts' pods).
+type KeyedGroup<'s> = (
+    Sym,
+    &'s topospread::api::SpreadConstraintSpec,
+    usize,
+    Vec<usize>,
+);
+
+/// How many of `pods` (indices into the hosts' pods) one added node of `slots[s]` holds
+/// at the least: those its template hosts, by the smallest requests among them.
+fn holds_on_slot(
+    req: &CapacityRequest<'_>,
+    slots: &[Slot],
+    hosts: &Hosts,
+    s: usize,
+    pods: &[usize],
+) -> i64 {
+    let mine: Vec<usize> = pods
+        .iter()
+        .copied()
+        .filter(|&i| hosts.hosts(i, s))
+        .collect();
+    let a = &req.templates[slots[s].template].node.allocatable;
+    Least::of(mine.iter().map(|&i| &hosts.requests[i])).map_or(0, |l| {
+        l.holds(a, a.allowed_pod_number).min(mine.len() as i64)
+    })
+}
+
+/// Where a group's selector also reaches pods that bind without its check: how many of
+/// them each cluster node, each zone and an added node of each slot can take.
+fn reach(
+    req: &CapacityRequest<'_>,
+    slots: &[Slot],
+    hosts: &Hosts,
+    reaching: &[usize],
+    least: &Least,
+    zones: usize,
+    zone_of_label: &dyn Fn(&Labels) -> Option<usize>,
+) -> Reach {
+    let snapshot = req.snapshot;
+    let count = reaching.len() as i64;
+    let nodes: Vec<i64> = snapshot
+        .nodes()
+        .iter()
+        .map(|node| {
+            let (room, free) = room(node);
+            least.holds(&room, free).min(count)
+        })
+        .collect();
+    let mut per_zone = vec![0i64; zones];
+    for (node, reach) in snapshot.nodes().iter().zip(&nodes) {
+        if let Some(z) = zone_of_label(&node.node.labels) {
+            per_zone[z] = per_zone[z].saturating_add(*reach);
+        }
+    }
+    Reach {
+        nodes,
+        zones: per_zone,
+        slots: (0..slots.len())
+            .map(|s| holds_on_slot(req, slots, hosts, s, reaching))
+            .collect(),
+    }
+}
+
 /// The groups of pods the spread rule binds.
 fn groups(req: &CapacityRequest<'_>, slots: &[Slot], hosts: &Hosts) -> Vec<Group> {
     let snapshot = req.snapshot;
@@ -457,43 +568,13 @@ fn groups(req: &CapacityRequest<'_>, slots: &[Slot], hosts: &Hosts) -> Vec<Group
         let v = symbols.resolve(v);
         zones.iter().position(|z| z == v)
     };
-    // One group per (namespace, constraint, node affinity, tolerations).
-    let mut keyed: Vec<(
-        Sym,
-        &topospread::api::SpreadConstraintSpec,
-        usize,
-        Vec<usize>,
-    )> = Vec::new();
-    for (i, &id) in hosts.pods.iter().enumerate() {
-        let Some(pod) = snapshot.pod(id) else {
-            continue;
-        };
-        if !pod.scheduling_gates.is_empty() || pod.terminating {
-            continue;
-        }
-        for c in pod.spread_constraints.iter() {
-            if c.when_unsatisfiable != WhenUnsatisfiable::DoNotSchedule
-                || !c.match_label_keys.is_empty()
-                || !((c.topology_key == hostname && own_hostnames) || c.topology_key == zone)
-                || !c.selector.matches(&pod.labels, &symbols)
-            {
-                continue;
-            }
-            let same = keyed.iter_mut().find(|(ns, spec, rep, _)| {
-                let rep = snapshot.pod(hosts.pods[*rep]);
-                *ns == pod.namespace
-                    && **spec == *c
-                    && rep.is_some_and(|r| {
-                        r.required_node_affinity == pod.required_node_affinity
-                            && r.tolerations == pod.tolerations
-                    })
-            });
-            match same {
-                Some(g) => g.3.push(i),
-                None => keyed.push((pod.namespace, c, i, vec![i])),
-            }
-        }
-    }
+    let keyed = keyed_groups(
+        snapshot,
+        hosts,
+        &symbols,
+        zone,
+        own_hostnames.then_some(hostname),
+    );
     let mut out: Vec<Group> = Vec::new();
     for (ns, spec, rep, members) in keyed {
         let Some(rep) = snapshot.pod(hosts.pods[rep]) else {
@@ -584,55 +665,20 @@ fn groups(req: &CapacityRequest<'_>, slots: &[Slot], hosts: &Hosts) -> Vec<Group
                         .required_node_affinity
                         .matches(&labels[s], &name, &symbols)
                     && !untolerated(&t.node.taints);
-                let mine: Vec<usize> = members
-                    .iter()
-                    .copied()
-                    .filter(|&i| hosts.hosts(i, s))
-                    .collect();
-                let a = &t.node.allocatable;
-                let holds = Least::of(mine.iter().map(|&i| &hosts.requests[i])).map_or(0, |l| {
-                    l.holds(a, a.allowed_pod_number).min(mine.len() as i64)
-                });
-                (counted, holds)
+                (counted, holds_on_slot(req, slots, hosts, s, &members))
             })
             .collect();
         let slot_zone: Vec<Option<usize>> = labels.iter().map(zone_of_label).collect();
         let wild = match (&least_reaching, others.is_empty()) {
-            (Some(l), false) => {
-                let count = reaching.len() as i64;
-                let nodes: Vec<i64> = snapshot
-                    .nodes()
-                    .iter()
-                    .map(|node| {
-                        let (room, free) = room(node);
-                        l.holds(&room, free).min(count)
-                    })
-                    .collect();
-                let mut per_zone = vec![0i64; zones.len()];
-                for (node, reach) in snapshot.nodes().iter().zip(&nodes) {
-                    if let Some(z) = zone_of_label(&node.node.labels) {
-                        per_zone[z] = per_zone[z].saturating_add(*reach);
-                    }
-                }
-                let per_slot = (0..slots.len())
-                    .map(|s| {
-                        let mine: Vec<usize> = reaching
-                            .iter()
-                            .copied()
-                            .filter(|&i| hosts.hosts(i, s))
-                            .collect();
-                        let a = &req.templates[slots[s].template].node.allocatable;
-                        Least::of(mine.iter().map(|&i| &hosts.requests[i])).map_or(0, |l| {
-                            l.holds(a, a.allowed_pod_number).min(mine.len() as i64)
-                        })
-                    })
-                    .collect();
-                Some(Reach {
-                    nodes,
-                    zones: per_zone,
-                    slots: per_slot,
-                })
-            }
+            (Some(l), false) => Some(reach(
+                req,
+                slots,
+                hosts,
+                &reaching,
+                l,
+                zones.len(),
+                &zone_of_label,
+            )),
             _ => None,
         };
         out.push(Group {
