@@ -205,7 +205,8 @@ pub struct CapacityPlan {
     /// The price of the nodes added, in millionths.
     pub price_micros: u64,
     /// Whether the exact search proved that no vector of fewer nodes, or as many at a
-    /// lower price, schedules the pods.
+    /// lower price, schedules the pods (when no vector up to one node per pod places
+    /// them all: none leaves as few Pending as the one-node-per-pod vector does).
     pub exact: bool,
     /// No fewer nodes can do: the answer when exact, else the lower bounds' or the total
     /// below which the exact search ruled out every vector.

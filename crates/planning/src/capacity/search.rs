@@ -106,16 +106,34 @@ pub fn plan(req: &CapacityRequest<'_>) -> Result<CapacityPlan, CapacityError> {
                     lower_bound = total(&v);
                     (v, t)
                 }
-                _ => {
+                searched => {
                     let pool = search.trials.run(&slots, &pool_v)?;
                     search.allowed = pool.pending.len();
                     search.failures.clear();
                     lower_bound = 0;
                     let base = search.trials.run(&slots, &zeros)?;
-                    if pool.pending.len() >= base.pending.len() {
+                    let (v, t) = if pool.pending.len() >= base.pending.len() {
                         (zeros.clone(), base)
                     } else {
                         search.shrink(pool_v, pool, 0)?
+                    };
+                    // Every vector up to the pool's size was searched and none places
+                    // every pod: the fewest nodes placing as many as the pool does are
+                    // proven by the same search with that many pods allowed Pending
+                    // (the bounds refute only vectors leaving more than that).
+                    let (top, price) = (total(&v), search.price(&v));
+                    search.proved = 0;
+                    match (searched, top > 0) {
+                        (Some(None), true) => match search.exhaustive(0, top, Some(price))? {
+                            Some(found) => {
+                                exact = true;
+                                let (v, t) = found.unwrap_or((v, t));
+                                lower_bound = total(&v);
+                                (v, t)
+                            }
+                            None => (v, t),
+                        },
+                        _ => (v, t),
                     }
                 }
             }
