@@ -81,33 +81,15 @@ impl fmt::Display for ConstraintRef {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ConstraintSpread {
-    /// The topology key.
-    pub topology_key: String,
-    /// maxSkew.
-    pub max_skew: i32,
-    /// Hard (DoNotSchedule) or soft (ScheduleAnyway).
-    pub when_unsatisfiable: WhenUnsatisfiable,
-    /// The selector as counted (matchLabelKeys merged), as kubectl prints selectors.
-    pub selector: String,
+    /// The constraint counted; its `Display` is the label reports print
+    /// (`zone maxSkew=1 DoNotSchedule app=web`).
+    pub constraint: ConstraintRef,
     /// Matching pods per eligible domain.
     pub counts: BTreeMap<String, i64>,
     /// Largest count minus the global minimum (0 when fewer than minDomains domains).
     pub skew: i64,
     /// How far the counts are above `minimum + maxSkew`, summed over domains.
     pub excess: i64,
-}
-
-impl ConstraintSpread {
-    /// The constraint counted; its `Display` is the label reports print
-    /// (`zone maxSkew=1 DoNotSchedule app=web`).
-    pub fn constraint_ref(&self) -> ConstraintRef {
-        ConstraintRef::new(
-            self.topology_key.clone(),
-            self.max_skew,
-            self.when_unsatisfiable.clone(),
-            self.selector.clone(),
-        )
-    }
 }
 
 /// Why spread cannot be counted.
@@ -296,12 +278,8 @@ pub fn constraint_spread(g: &CountingGroup, snapshot: &Snapshot) -> ConstraintSp
     } else {
         max - g.min_match(&counts)
     };
-    let constraint = ConstraintRef::of(g, snapshot);
     ConstraintSpread {
-        topology_key: constraint.topology_key,
-        max_skew: constraint.max_skew,
-        when_unsatisfiable: constraint.when_unsatisfiable,
-        selector: constraint.selector,
+        constraint: ConstraintRef::of(g, snapshot),
         counts: map,
         skew,
         excess: excess(g, &counts),
@@ -388,8 +366,8 @@ mod tests {
             .map(|c| {
                 (
                     c.index,
-                    c.spread.topology_key.clone(),
-                    c.spread.when_unsatisfiable.clone(),
+                    c.spread.constraint.topology_key.clone(),
+                    c.spread.constraint.when_unsatisfiable.clone(),
                 )
             })
             .collect();
@@ -405,8 +383,8 @@ mod tests {
             ]
         );
         let soft = &counted.constraints[1].spread;
-        assert_eq!(soft.max_skew, 2);
-        let label = soft.constraint_ref().to_string();
+        assert_eq!(soft.constraint.max_skew, 2);
+        let label = soft.constraint.to_string();
         assert!(
             label.starts_with("zone maxSkew=2 ScheduleAnyway "),
             "{label}"

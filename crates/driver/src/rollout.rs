@@ -389,8 +389,12 @@ impl Run<'_> {
             .constraints
             .into_iter()
             .map(|c| EndSpread {
-                per_revision: c.spread.selector.contains(POD_TEMPLATE_HASH_LABEL),
-                constraint: c.spread.constraint_ref(),
+                per_revision: c
+                    .spread
+                    .constraint
+                    .selector
+                    .contains(POD_TEMPLATE_HASH_LABEL),
+                constraint: c.spread.constraint,
                 counts: c.spread.counts,
                 skew: c.spread.skew,
             })

@@ -360,7 +360,7 @@ pub fn capacity(ctx: &Context, request: CapacityRequest) -> Result<CapacityRepor
                     .constraints
                     .iter()
                     .map(|c| SpreadReport {
-                        constraint: c.constraint_ref().to_string(),
+                        constraint: c.constraint.to_string(),
                         counts: c.counts.clone(),
                         skew: c.skew,
                     })

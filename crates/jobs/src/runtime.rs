@@ -91,10 +91,7 @@ fn view(e: &Explanation, snapshot: &Snapshot, pod: &Pod) -> ExplainView {
         .spread
         .constraints
         .iter()
-        .map(|c| {
-            let constraint = c.spread.constraint_ref();
-            counts(&constraint, &c.spread.counts, Some(c.spread.skew))
-        })
+        .map(|c| counts(&c.spread.constraint, &c.spread.counts, Some(c.spread.skew)))
         .collect();
     let score_counts = e
         .score_counts

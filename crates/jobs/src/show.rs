@@ -297,11 +297,11 @@ fn engine_counts(counter: &SpreadCounter, snapshot: &Snapshot) -> Option<PodSpre
             .constraints
             .into_iter()
             .map(|c| CountedConstraintReport {
-                topology_key: c.spread.topology_key,
-                max_skew: c.spread.max_skew,
-                when_unsatisfiable: c.spread.when_unsatisfiable.as_str().to_string(),
+                topology_key: c.spread.constraint.topology_key,
+                max_skew: c.spread.constraint.max_skew,
+                when_unsatisfiable: c.spread.constraint.when_unsatisfiable.as_str().to_string(),
                 min_domains: c.min_domains,
-                selector: c.spread.selector,
+                selector: c.spread.constraint.selector,
                 counts: c.spread.counts,
                 skew: c.spread.skew,
             })

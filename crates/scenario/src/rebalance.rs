@@ -287,7 +287,7 @@ fn find<'a>(report: &'a [WorkloadSpread], constraint: &str) -> Option<&'a Constr
     report
         .iter()
         .flat_map(|w| &w.constraints)
-        .find(|c| c.constraint_ref().to_string() == constraint)
+        .find(|c| c.constraint.to_string() == constraint)
 }
 
 /// Applies the plan's moves to the case's own cluster, one by one: each must start on

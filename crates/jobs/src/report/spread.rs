@@ -29,10 +29,10 @@ pub struct ConstraintSpread {
 impl From<&topospread::spread::ConstraintSpread> for ConstraintSpread {
     fn from(c: &topospread::spread::ConstraintSpread) -> Self {
         Self {
-            constraint: c.constraint_ref().to_string(),
-            topology_key: c.topology_key.clone(),
-            max_skew: c.max_skew,
-            when_unsatisfiable: c.when_unsatisfiable.as_str().to_string(),
+            constraint: c.constraint.to_string(),
+            topology_key: c.constraint.topology_key.clone(),
+            max_skew: c.constraint.max_skew,
+            when_unsatisfiable: c.constraint.when_unsatisfiable.as_str().to_string(),
             counts: c.counts.clone(),
             skew: c.skew,
             excess: c.excess,

@@ -5,7 +5,7 @@
 use super::CapacityError;
 use super::search::workload_of;
 use super::trial::pending_pods;
-use topospread::api::{Pod, WhenUnsatisfiable};
+use topospread::api::Pod;
 use topospread::spread::SpreadCounter;
 use topospread::{Features, Scheduler, SchedulerConfig, Simulation, Snapshot};
 
@@ -60,7 +60,7 @@ pub fn remove_idle(req: &IdleRequest<'_>) -> Result<Vec<Removal>, CapacityError>
                     .pod_spread(p, s)
                     .constraints
                     .iter()
-                    .filter(|c| c.spread.when_unsatisfiable == WhenUnsatisfiable::DoNotSchedule)
+                    .filter(|c| c.spread.constraint.is_hard())
                     .map(|c| c.spread.excess)
                     .collect()
             })

@@ -722,7 +722,7 @@ fn explain(
             let pinned = counter.as_ref().and_then(|(c, s)| {
                 c.pod_spread(pod, s).constraints.into_iter().find_map(|cc| {
                     let sp = cc.spread;
-                    if sp.when_unsatisfiable != WhenUnsatisfiable::DoNotSchedule || sp.topology_key != ZONE_KEY {
+                    if !sp.constraint.is_hard() || sp.constraint.topology_key != ZONE_KEY {
                         return None;
                     }
                     let min = sp.counts.values().min().copied()?;
@@ -732,11 +732,11 @@ fn explain(
                         .filter(|(z, n)| **n == min && !addable.contains(z.as_str()))
                         .map(|(z, _)| z)
                         .collect();
-                    (!stuck.is_empty() && sp.counts.values().all(|n| *n <= min + i64::from(sp.max_skew)))
+                    (!stuck.is_empty() && sp.counts.values().all(|n| *n <= min + i64::from(sp.constraint.max_skew)))
                         .then(|| {
                             format!(
                                 "{}: zone {} holds the global minimum ({min} matching pods) and no template can add a node there",
-                                sp.constraint_ref(),
+                                sp.constraint,
                                 stuck.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(",")
                             )
                         })
