@@ -310,7 +310,7 @@ impl Guard {
                 };
                 format!(
                     "{}: skew after a scale-in by 1: {}{by_half}",
-                    c.topology_key,
+                    c.constraint.topology_key,
                     s(c.after_one),
                 )
             })

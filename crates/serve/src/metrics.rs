@@ -215,7 +215,7 @@ impl Metrics {
                             .get_or_create(&GuardSkewLabels {
                                 namespace: rs.namespace.clone(),
                                 replicaset: rs.name.clone(),
-                                topology_key: c.topology_key.clone(),
+                                topology_key: c.constraint.topology_key.clone(),
                                 scale_in: scale_in.into(),
                             })
                             .set(skew);

@@ -67,10 +67,10 @@ pub struct ScaleInSkew {
 impl From<&planning::ScaleInSkew> for ScaleInSkew {
     fn from(c: &planning::ScaleInSkew) -> Self {
         Self {
-            constraint: c.constraint().to_string(),
-            topology_key: c.topology_key.clone(),
-            max_skew: c.max_skew,
-            when_unsatisfiable: c.when_unsatisfiable.as_str().to_string(),
+            constraint: c.constraint.to_string(),
+            topology_key: c.constraint.topology_key.clone(),
+            max_skew: c.constraint.max_skew,
+            when_unsatisfiable: c.constraint.when_unsatisfiable.as_str().to_string(),
             skew_now: c.skew_now,
             after_one: c.after_one,
             after_half: c.after_half,

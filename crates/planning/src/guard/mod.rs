@@ -30,7 +30,6 @@ use crate::rebalance::measure::{Groups, WorkloadRef};
 use std::collections::BTreeMap;
 use tally::Tally;
 use topospread::Features;
-use topospread::api::WhenUnsatisfiable;
 use topospread::config::SchedulerConfig;
 use topospread::plugins::podtopologyspread::CountingGroup;
 use topospread::snapshot::{PodId, Snapshot};
@@ -153,14 +152,8 @@ impl CostPatch {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ScaleInSkew {
-    /// The topology key.
-    pub topology_key: String,
-    /// maxSkew.
-    pub max_skew: i32,
-    /// DoNotSchedule or ScheduleAnyway.
-    pub when_unsatisfiable: WhenUnsatisfiable,
-    /// The selector as counted (matchLabelKeys merged), as kubectl prints selectors.
-    pub selector: String,
+    /// The constraint, as reports name it (`zone maxSkew=1 DoNotSchedule app=web`).
+    pub constraint: ConstraintRef,
     /// The skew now.
     pub skew_now: i64,
     /// After a scale-in by one, with the guard's costs (`None` under two pods).
@@ -193,28 +186,16 @@ pub struct ReplicaSetGuard {
     pub constraints: Vec<ScaleInSkew>,
 }
 
-impl ScaleInSkew {
-    /// The constraint, as reports name it (`zone maxSkew=1 DoNotSchedule app=web`).
-    pub fn constraint(&self) -> ConstraintRef {
-        ConstraintRef::new(
-            self.topology_key.clone(),
-            self.max_skew,
-            self.when_unsatisfiable.clone(),
-            self.selector.clone(),
-        )
-    }
-}
-
 impl ReplicaSetGuard {
     /// Whether a DoNotSchedule constraint ends above maxSkew after the predicted
     /// scale-in by one or by half, with the guard's costs.
     pub fn violated_after_scale_in(&self) -> bool {
         self.constraints.iter().any(|c| {
-            c.when_unsatisfiable == WhenUnsatisfiable::DoNotSchedule
+            c.constraint.is_hard()
                 && [c.after_one, c.after_half]
                     .into_iter()
                     .flatten()
-                    .any(|s| s > i64::from(c.max_skew))
+                    .any(|s| s > i64::from(c.constraint.max_skew))
         })
     }
 }
@@ -532,10 +513,7 @@ fn plan_replica_set<R: Removals>(
         .iter()
         .enumerate()
         .map(|(g, group)| ScaleInSkew {
-            topology_key: snapshot.symbols().resolve(group.topology_key).to_string(),
-            max_skew: group.max_skew,
-            when_unsatisfiable: group.when.clone(),
-            selector: group.selector.display(snapshot.symbols()),
+            constraint: ConstraintRef::of(group, snapshot),
             skew_now: now.skews[g],
             after_one: at(after, 1, g),
             after_half: at(after, half, g),
